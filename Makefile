@@ -1,0 +1,44 @@
+# dpaudit developer tasks. Every target creates the local virtual environment (.venv) on demand,
+# so a fresh machine needs only python3 and make.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+OUT    ?= out/reports
+JOBS   ?= 2
+SEED   ?= 0
+
+.PHONY: audit test reports campaign bench check-html clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## Main job: audit every bundled published claim (quick budget) and write reports to $(OUT).
+audit: $(STAMP)
+	$(BIN)/dpaudit audit-claims --all --budget quick --seed $(SEED) --jobs $(JOBS) --out $(OUT)
+
+## The test suite (the command CI runs). Slow statistical campaigns are excluded (see `campaign`).
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q
+
+## Regenerate the committed reviewer reports (standard budget) in reports/.
+reports: $(STAMP)
+	$(BIN)/dpaudit audit-claims --all --budget standard --seed $(SEED) --jobs $(JOBS) --out reports
+
+## Long statistical campaigns (tightness at 10^7 samples, false-alarm rates, thorough audits).
+campaign: $(STAMP)
+	$(BIN)/python -m pytest -m slow -q
+
+## Speed and tightness of the audit engine, measured in one run.
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_audit.py
+
+## Render reports in headless Chromium and save screenshots (needs Debian's chromium).
+check-html: $(STAMP)
+	bash scripts/check_html.sh $(OUT)
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .hypothesis

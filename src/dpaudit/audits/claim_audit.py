@@ -1,0 +1,236 @@
+"""Results of auditing one published claim: evidence per parameter point, lemma checks, verdict.
+
+This is the record the CLI saves as JSON and the reports render; its ``to_dict`` is a superset of
+one row of ``index.json`` (schema ``dpaudit.report/1``).
+
+Verdict rules (issue 4, AUDIT-METHOD section 2), applied by :func:`decide_verdict`:
+
+* ``"violated"``: some audited point has a formal counterexample (exact epsilon of a realisable
+  neighbouring pair above the claim, beyond floating-point tolerance) or a statistically valid
+  empirical lower bound above the claim.
+* ``"holds"``: no counterexample, every audited point has an accountant (or exact worst-case) epsilon
+  at or below the claim, and every sensitivity lemma held.
+* ``"inconclusive"``: otherwise (e.g. the accountant is above the claim but no realisable pair
+  exceeds it, or a lemma failed without a privacy counterexample, or no accountant exists).
+
+Conventions for ``GridPoint.evidence`` and ``ClaimAudit.figures`` (free-form, but reporting
+understands these keys; every value must be JSON-serialisable):
+
+* ``figures["histogram"]``: ``{"edges": [...], "counts0": [...], "counts1": [...],
+  "threshold": float | None, "statistic": str, "parameters": {...}}``: the 1-D statistic of the
+  empirical audit on both neighbouring streams (test split), with the chosen event.
+* ``figures["privacy_curve"]``: ``{"deltas": [...], "epsilon_accountant": [...],
+  "epsilon_exact": [...], "claimed": [eps, delta], "lower_bound": [eps_lb, delta]}``.
+* ``figures["sensitivity"]``: ``{"t": [...], "observed": [...], "claimed": [...], "statement": str}``.
+* ``figures["regret"]``: ``{"T": [...], "series": {name: [...]}, "ylabel": str}``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+from dpaudit.claims import PrivacyClaim
+
+__all__ = ["GridPoint", "LemmaCheck", "ClaimAudit", "decide_verdict", "Verdict", "EXACT_TOLERANCE"]
+
+Verdict = Literal["holds", "violated", "inconclusive"]
+LemmaStatus = Literal["holds", "violated", "inconclusive"]
+
+#: Relative tolerance on exact (floating-point) epsilon comparisons: an exact epsilon must exceed the
+#: claim by more than this factor to be a formal counterexample.
+EXACT_TOLERANCE = 1e-6
+
+
+def _num(x: float | None) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else (math.inf if x > 0 else -math.inf)
+
+
+def _json_float(x: float | None) -> float | str | None:
+    if x is None:
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return float(x)
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """Evidence at one point of the claim's parameter range.
+
+    ``parameters``: the point (e.g. ``{"epsilon": 1.0, "T": 64, "alpha": 0.1, "d": 1}``);
+    ``claimed_epsilon``/``claimed_delta``: the claim instantiated at that point;
+    ``epsilon_exact``: exact epsilon(delta) of the implemented mechanism on the worst realisable
+    pair found (formal evidence); ``epsilon_accountant``: dp-accounting epsilon of the implemented
+    noise schedule under worst-case sensitivity; ``epsilon_lower_bound``: valid empirical lower
+    bound (statistical evidence, with ``alpha`` its level); ``evidence``: anything else
+    (counts, events, samples, seeds, pair description).
+    """
+
+    parameters: Mapping[str, Any]
+    claimed_epsilon: float
+    claimed_delta: float
+    epsilon_exact: float | None = None
+    epsilon_accountant: float | None = None
+    epsilon_lower_bound: float | None = None
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+
+    def counterexample(self, tol: float = EXACT_TOLERANCE) -> str | None:
+        """Why this point refutes the claim, or None."""
+        c = self.claimed_epsilon
+        if self.epsilon_exact is not None and self.epsilon_exact > c * (1 + tol):
+            return f"exact epsilon {self.epsilon_exact:.6g} > claimed {c:.6g}"
+        if self.epsilon_lower_bound is not None and self.epsilon_lower_bound > c:
+            return f"empirical lower bound {self.epsilon_lower_bound:.6g} > claimed {c:.6g}"
+        return None
+
+    def worst_ratio(self) -> float:
+        """Largest evidence / claimed ratio at this point (for choosing the worst point)."""
+        vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound, self.epsilon_accountant)
+                if v is not None]
+        return max(vals, default=0.0) / self.claimed_epsilon
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"parameters": dict(self.parameters), "claimed_epsilon": self.claimed_epsilon,
+                "claimed_delta": self.claimed_delta,
+                "epsilon_exact": _json_float(self.epsilon_exact),
+                "epsilon_accountant": _json_float(self.epsilon_accountant),
+                "epsilon_lower_bound": _json_float(self.epsilon_lower_bound),
+                "evidence": dict(self.evidence)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "GridPoint":
+        def f(k: str) -> float | None:
+            v = d.get(k)
+            return None if v is None else float(v)
+        return cls(d["parameters"], d["claimed_epsilon"], d["claimed_delta"], f("epsilon_exact"),
+                   f("epsilon_accountant"), f("epsilon_lower_bound"), d.get("evidence", {}))
+
+
+@dataclass(frozen=True)
+class LemmaCheck:
+    """Outcome of a property-based check of one sensitivity lemma."""
+
+    statement: str
+    status: LemmaStatus
+    worst_ratio: float | None = None
+    examples: int = 0
+    counterexample: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"statement": self.statement, "status": self.status,
+                "worst_ratio": _json_float(self.worst_ratio), "examples": self.examples,
+                "counterexample": None if self.counterexample is None else dict(self.counterexample)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "LemmaCheck":
+        wr = d.get("worst_ratio")
+        return cls(d["statement"], d["status"], None if wr is None else float(wr),
+                   d.get("examples", 0), d.get("counterexample"))
+
+
+def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[Verdict, str]:
+    """Apply the verdict rules of the module docstring; return (verdict, one-sentence reason)."""
+    for p in points:
+        why = p.counterexample()
+        if why is not None:
+            return "violated", f"At {dict(p.parameters)}: {why}."
+    if not points:
+        return "inconclusive", "No parameter point was audited."
+    no_acc = [p for p in points if p.epsilon_accountant is None]
+    over = [p for p in points if p.epsilon_accountant is not None
+            and p.epsilon_accountant > p.claimed_epsilon * (1 + EXACT_TOLERANCE)]
+    bad_lemmas = [lem for lem in lemmas if lem.status != "holds"]
+    if over:
+        p = max(over, key=lambda q: q.epsilon_accountant / q.claimed_epsilon)
+        return ("inconclusive", f"No realisable counterexample found, but the accountant gives "
+                f"epsilon {p.epsilon_accountant:.4g} > claimed {p.claimed_epsilon:.4g} at "
+                f"{dict(p.parameters)}.")
+    if bad_lemmas:
+        return ("inconclusive", f"No privacy counterexample found, but lemma "
+                f"'{bad_lemmas[0].statement}' is {bad_lemmas[0].status}.")
+    if no_acc:
+        return ("inconclusive", f"No counterexample found, but {len(no_acc)} of {len(points)} "
+                "points have no accountant bound to certify the claim.")
+    return "holds", (f"No counterexample at {len(points)} audited points; the accountant is at or "
+                     "below the claim at every point and every lemma held.")
+
+
+@dataclass
+class ClaimAudit:
+    """Everything an audit of one claim produced (JSON-serialisable via ``to_dict``)."""
+
+    claim: PrivacyClaim
+    points: list[GridPoint]
+    lemmas: list[LemmaCheck] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+    recommended_calibration: str | None = None
+    figures: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    budget: str = "standard"
+    alpha: float = 0.05
+    seconds: float = 0.0
+    reproduce: str = ""
+
+    @property
+    def verdict_and_reason(self) -> tuple[Verdict, str]:
+        return decide_verdict(self.points, self.lemmas)
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.verdict_and_reason[0]
+
+    def worst_point(self) -> GridPoint | None:
+        if not self.points:
+            return None
+        bad = [p for p in self.points if p.counterexample() is not None]
+        pool = bad or self.points
+        return max(pool, key=lambda p: p.worst_ratio())
+
+    def to_dict(self) -> dict[str, Any]:
+        verdict, reason = self.verdict_and_reason
+        w = self.worst_point()
+        prov = self.claim.provenance
+        return {
+            "id": self.claim.id,
+            "paper": prov.paper,
+            "theorem": prov.theorem,
+            "claimed": {"epsilon": self.claim.epsilon, "delta": self.claim.delta},
+            "verdict": verdict,
+            "reason": reason,
+            "worst_case": {
+                "parameters": {} if w is None else dict(w.parameters),
+                "claimed_epsilon": None if w is None else w.claimed_epsilon,
+                "epsilon_exact": None if w is None else _json_float(w.epsilon_exact),
+                "epsilon_accountant": None if w is None else _json_float(w.epsilon_accountant),
+                "epsilon_lower_bound": None if w is None else _json_float(w.epsilon_lower_bound),
+            },
+            "lemmas": [lem.to_dict() for lem in self.lemmas],
+            "claim": self.claim.to_dict(),
+            "points": [p.to_dict() for p in self.points],
+            "findings": list(self.findings),
+            "recommended_calibration": self.recommended_calibration,
+            "figures": self.figures,
+            "seed": self.seed,
+            "budget": self.budget,
+            "alpha": self.alpha,
+            "seconds": self.seconds,
+            "reproduce": self.reproduce,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ClaimAudit":
+        return cls(
+            claim=PrivacyClaim.from_dict(d["claim"]),
+            points=[GridPoint.from_dict(p) for p in d.get("points", [])],
+            lemmas=[LemmaCheck.from_dict(x) for x in d.get("lemmas", [])],
+            findings=list(d.get("findings", [])),
+            recommended_calibration=d.get("recommended_calibration"),
+            figures=dict(d.get("figures", {})),
+            seed=d.get("seed", 0), budget=d.get("budget", "standard"), alpha=d.get("alpha", 0.05),
+            seconds=d.get("seconds", 0.0), reproduce=d.get("reproduce", ""),
+        )

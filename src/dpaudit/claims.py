@@ -1,0 +1,174 @@
+"""Privacy claims as immutable data.
+
+A published privacy theorem is a *claim* to be tested (``../shared/AUDIT-METHOD.md`` section 1):
+for all parameters in a stated range and all neighbouring streams, the released output is
+(epsilon, delta)-DP. A :class:`PrivacyClaim` records exactly what was printed, where, and the
+sensitivity statements the proof relies on, so reports can quote it and JSON can carry it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from dpaudit._validation import check_delta, check_epsilon
+
+__all__ = ["NeighbourRelation", "Release", "Provenance", "SensitivityLemma", "PrivacyClaim"]
+
+
+class NeighbourRelation(str, enum.Enum):
+    """How two neighbouring inputs differ."""
+
+    REPLACE_ONE = "replace-one"
+    """One element (loss function) replaced by any other from the allowed class; all five papers."""
+    ADD_REMOVE = "add-remove"
+    """One element added or removed."""
+
+
+class Release(str, enum.Enum):
+    """What the mechanism releases, i.e. what the adversary sees."""
+
+    FULL_SEQUENCE = "full-sequence"
+    """The whole output sequence (every released point x_1..x_T)."""
+    FINAL = "final"
+    """Only the final output."""
+    WINDOW = "window"
+    """Window DP: the outputs while the changed element is inside the protected window."""
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a claim or lemma was printed.
+
+    ``paper`` is a file name in ``../shared/seeds`` (e.g. ``"jkt12-colt.txt"``); ``version`` names
+    the version of the paper (``"COLT 2012"``, ``"arXiv v2"``); ``theorem`` the statement number;
+    ``equation`` the printed calibration or equation it relies on, verbatim where readable.
+    """
+
+    paper: str
+    version: str
+    theorem: str
+    equation: str = ""
+    location: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"paper": self.paper, "version": self.version, "theorem": self.theorem,
+                "equation": self.equation, "location": self.location}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Provenance":
+        return cls(**{k: d.get(k, "") for k in ("paper", "version", "theorem", "equation", "location")})
+
+
+@dataclass(frozen=True)
+class SensitivityLemma:
+    """A sensitivity statement a privacy proof relies on, e.g. ``IGD sensitivity <= 2L/(alpha t)``.
+
+    ``statement`` is the human-readable claim as it appears in reports; ``provenance`` where it was
+    printed. Lemmas are audited in their own right (Hypothesis sensitivity checks).
+    """
+
+    statement: str
+    provenance: Provenance
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"statement": self.statement, "provenance": self.provenance.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "SensitivityLemma":
+        return cls(d["statement"], Provenance.from_dict(d["provenance"]))
+
+
+def _freeze(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True, eq=True)
+class PrivacyClaim:
+    """A published (epsilon, delta)-DP claim, exactly as printed.
+
+    Parameters
+    ----------
+    id:
+        Stable identifier, ``"<paper-version>/<algorithm>"``, e.g. ``"jkt12-colt/pigd"``.
+    epsilon, delta:
+        The claimed privacy parameters. When the paper states the claim for any user-chosen
+        epsilon, these are the representative values audited by default and ``parameter_range``
+        says the claim is universally quantified over epsilon.
+    provenance:
+        Where the theorem is printed.
+    calibration:
+        The printed noise calibration, verbatim (e.g. ``"sigma^2 = 4 L^2 ... / (alpha^2 eps^2)"``).
+    parameter_range:
+        Name -> human description of the range over which the claim is stated
+        (``{"alpha": "(0, inf)", "T": ">= 1"}``).
+    neighbour, release:
+        The neighbour relation and the released object.
+    lemmas:
+        Sensitivity statements the proof relies on.
+    notes:
+        Reading choices made where the printed text is ambiguous or garbled.
+    """
+
+    id: str
+    epsilon: float
+    delta: float
+    provenance: Provenance
+    calibration: str = ""
+    parameter_range: Mapping[str, str] = field(default_factory=dict)
+    neighbour: NeighbourRelation = NeighbourRelation.REPLACE_ONE
+    release: Release = Release.FULL_SEQUENCE
+    lemmas: tuple[SensitivityLemma, ...] = ()
+    notes: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or "/" not in self.id:
+            raise ValueError(f"id must look like '<paper>/<algorithm>', got {self.id!r}")
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+        object.__setattr__(self, "parameter_range", _freeze(self.parameter_range))
+        object.__setattr__(self, "lemmas", tuple(self.lemmas))
+        object.__setattr__(self, "neighbour", NeighbourRelation(self.neighbour))
+        object.__setattr__(self, "release", Release(self.release))
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.epsilon, self.delta))
+
+    @property
+    def paper(self) -> str:
+        return self.provenance.paper
+
+    def with_privacy(self, epsilon: float, delta: float | None = None) -> "PrivacyClaim":
+        """The same claim instantiated at another (epsilon, delta) in its stated range."""
+        from dataclasses import replace
+
+        return replace(self, epsilon=epsilon, delta=self.delta if delta is None else delta)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "provenance": self.provenance.to_dict(),
+            "calibration": self.calibration,
+            "parameter_range": dict(self.parameter_range),
+            "neighbour": self.neighbour.value,
+            "release": self.release.value,
+            "lemmas": [lem.to_dict() for lem in self.lemmas],
+            "notes": self.notes,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "PrivacyClaim":
+        return cls(
+            id=d["id"], epsilon=d["epsilon"], delta=d["delta"],
+            provenance=Provenance.from_dict(d["provenance"]),
+            calibration=d.get("calibration", ""),
+            parameter_range=d.get("parameter_range", {}),
+            neighbour=NeighbourRelation(d.get("neighbour", "replace-one")),
+            release=Release(d.get("release", "full-sequence")),
+            lemmas=tuple(SensitivityLemma.from_dict(x) for x in d.get("lemmas", [])),
+            notes=d.get("notes", ""),
+        )

@@ -1,0 +1,258 @@
+"""Loss functions of the classes the papers use, vectorised over points.
+
+Each loss is a small immutable value ``f_t``; ``value(x)`` and ``grad(x)`` accept ``x`` of shape
+``(..., d)`` (e.g. ``(n_runs, d)``: one point per independent run) and return ``(...)`` and
+``(..., d)``. ``grad`` returns a subgradient where ``f_t`` is not differentiable (hinge kink: 0).
+
+Conventions (chosen to match JKT12 COLT eq. (3) and the arXiv version's quadratic loss):
+
+* :class:`LinearLoss`: ``f(x) = <g, x>``.
+* :class:`SquaredLoss`: ``f(x) = 1/2 (y - <v, x>)^2 + ridge/2 ||x||^2``.
+* :class:`LogisticLoss`: ``f(x) = log(1 + exp(-y <v, x>)) + ridge/2 ||x||^2``, ``y in {-1, +1}``.
+* :class:`HingeLoss`: ``f(x) = max(0, 1 - y <v, x>) + ridge/2 ||x||^2``, ``y in {-1, +1}``.
+
+:class:`LossClass` carries the *declared* constants of a claim (Lipschitz constant L, strong
+convexity alpha, data bound R, domain) and rejects losses outside the class (AUDIT-METHOD
+section 1: constants are public and enforced).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+import numpy as np
+from scipy.special import expit
+
+from dpaudit._validation import check_finite_array, check_nonnegative, check_positive
+from dpaudit.learners.domains import Domain
+
+__all__ = ["Loss", "LinearLoss", "SquaredLoss", "LogisticLoss", "HingeLoss", "LossClass",
+           "LossKind"]
+
+LossKind = Literal["linear", "squared", "logistic", "hinge"]
+
+
+class Loss(abc.ABC):
+    """One convex loss f_t: R^d -> R."""
+
+    kind: LossKind
+    ridge: float = 0.0
+
+    @property
+    @abc.abstractmethod
+    def dim(self) -> int:
+        """The dimension d."""
+
+    @abc.abstractmethod
+    def value(self, x: np.ndarray) -> np.ndarray:
+        """f(x) for x of shape (..., d); returns shape (...)."""
+
+    @abc.abstractmethod
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        """A (sub)gradient at x, shape (..., d)."""
+
+    @abc.abstractmethod
+    def lipschitz(self, domain: Domain) -> float:
+        """An upper bound on ||grad f|| over ``domain`` (tight for the linear and ridge parts)."""
+
+    @property
+    def strong_convexity(self) -> float:
+        """The strong-convexity modulus guaranteed by the ridge term (data terms add >= 0)."""
+        return self.ridge
+
+    def _x(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        if x.ndim == 0 or x.shape[-1] != self.dim:
+            raise ValueError(f"x must have last axis of length d={self.dim}, got shape {x.shape}")
+        return x
+
+
+def _vec(v: object, name: str) -> np.ndarray:
+    arr = check_finite_array(v, name, ndim=1)
+    if arr.size == 0:
+        raise ValueError(f"{name} must have at least one coordinate")
+    arr.setflags(write=False)
+    return arr
+
+
+def _label(y: object) -> float:
+    y = float(y)
+    if y not in (-1.0, 1.0):
+        raise ValueError(f"y must be -1 or +1 for classification losses, got {y!r}")
+    return y
+
+
+@dataclass(frozen=True, eq=False)
+class LinearLoss(Loss):
+    """``f(x) = <g, x>`` (online linear optimisation; experts when g in [0,1]^d on the simplex)."""
+
+    g: np.ndarray
+    kind: LossKind = "linear"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "g", _vec(self.g, "g"))
+
+    @property
+    def dim(self) -> int:
+        return self.g.shape[0]
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        return self._x(x) @ self.g
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        return np.broadcast_to(self.g, x.shape).copy()
+
+    def lipschitz(self, domain: Domain) -> float:
+        return float(np.linalg.norm(self.g))
+
+
+@dataclass(frozen=True, eq=False)
+class _LabelledLoss(Loss):
+    v: np.ndarray
+    y: float
+    ridge: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "v", _vec(self.v, "v"))
+        object.__setattr__(self, "ridge", check_nonnegative(self.ridge, "ridge"))
+
+    @property
+    def dim(self) -> int:
+        return self.v.shape[0]
+
+    def _ridge_value(self, x: np.ndarray) -> np.ndarray:
+        return 0.5 * self.ridge * np.sum(x * x, axis=-1)
+
+
+@dataclass(frozen=True, eq=False)
+class SquaredLoss(_LabelledLoss):
+    """``f(x) = 1/2 (y - <v, x>)^2 + ridge/2 ||x||^2`` (JKT12 COLT eq. (3) with ridge = alpha)."""
+
+    kind: LossKind = "squared"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "y", float(check_finite_array(self.y, "y", ndim=0)))
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        r = self.y - x @ self.v
+        return 0.5 * r * r + self._ridge_value(x)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        r = self.y - x @ self.v
+        return -r[..., None] * self.v + self.ridge * x
+
+    def lipschitz(self, domain: Domain) -> float:
+        D = domain.radius
+        nv = float(np.linalg.norm(self.v))
+        return (abs(self.y) + nv * D) * nv + self.ridge * D
+
+
+@dataclass(frozen=True, eq=False)
+class LogisticLoss(_LabelledLoss):
+    """``f(x) = log(1 + exp(-y <v, x>)) + ridge/2 ||x||^2``."""
+
+    kind: LossKind = "logistic"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "y", _label(self.y))
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        return np.logaddexp(0.0, -self.y * (x @ self.v)) + self._ridge_value(x)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        s = expit(-self.y * (x @ self.v))
+        return (-self.y * s)[..., None] * self.v + self.ridge * x
+
+    def lipschitz(self, domain: Domain) -> float:
+        return float(np.linalg.norm(self.v)) + self.ridge * domain.radius
+
+
+@dataclass(frozen=True, eq=False)
+class HingeLoss(_LabelledLoss):
+    """``f(x) = max(0, 1 - y <v, x>) + ridge/2 ||x||^2`` (subgradient 0 at the kink)."""
+
+    kind: LossKind = "hinge"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "y", _label(self.y))
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        return np.maximum(0.0, 1.0 - self.y * (x @ self.v)) + self._ridge_value(x)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        active = (1.0 - self.y * (x @ self.v)) > 0
+        return np.where(active[..., None], -self.y * self.v, 0.0) + self.ridge * x
+
+    def lipschitz(self, domain: Domain) -> float:
+        return float(np.linalg.norm(self.v)) + self.ridge * domain.radius
+
+
+@dataclass(frozen=True)
+class LossClass:
+    """The declared class of a claim: loss kind, domain and public constants.
+
+    ``lipschitz``: L, a bound on ||grad f_t|| over the domain; ``strong_convexity``: alpha, the
+    modulus every f_t must have (0 for merely convex classes); ``data_bound``: R, a bound on
+    ||v_t|| and |y_t| (quadratic/regression classes) or on ||g_t|| (linear); ``None`` = not declared.
+    """
+
+    kind: LossKind
+    domain: Domain
+    lipschitz: float
+    strong_convexity: float = 0.0
+    data_bound: float | None = None
+
+    def __post_init__(self) -> None:
+        check_positive(self.lipschitz, "lipschitz")
+        check_nonnegative(self.strong_convexity, "strong_convexity")
+        if self.data_bound is not None:
+            check_positive(self.data_bound, "data_bound")
+
+    def violations(self, loss: Loss, tol: float = 1e-9) -> list[str]:
+        """Reasons ``loss`` is outside the class (empty list: it is a member)."""
+        out = []
+        if loss.kind != self.kind:
+            out.append(f"kind {loss.kind!r} != declared {self.kind!r}")
+        if loss.dim != self.domain.dim:
+            out.append(f"dimension {loss.dim} != domain dimension {self.domain.dim}")
+            return out
+        lip = loss.lipschitz(self.domain)
+        if lip > self.lipschitz * (1 + tol):
+            out.append(f"Lipschitz constant {lip:.6g} over the domain exceeds declared L="
+                       f"{self.lipschitz:.6g}")
+        if loss.strong_convexity < self.strong_convexity * (1 - tol):
+            out.append(f"strong convexity {loss.strong_convexity:.6g} below declared alpha="
+                       f"{self.strong_convexity:.6g}")
+        if self.data_bound is not None:
+            R = self.data_bound * (1 + tol)
+            if isinstance(loss, LinearLoss):
+                if np.linalg.norm(loss.g) > R:
+                    out.append(f"||g|| exceeds declared R={self.data_bound:.6g}")
+            elif isinstance(loss, _LabelledLoss):
+                if np.linalg.norm(loss.v) > R or abs(loss.y) > R:
+                    out.append(f"||v|| or |y| exceeds declared R={self.data_bound:.6g}")
+        return out
+
+    def check(self, losses: Sequence[Loss]) -> None:
+        """Raise ``ValueError`` naming the first loss outside the declared class."""
+        for t, loss in enumerate(losses):
+            bad = self.violations(loss)
+            if bad:
+                raise ValueError(f"loss at position {t} is outside the declared class: "
+                                 + "; ".join(bad))
+
+    def __repr__(self) -> str:  # short, for reports
+        return (f"LossClass({self.kind}, L={self.lipschitz:g}, alpha={self.strong_convexity:g}, "
+                f"R={self.data_bound}, domain={self.domain!r})")

@@ -1,0 +1,79 @@
+"""Verdict rules and the JSON contract of a claim audit (index.json schema dpaudit.report/1)."""
+
+import json
+import math
+
+import pytest
+
+from dpaudit.audits.claim_audit import ClaimAudit, GridPoint, LemmaCheck, decide_verdict
+from dpaudit.audits.registry import BUDGETS, AuditContext
+from dpaudit.claims import PrivacyClaim, Provenance
+
+CLAIM = PrivacyClaim("paper-v1/alg", 1.0, 1e-5, Provenance("p.txt", "v1", "Theorem 1"))
+
+
+def point(**kw):
+    return GridPoint({"T": 8}, 1.0, 1e-5, **kw)
+
+
+def test_exact_epsilon_above_claim_is_a_violation():
+    v, why = decide_verdict([point(epsilon_exact=1.2, epsilon_accountant=0.9)], [])
+    assert v == "violated" and "exact epsilon 1.2" in why
+
+
+def test_exact_epsilon_within_float_tolerance_is_not_a_violation():
+    v, _ = decide_verdict([point(epsilon_exact=1.0 + 1e-9, epsilon_accountant=1.0)], [])
+    assert v == "holds"
+
+
+def test_empirical_bound_above_claim_is_a_violation():
+    v, why = decide_verdict([point(epsilon_lower_bound=1.01, epsilon_accountant=0.5)], [])
+    assert v == "violated" and "empirical lower bound" in why
+
+
+def test_accountant_above_claim_without_counterexample_is_inconclusive():
+    v, why = decide_verdict([point(epsilon_accountant=3.0, epsilon_lower_bound=0.2)], [])
+    assert v == "inconclusive" and "accountant" in why
+
+
+def test_failed_lemma_without_privacy_counterexample_is_inconclusive():
+    lem = LemmaCheck("s <= 2L/(alpha t)", "violated", worst_ratio=2.0, examples=10)
+    v, _ = decide_verdict([point(epsilon_accountant=0.5)], [lem])
+    assert v == "inconclusive"
+
+
+def test_missing_accountant_is_inconclusive_and_no_points_is_inconclusive():
+    assert decide_verdict([point(epsilon_lower_bound=0.3)], [])[0] == "inconclusive"
+    assert decide_verdict([], [])[0] == "inconclusive"
+
+
+def test_holds_needs_accountant_everywhere_and_lemmas():
+    lem = LemmaCheck("s <= 2L/(alpha t)", "holds", worst_ratio=0.99, examples=10)
+    assert decide_verdict([point(epsilon_accountant=1.0, epsilon_lower_bound=0.7)], [lem])[0] == "holds"
+
+
+def test_to_dict_has_index_schema_fields_and_round_trips():
+    audit = ClaimAudit(CLAIM, [point(epsilon_accountant=0.8, epsilon_lower_bound=0.5),
+                               GridPoint({"T": 64}, 1.0, 1e-5, epsilon_exact=math.inf,
+                                         epsilon_accountant=math.inf)],
+                       lemmas=[LemmaCheck("lemma", "holds", 0.5, 3)])
+    d = json.loads(json.dumps(audit.to_dict()))
+    assert d["id"] == "paper-v1/alg" and d["paper"] == "p.txt" and d["theorem"] == "Theorem 1"
+    assert d["claimed"] == {"epsilon": 1.0, "delta": 1e-5}
+    assert d["verdict"] == "violated"
+    assert d["worst_case"]["parameters"] == {"T": 64}
+    assert d["worst_case"]["epsilon_exact"] == "inf"
+    assert d["lemmas"][0]["status"] == "holds"
+    again = ClaimAudit.from_dict(d)
+    assert again.verdict == "violated" and again.points[1].epsilon_exact == math.inf
+
+
+def test_context_rng_is_reproducible_and_keyed():
+    ctx = AuditContext(BUDGETS["quick"], seed=3)
+    a = ctx.rng("claim", 1).random(3)
+    assert (a == AuditContext(BUDGETS["quick"], seed=3).rng("claim", 1).random(3)).all()
+    assert not (a == ctx.rng("claim", 2).random(3)).any()
+    with pytest.raises(ValueError, match="seed"):
+        AuditContext(BUDGETS["quick"], seed=-1)
+    with pytest.raises(ValueError, match="alpha"):
+        AuditContext(BUDGETS["quick"], alpha=1.5)
