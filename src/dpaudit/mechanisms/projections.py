@@ -15,12 +15,22 @@ __all__ = ["project_l2_ball", "project_box", "project_simplex", "clip_l2", "clip
 
 def project_l2_ball(x: np.ndarray, radius: float, center: np.ndarray | None = None) -> np.ndarray:
     """Euclidean projection of ``x`` (shape ``(..., d)``) onto ``{z : ||z - center||_2 <= radius}``."""
-    radius = check_positive(radius, "radius")
+    return _project_l2_ball(x, radius, center, "radius")
+
+
+def _project_l2_ball(x: np.ndarray, radius: float, center: np.ndarray | None, name: str) -> np.ndarray:
+    radius = check_positive(radius, name)
     x = check_finite_array(x, "x")
+    if x.ndim == 0:
+        raise ValueError("x must have at least one axis (the coordinate axis)")
     c = 0.0 if center is None else check_finite_array(center, "center")
     y = x - c
-    norm = np.linalg.norm(y, axis=-1, keepdims=True)
-    scale = np.minimum(1.0, radius / np.maximum(norm, np.finfo(float).tiny))
+    # Scale before taking the norm so that huge coordinates cannot overflow it.
+    big = np.max(np.abs(y), axis=-1, keepdims=True)
+    safe = np.where(big > 0, big, 1.0)
+    norm = big * np.linalg.norm(y / safe, axis=-1, keepdims=True)
+    scale = np.ones_like(norm)
+    np.divide(radius, norm, out=scale, where=norm > radius)
     return c + y * scale
 
 
@@ -41,13 +51,17 @@ def project_simplex(x: np.ndarray, total: float = 1.0) -> np.ndarray:
     """
     total = check_positive(total, "total")
     x = check_finite_array(x, "x")
-    if x.ndim == 0:
-        raise ValueError("x must have at least one axis (the coordinate axis)")
+    if x.ndim == 0 or x.shape[-1] == 0:
+        raise ValueError("x must have at least one axis with at least one coordinate")
     d = x.shape[-1]
+    # The projection commutes with shifts along (1, ..., 1); removing the maximum keeps the
+    # arithmetic on the scale of `total` when coordinates are huge.
+    x = x - np.max(x, axis=-1, keepdims=True)
     u = -np.sort(-x, axis=-1)
     css = np.cumsum(u, axis=-1) - total
     k = np.arange(1, d + 1)
     cond = u - css / k > 0
+    cond[..., 0] = True  # always true in exact arithmetic; guards rounding for huge |x|
     rho = d - 1 - np.argmax(cond[..., ::-1], axis=-1)  # last index where cond holds
     theta = np.take_along_axis(css, rho[..., None], axis=-1) / (rho[..., None] + 1)
     return np.maximum(x - theta, 0.0)
@@ -55,7 +69,7 @@ def project_simplex(x: np.ndarray, total: float = 1.0) -> np.ndarray:
 
 def clip_l2(x: np.ndarray, bound: float) -> np.ndarray:
     """Scale each vector (last axis) down to l2 norm at most ``bound``; same as ball projection."""
-    return project_l2_ball(x, bound)
+    return _project_l2_ball(x, bound, None, "bound")
 
 
 def clip_scalar(x: np.ndarray | float, lower: float, upper: float) -> np.ndarray:

@@ -1,0 +1,467 @@
+"""Tree aggregation (the binary mechanism) for continual prefix sums of d-dimensional vectors.
+
+A stream of leaves ``x_1, ..., x_T`` (vectors in R^d) arrives one at a time; after leaf ``t`` the
+mechanism releases a noisy prefix sum ``s_t ~ x_1 + ... + x_t``. The dyadic nodes of a binary tree
+over the leaves carry the partial sums: node ``(level j, index m)`` covers leaves
+``(m - 1) 2^j + 1, ..., m 2^j``. Writing ``t`` in binary, ``[1, t]`` is the disjoint union of one
+node per set bit ``j`` of ``t`` (the node ``(j, t >> j)``); ``s_t`` is the sum of the *noisy* values
+of those nodes, each noisy value drawn once, when the node completes, and reused for every later
+prefix sum.
+
+Only nodes with an odd index ever enter a prefix sum: a right child ``(j, 2m)`` completes at the
+same step as its parent, which replaces it in every binary decomposition. The papers' pseudo-code
+(JKT12 COLT 2012 Alg 5 lines 6-12; ST13 NeurIPS 2013 Alg 2 lines 6-10) nevertheless noises every
+populated node; that noise is never released, so it cannot change the law of the outputs. This
+implementation is the "p-sum" form of Chan, Shi & Song (2011, Sec. 3.4): at step ``t`` exactly one
+node is noised, the node of level ``j = v(t)`` (the 2-adic valuation of ``t``) ending at ``t``, and
+the live nodes below it are merged into it and discarded. Memory is O(d log T) per run and the
+outputs have exactly the law of the papers' full-tree descriptions.
+
+Privacy bookkeeping (exposed for the auditors):
+
+* :func:`nodes_for_prefix` - the nodes summed into ``s_t``;
+* :func:`nodes_containing` - the noisy nodes that contain leaf ``i`` and are used by some prefix
+  sum ``s_1..s_T`` (these, and only these, move when leaf ``i`` is replaced);
+* :func:`max_nodes_per_leaf` - the largest such count over leaves, exactly ``floor(log2 T) + 1``
+  (leaf 1 lies in ``[1, 2^j]`` for every ``2^j <= T``). The papers' ``ceil(log2 T) + 1`` (ST13 Alg 2
+  line 9) is the count for the tree padded to ``2^ceil(log2 T)`` leaves; it equals the exact count
+  when ``T`` is a power of two and exceeds it by one otherwise (the padded root never completes).
+  JKT12 (Lemma 6, Theorem 11) divides epsilon by ``log T`` only, one node fewer than a leaf meets
+  when ``T`` is a power of two.
+
+References
+----------
+C. Dwork, M. Naor, T. Pitassi, G. Rothblum. Differential privacy under continual observation.
+STOC 2010, Sec. 4 (the binary mechanism).
+T.-H. H. Chan, E. Shi, D. Song. Private and continual release of statistics. ACM TISSEC 14(3),
+2011, Sec. 3.4 (p-sums).
+P. Jain, P. Kothari, A. Thakurta. Differentially private online learning. COLT 2012, App. D.2,
+Algorithm 5 (PrivateSum), Gaussian node noise (``jkt12-colt.txt``).
+A. Smith, A. Thakurta. (Nearly) optimal algorithms for private online learning in full-information
+and bandit settings. NeurIPS 2013, App. A, Algorithm 2, l2-Laplace ("Gamma") node noise
+(``st13.txt``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+import dp_accounting
+import numpy as np
+
+from dpaudit._validation import (
+    check_finite_array,
+    check_generator,
+    check_int,
+    check_positive,
+)
+from dpaudit.claims import NeighbourRelation
+from dpaudit.mechanisms.base import Mechanism, Sensitivity
+from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.gaussian import sample_gaussian
+from dpaudit.mechanisms.l2_laplace import sample_l2_laplace
+from dpaudit.mechanisms.laplace import sample_laplace
+
+__all__ = [
+    "NoiseKind",
+    "NodeNoise",
+    "TreeNode",
+    "nodes_for_prefix",
+    "nodes_containing",
+    "max_nodes_per_leaf",
+    "TreeAggregator",
+    "tree_prefix_sums",
+    "TreeAggregationMechanism",
+]
+
+NoiseKind = Literal["laplace", "gaussian", "l2-laplace", "none"]
+_KINDS = ("laplace", "gaussian", "l2-laplace", "none")
+
+
+@dataclass(frozen=True)
+class NodeNoise:
+    """The noise added to every node of a tree: a kind and a scale.
+
+    Kinds (each node gets one independent draw of shape ``(d,)``):
+
+    * ``"laplace"``: i.i.d. Laplace(0, ``scale``) per coordinate; epsilon-DP per node for **l1**
+      sensitivity ``scale * epsilon``.
+    * ``"gaussian"``: i.i.d. N(0, ``scale``^2) per coordinate (``scale`` = sigma).
+    * ``"l2-laplace"``: density proportional to ``exp(-||z||_2 / scale)`` (ST13 Alg 2 line 9,
+      pfcoco Lemma 1 "Gamma" noise): ``||z||_2 ~ Gamma(shape d, scale)``, uniform direction;
+      (Delta / ``scale``)-DP per node for **l2** sensitivity Delta.
+    * ``"none"``: no noise at all. **Not private**; exists only so tests can check exact sums.
+      Build it with :meth:`NodeNoise.none`; every other kind requires ``scale > 0``.
+
+    Use the constructors :meth:`laplace`, :meth:`gaussian`, :meth:`l2_laplace`, :meth:`none`.
+    """
+
+    kind: NoiseKind
+    scale: float
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise ValueError(f"kind must be one of {_KINDS}, got {self.kind!r}")
+        if self.kind == "none":
+            if isinstance(self.scale, bool) or self.scale != 0:
+                raise ValueError(f"NodeNoise kind 'none' must have scale 0, got {self.scale!r}")
+            object.__setattr__(self, "scale", 0.0)
+        else:
+            object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
+
+    @classmethod
+    def laplace(cls, scale: float) -> "NodeNoise":
+        """Per-coordinate Laplace(0, ``scale``) node noise, ``scale`` > 0."""
+        return cls("laplace", scale)
+
+    @classmethod
+    def gaussian(cls, sigma: float) -> "NodeNoise":
+        """Per-coordinate N(0, ``sigma``^2) node noise, ``sigma`` > 0."""
+        return cls("gaussian", sigma)
+
+    @classmethod
+    def l2_laplace(cls, scale: float) -> "NodeNoise":
+        """l2-Laplace node noise: density proportional to ``exp(-||z||_2 / scale)``, scale > 0."""
+        return cls("l2-laplace", scale)
+
+    @classmethod
+    def none(cls) -> "NodeNoise":
+        """TEST ONLY: no noise, so the tree releases exact sums. Provides no privacy whatsoever."""
+        return cls("none", 0.0)
+
+    @property
+    def is_private(self) -> bool:
+        """False only for the test-only :meth:`none` noise."""
+        return self.kind != "none"
+
+    def sample(self, n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` independent node-noise vectors, shape ``(n, d)``."""
+        n = check_int(n, "n", minimum=1)
+        d = check_int(d, "d", minimum=1)
+        rng = check_generator(rng)
+        if self.kind == "laplace":
+            return sample_laplace(self.scale, (n, d), rng)
+        if self.kind == "gaussian":
+            return sample_gaussian(self.scale, (n, d), rng)
+        if self.kind == "l2-laplace":
+            return sample_l2_laplace(self.scale, n, d, rng)
+        return np.zeros((n, d))
+
+    def coordinate_variance(self, d: int) -> float:
+        """Variance of one coordinate of one node's noise in dimension ``d``.
+
+        Laplace: ``2 b^2``; Gaussian: ``sigma^2``; l2-Laplace: ``(d + 1) s^2`` (``E||z||^2 =
+        d (d + 1) s^2`` for ``||z|| ~ Gamma(d, s)``, spread evenly over ``d`` coordinates); none: 0.
+        """
+        d = check_int(d, "d", minimum=1)
+        if self.kind == "laplace":
+            return 2.0 * self.scale**2
+        if self.kind == "gaussian":
+            return self.scale**2
+        if self.kind == "l2-laplace":
+            return (d + 1) * self.scale**2
+        return 0.0
+
+    @property
+    def sensitivity_norm(self) -> Literal["l1", "l2"]:
+        """The norm in which a sensitivity must be stated for :meth:`composed_event`."""
+        return "l1" if self.kind == "laplace" else "l2"
+
+    def composed_event(self, sensitivity: float, count: int) -> dp_accounting.DpEvent:
+        """The privacy of ``count`` noisy nodes that each move by at most ``sensitivity``.
+
+        ``sensitivity`` is in the norm :attr:`sensitivity_norm` (l1 for Laplace, l2 otherwise) and
+        is already the distance between neighbouring node values (replace-one), so the events are
+        meant for dp-accounting's ``ADD_OR_REMOVE_ONE`` reading (one sensitivity per event).
+
+        * Gaussian: one ``GaussianDpEvent`` with noise multiplier ``sigma / (sqrt(count) Delta)``
+          (``count`` Gaussian nodes, each shifted by Delta, are one Gaussian mechanism with l2 shift
+          ``sqrt(count) Delta``).
+        * Laplace: an explicit ``ComposedDpEvent`` of ``count`` ``LaplaceDpEvent(b / Delta)``. A
+          d-dimensional product Laplace with l1 shift Delta is dominated by the 1-D Laplace with
+          shift Delta (putting the whole shift in one coordinate is the worst case).
+        * l2-Laplace: an explicit ``ComposedDpEvent`` of ``count`` pure
+          ``EpsilonDeltaDpEvent(Delta / s, 0)`` (its privacy loss is bounded by ``Delta / s`` by the
+          triangle inequality; its loss distribution is not a standard dp-accounting event).
+
+        ``SelfComposedDpEvent`` is never used (AUDIT-METHOD section 4).
+        """
+        if not self.is_private:
+            raise ValueError("NodeNoise.none() is test-only noise and has no privacy guarantee")
+        sensitivity = check_positive(sensitivity, "sensitivity")
+        count = check_int(count, "count", minimum=1)
+        if self.kind == "gaussian":
+            return dp_accounting.GaussianDpEvent(self.scale / (math.sqrt(count) * sensitivity))
+        if self.kind == "laplace":
+            return dp_accounting.ComposedDpEvent(
+                [dp_accounting.LaplaceDpEvent(self.scale / sensitivity) for _ in range(count)])
+        return dp_accounting.ComposedDpEvent(
+            [EpsilonDeltaDpEvent(sensitivity / self.scale, 0.0) for _ in range(count)])
+
+
+class TreeNode(NamedTuple):
+    """Dyadic node ``(level j, index m)`` covering leaves ``(m - 1) 2^j + 1 .. m 2^j`` (1-based)."""
+
+    level: int
+    index: int
+
+    @property
+    def first(self) -> int:
+        """First leaf covered (1-based)."""
+        return ((self.index - 1) << self.level) + 1
+
+    @property
+    def last(self) -> int:
+        """Last leaf covered; the node completes when this leaf arrives."""
+        return self.index << self.level
+
+    @property
+    def size(self) -> int:
+        """Number of leaves covered, ``2^level``."""
+        return 1 << self.level
+
+    def contains(self, leaf: int) -> bool:
+        """Whether leaf ``leaf`` (1-based) is one of the leaves this node sums."""
+        return self.first <= leaf <= self.last
+
+
+def nodes_for_prefix(t: int) -> list[TreeNode]:
+    """The nodes whose noisy values sum to the released prefix sum ``s_t``.
+
+    One node per set bit ``j`` of ``t``: ``(j, t >> j)``, highest level first (JKT12 Alg 5 line 13,
+    ST13 Alg 2 lines 12-17). ``t = 0`` gives the empty list (the empty sum).
+    """
+    t = check_int(t, "t", minimum=0)
+    return [TreeNode(j, t >> j) for j in reversed(range(t.bit_length())) if (t >> j) & 1]
+
+
+def nodes_containing(leaf: int, T: int) -> list[TreeNode]:
+    """The noisy nodes that contain ``leaf`` and enter some prefix sum ``s_1, ..., s_T``.
+
+    At level ``j`` the only node containing ``leaf`` is ``(j, m)`` with ``m = ceil(leaf / 2^j)``;
+    it is used (by ``s_{m 2^j}``) iff ``m`` is odd and it completes within the horizon,
+    ``m 2^j <= T``. Returned lowest level first.
+    """
+    T = check_int(T, "T", minimum=1)
+    leaf = check_int(leaf, "leaf", minimum=1, maximum=T)
+    out = []
+    for j in range(T.bit_length()):
+        m = ((leaf - 1) >> j) + 1
+        if m & 1 and (m << j) <= T:
+            out.append(TreeNode(j, m))
+    return out
+
+
+def max_nodes_per_leaf(T: int) -> int:
+    """The largest number of used noisy nodes containing one leaf: exactly ``floor(log2 T) + 1``.
+
+    Attained by leaf 1 (nodes ``[1, 2^j]``, ``2^j <= T``). Equals the papers' ``ceil(log2 T) + 1``
+    when ``T`` is a power of two, and ``ceil(log2 T)`` otherwise.
+    """
+    T = check_int(T, "T", minimum=1)
+    return T.bit_length()
+
+
+def _as_leaf(x: object, n: int, d: int, name: str = "x") -> np.ndarray:
+    arr = check_finite_array(x, name, ndim=(1, 2))
+    if arr.ndim == 1:
+        if arr.shape != (d,):
+            raise ValueError(f"{name} must have shape ({d},) or ({n}, {d}), got {arr.shape}")
+        return np.broadcast_to(arr, (n, d))
+    if arr.shape != (n, d):
+        raise ValueError(f"{name} must have shape ({d},) or ({n}, {d}), got {arr.shape}")
+    return arr
+
+
+def _check_noise(noise: object) -> NodeNoise:
+    if not isinstance(noise, NodeNoise):
+        raise TypeError(f"noise must be a NodeNoise, got {type(noise).__name__}")
+    return noise
+
+
+class TreeAggregator:
+    """Streaming binary mechanism over ``n_runs`` independent runs (p-sum implementation).
+
+    Parameters
+    ----------
+    T : int
+        Horizon, >= 1: the number of leaves :meth:`add` accepts.
+    d : int
+        Dimension of each leaf, >= 1.
+    noise : NodeNoise
+        Noise added once to every node that enters a prefix sum.
+    n_runs : int
+        Number of independent runs (leading batch axis of every array), >= 1.
+    rng : numpy.random.Generator
+        Source of all node noise.
+
+    Notes
+    -----
+    After ``t`` calls of :meth:`add`, :meth:`prefix_sum` returns, for every run, the sum of the
+    noisy nodes :func:`nodes_for_prefix` ``(t)``. Exactly one node is noised per :meth:`add` (the
+    node of level ``v(t)`` ending at ``t``; its value is the new leaf plus the live nodes below it,
+    which are then discarded), so :attr:`noise_draws` equals ``t``, the number of completed nodes
+    that any prefix sum uses. Memory: ``2 (floor(log2 T) + 1)`` arrays of shape ``(n_runs, d)``.
+    See the module docstring for the references (CSS11 Sec. 3.4; JKT12 Alg 5; ST13 Alg 2).
+    """
+
+    def __init__(self, T: int, d: int, noise: NodeNoise, n_runs: int,
+                 rng: np.random.Generator) -> None:
+        self._T = check_int(T, "T", minimum=1)
+        self._d = check_int(d, "d", minimum=1)
+        self._noise = _check_noise(noise)
+        self._n = check_int(n_runs, "n_runs", minimum=1)
+        self._rng = check_generator(rng)
+        levels = self._T.bit_length()
+        self._clean = np.zeros((levels, self._n, self._d))
+        self._noisy = np.zeros((levels, self._n, self._d))
+        self._prefix = np.zeros((self._n, self._d))
+        self._t = 0
+        self._noise_draws = 0
+
+    @property
+    def T(self) -> int:
+        return self._T
+
+    @property
+    def d(self) -> int:
+        return self._d
+
+    @property
+    def n_runs(self) -> int:
+        return self._n
+
+    @property
+    def noise(self) -> NodeNoise:
+        return self._noise
+
+    @property
+    def t(self) -> int:
+        """Number of leaves added so far."""
+        return self._t
+
+    @property
+    def noise_draws(self) -> int:
+        """Number of node-noise vectors drawn so far (per run; each is one ``(d,)`` draw)."""
+        return self._noise_draws
+
+    def add(self, x: np.ndarray) -> None:
+        """Add leaf ``t + 1``: shape ``(n_runs, d)`` (one leaf per run) or ``(d,)`` (shared).
+
+        Raises ``ValueError`` after ``T`` leaves.
+        """
+        if self._t >= self._T:
+            raise ValueError(f"add() called more than T = {self._T} times")
+        leaf = _as_leaf(x, self._n, self._d)
+        t = self._t + 1
+        j = (t & -t).bit_length() - 1  # level of the node completing at t
+        node = leaf + self._clean[:j].sum(axis=0) if j else np.array(leaf, dtype=np.float64)
+        self._clean[:j] = 0.0
+        self._noisy[:j] = 0.0
+        self._clean[j] = node
+        self._noisy[j] = node + self._noise.sample(self._n, self._d, self._rng)
+        self._noise_draws += 1
+        self._t = t
+        prefix = np.zeros((self._n, self._d))
+        for level in reversed(range(t.bit_length())):
+            if (t >> level) & 1:
+                prefix += self._noisy[level]
+        self._prefix = prefix
+
+    def prefix_sum(self) -> np.ndarray:
+        """Noisy sum of leaves ``1..t`` per run, shape ``(n_runs, d)``; zeros before any leaf.
+
+        Repeated calls return identical values (a fresh copy each time).
+        """
+        return self._prefix.copy()
+
+    def dp_event(self, sensitivity: float) -> dp_accounting.DpEvent:
+        """Per-leaf privacy: :meth:`NodeNoise.composed_event` over ``max_nodes_per_leaf(T)`` nodes.
+
+        ``sensitivity`` bounds how far one node moves when one leaf is replaced (l1 for Laplace
+        node noise, l2 otherwise).
+        """
+        return self._noise.composed_event(sensitivity, max_nodes_per_leaf(self._T))
+
+
+def tree_prefix_sums(xs: np.ndarray, noise: NodeNoise, n_runs: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """All noisy prefix sums of a whole stream, for ``n_runs`` independent runs.
+
+    Parameters
+    ----------
+    xs : array, shape ``(T, d)`` (one stream shared by all runs) or ``(n_runs, T, d)``
+    noise : NodeNoise
+    n_runs : int
+        >= 1; must equal ``xs.shape[0]`` for 3-D ``xs``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray, shape ``(n_runs, T, d)``
+        ``out[:, t - 1]`` is :meth:`TreeAggregator.prefix_sum` after leaf ``t``.
+    """
+    arr = check_finite_array(xs, "xs", ndim=(2, 3))
+    n = check_int(n_runs, "n_runs", minimum=1)
+    if arr.ndim == 3 and arr.shape[0] != n:
+        raise ValueError(f"xs has {arr.shape[0]} runs on its leading axis but n_runs = {n}")
+    T, d = arr.shape[-2], arr.shape[-1]
+    if T < 1 or d < 1:
+        raise ValueError(f"xs must have T >= 1 leaves of dimension d >= 1, got shape {arr.shape}")
+    agg = TreeAggregator(T, d, noise, n, rng)
+    out = np.empty((n, T, d))
+    for t in range(T):
+        agg.add(arr[..., t, :])
+        out[:, t] = agg._prefix
+    return out
+
+
+class TreeAggregationMechanism(Mechanism):
+    """The binary mechanism as a :class:`~dpaudit.mechanisms.base.Mechanism`.
+
+    ``sample(xs, n, rng)`` releases all ``T`` noisy prefix sums of the stream ``xs`` (shape
+    ``(T, d)``) for ``n`` runs, shape ``(n, T, d)``. Privacy (:meth:`dp_event`) is per replaced
+    leaf: the composition of the :func:`max_nodes_per_leaf` ``(T)`` node mechanisms containing it,
+    assuming each replacement moves a leaf by at most ``sensitivity`` (l1 for Laplace node noise,
+    l2 otherwise). The stream is not clipped: keeping leaves within the stated sensitivity is the
+    caller's responsibility.
+    """
+
+    name = "tree-aggregation"
+
+    def __init__(self, T: int, d: int, noise: NodeNoise, sensitivity: float) -> None:
+        self._T = check_int(T, "T", minimum=1)
+        self._d = check_int(d, "d", minimum=1)
+        self._noise = _check_noise(noise)
+        if not self._noise.is_private:
+            raise ValueError("a Mechanism needs private noise; NodeNoise.none() is test-only")
+        self._sensitivity = Sensitivity(
+            check_positive(sensitivity, "sensitivity"), norm=self._noise.sensitivity_norm,
+            relation=NeighbourRelation.REPLACE_ONE,
+            description="distance between one leaf and its replacement")
+
+    @property
+    def T(self) -> int:
+        return self._T
+
+    @property
+    def d(self) -> int:
+        return self._d
+
+    @property
+    def noise(self) -> NodeNoise:
+        return self._noise
+
+    @property
+    def sensitivity(self) -> Sensitivity:
+        return self._sensitivity
+
+    def sample(self, data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Noisy prefix sums of ``data`` (shape ``(T, d)``) for ``n`` runs: shape ``(n, T, d)``."""
+        arr = check_finite_array(data, "data", shape=(self._T, self._d))
+        return tree_prefix_sums(arr, self._noise, n, rng)
+
+    def dp_event(self) -> dp_accounting.DpEvent:
+        return self._noise.composed_event(self._sensitivity.bound, max_nodes_per_leaf(self._T))

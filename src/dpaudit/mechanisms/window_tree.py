@@ -1,0 +1,466 @@
+"""Window tree mechanism: prefix sums whose recent terms are noisy and whose older terms are exact.
+
+Implements the window tree mechanism of the projection-free window-DP COCO paper (Web Intelligence
+2020; ``pfcoco-window-tree.txt``), Sec. III-A ("A Mini-example for Tree Mechanism and Window Tree
+Mechanism") and Sec. III-B (Lemma 1, eq. (11): Gamma noise; Lemma 3, eq. (13): Gaussian noise),
+after Bolot et al. (ICDT 2013). Window differential privacy (Def. 6) only protects the last ``W``
+inputs, so the release after leaf ``t`` is
+
+    s_t = (x_1 + ... + x_{t-W})  +  sum of the noisy dyadic nodes covering [t - W + 1, t],
+
+exact for the leaves that have left the window and noisy over the window ("The computation of
+s_{1-7} (i.e. the sum of v_1 to v_7) is by summing clean value in s_{12}, v_3 and noisy values in
+v_4, s_{56}, v_7", window 4). For ``t <= W`` the window is ``[1, t]`` and the release is the
+ordinary tree mechanism ("identical to the original tree mechanism").
+
+Reading choices (the text is OCR and assumes W is a power of two)
+-----------------------------------------------------------------
+* Covering nodes. The window ``[l, r]`` is covered by its canonical dyadic decomposition (maximal
+  aligned dyadic intervals inside it). For ``W = 2^K`` this is exactly the paper's construction:
+  blocks of ``W`` leaves, the window is a suffix of one block plus a prefix of the next, at most
+  ``K + 1`` noisy nodes per release (mini-example: ``v_4, s_56, v_7``).
+* Windows that are not powers of two (the paper: "we assume W is the exact power of 2 hereafter for
+  the sake of simplicity"). Two readings, selected by ``layout``:
+
+  - ``"exact"`` (default): exactly the last ``W`` leaves are noisy, all older leaves exact. Every
+    node used has at most ``W`` leaves, so a leaf lies in at most ``floor(log2 W) + 1`` noisy
+    nodes while it is protected (<= the paper's ``ceil(log2 W) + 1``). A single release may,
+    however, need more than ``ceil(log2 W) + 1`` nodes (e.g. 6 for ``W = 14``: ``[2, 15] = 2 | 3-4
+    | 5-8 | 9-12 | 13-14 | 15``), which only affects accuracy.
+  - ``"power_of_two"``: the paper's "binary subtrees with the depth at most ceil(log2 W) + 1" taken
+    literally: the noisy part is the last ``B = 2^ceil(log2 W)`` leaves (a window tree of width
+    ``B``), leaves older than ``B`` exact. At most ``ceil(log2 W) + 1`` nodes per release, but
+    leaves between ``W`` and ``B`` steps old stay noisy.
+
+  Both coincide when ``W`` is a power of two.
+* Gamma calibration (Lemma 1, eq. (11), OCR ``||n_i||_2 ~ Gamma( 4 Ba([log2 W] + 1) / eps)``): read
+  as ``Gamma(d, Delta_2 (ceil(log2 W) + 1) / eps)``, the OCR "4 Ba" being "d, Delta_2" (shape ``d``
+  as in Theorem 1 eq. (15) and Lemma 2, ``Gamma(d, .)``). See :func:`paper_gamma_noise`.
+* Gaussian calibration (Lemma 3, eq. (13), OCR ``sigma^2 = 8 A2([logy W] + 1)2 1112(2/5) / eps^2``):
+  ``8 Delta_2^2 (ceil(log2 W) + 1)^2 ln^p(2/delta) / eps^2``. Both OCR occurrences (eq. (13) and
+  Theorem 2 eq. (16), ``In*(2/9)`` where ``*`` renders every other square in that line) show a
+  superscript on the logarithm, so ``p = 2`` is the default; ``p = 1`` (the usual Gaussian-mechanism
+  form) is the alternative reading. See :func:`paper_gaussian_noise`.
+
+Noise is drawn once per node, when the node completes, for every node that some release within the
+horizon uses, and reused for all later releases; nodes that no release ever uses are not noised.
+Memory per run: the last ``W`` (``B`` for ``"power_of_two"``) clean leaves plus the live noisy
+nodes, O(W d), as in the paper ("keep the complete structures of at most two rightmost subtrees").
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Literal
+
+import dp_accounting
+import numpy as np
+
+from dpaudit._validation import (
+    check_delta,
+    check_epsilon,
+    check_finite_array,
+    check_generator,
+    check_int,
+    check_positive,
+)
+from dpaudit.claims import NeighbourRelation
+from dpaudit.mechanisms.base import Mechanism, Sensitivity
+from dpaudit.mechanisms.tree_aggregation import NodeNoise, TreeNode, _as_leaf, _check_noise
+
+__all__ = [
+    "WindowLayout",
+    "noisy_width",
+    "window_nodes_for_prefix",
+    "node_use_interval",
+    "window_nodes_containing",
+    "max_window_nodes_per_leaf",
+    "WindowTreeAggregator",
+    "window_tree_prefix_sums",
+    "WindowTreeMechanism",
+    "paper_gamma_noise",
+    "paper_gaussian_noise",
+]
+
+WindowLayout = Literal["exact", "power_of_two"]
+_LAYOUTS = ("exact", "power_of_two")
+
+
+def _check_layout(layout: object) -> str:
+    if layout not in _LAYOUTS:
+        raise ValueError(f"layout must be one of {_LAYOUTS}, got {layout!r}")
+    return str(layout)
+
+
+def noisy_width(W: int, layout: WindowLayout = "exact") -> int:
+    """How many of the most recent leaves are noisy: ``W`` (``"exact"``) or ``2^ceil(log2 W)``."""
+    W = check_int(W, "W", minimum=1)
+    layout = _check_layout(layout)
+    return W if layout == "exact" else 1 << (W - 1).bit_length()
+
+
+def _canonical_cover(first: int, last: int) -> list[TreeNode]:
+    """Maximal aligned dyadic intervals partitioning ``[first, last]``, left to right."""
+    out = []
+    pos = first
+    while pos <= last:
+        j = 0
+        while (pos - 1) % (2 << j) == 0 and pos + (2 << j) - 1 <= last:
+            j += 1
+        out.append(TreeNode(j, ((pos - 1) >> j) + 1))
+        pos += 1 << j
+    return out
+
+
+def window_nodes_for_prefix(t: int, W: int, layout: WindowLayout = "exact") -> list[TreeNode]:
+    """The noisy nodes summed into the release ``s_t``, left to right.
+
+    The canonical dyadic decomposition of ``[max(1, t - w + 1), t]`` with ``w`` =
+    :func:`noisy_width` ``(W, layout)``; leaves before that interval enter ``s_t`` exactly.
+    """
+    t = check_int(t, "t", minimum=0)
+    w = noisy_width(W, layout)
+    return _canonical_cover(max(1, t - w + 1), t) if t else []
+
+
+def node_use_interval(node: TreeNode, W: int, T: int,
+                      layout: WindowLayout = "exact") -> tuple[int, int] | None:
+    """The steps ``t`` in ``[1, T]`` whose release uses ``node``, as ``(first, last)``, or None.
+
+    A node is in the canonical cover of the noisy interval ``[s_t, t]`` iff it lies inside it and
+    its parent does not. With ``w`` the noisy width, ``l, r`` the node's first and last leaves and
+    ``2^j`` its size, a left child (odd index) is used for ``t`` in
+    ``[r, min(l + w - 1, r + 2^j - 1)]`` and a right child for ``t`` in
+    ``[max(r, l - 2^j + w), l + w - 1]``; both are empty when ``2^j > w``.
+    """
+    if not isinstance(node, TreeNode):
+        node = TreeNode(*node)
+    level = check_int(node.level, "node.level", minimum=0)
+    check_int(node.index, "node.index", minimum=1)
+    T = check_int(T, "T", minimum=1)
+    w = noisy_width(W, layout)
+    size = 1 << level
+    lo, hi = node.first, node.last
+    if node.index & 1:
+        start, stop = hi, min(lo + w - 1, hi + size - 1)
+    else:
+        start, stop = max(hi, lo - size + w), lo + w - 1
+    stop = min(stop, T)
+    return (start, stop) if start <= stop else None
+
+
+def window_nodes_containing(leaf: int, W: int, T: int,
+                            layout: WindowLayout = "exact") -> list[TreeNode]:
+    """The noisy nodes containing ``leaf`` that some release uses while the leaf is protected.
+
+    Leaf ``i`` is protected (window DP, Def. 6) by the releases ``s_t``, ``i <= t <= i + W - 1``
+    (and ``t <= T``): its neighbours may differ only there. Returned lowest level first.
+    """
+    T = check_int(T, "T", minimum=1)
+    leaf = check_int(leaf, "leaf", minimum=1, maximum=T)
+    W = check_int(W, "W", minimum=1)
+    w = noisy_width(W, layout)
+    protected_last = min(leaf + W - 1, T)
+    out = []
+    for j in range(w.bit_length()):
+        node = TreeNode(j, ((leaf - 1) >> j) + 1)
+        used = node_use_interval(node, W, T, layout)
+        if used is not None and used[0] <= protected_last and used[1] >= leaf:
+            out.append(node)
+    return out
+
+
+def max_window_nodes_per_leaf(W: int, T: int, layout: WindowLayout = "exact") -> int:
+    """The largest :func:`window_nodes_containing` count over leaves ``1..T``.
+
+    ``"exact"``: ``floor(log2 min(W, T)) + 1`` (leaf 1 lies in ``[1, 2^j]`` for every
+    ``2^j <= min(W, T)``, and no used node has more than ``W`` leaves). ``"power_of_two"``: at most
+    ``ceil(log2 W) + 1``, found by scanning leaves ``1 .. w + 2^floor(log2 w)`` (``w`` the noisy
+    width): beyond them the pattern repeats with period ``2^floor(log2 w)`` (no used node is
+    larger) and truncation by ``T`` only removes uses.
+    """
+    T = check_int(T, "T", minimum=1)
+    w = noisy_width(W, layout)
+    if layout == "exact":
+        return min(w, T).bit_length()
+    last = min(T, w + (1 << (w.bit_length() - 1)))
+    return max(len(window_nodes_containing(i, W, T, layout)) for i in range(1, last + 1))
+
+
+class WindowTreeAggregator:
+    """Streaming window tree mechanism over ``n_runs`` independent runs.
+
+    Parameters
+    ----------
+    T : int
+        Horizon, >= 1: the number of leaves :meth:`add` accepts.
+    W : int
+        Window size, >= 1 (any integer; see the module docstring for non-powers of two).
+    d : int
+        Leaf dimension, >= 1.
+    noise : NodeNoise
+        Node noise, e.g. :func:`paper_gamma_noise` (Option I) or :func:`paper_gaussian_noise`
+        (Option II).
+    n_runs : int
+        Number of independent runs (leading batch axis), >= 1.
+    rng : numpy.random.Generator
+    layout : {"exact", "power_of_two"}
+        Reading for ``W`` not a power of two (module docstring).
+
+    Notes
+    -----
+    After ``t`` calls of :meth:`add`, :meth:`prefix_sum` returns per run
+    ``sum(x_1..x_{t-w}) + sum(noisy nodes of window_nodes_for_prefix(t, W, layout))``. A node's
+    noise is drawn when it completes (if some release up to ``T`` uses it, see
+    :func:`node_use_interval`) and dropped after its last use; :attr:`noise_draws` counts the draws.
+    """
+
+    def __init__(self, T: int, W: int, d: int, noise: NodeNoise, n_runs: int,
+                 rng: np.random.Generator, *, layout: WindowLayout = "exact") -> None:
+        self._T = check_int(T, "T", minimum=1)
+        self._W = check_int(W, "W", minimum=1)
+        self._d = check_int(d, "d", minimum=1)
+        self._noise = _check_noise(noise)
+        self._n = check_int(n_runs, "n_runs", minimum=1)
+        self._rng = check_generator(rng)
+        self._layout = _check_layout(layout)
+        self._w = noisy_width(self._W, self._layout)
+        self._max_level = self._w.bit_length() - 1
+        # Clean leaves of the last w steps: leaf u lives in slot (u - 1) % w.
+        self._recent = np.zeros((self._w, self._n, self._d))
+        self._exact_old = np.zeros((self._n, self._d))  # sum of leaves 1..t-w
+        self._live: dict[TreeNode, np.ndarray] = {}
+        self._expiry: dict[int, list[TreeNode]] = defaultdict(list)
+        self._release = np.zeros((self._n, self._d))
+        self._t = 0
+        self._noise_draws = 0
+
+    @property
+    def T(self) -> int:
+        return self._T
+
+    @property
+    def W(self) -> int:
+        return self._W
+
+    @property
+    def d(self) -> int:
+        return self._d
+
+    @property
+    def n_runs(self) -> int:
+        return self._n
+
+    @property
+    def noise(self) -> NodeNoise:
+        return self._noise
+
+    @property
+    def layout(self) -> str:
+        return self._layout
+
+    @property
+    def noisy_width(self) -> int:
+        """Number of most recent leaves that are noisy in each release."""
+        return self._w
+
+    @property
+    def t(self) -> int:
+        """Number of leaves added so far."""
+        return self._t
+
+    @property
+    def noise_draws(self) -> int:
+        """Number of node-noise vectors drawn so far (per run)."""
+        return self._noise_draws
+
+    @property
+    def live_nodes(self) -> int:
+        """Number of noisy nodes currently stored (all needed by some future release)."""
+        return len(self._live)
+
+    def _clean_sum(self, node: TreeNode) -> np.ndarray:
+        slots = (np.arange(node.first, node.last + 1) - 1) % self._w
+        return self._recent[slots].sum(axis=0)
+
+    def add(self, x: np.ndarray) -> None:
+        """Add leaf ``t + 1``: shape ``(n_runs, d)`` or ``(d,)`` (shared by all runs).
+
+        Raises ``ValueError`` after ``T`` leaves.
+        """
+        if self._t >= self._T:
+            raise ValueError(f"add() called more than T = {self._T} times")
+        leaf = _as_leaf(x, self._n, self._d)
+        t = self._t + 1
+        slot = (t - 1) % self._w
+        if t > self._w:  # leaf t - w leaves the noisy window: it now enters exactly
+            self._exact_old += self._recent[slot]
+        self._recent[slot] = leaf
+        # Nodes completing at t: levels 0..v(t), capped at the largest usable level.
+        top = min((t & -t).bit_length() - 1, self._max_level)
+        for j in range(top + 1):
+            node = TreeNode(j, t >> j)
+            used = node_use_interval(node, self._W, self._T, self._layout)
+            if used is None:
+                continue
+            self._live[node] = self._clean_sum(node) + self._noise.sample(self._n, self._d,
+                                                                        self._rng)
+            self._noise_draws += 1
+            self._expiry[used[1]].append(node)
+        release = self._exact_old.copy()
+        for node in _canonical_cover(max(1, t - self._w + 1), t):
+            release += self._live[node]
+        self._release = release
+        for node in self._expiry.pop(t, ()):
+            del self._live[node]
+        self._t = t
+
+    def prefix_sum(self) -> np.ndarray:
+        """The release ``s_t`` per run, shape ``(n_runs, d)``; zeros before any leaf.
+
+        Repeated calls return identical values (a fresh copy each time).
+        """
+        return self._release.copy()
+
+    def dp_event(self, sensitivity: float) -> dp_accounting.DpEvent:
+        """Window-DP per protected leaf: composition over :func:`max_window_nodes_per_leaf` nodes.
+
+        Valid for neighbours that differ in a leaf ``i`` and releases ``s_1..s_t`` with
+        ``t <= i + W - 1`` (Def. 6); ``sensitivity`` as in :meth:`NodeNoise.composed_event`.
+        """
+        k = max_window_nodes_per_leaf(self._W, self._T, self._layout)
+        return self._noise.composed_event(sensitivity, k)
+
+
+def window_tree_prefix_sums(xs: np.ndarray, W: int, noise: NodeNoise, n_runs: int,
+                            rng: np.random.Generator, *,
+                            layout: WindowLayout = "exact") -> np.ndarray:
+    """All releases of the window tree mechanism on a whole stream.
+
+    Parameters
+    ----------
+    xs : array, shape ``(T, d)`` (shared by all runs) or ``(n_runs, T, d)``
+    W : int
+        Window size, >= 1.
+    noise : NodeNoise
+    n_runs : int
+        >= 1; must equal ``xs.shape[0]`` for 3-D ``xs``.
+    rng : numpy.random.Generator
+    layout : {"exact", "power_of_two"}
+
+    Returns
+    -------
+    numpy.ndarray, shape ``(n_runs, T, d)``
+        ``out[:, t - 1]`` is :meth:`WindowTreeAggregator.prefix_sum` after leaf ``t``.
+    """
+    arr = check_finite_array(xs, "xs", ndim=(2, 3))
+    n = check_int(n_runs, "n_runs", minimum=1)
+    if arr.ndim == 3 and arr.shape[0] != n:
+        raise ValueError(f"xs has {arr.shape[0]} runs on its leading axis but n_runs = {n}")
+    T, d = arr.shape[-2], arr.shape[-1]
+    if T < 1 or d < 1:
+        raise ValueError(f"xs must have T >= 1 leaves of dimension d >= 1, got shape {arr.shape}")
+    agg = WindowTreeAggregator(T, W, d, noise, n, rng, layout=layout)
+    out = np.empty((n, T, d))
+    for t in range(T):
+        agg.add(arr[..., t, :])
+        out[:, t] = agg._release
+    return out
+
+
+class WindowTreeMechanism(Mechanism):
+    """The window tree mechanism as a :class:`~dpaudit.mechanisms.base.Mechanism`.
+
+    ``sample(xs, n, rng)`` returns all ``T`` releases for ``n`` runs, shape ``(n, T, d)``.
+    :meth:`dp_event` is a **window-DP** statement (Def. 6): it covers neighbours differing in leaf
+    ``i`` only for the releases ``s_1..s_t`` with ``t <= i + W - 1``; later releases contain the
+    leaf exactly. The stream is not clipped.
+    """
+
+    name = "window-tree"
+
+    def __init__(self, T: int, W: int, d: int, noise: NodeNoise, sensitivity: float, *,
+                 layout: WindowLayout = "exact") -> None:
+        self._T = check_int(T, "T", minimum=1)
+        self._W = check_int(W, "W", minimum=1)
+        self._d = check_int(d, "d", minimum=1)
+        self._noise = _check_noise(noise)
+        self._layout = _check_layout(layout)
+        if not self._noise.is_private:
+            raise ValueError("a Mechanism needs private noise; NodeNoise.none() is test-only")
+        self._sensitivity = Sensitivity(
+            check_positive(sensitivity, "sensitivity"), norm=self._noise.sensitivity_norm,
+            relation=NeighbourRelation.REPLACE_ONE,
+            description="distance between one leaf and its replacement (window DP)")
+
+    @property
+    def T(self) -> int:
+        return self._T
+
+    @property
+    def W(self) -> int:
+        return self._W
+
+    @property
+    def d(self) -> int:
+        return self._d
+
+    @property
+    def noise(self) -> NodeNoise:
+        return self._noise
+
+    @property
+    def layout(self) -> str:
+        return self._layout
+
+    @property
+    def sensitivity(self) -> Sensitivity:
+        return self._sensitivity
+
+    def sample(self, data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        """All releases on ``data`` (shape ``(T, d)``) for ``n`` runs: shape ``(n, T, d)``."""
+        arr = check_finite_array(data, "data", shape=(self._T, self._d))
+        return window_tree_prefix_sums(arr, self._W, self._noise, n, rng, layout=self._layout)
+
+    def dp_event(self) -> dp_accounting.DpEvent:
+        k = max_window_nodes_per_leaf(self._W, self._T, self._layout)
+        return self._noise.composed_event(self._sensitivity.bound, k)
+
+
+def _levels(W: int) -> int:
+    """``ceil(log2 W) + 1``, the paper's node count per protected leaf."""
+    return (W - 1).bit_length() + 1
+
+
+def paper_gamma_noise(epsilon: float, l2_sensitivity: float, W: int) -> NodeNoise:
+    """Option I node noise, Lemma 1 eq. (11): ``||n||_2 ~ Gamma(d, Delta_2 (ceil(log2 W)+1)/eps)``.
+
+    An l2-Laplace ("Gamma mechanism", App. A) with scale ``Delta_2 (ceil(log2 W) + 1) / epsilon``.
+    Reading: the OCR "4 Ba(" is "d, Delta_2(" (module docstring). Theorem 1 eq. (15) is this with
+    ``Delta_2 = L + mu D``.
+    """
+    epsilon = check_epsilon(epsilon)
+    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
+    W = check_int(W, "W", minimum=1)
+    return NodeNoise.l2_laplace(l2_sensitivity * _levels(W) / epsilon)
+
+
+def paper_gaussian_noise(epsilon: float, delta: float, l2_sensitivity: float, W: int, *,
+                         log_power: Literal[1, 2] = 2) -> NodeNoise:
+    """Option II node noise, Lemma 3 eq. (13).
+
+    ``sigma^2 = 8 Delta_2^2 (ceil(log2 W) + 1)^2 ln(2 / delta)^log_power / epsilon^2``, with
+    ``log_power = 2`` the reading of the OCR superscript (default) and ``1`` the alternative
+    (module docstring).
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if delta == 0.0:
+        raise ValueError("delta must be in (0, 1) for Gaussian node noise, got 0.0")
+    l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
+    W = check_int(W, "W", minimum=1)
+    if log_power not in (1, 2) or isinstance(log_power, bool):
+        raise ValueError(f"log_power must be 1 or 2, got {log_power!r}")
+    variance = 8.0 * l2_sensitivity**2 * _levels(W) ** 2 * math.log(2.0 / delta) ** log_power
+    return NodeNoise.gaussian(math.sqrt(variance) / epsilon)
