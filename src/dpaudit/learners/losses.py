@@ -240,9 +240,12 @@ class LossClass:
             if isinstance(loss, LinearLoss):
                 if np.linalg.norm(loss.g) > R:
                     out.append(f"||g|| exceeds declared R={self.data_bound:.6g}")
-            elif isinstance(loss, _LabelledLoss):
+            elif isinstance(loss, SquaredLoss):
                 if np.linalg.norm(loss.v) > R or abs(loss.y) > R:
                     out.append(f"||v|| or |y| exceeds declared R={self.data_bound:.6g}")
+            elif isinstance(loss, _LabelledLoss):  # labels are +-1; R bounds the features only
+                if np.linalg.norm(loss.v) > R:
+                    out.append(f"||v|| exceeds declared R={self.data_bound:.6g}")
         return out
 
     def check(self, losses: Sequence[Loss]) -> None:
