@@ -7,6 +7,9 @@ STAMP  := $(VENV)/.installed
 OUT    ?= out/reports
 JOBS   ?= 2
 SEED   ?= 0
+# One BLAS thread per process: audits are vectorised in numpy and run one process per core;
+# idle OpenBLAS workers busy-waiting between calls halve sampling speed on small machines.
+export OPENBLAS_NUM_THREADS ?= 1
 
 .PHONY: audit test reports campaign bench check-html clean
 

@@ -1,0 +1,568 @@
+"""The empirical auditor, audited: contract, validity (false alarms), tightness, detection.
+
+Statistical margins. Every test runs at fixed seeds, so it is deterministic; the comments say how
+likely a *correct* auditor would be to fail it at a random seed. False-alarm counts over ``R``
+repetitions are compared with ``binom(R, alpha).ppf(0.999)``: a valid auditor (false-alarm
+probability <= alpha per repetition) exceeds it with probability < 1e-3.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+import dpaudit
+from dpaudit.audits.confidence import Bonferroni, clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.audits.confidence import epsilon_lower_bound as bound_from_counts
+from dpaudit.audits.empirical import AuditResult, audit
+from dpaudit.audits.statistics import (LikelihoodRatioFitter, LinearDiscriminantFitter,
+                                       ThresholdEvent, ThresholdSweep, sweep_thresholds)
+from dpaudit.mechanisms.exponential import ExponentialMechanism
+from dpaudit.mechanisms.gaussian import GaussianMechanism
+from dpaudit.mechanisms.laplace import LaplaceMechanism
+from dpaudit.mechanisms.sparse_vector import SparseVectorMechanism, first_above_probabilities
+
+# ----------------------------------------------------------------------------------------------
+# Reference mechanisms (correctly calibrated unless the name says otherwise)
+# ----------------------------------------------------------------------------------------------
+
+
+def laplace(scale: float) -> LaplaceMechanism:
+    """Laplace mechanism on a sensitivity-1 query: data + Lap(scale); eps = 1 / scale."""
+    return LaplaceMechanism(1.0, scale)
+
+
+def gaussian(sigma: float) -> GaussianMechanism:
+    """Gaussian mechanism on a sensitivity-1 query: data + N(0, sigma^2); mu = 1 / sigma."""
+    return GaussianMechanism(1.0, sigma)
+
+
+def gaussian_delta(eps: float, mu: float) -> float:
+    """Exact delta(eps) of the Gaussian mechanism with shift/sigma = mu (Balle, Wang 2018)."""
+    return stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2)
+
+
+def gaussian_mu_for(eps: float, delta: float) -> float:
+    """The shift/sigma at which the Gaussian mechanism is exactly (eps, delta)-DP."""
+    return optimize.brentq(lambda m: gaussian_delta(eps, m) - delta, 1e-3, 20.0)
+
+
+def randomized_response(eps: float):
+    """Binary randomized response: report the bit with probability e^eps / (1 + e^eps)."""
+    keep = math.exp(eps) / (1 + math.exp(eps))
+    return lambda bit, n, rng: np.where(rng.random(n) < keep, bit, 1 - bit).astype(np.int64)
+
+
+def above_threshold_without_query_noise(eps: float, threshold: float = 0.5):
+    """Faulty AboveThreshold (Dwork and Roth 2014, Alg. 1, sensitivity-1 queries) that adds no
+    noise to the queries: noisy threshold T + Lap(2/eps), output the index of the first query at
+    or above it, or len(q) if none (the output format of SparseVectorMechanism)."""
+    def mech(q, n, rng):
+        q = np.asarray(q, dtype=float)
+        t_hat = threshold + rng.laplace(0.0, 2.0 / eps, size=(n, 1))
+        above = q[None, :] >= t_hat
+        return np.where(above.any(axis=1), above.argmax(axis=1), q.size)
+    return mech
+
+
+def noisy_max_with_value(eps: float):
+    """Faulty report-noisy-max: Lap(1/eps) noise on sensitivity-1 counts, releases the argmax
+    *and* the noisy maximum (only the argmax is eps-DP for monotone counts)."""
+    def mech(counts, n, rng):
+        noisy = np.asarray(counts, float) + rng.laplace(0.0, 1.0 / eps, size=(n, len(counts)))
+        i = noisy.argmax(axis=1)
+        return np.stack([i.astype(float), noisy[np.arange(n), i]], axis=1)
+    return mech
+
+
+def tree_prefix_sums_renoised(eps: float, T: int):
+    """Faulty binary-tree aggregation (continual counting over T steps, x_t in [0, 1]).
+
+    Correct tree: each of the log2(T) + 1 levels' nodes is noised once with Lap(levels / eps) and
+    every released prefix sum reuses the stored node noise (an element is in ``levels`` nodes, so
+    the release is eps-DP). Faulty variant: at every step t the prefix sums S_1..S_t are
+    re-released, and each query redraws the noise of the popcount(i) nodes that make up S_i, so
+    repeated queries average the noise out. Output: the T(T+1)/2 answers, shape (n, T(T+1)/2).
+    """
+    levels = int(math.log2(T)) + 1
+    b = levels / eps
+    prefix = np.array([i for t in range(1, T + 1) for i in range(1, t + 1)])
+    nodes = np.array([bin(i).count("1") for i in prefix])
+    mask = np.arange(nodes.max())[None, :] < nodes[:, None]
+
+    def mech(x, n, rng):
+        s = np.cumsum(np.asarray(x, float))[prefix - 1]
+        noise = (rng.laplace(0.0, b, size=(n, prefix.size, nodes.max())) * mask).sum(axis=2)
+        return s + noise
+    return mech
+
+
+def _false_alarm_ppf(reps: int, alpha: float) -> int:
+    # A valid auditor has <= alpha false-alarm probability per repetition; more than this many in
+    # `reps` independent repetitions happens with probability < 1e-3.
+    return int(stats.binom(reps, alpha).ppf(0.999))
+
+
+# ----------------------------------------------------------------------------------------------
+# Contract
+# ----------------------------------------------------------------------------------------------
+
+def test_contract_on_a_user_mechanism_written_in_a_few_lines() -> None:
+    def noisy_count(data, n, rng):
+        return np.sum(data) + rng.laplace(0.0, 1.0, size=n)   # sensitivity 1, eps = 1
+
+    result = dpaudit.audit(noisy_count, [1, 0, 1], [1, 1, 1], epsilon=1.0, delta=0.0,
+                           samples=50_000, alpha=0.05, seed=0)
+    assert isinstance(result, AuditResult)
+    assert isinstance(result.epsilon_lower_bound, float)
+    assert 0.8 < result.epsilon_lower_bound <= 1.0
+    assert result.verdict == "not violated"
+    d = json.loads(json.dumps(result.to_dict()))
+    for key in ("claim", "epsilon_lower_bound", "verdict", "mu_lower_bound", "event", "confidence",
+                "samples", "seed", "timing", "histogram", "statistic"):
+        assert key in d
+    assert d["claim"] == {"epsilon": 1.0, "delta": 0.0}
+    assert d["samples"]["per_input"] == 50_000 and d["seed"] == 0
+    ev = d["event"]
+    assert {"count0", "count1", "nobs0", "nobs1"} <= set(ev["test"])
+    assert {"count0", "count1", "nobs0", "nobs1"} <= set(ev["train"])
+    assert ev["p_interval"]["lower"] <= ev["p_interval"]["estimate"]
+    assert ev["q_interval"]["upper"] >= ev["q_interval"]["estimate"]
+    assert d["timing"]["seconds"] >= d["timing"]["sampling_seconds"] > 0
+    assert dpaudit.AuditResult is AuditResult
+
+
+def test_reproducible_from_the_seed_and_sensitive_to_it() -> None:
+    mech = laplace(1.0)
+    a = audit(mech, 0.0, 1.0, samples=20_000, seed=7).to_dict()
+    b = audit(mech, 0.0, 1.0, samples=20_000, seed=7).to_dict()
+    c = audit(mech, 0.0, 1.0, samples=20_000, seed=8).to_dict()
+    for d in (a, b, c):
+        d.pop("timing")
+    assert a == b
+    assert a["event"]["test"] != c["event"]["test"]
+
+
+def test_reported_bound_is_recomputable_from_reported_counts() -> None:
+    r = audit(laplace(0.8), 0.0, 1.0, epsilon=1.0, samples=30_000, seed=3)
+    ev = r.event
+    assert ev.p.alpha == r.bonferroni.per_interval_alpha
+    assert r.epsilon_lower_bound == pytest.approx(
+        bound_from_counts(ev.p.count, ev.p.nobs, ev.q.count, ev.q.nobs, 0.0, r.alpha), rel=1e-12)
+    c0, c1 = ev.test_counts
+    assert (c1, c0) == ((ev.p.count, ev.q.count) if ev.event.numerator == 1
+                        else (ev.q.count, ev.p.count))
+    assert r.n_fit + r.n_select + r.n_test == r.samples
+    assert r.train_fraction == pytest.approx((r.n_fit + r.n_select) / r.samples)
+    h = r.histogram
+    assert sum(h["counts0"]) == sum(h["counts1"]) == r.n_test
+    assert len(h["edges"]) == len(h["counts0"]) + 1
+
+
+def test_sampling_uses_fresh_generators_in_chunks() -> None:
+    calls = []
+
+    def mech(d, n, rng):
+        assert isinstance(rng, np.random.Generator)
+        calls.append((d, n, rng, rng.bit_generator.state["state"]["state"]))
+        return d + rng.normal(size=n)
+
+    r = audit(mech, 0.0, 1.0, samples=5_000, seed=1, chunk_size=700)
+    assert sum(n for d, n, _, _ in calls if d == 0.0) == 5_000
+    assert sum(n for d, n, _, _ in calls if d == 1.0) == 5_000
+    assert max(n for _, n, _, _ in calls[2:]) <= 700 and r.chunk_size == 700
+    assert len({id(g) for _, _, g, _ in calls}) == len(calls)
+    # Every chunk starts from its own spawned seed: all initial generator states differ.
+    assert len({state for *_, state in calls}) == len(calls)
+
+
+@pytest.mark.parametrize("kwargs,exc,word", [
+    ({"epsilon": 0.0}, ValueError, "epsilon"),
+    ({"epsilon": -1.0}, ValueError, "epsilon"),
+    ({"delta": 1.0}, ValueError, "delta"),
+    ({"delta": -0.1}, ValueError, "delta"),
+    ({"alpha": 0.0}, ValueError, "alpha"),
+    ({"alpha": 1.0}, ValueError, "alpha"),
+    ({"samples": 5}, ValueError, "samples"),
+    ({"samples": 1000.5}, TypeError, "samples"),
+    ({"seed": -1}, ValueError, "seed"),
+    ({"train_fraction": 1.0}, ValueError, "train_fraction"),
+    ({"test_events": 5}, ValueError, "test_events"),
+    ({"output_kind": "ordinal"}, ValueError, "output_kind"),
+    ({"chunk_size": 0}, ValueError, "chunk_size"),
+    ({"statistic": 3}, TypeError, "statistic"),
+])
+def test_parameter_validation(kwargs, exc, word) -> None:
+    with pytest.raises(exc, match=word):
+        audit(laplace(1.0), 0.0, 1.0, **{"samples": 1000, **kwargs})
+
+
+def test_pairs_validation() -> None:
+    with pytest.raises(ValueError, match="pairs"):
+        audit(laplace(1.0), 0.0, 1.0, samples=1000, pairs=[(0.0, 1.0)])
+    with pytest.raises(ValueError, match="pairs"):
+        audit(laplace(1.0), samples=1000, pairs=[])
+    with pytest.raises(ValueError, match="pairs\\[0\\]"):
+        audit(laplace(1.0), samples=1000, pairs=[(0.0, 1.0, 2.0)])
+    with pytest.raises(TypeError, match="mechanism"):
+        audit("laplace", 0.0, 1.0, samples=1000)
+
+
+@pytest.mark.parametrize("mech,match", [
+    (lambda d, n, rng: rng.normal(size=n + 1), "leading axis"),
+    (lambda d, n, rng: 0.5, "scalar"),
+    (lambda d, n, rng: np.full(n, np.nan), "NaN"),
+    (lambda d, n, rng: np.full(n, np.inf), "infinite"),
+    (lambda d, n, rng: rng.normal(size=(n, 2 if d == 0 else 3)), "differ"),
+    (lambda d, n, rng: rng.normal(size=(n, 1 + (n % 2))), "same output shape"),
+])
+def test_bad_mechanism_outputs_are_named(mech, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        audit(mech, 0, 1, samples=1000, chunk_size=333)
+
+
+# ----------------------------------------------------------------------------------------------
+# Built-in statistics and output kinds
+# ----------------------------------------------------------------------------------------------
+
+def test_threshold_sweep_counts_match_brute_force() -> None:
+    g = np.random.default_rng(5)
+    s0 = g.integers(0, 12, size=300).astype(float)
+    s1 = g.integers(3, 15, size=250).astype(float)
+    sweep = sweep_thresholds(s0, s1, n_test0=1000, n_test1=1000, alpha=0.025)
+    assert sweep.n_candidates == 4 * sweep.thresholds.size
+    assert np.array_equal(sweep.thresholds, np.unique(np.r_[s0, s1])[:-1])
+    for f, (tail, num) in enumerate(ThresholdSweep.FAMILIES):
+        for i, t in enumerate(sweep.thresholds):
+            ev = ThresholdEvent(tail, t, num)
+            assert sweep.count0[f, i] == ev.indicator(s0).sum()
+            assert sweep.count1[f, i] == ev.indicator(s1).sum()
+    best = sweep.best(4)
+    assert len({(r.event.tail, r.event.numerator) for r in best}) == 4
+    assert [r.rank_value for r in best] == sorted([r.rank_value for r in best], reverse=True)
+    # data1 is shifted up: the best event is an upper tail with data1 as numerator, or its mirror.
+    assert (best[0].event.tail, best[0].event.numerator) in {("upper", 1), ("lower", 0)}
+
+
+def test_threshold_sweep_thins_the_middle_but_keeps_both_tails() -> None:
+    g = np.random.default_rng(0)
+    s0, s1 = g.normal(size=50_000), g.normal(size=50_000)
+    sweep = sweep_thresholds(s0, s1, n_test0=10**6, n_test1=10**6, alpha=0.025,
+                             max_thresholds=1000)
+    allu = np.unique(np.r_[s0, s1])[:-1]
+    assert sweep.thresholds.size <= 1000
+    assert np.array_equal(sweep.thresholds[:20], allu[:20])
+    assert np.array_equal(sweep.thresholds[-20:], allu[-20:])
+
+
+def test_linear_discriminant_matches_batch_formula() -> None:
+    g = np.random.default_rng(1)
+    a = g.normal(size=(4, 4))
+    x0 = g.normal(size=(3000, 4)) @ a + 5.0
+    x1 = g.normal(size=(2000, 4)) @ a + 5.0 + np.array([1.0, 0.0, -1.0, 0.5])
+    fit = LinearDiscriminantFitter()
+    for chunk in np.array_split(x0, 3):
+        fit.update(chunk, 0)
+    for chunk in np.array_split(x1, 4):
+        fit.update(chunk, 1)
+    scorer = fit.finish()
+    diff = x1.mean(0) - x0.mean(0)
+    pooled = ((x0 - x0.mean(0)).T @ (x0 - x0.mean(0)) + (x1 - x1.mean(0)).T @ (x1 - x1.mean(0)))
+    pooled /= x0.shape[0] + x1.shape[0] - 2
+    assert scorer.whitening == "full"
+    assert np.allclose(scorer.weights, np.linalg.solve(pooled, diff), rtol=1e-6)
+    # Above max_full_dim, pooled per-coordinate variances replace the matrix.
+    diag = LinearDiscriminantFitter(max_full_dim=2)
+    diag.update(x0, 0)
+    diag.update(x1, 1)
+    d = diag.finish()
+    assert d.whitening == "diagonal"
+    assert np.allclose(d.weights, diff / np.diag(pooled), rtol=1e-6)
+
+
+def test_likelihood_ratio_scores_outcomes() -> None:
+    fit = LikelihoodRatioFitter()
+    fit.update(np.array([0, 0, 0, 1]), 0)
+    fit.update(np.array([1, 1, 1, 2]), 1)
+    scorer = fit.finish()
+    # K = 3 outcomes, N0 = N1 = 4: ln((n1 + 1/2) / (n0 + 1/2)).
+    expected = np.log(np.array([0.5 / 3.5, 3.5 / 1.5, 1.5 / 0.5]))
+    assert np.allclose(scorer(np.array([0, 1, 2, 7])), np.r_[expected, 0.0])
+
+def test_discrete_labels_and_strings() -> None:
+    def rr_strings(bit, n, rng):
+        keep = rng.random(n) < math.exp(2.0) / (1 + math.exp(2.0))
+        return np.where(keep == bool(bit), "yes", "no")
+    r = audit(rr_strings, 1, 0, epsilon=1.0, samples=20_000, seed=0)
+    assert r.output_kind == "discrete" and r.verdict == "violated"
+    assert 1.5 < r.epsilon_lower_bound <= 2.0
+
+    def labels(bit, n, rng):
+        out = np.empty(n, dtype=object)
+        out[:] = [("a", 1) if x else None for x in rng.random(n) < (0.7 if bit else 0.3)]
+        return out
+    r = audit(labels, 1, 0, epsilon=1.0, samples=20_000, seed=0)
+    assert r.output_kind == "discrete" and 0.6 < r.epsilon_lower_bound <= math.log(0.7 / 0.3)
+
+
+def test_discrete_tuples_pick_the_likelihood_ratio_prefix_set() -> None:
+    # Outcomes (a, b) with a, b in {0, 1, 2}: data1 moves mass to (2, 2); the best event is
+    # {(2, 2)} with ratio 3 (every other outcome has ratio 3/4).
+    p0 = np.full(9, 1 / 9)
+    p1 = np.r_[np.full(8, 1 / 12), 3 / 9]
+    grid = np.array([(a, b) for a in range(3) for b in range(3)])
+
+    def mech(which, n, rng):
+        return grid[rng.choice(9, size=n, p=p1 if which else p0)]
+    r = audit(mech, 0, 1, epsilon=2.0, samples=200_000, seed=2)
+    assert r.output_kind == "discrete"
+    assert math.log(3) * 0.9 < r.epsilon_lower_bound <= math.log(3)
+
+
+def test_vector_outputs_use_a_whitened_discriminant() -> None:
+    # N(0, S) vs N(m, S) with strongly correlated S: the exact Gaussian-DP parameter is the
+    # Mahalanobis distance; a plain difference of means would give a much smaller mu.
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(6, 6))
+    cov = a @ a.T + 0.05 * np.eye(6)
+    chol = np.linalg.cholesky(cov)
+    shift = np.array([1.0, -1.0, 0.5, 0.0, 0.3, 0.2])
+    scale = 1.0 / math.sqrt(shift @ np.linalg.solve(cov, shift))
+    shift = shift * scale  # exact mu = 1
+    naive_mu = (shift @ shift) / math.sqrt(shift @ cov @ shift)
+
+    def mech(which, n, g):
+        return which * shift + g.normal(size=(n, 6)) @ chol.T
+    r = audit(mech, 0, 1, epsilon=5.0, samples=300_000, seed=1)
+    assert r.statistic["whitening"] == "full"
+    # Valid bound at or below 1; 0.93 is within the bound's sampling noise at 2.7e5 test runs
+    # (the interval half-width on mu is about 0.01).
+    assert 0.93 < r.mu_lower_bound <= 1.0
+    assert naive_mu < 0.8
+
+
+def test_trajectories_are_flattened_and_user_statistic_replaces_builtin() -> None:
+    def traj(which, n, g):  # (n, T, d) trajectory; the change enters coordinate 0 at every step
+        x = g.normal(size=(n, 8, 2))
+        x[:, :, 0] += 0.25 * which
+        return x
+    r = audit(traj, 0, 1, epsilon=5.0, samples=100_000, seed=0)
+    assert r.statistic["dimension"] == 16
+    # Exact mu = 0.25 * sqrt(8) = 0.707.
+    assert 0.6 < r.mu_lower_bound <= 0.75
+    u = audit(traj, 0, 1, epsilon=5.0, samples=100_000, seed=0,
+              statistic=lambda out: out[:, :, 0].sum(axis=1))
+    assert u.output_kind == "user" and u.n_fit == 0
+    assert 0.6 < u.mu_lower_bound <= 0.75
+    with pytest.raises(ValueError, match="1-D array"):
+        audit(traj, 0, 1, samples=1_000, statistic=lambda out: out[:, 0, :])
+
+
+def test_deterministic_mechanism_gives_bound_limited_only_by_samples() -> None:
+    r = audit(lambda d, n, g: np.full(n, float(d)), 0, 1, samples=10_000, seed=0)
+    # Perfect separation: p_lo close to 1, q_hi = 1 - a^(1/n) on ~9000 test runs: ln(n / 3.7).
+    assert r.epsilon_lower_bound > 7.0 and r.verdict == "violated"
+    same = audit(lambda d, n, g: np.zeros(n), 0, 1, samples=1_000, seed=0)
+    assert same.epsilon_lower_bound == 0.0 and same.event is None
+
+
+def test_multiple_test_events_are_bonferroni_corrected() -> None:
+    r = audit(laplace(1.0), 0.0, 1.0, samples=100_000, seed=0, test_events=4)
+    assert r.bonferroni.m == r.bonferroni_factor == 4 == len(r.evaluated_events)
+    assert r.bonferroni.per_interval_alpha == pytest.approx(1 - math.sqrt(1 - 0.05 / 4))
+    assert all(e.p.alpha == r.bonferroni.per_interval_alpha for e in r.evaluated_events)
+    assert r.epsilon_lower_bound == max(e.epsilon_lower_bound for e in r.evaluated_events)
+    families = {(e.event.tail, e.event.numerator) for e in r.evaluated_events}
+    assert len(families) == 4
+
+
+def test_candidate_pairs_pilot_then_fresh_main_run() -> None:
+    mech = laplace(1.0)
+    r = audit(mech, pairs=[(0.0, 0.0), (0.0, 0.2), (0.0, 1.0), (0.5, 0.5)], epsilon=1.0,
+              samples=100_000, seed=4)
+    assert r.pair_index == 2
+    assert len(r.pilot) == 4 and r.pilot_samples == max(2_000, 100_000 // 40)
+    projected = [p["projected_log_ratio_bound"] for p in r.pilot]
+    assert max(projected) == projected[2]
+    assert 0.85 < r.epsilon_lower_bound <= 1.0
+    # The main run uses stream 0 whatever the pilot did: a single pair reproduces data0/data1.
+    single = audit(mech, pairs=[(0.0, 1.0)], samples=20_000, seed=4)
+    plain = audit(mech, 0.0, 1.0, samples=20_000, seed=4)
+    assert single.epsilon_lower_bound == plain.epsilon_lower_bound and single.pilot == ()
+    assert json.dumps(r.to_dict())
+
+
+# ----------------------------------------------------------------------------------------------
+# Validity: false alarms on correctly calibrated mechanisms (worst-case neighbours)
+# ----------------------------------------------------------------------------------------------
+
+_MU_1E5 = gaussian_mu_for(1.0, 1e-5)
+_MU_5E2 = gaussian_mu_for(1.0, 0.05)
+_K = 10
+# Utilities (maximised), P[i] ~ exp(eps u_i / 2) with sensitivity 1 (McSherry and Talwar 2007).
+_EXPONENTIAL = ExponentialMechanism.from_epsilon(1.0, 1.0, form="half", maximize=True)
+_U0, _U1 = np.r_[1.0, np.zeros(_K - 1)], np.r_[0.0, np.ones(_K - 1)]
+CALIBRATED = {
+    # name: (mechanism, data0, data1, delta); each pair attains (or nearly attains) the claim.
+    "laplace": (laplace(1.0), 0.0, 1.0, 0.0),
+    "gaussian-delta-1e-5": (gaussian(1 / _MU_1E5), 0.0, 1.0, 1e-5),
+    "gaussian-delta-0.05": (gaussian(1 / _MU_5E2), 0.0, 1.0, 0.05),
+    "randomized-response": (randomized_response(1.0), 1, 0, 0.0),
+    # Below-then-above queries: exact epsilon 0.981 (test_sparse_vector_pair_is_nearly_tight).
+    "sparse-vector": (SparseVectorMechanism(1.0, 0.5), [0] * 9 + [1], [1] * 9 + [0], 0.0),
+    # Utility of outcome 0 up by 1, all others down by 1: ratio e^{eps/2} Z/Z' -> e^eps as k
+    # grows; exact epsilon 0.897 at k = 10 (test_exponential_pair_is_nearly_tight).
+    "exponential": (_EXPONENTIAL, _U0, _U1, 0.0),
+}
+
+
+def test_sparse_vector_pair_is_nearly_tight() -> None:
+    # The exact output law of AboveThreshold (numerical integration) on the false-alarm pair: its
+    # largest log ratio is 0.981 of the claimed epsilon = 1, so the false-alarm test has teeth.
+    p = first_above_probabilities(np.array([0.0] * 9 + [1.0]), 0.5, 2.0, 4.0)
+    q = first_above_probabilities(np.array([1.0] * 9 + [0.0]), 0.5, 2.0, 4.0)
+    assert np.max(np.abs(np.log(p / q))) == pytest.approx(0.981, abs=1e-3)
+
+
+def test_exponential_pair_is_nearly_tight() -> None:
+    lp0, lp1 = _EXPONENTIAL.log_probabilities(_U0), _EXPONENTIAL.log_probabilities(_U1)
+    w = math.exp(0.5)
+    assert np.max(np.abs(lp0 - lp1)) == pytest.approx(
+        math.log(w * (1 + (_K - 1) * w) / (w + _K - 1)), rel=1e-12)
+    assert np.max(np.abs(lp0 - lp1)) == pytest.approx(0.897, abs=1e-3)
+
+
+@pytest.mark.parametrize("name", sorted(CALIBRATED))
+def test_false_alarm_rate_at_most_alpha(name: str) -> None:
+    mech, d0, d1, delta = CALIBRATED[name]
+    reps, alpha = 200, 0.05
+    bounds = np.array([audit(mech, d0, d1, epsilon=1.0, delta=delta, samples=10_000, alpha=alpha,
+                             seed=s).epsilon_lower_bound for s in range(reps)])
+    false_alarms = int(np.sum(bounds > 1.0))
+    print(f"{name}: {false_alarms}/{reps} false alarms, mean bound {bounds.mean():.3f}")
+    assert false_alarms <= _false_alarm_ppf(reps, alpha)
+
+
+@pytest.mark.parametrize("kind", ["discrete-64", "vector-30"])
+def test_null_mechanism_shows_no_privacy_loss_beyond_alpha(kind: str) -> None:
+    # Identical output laws on both inputs: the true epsilon is 0, so any positive bound is a false
+    # alarm. Many outcomes / many dimensions make a train-test leak show up at once (the best of
+    # dozens of noisy events would look significant).
+    if kind == "discrete-64":
+        def mech(d, n, g):
+            return g.integers(0, 64, size=n)
+    else:
+        def mech(d, n, g):
+            return g.normal(size=(n, 30))
+    reps, alpha = 200, 0.05
+    positives = sum(audit(mech, 0, 1, samples=2_000, alpha=alpha, seed=s).epsilon_lower_bound > 0
+                    for s in range(reps))
+    print(f"{kind}: {positives}/{reps} positive bounds")
+    assert positives <= _false_alarm_ppf(reps, alpha)
+
+
+def test_randomized_response_false_alarm_rate_matches_exact_calculation() -> None:
+    # For binary RR every sensible event is {reported bit = true bit} (or its mirror image, with the
+    # same two probabilities), so the false-alarm probability is an exact double binomial sum. The
+    # measured rate must match it: too many means anti-conservative intervals, too few means
+    # wasted level (e.g. a Bonferroni factor counted twice). alpha = 0.3 makes the rate large
+    # enough to measure.
+    eps, alpha, samples, reps = 1.0, 0.3, 2_000, 400
+    keep = math.exp(eps) / (1 + math.exp(eps))
+    results = [audit(randomized_response(eps), 1, 0, epsilon=eps, samples=samples, alpha=alpha,
+                     seed=s) for s in range(reps)]
+    n = results[0].n_test
+    assert all(r.event.p.count > r.event.q.count for r in results)
+    a = Bonferroni(alpha).per_interval_alpha
+    k = np.arange(n + 1)
+    p_lo = clopper_pearson_lower(k, n, a)
+    q_hi = clopper_pearson_upper(k, n, a)
+    # Violation iff p_lo(Kp) > e^eps q_hi(Kq); q_hi is increasing in Kq.
+    kq_max = np.searchsorted(q_hi, p_lo / math.exp(eps), side="left") - 1
+    exact = float(np.sum(stats.binom.pmf(k, n, keep) * stats.binom.cdf(kq_max, n, 1 - keep)))
+    observed = sum(r.verdict == "violated" for r in results)
+    print(f"RR: observed {observed}/{reps}, exact probability {exact:.4f}")
+    assert exact <= alpha
+    # Two-sided exact binomial test: a correct auditor fails it with probability 1e-3.
+    assert stats.binomtest(observed, reps, exact).pvalue > 1e-3
+
+
+# ----------------------------------------------------------------------------------------------
+# Tightness (ratio of the lower bound to the exact epsilon)
+# ----------------------------------------------------------------------------------------------
+
+def test_tightness_laplace_eps_1() -> None:
+    r = audit(laplace(1.0), 0.0, 1.0, epsilon=1.0, samples=1_000_000, seed=0)
+    print(f"Laplace eps=1, 1e6 samples: ratio {r.epsilon_lower_bound:.4f}")
+    # Interval half-widths at ~4.5e5 events are < 0.5%: 0.95 leaves a wide margin.
+    assert 0.95 <= r.epsilon_lower_bound <= 1.0
+
+
+def test_tightness_gaussian_dp_mu_1() -> None:
+    r = audit(gaussian(1.0), 0.0, 1.0, epsilon=1.0, samples=1_000_000, seed=0)
+    print(f"Gaussian mu=1, 1e6 samples: mu ratio {r.mu_lower_bound:.4f}")
+    assert 0.95 <= r.mu_lower_bound <= 1.0
+
+
+def test_tightness_gaussian_mechanism_delta_1e5() -> None:
+    mu = _MU_1E5
+    r = audit(gaussian(1 / mu), 0.0, 1.0, epsilon=1.0, delta=1e-5, samples=1_000_000, seed=0)
+    # Ceiling for a threshold event at 9e5 test runs: max_t ln((p_lo - 1e-5) / q_hi) with the
+    # exact tail probabilities plugged in is 0.762 (at t = 3.2 sigma); seeds 0-7 give 0.60-0.75.
+    print(f"Gaussian (1, 1e-5), 1e6 samples: ratio {r.epsilon_lower_bound:.4f}")
+    assert 0.65 <= r.epsilon_lower_bound <= 1.0
+
+
+@pytest.mark.slow
+def test_tightness_laplace_eps_0_1() -> None:
+    r = audit(laplace(10.0), 0.0, 1.0, epsilon=0.1, samples=10_000_000, seed=0)
+    print(f"Laplace eps=0.1, 1e7 samples: ratio {r.epsilon_lower_bound / 0.1:.4f}")
+    assert 0.9 <= r.epsilon_lower_bound / 0.1 <= 1.0
+
+
+# ----------------------------------------------------------------------------------------------
+# Detection of broken mechanisms (each at its claimed epsilon with a stated budget)
+# ----------------------------------------------------------------------------------------------
+
+DETECTION = {
+    # name: (mechanism, data0, data1, claimed epsilon, claimed delta, samples per input)
+    "laplace-half-scale": (laplace(0.5), 0.0, 1.0, 1.0, 0.0, 20_000),
+    # Claimed (1, 1e-5) with sigma = 1; exact epsilon(1e-5) of sigma = 1 is about 4.4.
+    "gaussian-sigma-too-small": (gaussian(1.0), 0.0, 1.0, 1.0, 1e-5, 100_000),
+    # All four counts move by one; the released maximum is 4-eps-DP in its lower tail.
+    "noisy-max-with-value": (noisy_max_with_value(1.0), np.zeros(4), np.ones(4), 1.0, 0.0, 20_000),
+    # Query pattern (0, 1, 1, 1) vs (1, 0, 0, 0): outcome "index 1" is impossible on data1.
+    "sparse-vector-no-query-noise": (above_threshold_without_query_noise(1.0), [0, 1, 1, 1],
+                                     [1, 0, 0, 0], 1.0, 0.0, 20_000),
+    "tree-renoised-per-query": (tree_prefix_sums_renoised(1.0, 8), np.zeros(8), np.eye(8)[0],
+                                1.0, 0.0, 50_000),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DETECTION))
+def test_detects_broken_mechanism(name: str) -> None:
+    mech, d0, d1, eps, delta, samples = DETECTION[name]
+    r = audit(mech, d0, d1, epsilon=eps, delta=delta, samples=samples, seed=0)
+    print(f"{name}: lower bound {r.epsilon_lower_bound:.3f} vs claimed {eps}")
+    assert r.verdict == "violated"
+    assert r.epsilon_lower_bound > eps
+
+
+# ----------------------------------------------------------------------------------------------
+# Long campaigns
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CALIBRATED))
+def test_false_alarm_campaign(name: str) -> None:
+    mech, d0, d1, delta = CALIBRATED[name]
+    reps, alpha = 1_000, 0.05
+    bounds = np.array([audit(mech, d0, d1, epsilon=1.0, delta=delta, samples=20_000, alpha=alpha,
+                             seed=10_000 + s).epsilon_lower_bound for s in range(reps)])
+    false_alarms = int(np.sum(bounds > 1.0))
+    print(f"{name}: {false_alarms}/{reps} false alarms, mean bound {bounds.mean():.3f}")
+    assert false_alarms <= _false_alarm_ppf(reps, alpha)
