@@ -22,10 +22,12 @@ from dpaudit.audits.claim_audit import ClaimAudit
 from dpaudit.claims import PrivacyClaim
 
 __all__ = ["Budget", "BUDGETS", "AuditContext", "RegisteredClaim", "register", "get", "all_claims",
-           "CLAIM_MODULES"]
+           "CLAIM_MODULES", "unregister"]
 
 #: Modules whose import registers claims. Adding a learner family = adding one line here.
-CLAIM_MODULES: list[str] = []
+CLAIM_MODULES: list[str] = [
+    "dpaudit.audits.st13",
+]
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,11 @@ def register(claim: PrivacyClaim, audit: AuditFunction, kind: str = "learner") -
         raise ValueError(f"claim id {claim.id!r} is already registered with a different claim")
     _REGISTRY[claim.id] = RegisteredClaim(claim, audit, kind)
     return claim
+
+
+def unregister(claim_id: str) -> None:
+    """Remove a registration (for tests that register temporary claims); unknown ids are ignored."""
+    _REGISTRY.pop(claim_id, None)
 
 
 def _load() -> None:

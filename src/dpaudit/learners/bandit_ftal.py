@@ -1,0 +1,537 @@
+"""Bandit Follow the Approximate Leader, non-private and private (Smith & Thakurta, NeurIPS 2013).
+
+Setting (ST13 Sec. 3): ``rB^p subset C subset RB^p`` (balls about the origin), losses with
+``|f_t(w)| <= B`` on ``C``; the learner only observes the value of ``f_t`` at the point it plays.
+
+One-point gradient estimate (Flaxman, Kalai, McMahan 2005; ST13 Sec. 3): with ``u_t`` uniform on
+the unit sphere ``S^(p-1)`` and a sampling radius ``beta > 0``, the vector
+``(p / beta) f_t(w~_t + beta u_t) u_t`` is an unbiased estimate of the gradient of the smoothed loss
+``f^_t = f_t * U(beta B^p)`` at ``w~_t``.
+
+Non-private bandit FTAL (Sec. 3.1, eq. (8)), with ``xi = beta / r``:
+
+    w~_{t+1} = argmin_{w in (1-xi)C} < sum_{tau<=t} (p/beta) f_tau(w~_tau + beta u_tau) u_tau, w >
+                                      + H/2 sum_{tau<=t} ||w - w~_tau||^2,
+    played (output) point  w^_t = w~_t + beta u_t.
+
+Private bandit FTAL (Sec. 3.2, eq. (9), App. E.1 Algorithm 3): the sum is replaced by the noisy
+partial sum ``v^dagger_t`` of Algorithm 2, to which each ``(p/beta) f_t(w^_t) u_t`` is passed with
+"L2-bound pB/beta and privacy parameter eps" (Alg. 3 lines 3 and 7). Algorithm 3 line 5 prints
+"Output w^_t" after computing ``w^dagger_{t+1}``; following Sec. 3.1 (step 2, "Output
+w^_t = w~_t + beta u_t") we read the released/played point as ``w^_t = w^dagger_t + beta u_t``.
+The release is the played points ``w^_1, ..., w^_T`` only; ``u_t`` and ``w^dagger_t`` stay secret.
+
+The minimiser over ``(1 - xi) C`` has the closed form of :mod:`.ftal` with the projection onto the
+shrunk set, ``Pi_{(1-xi)C}(x) = (1 - xi) Pi_C(x / (1 - xi))``. Because ``rB^p subset C``,
+``(1 - xi) C + beta B^p subset C``, so every played point lies in ``C`` and the loss is only
+evaluated on ``C``.
+
+App. E.3 (general convex losses): run Algorithm 3 on ``h_t = f_t + H/2 ||w||^2`` (the learner
+observes ``f_t(w^_t)`` and adds ``H/2 ||w^_t||^2``); Theorem 17 sets ``H = 1/T^(1/4)``,
+``beta = p/T^(1/4)``, ``xi = beta/r``. ``|h_t| <= B + H R^2 / 2`` on ``C``, and the paper does not
+say which bound the tree gets: ``tree_bound`` chooses ``"loss-bound"`` (``pB/beta``, Algorithm 3 as
+printed) or ``"regularised"`` (``p (B + H R^2/2) / beta``). Every tree input is clipped to the
+bound.
+
+Parameter schedules: Theorem 12 (non-private), Theorem 6 (private), Theorem 17 (private, convex);
+see :func:`theorem12_schedule`, :func:`theorem6_schedule`, :func:`theorem17_schedule`.
+
+References
+----------
+A. Smith, A. Thakurta. (Nearly) optimal algorithms for private online learning in
+full-information and bandit settings. NeurIPS 2013 (``st13.txt``): Sec. 3, eqs. (6)-(9),
+Theorems 5, 6, 12, 17, App. D, App. E (Algorithm 3, E.2 regret inequality, E.3).
+A. Flaxman, A. Kalai, H. B. McMahan. Online convex optimization in the bandit setting: gradient
+descent without a gradient. SODA 2005.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from dpaudit._validation import (
+    check_epsilon,
+    check_finite_array,
+    check_generator,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
+from dpaudit.learners.base import OnlineLearner
+from dpaudit.learners.domains import Ball, Box, Domain
+from dpaudit.learners.losses import Loss
+from dpaudit.learners.pftal import L2Regularised
+from dpaudit.learners.st13_tree import ST13TreeAggregator
+
+__all__ = [
+    "Adversary",
+    "BanditTreeBoundReading",
+    "BanditSchedule",
+    "inner_radius",
+    "sample_unit_sphere",
+    "one_point_gradient",
+    "project_shrunk",
+    "theorem12_schedule",
+    "theorem6_schedule",
+    "theorem17_schedule",
+    "theorem6_regret_bound",
+    "BanditFTAL",
+    "PrivateBanditFTAL",
+    "PrivateBanditFTALConvex",
+]
+
+Adversary = Literal["oblivious", "adaptive"]
+BanditTreeBoundReading = Literal["loss-bound", "regularised"]
+
+
+def inner_radius(domain: Domain) -> float:
+    """The largest ``r`` with ``r B^p subset C`` (balls about the origin), for balls and boxes.
+
+    Ball of radius R: ``R``. Box ``[lo, hi]^p`` with ``lo < 0 < hi``: ``min(-lo, hi)``. Other sets
+    (and boxes not containing the origin in their interior) raise ``ValueError``: the bandit
+    algorithms need ``0`` in the interior of ``C`` (ST13 Sec. 3, Theorems 6 and 12).
+    """
+    if isinstance(domain, Ball):
+        return domain.radius
+    if isinstance(domain, Box):
+        if not domain.lower < 0.0 < domain.upper:
+            raise ValueError("the bandit algorithms need a box containing the origin in its "
+                             f"interior, got [{domain.lower}, {domain.upper}]^{domain.dim}")
+        return min(-domain.lower, domain.upper)
+    raise ValueError(f"no inner ball about the origin is known for {type(domain).__name__}; the "
+                     "bandit algorithms need r B^p subset C (pass inner_radius explicitly)")
+
+
+def sample_unit_sphere(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` independent uniform points of the unit sphere ``S^(d-1)``, shape ``(n, d)``.
+
+    Normalised standard Gaussian vectors (uniform by rotation invariance); ``d = 1`` gives fair
+    random signs.
+    """
+    n = check_int(n, "n", minimum=1)
+    d = check_int(d, "d", minimum=1)
+    rng = check_generator(rng)
+    if d == 1:
+        return np.where(rng.random((n, 1)) < 0.5, -1.0, 1.0)
+    while True:
+        g = rng.standard_normal((n, d))
+        norms = np.linalg.norm(g, axis=1, keepdims=True)
+        if np.all(norms > 0):  # probability-one event; redraw the batch otherwise
+            return g / norms
+
+
+def one_point_gradient(values: np.ndarray, directions: np.ndarray, sampling_radius: float
+                       ) -> np.ndarray:
+    """The one-point gradient estimate ``(p / beta) f(w + beta u) u`` (FKM05; ST13 Sec. 3).
+
+    Parameters
+    ----------
+    values : array, shape ``(n,)``
+        ``f(w + beta u)`` for each run (the bandit feedback).
+    directions : array, shape ``(n, p)``
+        The unit vectors ``u``.
+    sampling_radius : float
+        ``beta`` > 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape ``(n, p)``
+        Unbiased for the gradient of the smoothed loss ``f^ = f * U(beta B^p)`` at ``w`` when ``u``
+        is uniform on the sphere (Stokes' theorem, ST13 Sec. 3).
+    """
+    beta = check_positive(sampling_radius, "sampling_radius")
+    u = check_finite_array(directions, "directions", ndim=2)
+    vals = check_finite_array(values, "values", shape=(u.shape[0],))
+    return (u.shape[1] / beta) * vals[:, None] * u
+
+
+def project_shrunk(x: np.ndarray, domain: Domain, shrink: float) -> np.ndarray:
+    """Euclidean projection onto ``(1 - xi) C``: ``(1 - xi) Pi_C(x / (1 - xi))``.
+
+    ``shrink`` = ``xi`` in [0, 1).
+    """
+    xi = check_nonnegative(shrink, "shrink")
+    if xi >= 1.0:
+        raise ValueError(f"shrink must be in [0, 1), got {shrink!r}")
+    c = 1.0 - xi
+    return c * domain.project(np.asarray(x, dtype=float) / c)
+
+
+@dataclass(frozen=True)
+class BanditSchedule:
+    """A theorem's parameter setting: sampling radius ``beta``, shrinkage ``xi = beta / r`` and,
+    where the theorem fixes it, the regulariser ``H`` (Theorem 17)."""
+
+    beta: float
+    xi: float
+    regularisation: float | None
+    source: str
+
+
+def _schedule(beta: float, r: float, source: str, regularisation: float | None = None
+              ) -> BanditSchedule:
+    xi = beta / r
+    if not xi < 1.0:
+        raise ValueError(f"{source} gives beta = {beta:.6g} >= r = {r:.6g}, so xi = beta/r >= 1 "
+                         "and the shrunk set (1 - xi) C is empty; the schedule needs a longer "
+                         "horizon or a larger inner radius")
+    return BanditSchedule(beta, xi, regularisation, source)
+
+
+def _adversary(adversary: str) -> str:
+    if adversary not in ("oblivious", "adaptive"):
+        raise ValueError(f"adversary must be 'oblivious' or 'adaptive', got {adversary!r}")
+    return adversary
+
+
+def theorem12_schedule(d: int, T: int, r: float, adversary: Adversary) -> BanditSchedule:
+    """Non-private bandit FTAL (ST13 Theorem 12, App. D): ``beta = p^(2/3) / T^(1/4)`` (adaptive)
+    or ``p^(2/3) / T^(1/3)`` (oblivious), ``xi = beta / r``."""
+    d = check_int(d, "d", minimum=1)
+    T = check_int(T, "T", minimum=1)
+    r = check_positive(r, "r")
+    power = 0.25 if _adversary(adversary) == "adaptive" else 1.0 / 3.0
+    return _schedule(d ** (2.0 / 3.0) / T ** power, r, f"Theorem 12 ({adversary})")
+
+
+def theorem6_schedule(d: int, T: int, r: float, adversary: Adversary) -> BanditSchedule:
+    """Private bandit FTAL (ST13 Theorem 6 and App. E.2): ``beta = p / T^(1/4)`` (adaptive) or
+    ``p / T^(1/3)`` (oblivious), ``xi = beta / r``."""
+    d = check_int(d, "d", minimum=1)
+    T = check_int(T, "T", minimum=1)
+    r = check_positive(r, "r")
+    power = 0.25 if _adversary(adversary) == "adaptive" else 1.0 / 3.0
+    return _schedule(d / T ** power, r, f"Theorem 6 ({adversary})")
+
+
+def theorem17_schedule(d: int, T: int, r: float) -> BanditSchedule:
+    """Private bandit FTAL for general convex losses (ST13 Theorem 17, App. E.3):
+    ``H = 1 / T^(1/4)``, ``beta = p / T^(1/4)``, ``xi = beta / r``."""
+    d = check_int(d, "d", minimum=1)
+    T = check_int(T, "T", minimum=1)
+    r = check_positive(r, "r")
+    return _schedule(d / T ** 0.25, r, "Theorem 17", regularisation=1.0 / T ** 0.25)
+
+
+def theorem6_regret_bound(T: int, d: int, lipschitz: float, strong_convexity: float,
+                          loss_bound: float, R: float, r: float, epsilon: float, beta: float,
+                          adversary: Adversary) -> float:
+    """The explicit regret inequality that ends ST13 App. E.2 (proof of Theorem 6).
+
+    ``3 beta L T + xi R L T + 2 (H||C|| + pB/beta)^2 log T / H
+    + 2 p (pB/beta + H||C||)^2 log^2.5 T / (beta eps H) + gamma``, with ``xi = beta/r``,
+    ``||C|| = R`` and ``gamma = 2 p B R sqrt(T) / beta`` (adaptive) or 0 (oblivious). ``log`` is
+    natural.
+    """
+    T = check_int(T, "T", minimum=1)
+    d = check_int(d, "d", minimum=1)
+    L = check_positive(lipschitz, "lipschitz")
+    H = check_positive(strong_convexity, "strong_convexity")
+    B = check_positive(loss_bound, "loss_bound")
+    R = check_positive(R, "R")
+    r = check_positive(r, "r")
+    epsilon = check_epsilon(epsilon)
+    beta = check_positive(beta, "beta")
+    xi = beta / r
+    lt = math.log(T)
+    G = H * R + d * B / beta
+    gamma = 2.0 * d * B * R * math.sqrt(T) / beta if _adversary(adversary) == "adaptive" else 0.0
+    return (3.0 * beta * L * T + xi * R * L * T + 2.0 * G ** 2 * lt / H
+            + 2.0 * d * G ** 2 * lt ** 2.5 / (beta * epsilon * H) + gamma)
+
+
+class BanditFTAL(OnlineLearner):
+    """Non-private bandit FTAL (ST13 Sec. 3.1, eq. (8)), vectorised over runs.
+
+    Parameters
+    ----------
+    domain : Domain
+        ``C``, with ``r B^p subset C`` (:func:`inner_radius`).
+    strong_convexity : float
+        ``H`` > 0.
+    loss_bound : float
+        ``B`` > 0, ``|f_t| <= B`` on ``C`` (used by the private variants' tree bound).
+    sampling_radius : float
+        ``beta`` > 0 (schedules: :func:`theorem12_schedule`).
+    shrink : float, optional
+        ``xi`` in [0, 1); default ``beta / r``.
+    inner_radius : float, optional
+        ``r``; default :func:`inner_radius` ``(domain)``. ``beta <= xi r`` is required so that the
+        played points stay in ``C``.
+    initial_point : array, shape ``(d,)``, optional
+        ``w~_1``, in ``(1 - xi) C``; default the origin projected onto ``(1 - xi) C``.
+
+    Notes
+    -----
+    :meth:`predict` returns the played points ``w~_t + beta u_t``; :meth:`learn` reads
+    ``loss.value`` at those points only, then moves to ``w~_{t+1}`` and draws ``u_{t+1}``.
+    """
+
+    name = "BanditFTAL"
+    private = False
+
+    def __init__(self, domain: Domain, strong_convexity: float, loss_bound: float,
+                 sampling_radius: float, *, shrink: float | None = None,
+                 inner_radius: float | None = None,
+                 initial_point: np.ndarray | None = None) -> None:
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
+        self._domain = domain
+        self._H = check_positive(strong_convexity, "strong_convexity")
+        self._B = check_positive(loss_bound, "loss_bound")
+        self._beta = check_positive(sampling_radius, "sampling_radius")
+        r = _inner(domain, inner_radius)
+        self._r = r
+        xi = self._beta / r if shrink is None else check_nonnegative(shrink, "shrink")
+        if not xi < 1.0:
+            raise ValueError(f"shrink xi must be in [0, 1) (xi = beta / r = {xi:.6g} by default); "
+                             "reduce the sampling radius beta")
+        if self._beta > xi * r * (1.0 + 1e-12):
+            raise ValueError(f"sampling_radius beta = {self._beta:.6g} exceeds "
+                             f"xi r = {xi * r:.6g}: played points w~ + beta u could leave C "
+                             "(ST13 Sec. 3.1 needs xi = beta / r)")
+        self._xi = xi
+        if initial_point is None:
+            w1 = project_shrunk(np.zeros(domain.dim), domain, xi)
+        else:
+            w1 = check_finite_array(initial_point, "initial_point", shape=(domain.dim,))
+            if np.linalg.norm(project_shrunk(w1, domain, xi) - w1) > 1e-9 * max(1.0, domain.radius):
+                raise ValueError("initial_point must lie in the shrunk set (1 - xi) C")
+        self._w1 = w1
+        self._w: np.ndarray | None = None
+        self._S: np.ndarray | None = None
+        self._u: np.ndarray | None = None
+        self._rng: np.random.Generator | None = None
+        self._t = 0
+
+    @property
+    def dim(self) -> int:
+        return self._domain.dim
+
+    @property
+    def domain(self) -> Domain:
+        return self._domain
+
+    @property
+    def strong_convexity(self) -> float:
+        """``H``."""
+        return self._H
+
+    @property
+    def loss_bound(self) -> float:
+        """``B``."""
+        return self._B
+
+    @property
+    def sampling_radius(self) -> float:
+        """``beta``."""
+        return self._beta
+
+    @property
+    def shrink(self) -> float:
+        """``xi``."""
+        return self._xi
+
+    @property
+    def inner_radius(self) -> float:
+        """``r``."""
+        return self._r
+
+    @property
+    def initial_point(self) -> np.ndarray:
+        """``w~_1`` (public: the secret part of ``w^_1`` is ``beta u_1`` only)."""
+        return self._w1.copy()
+
+    @property
+    def t(self) -> int:
+        return self._t
+
+    # -- hooks -----------------------------------------------------------------------------------
+    def _start(self, n_runs: int, rng: np.random.Generator) -> None:
+        self._v = np.zeros((n_runs, self.dim))
+
+    def _accumulate(self, z: np.ndarray) -> np.ndarray:
+        self._v = self._v + z
+        return self._v
+
+    def _observe(self, loss: Loss, played: np.ndarray) -> np.ndarray:
+        """The bandit feedback at the played points, shape ``(n_runs,)``."""
+        return loss.value(played)
+
+    # -- OnlineLearner ---------------------------------------------------------------------------
+    def reset(self, n_runs: int, rng: np.random.Generator) -> None:
+        n_runs = check_int(n_runs, "n_runs", minimum=1)
+        self._rng = check_generator(rng)
+        self._w = np.broadcast_to(self._w1, (n_runs, self.dim)).copy()
+        self._S = self._w.copy()
+        self._t = 1
+        self._start(n_runs, rng)
+        self._u = sample_unit_sphere(n_runs, self.dim, rng)
+
+    def _require_started(self) -> np.ndarray:
+        if self._w is None:
+            raise RuntimeError("call reset(n_runs, rng) before predict() or learn()")
+        return self._w
+
+    def predict(self) -> np.ndarray:
+        w = self._require_started()
+        return w + self._beta * self._u
+
+    def _check_loss(self, loss: Loss) -> None:
+        if not isinstance(loss, Loss):
+            raise TypeError(f"loss must be a Loss, got {type(loss).__name__}")
+        if loss.dim != self.dim:
+            raise ValueError(f"loss dimension {loss.dim} != domain dimension {self.dim}")
+
+    def learn(self, loss: Loss) -> None:
+        w = self._require_started()
+        self._check_loss(loss)
+        played = w + self._beta * self._u
+        z = one_point_gradient(self._observe(loss, played), self._u, self._beta)
+        v = self._accumulate(z)
+        t = self._t
+        w_next = project_shrunk(self._S / t - v / (self._H * t), self._domain, self._xi)
+        self._S = self._S + w_next
+        self._w = w_next
+        self._t = t + 1
+        self._u = sample_unit_sphere(w.shape[0], self.dim, self._rng)
+
+
+def _inner(domain: Domain, r: float | None) -> float:
+    if r is None:
+        return inner_radius(domain)
+    r = check_positive(r, "inner_radius")
+    if r > domain.radius * (1.0 + 1e-12):
+        raise ValueError(f"inner_radius {r:.6g} exceeds the domain radius {domain.radius:.6g}")
+    return r
+
+
+class PrivateBanditFTAL(BanditFTAL):
+    """Private bandit FTAL, ST13 Algorithm 3 (App. E.1), vectorised over runs.
+
+    Parameters
+    ----------
+    domain, strong_convexity, loss_bound, sampling_radius, shrink, inner_radius, initial_point
+        As for :class:`BanditFTAL` (schedules: :func:`theorem6_schedule`).
+    epsilon : float
+        Privacy parameter passed to Algorithm 2.
+    horizon : int
+        ``T`` >= 1.
+    tree_bound : float, optional
+        ``mu`` of Algorithm 2; default ``p B / beta`` (Alg. 3 lines 3 and 7). Tree inputs
+        ``(p/beta) f_t(w^_t) u_t`` are clipped to it.
+    record : bool
+        Build the tree with ``record=True``.
+
+    Notes
+    -----
+    Releases the played points ``w^_t = w^dagger_t + beta u_t`` only.
+    """
+
+    name = "PrivateBanditFTAL"
+    private = True
+
+    def __init__(self, domain: Domain, strong_convexity: float, loss_bound: float,
+                 sampling_radius: float, epsilon: float, horizon: int, *,
+                 tree_bound: float | None = None, shrink: float | None = None,
+                 inner_radius: float | None = None, initial_point: np.ndarray | None = None,
+                 record: bool = False) -> None:
+        super().__init__(domain, strong_convexity, loss_bound, sampling_radius, shrink=shrink,
+                         inner_radius=inner_radius, initial_point=initial_point)
+        self._epsilon = check_epsilon(epsilon)
+        self._T = check_int(horizon, "horizon", minimum=1)
+        self._mu = (self.dim * self._B / self._beta if tree_bound is None
+                    else check_positive(tree_bound, "tree_bound"))
+        self._record = bool(record)
+        self._tree: ST13TreeAggregator | None = None
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    @property
+    def horizon(self) -> int:
+        return self._T
+
+    @property
+    def tree_bound(self) -> float:
+        """``mu``, the l2 bound given to (and enforced by) Algorithm 2."""
+        return self._mu
+
+    @property
+    def tree(self) -> ST13TreeAggregator:
+        if self._tree is None:
+            raise RuntimeError("call reset(n_runs, rng) first")
+        return self._tree
+
+    def _start(self, n_runs: int, rng: np.random.Generator) -> None:
+        self._tree = ST13TreeAggregator(self._T, self.dim, self._mu, self._epsilon, n_runs, rng,
+                                        record=self._record)
+
+    def _accumulate(self, z: np.ndarray) -> np.ndarray:
+        return self.tree.add(z)
+
+    def learn(self, loss: Loss) -> None:
+        if self._tree is not None and self._tree.t >= self._T:
+            raise ValueError(f"learn() called more than horizon T = {self._T} times")
+        super().learn(loss)
+
+
+class PrivateBanditFTALConvex(PrivateBanditFTAL):
+    """Private bandit FTAL for general convex losses (ST13 App. E.3): Algorithm 3 on
+    ``h_t = f_t + H/2 ||w||^2``.
+
+    Parameters
+    ----------
+    domain, loss_bound, sampling_radius, epsilon, horizon, shrink, inner_radius, initial_point,
+    record
+        As for :class:`PrivateBanditFTAL` (Theorem 17: :func:`theorem17_schedule`).
+    regularisation : float
+        ``H`` > 0 (Theorem 17: ``1 / T^(1/4)``).
+    tree_bound : {"loss-bound", "regularised"} or float
+        ``"loss-bound"``: ``p B / beta`` (Algorithm 3 as printed, the default); ``"regularised"``:
+        ``p (B + H R^2 / 2) / beta`` with ``R`` the domain radius (the bound on ``|h_t|``).
+    """
+
+    name = "PrivateBanditFTAL-convex"
+
+    def __init__(self, domain: Domain, regularisation: float, loss_bound: float,
+                 sampling_radius: float, epsilon: float, horizon: int, *,
+                 tree_bound: BanditTreeBoundReading | float = "loss-bound",
+                 shrink: float | None = None, inner_radius: float | None = None,
+                 initial_point: np.ndarray | None = None, record: bool = False) -> None:
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
+        H = check_positive(regularisation, "regularisation")
+        B = check_positive(loss_bound, "loss_bound")
+        beta = check_positive(sampling_radius, "sampling_radius")
+        if isinstance(tree_bound, str):
+            if tree_bound == "loss-bound":
+                mu = domain.dim * B / beta
+            elif tree_bound == "regularised":
+                mu = domain.dim * (B + 0.5 * H * domain.radius ** 2) / beta
+            else:
+                raise ValueError("tree_bound must be 'loss-bound', 'regularised' or a positive "
+                                 f"number, got {tree_bound!r}")
+        else:
+            mu = check_positive(tree_bound, "tree_bound")
+        self._tree_bound_reading = tree_bound
+        super().__init__(domain, H, B, beta, epsilon, horizon, tree_bound=mu, shrink=shrink,
+                         inner_radius=inner_radius, initial_point=initial_point, record=record)
+
+    @property
+    def regularisation(self) -> float:
+        """``H``."""
+        return self._H
+
+    @property
+    def tree_bound_reading(self) -> BanditTreeBoundReading | float:
+        return self._tree_bound_reading
+
+    def learn(self, loss: Loss) -> None:
+        self._check_loss(loss)
+        super().learn(L2Regularised(loss, self._H))

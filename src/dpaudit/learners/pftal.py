@@ -1,0 +1,302 @@
+"""Private Follow the Approximate Leader (PFTAL): Smith & Thakurta, NeurIPS 2013, Alg. 1 and App. C.
+
+Algorithm 1 (strongly convex losses)
+------------------------------------
+``w^_1`` is any point of ``C`` (here ``Pi_C(0)`` unless given). At every step the gradient
+``grad f_t(w^_t)`` is passed, with "L2-bound L and privacy parameter eps", to the tree-based
+aggregation protocol (Algorithm 2, :class:`~dpaudit.learners.st13_tree.ST13TreeAggregator`), which
+returns the noisy partial sum ``v^_t``; the next point is (Alg. 1 line 4, eq. (5))
+
+    w^_{t+1} = argmin_{w in C} <v^_t, w> + H/2 sum_{tau<=t} ||w - w^_tau||^2
+             = Pi_C( mean(w^_1..w^_t) - v^_t / (H t) )        (closed form: :mod:`.ftal`).
+
+Line 4 prints "Output w^_t" after computing ``w^_{t+1}``; we read it as releasing ``w^_{t+1}``
+(the point computed on that line; ``w^_1`` is output on line 1), so the release is
+``w^_1, ..., w^_T``. ``v^_T`` (the sum after the last loss) is computed by the tree but enters no
+released point. The learner touches each loss only through ``grad f_t(w^_t)``, at a released point,
+and only to feed the tree (post-processing; App. B.1).
+
+The tree bound (``mu`` of Algorithm 2)
+--------------------------------------
+Algorithm 1 passes ``L`` (lines 2 and 5). The privacy proof (App. B.1) and Lemma 8 also mention
+``||grad f~_t|| <= L + H||C||_2`` and a noise scale ``(ceil(log T)+1)(L + H||C||_2)/eps``, so two
+readings exist; ``tree_bound`` chooses: ``"lipschitz"`` (``mu = L``, Alg. 1 as printed; the
+default), ``"lipschitz+H|C|"`` (``mu = L + H ||C||_2``, Lemma 8's scale), or an explicit number.
+Every tree input is clipped to ``mu`` (a no-op for losses of the declared class when
+``mu >= L``).
+
+App. C (general convex Lipschitz losses)
+----------------------------------------
+Run Algorithm 1 on ``h_t(w) = f_t(w) + H/2 ||w||^2`` (:class:`L2Regularised`), which is
+H-strongly convex and ``(L + H||C||_2)``-Lipschitz on ``C``. The paper says the guarantees of
+Sec. 2.1.1 "hold for the cost sequence h_1, ..., h_T" but not which bound the tree is given:
+:class:`PFTALConvex` makes it explicit, ``tree_bound="lipschitz+H|C|"`` (the Lipschitz constant of
+``h_t``, the default) or ``"lipschitz"`` (the ``L`` of ``f_t``, as if Algorithm 1's input were
+passed unchanged). Theorem 11's regulariser is :func:`theorem11_regularisation`.
+
+References
+----------
+A. Smith, A. Thakurta. (Nearly) optimal algorithms for private online learning in
+full-information and bandit settings. NeurIPS 2013 (``st13.txt``): Alg. 1, eqs. (3)-(5),
+Theorems 3-4, App. B (Lemma 8, Claim 10), App. C (eqs. (16)-(18), Theorem 11).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from dpaudit._validation import (
+    check_epsilon,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
+from dpaudit.learners.domains import Domain
+from dpaudit.learners.ftal import FTAL
+from dpaudit.learners.losses import Loss, LossKind
+from dpaudit.learners.st13_tree import ST13TreeAggregator
+
+__all__ = [
+    "TreeBoundReading",
+    "L2Regularised",
+    "PFTAL",
+    "PFTALConvex",
+    "pftal_tree_bound",
+    "theorem11_regularisation",
+    "theorem4_regret_bound",
+]
+
+TreeBoundReading = Literal["lipschitz", "lipschitz+H|C|"]
+_READINGS = ("lipschitz", "lipschitz+H|C|")
+
+
+@dataclass(frozen=True, eq=False)
+class L2Regularised(Loss):
+    """``h(w) = f(w) + H/2 ||w||^2`` (ST13 App. C; App. E.3 for the bandit version).
+
+    ``value``/``grad`` add the regulariser to the wrapped loss; ``lipschitz(domain)`` is the
+    wrapped loss's constant plus ``H * radius``; the strong convexity is the wrapped loss's plus
+    ``H``. ``kind`` is the wrapped loss's kind.
+    """
+
+    base: Loss
+    regularisation: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.base, Loss):
+            raise TypeError(f"base must be a Loss, got {type(self.base).__name__}")
+        object.__setattr__(self, "regularisation",
+                           check_nonnegative(self.regularisation, "regularisation"))
+
+    @property
+    def kind(self) -> LossKind:  # type: ignore[override]
+        return self.base.kind
+
+    @property
+    def ridge(self) -> float:  # type: ignore[override]
+        return self.base.ridge + self.regularisation
+
+    @property
+    def dim(self) -> int:
+        return self.base.dim
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        return self.base.value(x) + 0.5 * self.regularisation * np.sum(x * x, axis=-1)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        return self.base.grad(x) + self.regularisation * x
+
+    def lipschitz(self, domain: Domain) -> float:
+        return self.base.lipschitz(domain) + self.regularisation * domain.radius
+
+    @property
+    def strong_convexity(self) -> float:
+        return self.base.strong_convexity + self.regularisation
+
+
+def pftal_tree_bound(reading: TreeBoundReading | float, lipschitz: float, strong_convexity: float,
+                     domain: Domain) -> float:
+    """The ``mu`` passed to Algorithm 2 under a reading (module docstring).
+
+    ``"lipschitz"``: ``L``; ``"lipschitz+H|C|"``: ``L + H ||C||_2`` (``||C||_2`` = the domain
+    radius); a number: that number (> 0).
+    """
+    L = check_positive(lipschitz, "lipschitz")
+    H = check_nonnegative(strong_convexity, "strong_convexity")
+    if isinstance(reading, str):
+        if reading == "lipschitz":
+            return L
+        if reading == "lipschitz+H|C|":
+            return L + H * domain.radius
+        raise ValueError(f"tree_bound must be one of {_READINGS} or a positive number, "
+                         f"got {reading!r}")
+    return check_positive(reading, "tree_bound")
+
+
+class PFTAL(FTAL):
+    """Private FTAL, ST13 Algorithm 1 (strongly convex Lipschitz losses), vectorised over runs.
+
+    Parameters
+    ----------
+    domain : Domain
+        The convex set ``C`` (dimension ``p = d``).
+    strong_convexity : float
+        ``H`` > 0.
+    lipschitz : float
+        ``L`` > 0, the declared Lipschitz constant of the losses over ``C``.
+    epsilon : float
+        The privacy parameter passed to Algorithm 2.
+    horizon : int
+        ``T`` >= 1 (Algorithm 2 builds its tree over ``T`` leaves).
+    tree_bound : {"lipschitz", "lipschitz+H|C|"} or float
+        ``mu`` of Algorithm 2 (module docstring); default ``"lipschitz"`` (``mu = L``, as printed
+        in Alg. 1 lines 2 and 5).
+    initial_point : array, shape ``(d,)``, optional
+        ``w^_1``; default ``Pi_C(0)``.
+    record : bool
+        Build the tree with ``record=True`` (structural audits; memory ``T n_runs d``).
+
+    Notes
+    -----
+    Releases ``w^_1, ..., w^_T``, shape ``(n_runs, T, d)`` from :meth:`run`. The tree of the
+    current runs is :attr:`tree`. Learning more than ``T`` losses raises ``ValueError``.
+    """
+
+    name = "PFTAL"
+    private = True
+
+    def __init__(self, domain: Domain, strong_convexity: float, lipschitz: float, epsilon: float,
+                 horizon: int, *, tree_bound: TreeBoundReading | float = "lipschitz",
+                 initial_point: np.ndarray | None = None, record: bool = False) -> None:
+        super().__init__(domain, strong_convexity, initial_point=initial_point)
+        self._L = check_positive(lipschitz, "lipschitz")
+        self._epsilon = check_epsilon(epsilon)
+        self._T = check_int(horizon, "horizon", minimum=1)
+        self._tree_bound_reading = tree_bound
+        self._mu = pftal_tree_bound(tree_bound, self._L, self._tree_regularity(), domain)
+        self._record = bool(record)
+        self._tree: ST13TreeAggregator | None = None
+
+    def _tree_regularity(self) -> float:
+        """The ``H`` in ``L + H||C||``: the strong convexity for Alg. 1."""
+        return self._H
+
+    @property
+    def lipschitz(self) -> float:
+        """``L``."""
+        return self._L
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    @property
+    def horizon(self) -> int:
+        """``T``."""
+        return self._T
+
+    @property
+    def tree_bound(self) -> float:
+        """``mu``, the l2 bound given to (and enforced by) Algorithm 2."""
+        return self._mu
+
+    @property
+    def tree_bound_reading(self) -> TreeBoundReading | float:
+        return self._tree_bound_reading
+
+    @property
+    def tree(self) -> ST13TreeAggregator:
+        """The tree of the current runs (after :meth:`reset`)."""
+        if self._tree is None:
+            raise RuntimeError("call reset(n_runs, rng) first")
+        return self._tree
+
+    def _start(self, n_runs: int, rng: np.random.Generator) -> None:
+        self._tree = ST13TreeAggregator(self._T, self.dim, self._mu, self._epsilon, n_runs, rng,
+                                        record=self._record)
+
+    def _accumulate(self, z: np.ndarray) -> np.ndarray:
+        return self.tree.add(z)  # clips z to mu, returns the noisy partial sum v^_t
+
+    def learn(self, loss: Loss) -> None:
+        if self._tree is not None and self._tree.t >= self._T:
+            raise ValueError(f"learn() called more than horizon T = {self._T} times")
+        super().learn(loss)
+
+
+class PFTALConvex(PFTAL):
+    """PFTAL for general convex Lipschitz losses (ST13 App. C): Alg. 1 run on ``h_t``.
+
+    ``h_t(w) = f_t(w) + H/2 ||w||^2`` (:class:`L2Regularised`). The learner receives the ``f_t``;
+    the regularisation is applied internally.
+
+    Parameters
+    ----------
+    domain : Domain
+        ``C``.
+    lipschitz : float
+        ``L`` > 0, the Lipschitz constant of the ``f_t`` over ``C``.
+    regularisation : float
+        ``H`` > 0 (Theorem 11: :func:`theorem11_regularisation`).
+    epsilon, horizon, initial_point, record
+        As for :class:`PFTAL`.
+    tree_bound : {"lipschitz+H|C|", "lipschitz"} or float
+        The bound Algorithm 2 is calibrated with (the paper leaves it open): default
+        ``"lipschitz+H|C|"``, the Lipschitz constant of ``h_t``; ``"lipschitz"`` passes the ``L``
+        of ``f_t`` (inputs ``grad h_t`` are then clipped to ``L``).
+    """
+
+    name = "PFTAL-convex"
+
+    def __init__(self, domain: Domain, lipschitz: float, regularisation: float, epsilon: float,
+                 horizon: int, *, tree_bound: TreeBoundReading | float = "lipschitz+H|C|",
+                 initial_point: np.ndarray | None = None, record: bool = False) -> None:
+        super().__init__(domain, regularisation, lipschitz, epsilon, horizon,
+                         tree_bound=tree_bound, initial_point=initial_point, record=record)
+
+    @property
+    def regularisation(self) -> float:
+        """``H``."""
+        return self._H
+
+    def learn(self, loss: Loss) -> None:
+        self._check_loss(loss)
+        super().learn(L2Regularised(loss, self._H))
+
+
+def theorem11_regularisation(d: int, T: int, epsilon: float) -> float:
+    """Theorem 11's regulariser ``H = sqrt(p log^2.5 T / (eps T))`` (ST13 App. C, proof).
+
+    ``log`` is the natural logarithm (the paper does not say; only constants change). Sec. 2.1.1
+    states a different setting, ``H = O(p log^2.5 T / (eps sqrt(T)))``; the appendix's is used.
+    ``T = 1`` gives ``log 1 = 0`` and hence ``H = 0``, which is rejected (the horizon must be >= 2).
+    """
+    d = check_int(d, "d", minimum=1)
+    T = check_int(T, "T", minimum=2)
+    epsilon = check_epsilon(epsilon)
+    return math.sqrt(d * math.log(T) ** 2.5 / (epsilon * T))
+
+
+def theorem4_regret_bound(T: int, d: int, lipschitz: float, strong_convexity: float,
+                          radius: float, epsilon: float) -> float:
+    """The expected-regret bound of Theorem 4 with the constants of its proof (ST13 App. B.2).
+
+    Claim 10 and Fact 9 give ``2 (L + H||C||)^2 log T / H`` for the noise-free leader; Lemma 8 adds
+    ``4 p (L + H||C||)^2 log^2.5 T / (eps H)`` for the tree noise. ``log`` is natural. The
+    theorem itself states ``O(p (L + H||C||)^2 log^2.5 T / (eps H))``.
+    """
+    T = check_int(T, "T", minimum=1)
+    d = check_int(d, "d", minimum=1)
+    L = check_positive(lipschitz, "lipschitz")
+    H = check_positive(strong_convexity, "strong_convexity")
+    R = check_nonnegative(radius, "radius")
+    epsilon = check_epsilon(epsilon)
+    G2 = (L + H * R) ** 2
+    lt = math.log(T)
+    return 2.0 * G2 * lt / H + 4.0 * d * G2 * lt ** 2.5 / (epsilon * H)

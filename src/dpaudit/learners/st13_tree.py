@@ -1,0 +1,328 @@
+"""Tree-based aggregation exactly as printed in Smith & Thakurta, NeurIPS 2013, App. A, Algorithm 2.
+
+Algorithm 2 keeps a complete binary tree of ``2^(ceil(log2 T) + 1) - 1`` nodes over the leaves
+``z_1, ..., z_T`` (vectors in R^p with ``||z_t||_2 <= mu``). At step ``t`` it adds ``z_t`` to every
+node on the path ``L`` from leaf ``t`` to the root, adds fresh noise with density proportional to
+``exp(-||n||_2 eps / (mu (ceil(log2 T) + 1)))`` (line 9) to the nodes of ``L`` from the leaf up to
+``Lambda``, "the first node in L that is a left child" (line 6), and releases
+
+    v_t = sum over the set bits b_i of t of  L(i) if L(i) is a left child, else left_sibling(L(i))
+
+(lines 12-17). This module implements those lines literally, vectorised over ``n_runs``
+independent runs, keeping only the O(log T) nodes the printed algorithm ever reads again (the
+current path and the last completed left child of every level; the paper notes the same saving
+in Sec. 2.1, "Note on space complexity").
+
+Reading choices (the printed pseudo-code leaves these open)
+-----------------------------------------------------------
+* **Indexing.** ``L(i)``, ``i = 1, ..., ceil(log2 T) + 1``, is the node of ``L`` at level
+  ``i - 1`` (``L(1)`` is the leaf, ``L(ceil(log2 T) + 1)`` the root) and ``b_i`` is the bit of
+  ``t`` of weight ``2^(i - 1)`` (least significant first). Nodes of level ``j`` are numbered
+  ``k = 0, 1, ...`` from the left; the path node at level ``j`` is ``k = (t - 1) >> j``; a node is a
+  left child iff ``k`` is even.
+* **The root case.** The root has no parent, so "left child" and "left sibling" are undefined for
+  it. We number it ``k = 0`` at its level, so the parity rule above classifies it as a left child:
+  (i) when no node below the root on ``L`` is a left child (this happens exactly at
+  ``t = 2^ceil(log2 T)``, i.e. only when ``T`` is a power of two, at ``t = T``), ``Lambda`` is the
+  root, so the whole path, root included, is noised; (ii) when the top bit ``b_(ceil(log2 T)+1)``
+  is set (again only at ``t = 2^ceil(log2 T)``), the root itself is added to ``v``. Both are what
+  the padded tree of a power-of-two horizon requires (the root then covers exactly ``[1, t]``),
+  and they are the only readings under which line 15 is defined at ``t = 2^ceil(log2 T)``.
+* **Noise law.** Line 9's density fixes the law: ``||n||_2 ~ Gamma(shape p, scale s)`` with
+  ``s = mu (ceil(log2 T) + 1) / eps`` and a uniform direction. (The proof of Lemma 8 prints "the
+  Gamma distribution with scale p and shape (ceil(log T)+1)(L+H||C||)/eps", shape and scale
+  swapped; line 9 is implemented.)
+* **Input bound.** Algorithm 2 assumes ``||z_t||_2 <= mu``. The implementation enforces it by
+  clipping every input to the l2 ball of radius ``mu`` (a no-op on inputs that satisfy the
+  assumption), so that the declared bound holds for every input the tree ever receives.
+
+Which nodes are noised and which are released
+---------------------------------------------
+The nodes of ``L`` from the leaf up to ``Lambda`` are exactly the nodes that *complete* at step
+``t`` (their last leaf is ``t``), so every node is noised exactly once, when it completes, and every
+released ``v_t`` is a sum of completed nodes (a node of ``L`` is used only when it is a left child
+and bit ``b_i`` is set, i.e. when it ends at ``t``; otherwise its completed left sibling is used).
+Right children are noised too (literally, line 9) but never enter any ``v_t``: their parent, which
+completes at the same step, replaces them. The law of the released ``v_1, ..., v_T`` is therefore
+that of the binary mechanism (:mod:`dpaudit.mechanisms.tree_aggregation`, p-sum implementation);
+this module differs from it only in the unreleased right-child draws and in recording the
+structure the auditors check. The released nodes containing leaf ``i`` are
+:func:`dpaudit.mechanisms.tree_aggregation.nodes_containing` ``(i, T)``; there are at most
+``floor(log2 T) + 1 <= ceil(log2 T) + 1`` of them.
+
+References
+----------
+A. Smith, A. Thakurta. (Nearly) optimal algorithms for private online learning in
+full-information and bandit settings. NeurIPS 2013 (``st13.txt``): Sec. 2.1 ("Tree-based
+Aggregation"), App. A Algorithm 2, App. B.1 (privacy argument, eq. (11)).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit._validation import (
+    check_epsilon,
+    check_finite_array,
+    check_generator,
+    check_int,
+    check_positive,
+)
+from dpaudit.mechanisms.projections import clip_l2
+from dpaudit.mechanisms.tree_aggregation import NodeNoise, TreeNode
+
+__all__ = [
+    "st13_tree_levels",
+    "st13_node_scale",
+    "NoiseDraw",
+    "ST13TreeAggregator",
+]
+
+
+def st13_tree_levels(T: int) -> int:
+    """``ceil(log2 T) + 1``: the number of levels of Algorithm 2's tree (leaves to root).
+
+    Also the divisor of epsilon in Algorithm 2 line 9. Computed exactly with integers
+    (``T = 1`` gives 1: the tree is a single node).
+    """
+    T = check_int(T, "T", minimum=1)
+    return (T - 1).bit_length() + 1
+
+
+def st13_node_scale(bound: float, epsilon: float, T: int) -> float:
+    """The printed node-noise scale ``mu (ceil(log2 T) + 1) / eps`` (ST13 Alg 2 line 9).
+
+    Line 9 draws ``n`` with density proportional to ``exp(-||n||_2 eps / (mu (ceil(log2 T)+1)))``,
+    i.e. l2-Laplace noise of scale ``s = mu (ceil(log2 T) + 1) / eps``: ``||n||_2 ~ Gamma(shape p,
+    scale s)`` with a uniform direction.
+    """
+    bound = check_positive(bound, "bound")
+    epsilon = check_epsilon(epsilon)
+    return bound * st13_tree_levels(T) / epsilon
+
+
+@dataclass(frozen=True)
+class NoiseDraw:
+    """One noise draw of Algorithm 2 line 9: at step ``t``, for ``node`` (1-based dyadic index)."""
+
+    t: int
+    node: TreeNode
+
+
+class ST13TreeAggregator:
+    """Algorithm 2 of ST13 (App. A), streaming, vectorised over ``n_runs`` independent runs.
+
+    Parameters
+    ----------
+    T : int
+        Horizon (number of leaves), >= 1.
+    d : int
+        Dimension ``p`` of every leaf, >= 1.
+    bound : float
+        ``mu``, the l2-norm bound on the leaves (> 0). Inputs are clipped to it.
+    epsilon : float
+        Privacy parameter of Algorithm 2 (> 0).
+    n_runs : int
+        Number of independent runs (leading axis of every array), >= 1.
+    rng : numpy.random.Generator
+        Source of all node noise.
+    noise : NodeNoise, optional
+        Node noise; default the printed l2-Laplace of scale :func:`st13_node_scale`
+        ``(bound, epsilon, T)``. Tests pass ``NodeNoise.none()`` to check exact sums.
+    record : bool
+        Keep the structural record the auditors check: every noise draw (:attr:`noise_log`),
+        the nodes summed into every release (:attr:`released_nodes`) and every clipped input
+        (:attr:`inputs`) and every release (:attr:`released_sums`); memory ``2 T n_runs d``.
+
+    Notes
+    -----
+    :meth:`add` takes ``z_t`` (shape ``(n_runs, d)`` or ``(d,)``) and returns ``v_t``, shape
+    ``(n_runs, d)``. See the module docstring for the reading of the root case and the indexing.
+    """
+
+    def __init__(self, T: int, d: int, bound: float, epsilon: float, n_runs: int,
+                 rng: np.random.Generator, *, noise: NodeNoise | None = None,
+                 record: bool = False) -> None:
+        self._T = check_int(T, "T", minimum=1)
+        self._d = check_int(d, "d", minimum=1)
+        self._bound = check_positive(bound, "bound")
+        self._epsilon = check_epsilon(epsilon)
+        self._n = check_int(n_runs, "n_runs", minimum=1)
+        self._rng = check_generator(rng)
+        if noise is None:
+            noise = NodeNoise.l2_laplace(st13_node_scale(self._bound, self._epsilon, self._T))
+        if not isinstance(noise, NodeNoise):
+            raise TypeError(f"noise must be a NodeNoise, got {type(noise).__name__}")
+        self._noise = noise
+        self._levels = st13_tree_levels(self._T)
+        self._path = np.zeros((self._levels, self._n, self._d))
+        self._path_index = [-1] * self._levels
+        self._left = np.zeros((self._levels, self._n, self._d))
+        self._t = 0
+        self._noise_draws = 0
+        self._record = bool(record)
+        self._noise_log: list[NoiseDraw] = []
+        self._released: list[tuple[TreeNode, ...]] = []
+        self._inputs: list[np.ndarray] = []
+        self._sums: list[np.ndarray] = []
+        self._max_input_norm = 0.0
+        self._last = np.zeros((self._n, self._d))
+
+    # -- read-only properties --------------------------------------------------------------------
+    @property
+    def T(self) -> int:
+        return self._T
+
+    @property
+    def d(self) -> int:
+        return self._d
+
+    @property
+    def n_runs(self) -> int:
+        return self._n
+
+    @property
+    def bound(self) -> float:
+        """``mu``: every input is clipped to this l2 norm."""
+        return self._bound
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    @property
+    def noise(self) -> NodeNoise:
+        return self._noise
+
+    @property
+    def levels(self) -> int:
+        """``ceil(log2 T) + 1``."""
+        return self._levels
+
+    @property
+    def t(self) -> int:
+        """Number of leaves added so far."""
+        return self._t
+
+    @property
+    def noise_draws(self) -> int:
+        """Node-noise vectors drawn so far per run (noised nodes, right children included)."""
+        return self._noise_draws
+
+    @property
+    def max_input_norm(self) -> float:
+        """Largest l2 norm of any (clipped) input received so far, over all runs."""
+        return self._max_input_norm
+
+    @property
+    def noise_log(self) -> tuple[NoiseDraw, ...]:
+        """Every noise draw in order (empty unless ``record``)."""
+        return tuple(self._noise_log)
+
+    @property
+    def released_nodes(self) -> tuple[tuple[TreeNode, ...], ...]:
+        """For each released ``v_t``, the nodes summed into it (empty unless ``record``)."""
+        return tuple(self._released)
+
+    @property
+    def released_sums(self) -> np.ndarray:
+        """Every released ``v_1, ..., v_t``, shape ``(t, n_runs, d)`` (needs ``record``)."""
+        if not self._record:
+            raise ValueError("released sums are only kept when the tree is built with record=True")
+        if not self._sums:
+            return np.zeros((0, self._n, self._d))
+        return np.stack(self._sums)
+
+    @property
+    def inputs(self) -> np.ndarray:
+        """The clipped inputs received, shape ``(t, n_runs, d)`` (needs ``record``)."""
+        if not self._record:
+            raise ValueError("inputs are only kept when the tree is built with record=True")
+        if not self._inputs:
+            return np.zeros((0, self._n, self._d))
+        return np.stack(self._inputs)
+
+    # -- Algorithm 2 -----------------------------------------------------------------------------
+    def _leaf(self, z: object) -> np.ndarray:
+        arr = check_finite_array(z, "z", ndim=(1, 2))
+        if arr.ndim == 1:
+            if arr.shape != (self._d,):
+                raise ValueError(f"z must have shape ({self._d},) or ({self._n}, {self._d}), "
+                                 f"got {arr.shape}")
+            arr = np.broadcast_to(arr, (self._n, self._d))
+        elif arr.shape != (self._n, self._d):
+            raise ValueError(f"z must have shape ({self._d},) or ({self._n}, {self._d}), "
+                             f"got {arr.shape}")
+        return clip_l2(arr, self._bound)
+
+    def add(self, z: np.ndarray) -> np.ndarray:
+        """Steps 3-18 of Algorithm 2 for leaf ``t + 1``; returns the noisy partial sum ``v_t``.
+
+        Parameters
+        ----------
+        z : array, shape ``(n_runs, d)`` or ``(d,)``
+            The new leaf (per run, or shared). Clipped to l2 norm ``bound``.
+
+        Returns
+        -------
+        numpy.ndarray, shape ``(n_runs, d)``
+            ``v_t``, the noisy sum of ``z_1, ..., z_t`` (lines 12-18).
+
+        Raises
+        ------
+        ValueError
+            After ``T`` leaves, or for a wrongly shaped or non-finite ``z``.
+        """
+        if self._t >= self._T:
+            raise ValueError(f"add() called more than T = {self._T} times")
+        leaf = self._leaf(z)
+        t = self._t + 1
+        norm = float(np.max(np.linalg.norm(leaf, axis=-1)))
+        self._max_input_norm = max(self._max_input_norm, norm)
+        if self._record:
+            self._inputs.append(np.array(leaf))
+        # Lines 4-10: path L from leaf t to the root; Lambda = first left child on L.
+        lam = None
+        for j in range(self._levels):
+            k = (t - 1) >> j
+            if k != self._path_index[j]:
+                prev = self._path_index[j]
+                if prev >= 0 and prev % 2 == 0:
+                    # The previous node of this level is a completed left child: keep it, it is
+                    # the left sibling that lines 15 reads while the path is at index prev + 1.
+                    self._left[j] = self._path[j]
+                self._path[j] = 0.0
+                self._path_index[j] = k
+            self._path[j] += leaf  # line 8
+            if lam is None and k % 2 == 0:
+                lam = j  # line 6 (the root, k = 0, is a left child: module docstring)
+        assert lam is not None  # the root always qualifies
+        for j in range(lam + 1):  # line 9: the nodes from the leaf up to Lambda
+            self._path[j] += self._noise.sample(self._n, self._d, self._rng)
+            self._noise_draws += 1
+            if self._record:
+                self._noise_log.append(NoiseDraw(t, TreeNode(j, self._path_index[j] + 1)))
+        # Lines 12-17: v = sum over set bits of t.
+        v = np.zeros((self._n, self._d))
+        used = []
+        for j in range(self._levels):
+            if (t >> j) & 1:
+                k = self._path_index[j]
+                if k % 2 == 0:
+                    v += self._path[j]
+                    used.append(TreeNode(j, k + 1))
+                else:
+                    v += self._left[j]
+                    used.append(TreeNode(j, k))
+        if self._record:
+            self._released.append(tuple(used))
+            self._sums.append(v.copy())
+        self._t = t
+        self._last = v
+        return v.copy()
+
+    def prefix_sum(self) -> np.ndarray:
+        """The last released ``v_t``, shape ``(n_runs, d)`` (zeros before any leaf)."""
+        return self._last.copy()

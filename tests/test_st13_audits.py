@@ -1,0 +1,325 @@
+"""Tests of the Smith-Thakurta 2013 auditors (``dpaudit.audits.st13``).
+
+The auditors run at a tiny budget here; statistical tests use fixed seeds and say why their margins
+are safe. The longer campaign (quick budget, every claim) is marked slow.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpaudit.audits import st13
+from dpaudit.audits.accounting import laplace_epsilon, tree_leaf_epsilon
+from dpaudit.audits.empirical import audit
+from dpaudit.audits.registry import BUDGETS, AuditContext, Budget, get
+from dpaudit.learners.bandit_ftal import PrivateBanditFTAL
+from dpaudit.learners.domains import Ball
+from dpaudit.learners.losses import LinearLoss
+from dpaudit.learners.pftal import PFTAL, PFTALConvex
+from dpaudit.learners.st13_claims import ST13_CLAIMS
+from dpaudit.learners.st13_tree import st13_node_scale
+from dpaudit.mechanisms.tree_aggregation import NodeNoise
+
+TINY = Budget("tiny", samples=3_000, sensitivity_examples=10, grid="coarse", max_T=16)
+
+
+def _ctx(seed: int = 0, progress=None) -> AuditContext:
+    kw = {} if progress is None else {"progress": progress}
+    return AuditContext(TINY, seed=seed, **kw)
+
+
+# ------------------------------------------------------------------------------------------------
+# Registration and exact accounting
+# ------------------------------------------------------------------------------------------------
+
+
+def test_every_claim_is_registered_with_its_auditor():
+    for claim in ST13_CLAIMS:
+        entry = get(claim.id)
+        assert entry.claim == claim
+    assert get("st13/tree-aggregation").kind == "mechanism"
+    assert get("st13/pftal").audit is st13.audit_pftal
+
+
+@pytest.mark.parametrize("T", [1, 2, 3, 4, 5, 8, 9, 64, 100])
+@pytest.mark.parametrize("eps", [0.1, 1.0, 3.0])
+def test_tree_exact_epsilon_closed_form_and_accountant(T, eps):
+    """Replace-one with ||z|| <= mu: each released node moves by 2 mu, a leaf lies in
+    floor(log2 T) + 1 of them, the printed scale is mu (ceil(log2 T) + 1) / eps."""
+    mu = 1.7
+    s = st13_node_scale(mu, eps, T)
+    count = math.floor(math.log2(T)) + 1
+    exact = st13.pair_epsilon(count, 2 * mu, s)
+    assert exact == pytest.approx(2 * eps * count / (math.ceil(math.log2(T)) + 1), rel=1e-12)
+    assert st13.accountant_epsilon(count, 2 * mu, s) == pytest.approx(exact, rel=1e-12)
+    # d = 1 cross-check: the PLD of count Laplace mechanisms (pessimistic, within ~1e-4/piece)
+    assert laplace_epsilon([s / (2 * mu)] * count, 1e-12) == pytest.approx(exact, abs=2e-3)
+    # ... and the claim fails exactly when more than half of the printed levels are released
+    assert (exact > eps) == (2 * count > math.ceil(math.log2(T)) + 1)
+
+
+def test_tree_statistic_is_the_exact_likelihood_ratio():
+    T, mu, eps = 8, 1.0, 1.0
+    s = st13_node_scale(mu, eps, T)
+    z0, z1 = st13.tree_worst_pair(T, 1, mu)
+    mech = st13.tree_mechanism(T, 1, mu, eps)
+    stat = st13.tree_node_statistic(T, z0, z1, s)
+    v0 = mech(z0, 20_000, np.random.default_rng(0))
+    scores = stat(v0)
+    exact = st13.pair_epsilon(4, 2 * mu, s)
+    assert scores.max() == pytest.approx(exact, abs=1e-9)
+    # the top atom is "every node beyond its centre": probability 2^-4 under z0 (binomial test,
+    # p > 1e-3 at a fixed seed; a correct implementation fails with probability 1e-3)
+    top = int(np.sum(scores >= exact - 1e-9))
+    assert stats.binomtest(top, 20_000, 2.0 ** -4).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("T", [3, 5, 9, 33])
+@pytest.mark.parametrize("rho", [0.05, 0.5])
+def test_pftal_pair_exact_epsilon_closed_form(T, rho):
+    L, R, eps = 2.0, 0.5, 1.3
+    H = rho * L / R
+    learner = PFTAL(Ball(1, R), H, L, eps, T)
+    pair = st13.pftal_worst_pair(1, T, L, H, R)
+    expected = 2 * (1 - rho) * eps * math.floor(math.log2(T - 1)) / (math.ceil(math.log2(T)) + 1)
+    assert st13.pftal_pair_exact_epsilon(learner, pair) == pytest.approx(expected, rel=1e-12)
+    wide = PFTAL(Ball(1, R), H, L, eps, T, tree_bound="lipschitz+H|C|")
+    assert st13.pftal_pair_exact_epsilon(wide, pair) == pytest.approx(
+        expected * L / (L + H * R), rel=1e-12)
+
+
+def test_pftal_pair_members_of_the_class():
+    L, H, R, d = 1.0, 0.2, 1.0, 2
+    pair = st13.pftal_worst_pair(d, 9, L, H, R)
+    for f in pair.stream0 + pair.stream1:
+        assert f.lipschitz(Ball(d, R)) <= L + 1e-12 and f.strong_convexity == pytest.approx(H)
+    with pytest.raises(ValueError, match="H R < L"):
+        st13.pftal_worst_pair(1, 9, 1.0, 2.0, 1.0)
+    with pytest.raises(ValueError, match="T must be"):
+        st13.pftal_worst_pair(1, 2, 1.0, 0.1, 1.0)
+    bp = st13.bandit_worst_pair(1, 9, 1.0, 0.5, 1.0)
+    grid = np.linspace(-1, 1, 101)[:, None]
+    for f in bp.stream0 + bp.stream1:
+        assert np.all(np.abs(f.value(grid)) <= 1.0 + 1e-12)
+    assert bp.node_shift == pytest.approx(2 - 0.25)
+
+
+def test_pftal_pair_exactness_is_realised_by_the_release():
+    """The event "every released node containing round 2 lies beyond its F-centre", computed from
+    the released points alone, has probability 2^-k under F and 2^-k exp(-eps_exact) under F'
+    (k = 5 nodes at T = 33). Binomial tests at a fixed seed, p > 1e-3 each (a correct
+    implementation fails either with probability about 2e-3)."""
+    T, L, H, R, eps, n = 33, 1.0, 0.05, 1.0, 1.0, 60_000
+    factory = lambda: PFTAL(Ball(1, R), H, L, eps, T)  # noqa: E731
+    pair = st13.pftal_worst_pair(1, T, L, H, R)
+    exact = st13.pftal_pair_exact_epsilon(factory(), pair)
+    stat = st13.pftal_node_statistic(factory(), pair)
+    k = len(st13.released_nodes(2, T))
+    assert k == 5
+    x0 = factory().run(pair.stream0, n, np.random.default_rng(1))
+    x1 = factory().run(pair.stream1, n, np.random.default_rng(2))
+    top0 = int(np.sum(stat(x0) >= exact - 1e-9))
+    top1 = int(np.sum(stat(x1) >= exact - 1e-9))
+    assert stats.binomtest(top0, n, 2.0 ** -k).pvalue > 1e-3
+    assert stats.binomtest(top1, n, 2.0 ** -k * math.exp(-exact)).pvalue > 1e-3
+
+
+def test_pftal_convex_exact_epsilon_under_both_readings():
+    T, L, R, eps = 17, 1.0, 0.1, 1.0
+    H = 0.8
+    pair = st13.pftal_convex_worst_pair(1, T, L)
+    for reading, mu in (("lipschitz+H|C|", L + H * R), ("lipschitz", L)):
+        learner = PFTALConvex(Ball(1, R), L, H, eps, T, tree_bound=reading)
+        expected = 4 * 2 * L * eps / (mu * 6)  # floor(log2 16) = 4 nodes, ceil(log2 17) + 1 = 6
+        assert st13.pftal_pair_exact_epsilon(learner, pair) == pytest.approx(expected, rel=1e-12)
+
+
+def test_accountant_cross_checks_dp_accounting():
+    s, sens, k = 3.0, 2.0, 5
+    assert st13.accountant_epsilon(k, sens, s) == pytest.approx(k * sens / s)
+    assert st13.accountant_epsilon(0, sens, s) == 0.0
+    assert st13.accountant_epsilon(k, sens, s, 1e-6) <= k * sens / s
+    assert st13.accountant_epsilon(k, sens, s, 1e-6) == pytest.approx(
+        tree_leaf_epsilon("l2-laplace", s, sens, k, 1e-6))
+
+
+# ------------------------------------------------------------------------------------------------
+# The checks must have power and must not raise false alarms
+# ------------------------------------------------------------------------------------------------
+
+
+def test_noise_law_check_accepts_l2_laplace_and_rejects_other_laws():
+    """With the printed l2-Laplace the check holds; per-coordinate Laplace (d = 3) and Gaussian
+    (d = 1) of the same scale are rejected (p-values are astronomically small at n = 20000)."""
+    ok = st13.noise_law_check(3, 8, 1.0, 1.0, 20_000, np.random.default_rng(0))
+    assert ok.status == "holds"
+    s = st13_node_scale(1.0, 1.0, 8)
+    bad = st13.noise_law_check(3, 8, 1.0, 1.0, 20_000, np.random.default_rng(1),
+                               noise=NodeNoise.laplace(s))
+    assert bad.status == "violated" and bad.counterexample["pvalues"]
+    bad1 = st13.noise_law_check(1, 8, 1.0, 1.0, 20_000, np.random.default_rng(2),
+                                noise=NodeNoise.gaussian(s))
+    assert bad1.status == "violated"
+
+
+class _LeakyPFTAL(PFTAL):
+    """Reads every loss a second time at a point that is not released (a data-access bug)."""
+
+    def learn(self, loss):
+        loss.value(self.predict() * 0.5 + 0.1)
+        super().learn(loss)
+
+
+def test_structural_checks_hold_for_pftal_and_catch_broken_learners():
+    make = lambda T: PFTAL(Ball(1, 1.0), 0.5, 1.0, 1.0, T, record=True)  # noqa: E731
+    good = st13.structural_checks("full", 1, make, 15, 0, lambda lr: lr.tree_bound)
+    assert [c.status for c in good] == ["holds"] * 3 and all(c.examples >= 15 for c in good)
+    leaky = lambda T: _LeakyPFTAL(Ball(1, 1.0), 0.5, 1.0, 1.0, T, record=True)  # noqa: E731
+    checks = st13.structural_checks("full", 1, leaky, 15, 0, lambda lr: lr.tree_bound)
+    assert checks[2].status == "violated" and "read" in checks[2].counterexample["reason"]
+    # a bound that the tree does not enforce (declared 10x smaller than the one it clips to)
+    lying = st13.structural_checks("full", 1, make, 15, 0, lambda lr: lr.tree_bound / 10)
+    assert lying[0].status == "violated"
+
+
+def test_structural_checks_hold_for_the_private_bandit():
+    make = lambda T: PrivateBanditFTAL(Ball(2, 1.0), 0.5, 1.0, 0.25, 1.0, T, record=True)  # noqa
+    checks = st13.structural_checks("bandit", 2, make, 15, 3, lambda lr: lr.tree_bound)
+    assert [c.status for c in checks] == ["holds"] * 3
+
+
+def test_no_false_alarms_on_the_correctly_calibrated_tree():
+    """Algorithm 2 with the replace-one calibration (bound 2 mu) is exactly eps-DP on the audited
+    pair (T = 8: 4 nodes, each 2 mu / (2 mu 4 / eps) = eps / 4), the boundary case. Over 40
+    independent audits at alpha = 0.05 the number of "violated" verdicts is Binomial(40, <= 0.05):
+    P(>= 7) < 0.01, so 7 or more would indicate an invalid bound."""
+    T, mu, eps = 8, 1.0, 1.0
+    z0, z1 = st13.tree_worst_pair(T, 1, mu)
+    mech = st13.tree_mechanism(T, 1, 2 * mu, eps)  # corrected calibration
+    stat = st13.tree_node_statistic(T, z0, z1, st13_node_scale(2 * mu, eps, T))
+    violations = sum(audit(mech, z0, z1, epsilon=eps, samples=4_000, alpha=0.05, seed=seed,
+                           statistic=stat, train_fraction=st13.TRAIN_FRACTION).verdict == "violated"
+                     for seed in range(40))
+    assert violations < 7
+
+
+def test_no_false_alarms_at_the_exact_epsilon_of_a_pftal_pair():
+    """Audited at its own exact epsilon (the boundary case), the PFTAL release must not be found
+    "violated" more often than alpha: over 30 audits at alpha = 0.05, P(Binomial(30, 0.05) >= 6)
+    < 0.01."""
+    T, L, H, R = 9, 1.0, 0.05, 1.0
+    factory = lambda: PFTAL(Ball(1, R), H, L, 2.0, T)  # noqa: E731
+    pair = st13.pftal_worst_pair(1, T, L, H, R)
+    exact = st13.pftal_pair_exact_epsilon(factory(), pair)
+    mech = st13.learner_mechanism(factory)
+    stat = st13.pftal_node_statistic(factory(), pair)
+    violations = sum(audit(mech, pair.stream0, pair.stream1, epsilon=exact, samples=3_000,
+                           alpha=0.05, seed=100 + seed, statistic=stat,
+                           train_fraction=st13.TRAIN_FRACTION).verdict == "violated"
+                     for seed in range(30))
+    assert violations < 6
+
+
+# ------------------------------------------------------------------------------------------------
+# End-to-end auditors at a tiny budget
+# ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_audits():
+    calls = []
+    out = {}
+    for claim in ST13_CLAIMS:
+        out[claim.id] = get(claim.id).audit(_ctx(progress=lambda *a: calls.append(a)))
+    out["_progress"] = calls
+    return out
+
+
+@pytest.mark.parametrize("claim_id", [c.id for c in ST13_CLAIMS])
+def test_auditor_record_is_complete_and_consistent(tiny_audits, claim_id):
+    ca = tiny_audits[claim_id]
+    assert ca.claim.id == claim_id and ca.budget == "tiny" and ca.points
+    d = ca.to_dict()
+    json.dumps(d)
+    for p in ca.points:
+        # consistency rules of AUDIT-METHOD section 2 (exact and accountant are sup-norm values;
+        # the lower bound must not exceed them)
+        assert p.epsilon_accountant is not None
+        if p.epsilon_exact is not None:
+            assert p.epsilon_exact <= p.epsilon_accountant * (1 + 1e-9)
+            assert p.epsilon_lower_bound <= p.epsilon_exact * (1 + 1e-9)
+        assert p.epsilon_lower_bound <= p.epsilon_accountant * (1 + 1e-9)
+        assert p.evidence["lower_bound_alpha"] == pytest.approx(ca.alpha / len(ca.points))
+    node_lemmas = [lem for lem in ca.lemmas if lem.statement.startswith("replacing one tree input")]
+    assert node_lemmas and node_lemmas[0].status == "violated"
+    assert node_lemmas[0].worst_ratio > 1.5  # close to the factor 2 of replace-one
+    others = [lem for lem in ca.lemmas if lem not in node_lemmas]
+    assert others and all(lem.status == "holds" for lem in others)
+    assert {"histogram", "privacy_curve", "sensitivity"} <= set(ca.figures)
+    assert ca.reproduce.startswith(f"dpaudit audit {claim_id}")
+    assert ca.verdict != "holds"
+    if ca.verdict == "violated":
+        assert ca.recommended_calibration
+
+
+def test_tree_and_pftal_claims_are_violated_formally(tiny_audits):
+    for cid in ("st13/tree-aggregation", "st13/pftal", "st13/pftal-convex"):
+        ca = tiny_audits[cid]
+        assert ca.verdict == "violated"
+        w = ca.worst_point()
+        assert w.epsilon_exact > w.claimed_epsilon
+    tree = tiny_audits["st13/tree-aggregation"]
+    by_T = {p.parameters["T"]: p for p in tree.points if p.parameters["epsilon"] == 1.0
+            and p.parameters["d"] == 1}
+    assert by_T[8].epsilon_exact == pytest.approx(2.0)  # 2 eps for a power of two
+    assert by_T[9].epsilon_exact == pytest.approx(1.6)  # 2 eps 4/5
+
+
+def test_bandit_claims_have_no_exact_value_and_an_accountant_above_the_claim(tiny_audits):
+    for cid in ("st13/bandit-ftal", "st13/bandit-ftal-convex"):
+        ca = tiny_audits[cid]
+        assert all(p.epsilon_exact is None for p in ca.points)
+        assert max(p.epsilon_accountant / p.claimed_epsilon for p in ca.points) > 1.5
+        assert all("tree_level_epsilon_of_pair" in p.evidence for p in ca.points)
+
+
+def test_progress_is_reported(tiny_audits):
+    calls = tiny_audits["_progress"]
+    assert calls and all(0 <= done <= total for done, total, _ in calls)
+    assert any(done == total for done, total, _ in calls)
+
+
+def test_audits_are_reproducible_from_the_seed():
+    a = st13.audit_tree_aggregation(_ctx(seed=5))
+    b = st13.audit_tree_aggregation(_ctx(seed=5))
+    assert [p.epsilon_lower_bound for p in a.points] == [p.epsilon_lower_bound for p in b.points]
+    assert [lem.to_dict() for lem in a.lemmas] == [lem.to_dict() for lem in b.lemmas]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("claim_id", [c.id for c in ST13_CLAIMS])
+def test_quick_budget_campaign(claim_id):
+    """The quick budget: every claim refuted (the tree and PFTAL claims formally, the bandit claims
+    by empirical lower bounds above the claim in d = 1)."""
+    ca = get(claim_id).audit(AuditContext(BUDGETS["quick"], seed=0))
+    assert ca.verdict == "violated"
+
+
+def test_pair_builders_validate():
+    with pytest.raises(ValueError, match="bound"):
+        st13.tree_worst_pair(4, 1, 0.0)
+    with pytest.raises(ValueError, match="2 B"):
+        st13.bandit_worst_pair(1, 4, 0.1, 10.0, 1.0)
+    with pytest.raises(ValueError, match="round 1"):
+        st13.bandit_node_statistic(PrivateBanditFTAL(Ball(1, 1.0), 1.0, 1.0, 0.2, 1.0, 4),
+                                   st13.pftal_worst_pair(1, 4, 1.0, 0.1, 1.0))
+    learner = PFTAL(Ball(1, 1.0), 0.1, 1.0, 1.0, 5)
+    odd = st13.WorstPair((LinearLoss(np.ones(1)),) * 5, (LinearLoss(-np.ones(1)),) * 5, 1, 2.0,
+                         "round 1")
+    with pytest.raises(ValueError, match="round 2"):
+        st13.pftal_pair_exact_epsilon(learner, odd)
