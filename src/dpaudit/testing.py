@@ -1,1 +1,288 @@
-"""pytest plugin for users' own CI (entry point ``pytest11``); see ``assert_dp``."""
+"""pytest plugin for users' own CI: assert that a mechanism is not caught violating its DP claim.
+
+Installed with dpaudit (entry point ``pytest11``), so it is active in any pytest run once dpaudit is
+installed. It provides
+
+* :func:`assert_dp`, a plain function usable in any test::
+
+      from dpaudit.testing import assert_dp
+
+      def test_my_laplace_is_1_dp():
+          def mechanism(data, n, rng):        # n independent runs -> array with leading axis n
+              return sum(data) + rng.laplace(0.0, 1.0, size=n)
+          assert_dp(mechanism, [0, 0, 1], [0, 0, 0], epsilon=1.0, samples=200_000)
+
+  It runs :func:`dpaudit.audit` (same mechanism contract) and raises ``AssertionError`` with a
+  readable message (the lower bound, the claim, the event, its counts and how to reproduce) when
+  the empirical lower bound on epsilon exceeds the claim; otherwise it returns the
+  :class:`~dpaudit.audits.empirical.AuditResult`.
+* the fixture ``dp_auditor`` (:class:`DPAuditor`), whose ``assert_dp`` derives a fixed seed from
+  the test's id, so every test uses its own reproducible randomness;
+* the marker ``dp_slow`` for slow audits (deselect them in quick runs with ``-m "not dp_slow"``);
+* the options ``--dp-seed`` (base seed of the fixture, default 0) and ``--dp-samples`` (default
+  samples of the fixture's audits).
+
+Seeds are deterministic by default: ``assert_dp`` uses ``seed=0`` unless told otherwise and the
+fixture derives its seeds from ``--dp-seed`` and the test id, so a CI failure reproduces locally.
+A test that passes is not a proof of privacy: the audit is a one-sided statistical test that can
+only find violations (with probability ``1 - alpha`` of no false alarm per call).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+import pytest
+
+if TYPE_CHECKING:  # the engine is imported lazily: this module loads in every pytest run
+    from dpaudit.audits.empirical import AuditResult
+
+__all__ = ["assert_dp", "DPAuditor", "dp_auditor", "derive_seed", "violation_message", "DEFAULT_SAMPLES",
+           "DEFAULT_SEED"]
+
+#: Samples per input when a call does not say (the fixture's default can be changed with
+#: ``--dp-samples``).
+DEFAULT_SAMPLES = 100_000
+#: Seed of :func:`assert_dp`, and base seed of the fixture, when none is given.
+DEFAULT_SEED = 0
+
+
+def _fmt(x: Any, digits: int = 4) -> str:
+    if isinstance(x, str):
+        return x
+    if x is None:
+        return "n/a"
+    x = float(x)
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.{digits}g}"
+
+
+def _call_text(epsilon: float, delta: float, samples: int, alpha: float, seed: int,
+               extra: Mapping[str, Any]) -> str:
+    args = [f"epsilon={epsilon!r}", f"delta={delta!r}", f"samples={samples!r}",
+            f"alpha={alpha!r}", f"seed={seed!r}"]
+    args += [f"{k}={v!r}" if isinstance(v, (int, float, str, bool, type(None))) else f"{k}=..."
+             for k, v in extra.items()]
+    return "assert_dp(mechanism, data0, data1, " + ", ".join(args) + ")"
+
+
+def violation_message(result: "AuditResult", reproduce: str) -> str:
+    """The failure message for a violated claim: bound, claim, event, counts, reproduction."""
+    d = result.to_dict()
+    claim = d.get("claim", {})
+    eps, delta = claim.get("epsilon"), claim.get("delta")
+    conf = d.get("confidence", {})
+    level = conf.get("level", 1 - result.alpha)
+    lines = [
+        f"({_fmt(eps)}, {_fmt(delta)})-DP claim violated: empirical epsilon lower bound "
+        f"{_fmt(d.get('epsilon_lower_bound'))} > claimed epsilon {_fmt(eps)} "
+        f"(one-sided {100 * level:.4g}% confidence, {conf.get('interval_method', 'Clopper-Pearson')}"
+        f" intervals, Bonferroni factor {conf.get('bonferroni_factor', 1)}).",
+    ]
+    event = d.get("event") or {}
+    ev = event.get("event") or {}
+    if ev:
+        lines.append(f"  event:     {ev.get('description') or ev}")
+    test = event.get("test") or {}
+    if test:
+        lines.append(f"  counts:    {test.get('count0')} / {test.get('nobs0')} runs on data0, "
+                     f"{test.get('count1')} / {test.get('nobs1')} runs on data1 (fresh test split; "
+                     "the event was chosen on a separate training split)")
+    p, q = event.get("p_interval") or {}, event.get("q_interval") or {}
+    if p and q:
+        num = ev.get("numerator", 0)
+        lines.append(f"  bound:     P[event | data{num}] >= {_fmt(p.get('lower'))}, "
+                     f"P[event | data{1 - num}] <= {_fmt(q.get('upper'))}; "
+                     f"ln((p_lo - delta) / q_hi) = {_fmt(event.get('log_ratio_lower_bound'))}")
+    samples = d.get("samples") or {}
+    stat = d.get("statistic") or {}
+    stat_name = stat.get("description") or stat.get("name") or d.get("output_kind", "")
+    lines.append(f"  samples:   {samples.get('per_input', result.samples)} per input (training "
+                 f"{_sum(samples.get('fit'), samples.get('select'))}, test {samples.get('test')}), "
+                 f"seed {d.get('seed')}, statistic: {stat_name}")
+    pairs = d.get("pairs") or {}
+    if pairs.get("pair_index") is not None:
+        lines.append(f"  pair:      candidate pair {pairs['pair_index']} (chosen on a pilot of "
+                     f"{pairs.get('pilot_samples')} runs per input per pair)")
+    if d.get("mu_lower_bound"):
+        lines.append(f"  GDP:       mu >= {_fmt(d['mu_lower_bound'])} (assumes a Gaussian trade-off "
+                     "curve; not used for the verdict)")
+    lines.append(f"  reproduce: {reproduce}")
+    return "\n".join(lines)
+
+
+def _sum(a: Any, b: Any) -> Any:
+    try:
+        return int(a) + int(b)
+    except (TypeError, ValueError):
+        return "?"
+
+
+def assert_dp(mechanism: Callable[..., Any], data0: Any = None, data1: Any = None, *,
+              epsilon: float, delta: float = 0.0, samples: int = DEFAULT_SAMPLES,
+              alpha: float = 0.05, seed: int = DEFAULT_SEED, **audit_kwargs: Any) -> "AuditResult":
+    """Fail the calling test if an audit finds that ``mechanism`` violates (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    mechanism : callable ``(data, n, rng) -> array``
+        Outputs of ``n`` independent runs on ``data``, leading axis ``n`` (the contract of
+        :func:`dpaudit.audit`); all randomness must come from the ``numpy.random.Generator`` rng.
+    data0, data1 : any
+        Two neighbouring inputs. Omit them and pass ``pairs=[(d0, d1), ...]`` to audit the most
+        promising of several candidate pairs.
+    epsilon, delta : float
+        The claim (epsilon > 0, delta in [0, 1)).
+    samples : int
+        Runs per input (default 100 000).
+    alpha : float
+        Probability of a false alarm on a mechanism that meets its claim (default 0.05).
+    seed : int
+        Seed of the audit (default 0: deterministic, so CI runs are reproducible).
+    **audit_kwargs
+        Passed to :func:`dpaudit.audit` (``pairs``, ``statistic``, ``output_kind``, ...).
+
+    Returns
+    -------
+    AuditResult
+        When no violation was found.
+
+    Raises
+    ------
+    AssertionError
+        When the one-sided ``(1 - alpha)`` lower bound on epsilon exceeds ``epsilon``; the message
+        states the bound, the claim, the event, its counts and the call that reproduces it.
+    ValueError, TypeError
+        For invalid arguments or a mechanism that breaks the contract (from :func:`dpaudit.audit`).
+    """
+    __tracebackhide__ = True
+    return _assert_dp(mechanism, data0, data1, epsilon, delta, samples, alpha, seed, audit_kwargs,
+                      None)
+
+
+def _assert_dp(mechanism: Callable[..., Any], data0: Any, data1: Any, epsilon: float, delta: float,
+               samples: int, alpha: float, seed: int, audit_kwargs: Mapping[str, Any],
+               rerun_hint: str | None) -> "AuditResult":
+    __tracebackhide__ = True
+    from dpaudit.audits.empirical import audit
+
+    result = audit(mechanism, data0, data1, epsilon=epsilon, delta=delta, samples=samples,
+                   alpha=alpha, seed=seed, **audit_kwargs)
+    if result.verdict == "violated":
+        reproduce = _call_text(epsilon, delta, samples, alpha, seed, audit_kwargs)
+        if rerun_hint:
+            reproduce += f"\n             or rerun: {rerun_hint}"
+        raise AssertionError(violation_message(result, reproduce))
+    return result
+
+
+def derive_seed(base_seed: int, test_id: str, call_index: int = 0) -> int:
+    """A fixed 32-bit seed for the ``call_index``-th audit of the test ``test_id``.
+
+    Different tests (and successive calls in one test) get independent seeds; the same test id
+    and base seed always give the same seed, on every machine.
+    """
+    import numpy as np
+
+    words = [int(base_seed), zlib.crc32(test_id.encode("utf-8")), int(call_index)]
+    return int(np.random.SeedSequence(words).generate_state(1, dtype=np.uint32)[0])
+
+
+class DPAuditor:
+    """What the ``dp_auditor`` fixture returns: audits seeded from the test id.
+
+    ``base_seed`` comes from ``--dp-seed`` and ``samples`` from ``--dp-samples``; each call's
+    seed is :func:`derive_seed` ``(base_seed, test_id, k)`` for the k-th call in the test, unless
+    the call passes ``seed=`` itself.
+    """
+
+    def __init__(self, test_id: str, base_seed: int = DEFAULT_SEED,
+                 samples: int = DEFAULT_SAMPLES) -> None:
+        self.test_id = test_id
+        self.base_seed = base_seed
+        self.samples = samples
+        self.calls = 0
+
+    def next_seed(self) -> int:
+        """The seed of the next audit in this test."""
+        seed = derive_seed(self.base_seed, self.test_id, self.calls)
+        self.calls += 1
+        return seed
+
+    def audit(self, mechanism: Callable[..., Any], data0: Any = None, data1: Any = None, *,
+              epsilon: float, delta: float = 0.0, samples: int | None = None, alpha: float = 0.05,
+              seed: int | None = None, **audit_kwargs: Any) -> "AuditResult":
+        """:func:`dpaudit.audit` with this test's seed and default samples; never fails the test."""
+        from dpaudit.audits.empirical import audit
+
+        return audit(mechanism, data0, data1, epsilon=epsilon, delta=delta,
+                     samples=self.samples if samples is None else samples, alpha=alpha,
+                     seed=self.next_seed() if seed is None else seed, **audit_kwargs)
+
+    def assert_dp(self, mechanism: Callable[..., Any], data0: Any = None, data1: Any = None, *,
+                  epsilon: float, delta: float = 0.0, samples: int | None = None,
+                  alpha: float = 0.05, seed: int | None = None,
+                  **audit_kwargs: Any) -> "AuditResult":
+        """:func:`assert_dp` with this test's seed and default samples."""
+        __tracebackhide__ = True
+        explicit = seed is not None
+        seed = seed if explicit else self.next_seed()
+        hint = None if explicit else f"pytest {self.test_id!r} --dp-seed={self.base_seed}"
+        return _assert_dp(mechanism, data0, data1, epsilon, delta,
+                          self.samples if samples is None else samples, alpha, seed, audit_kwargs,
+                          hint)
+
+
+# ------------------------------------------------------------------------------------------------
+# pytest hooks
+# ------------------------------------------------------------------------------------------------
+
+def _nonnegative_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
+def _samples_int(text: str) -> int:
+    import argparse
+
+    value = _nonnegative_int(text)
+    if value < 10:
+        raise argparse.ArgumentTypeError(f"expected at least 10 samples, got {text!r}")
+    return value
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("dpaudit", "differential-privacy audits (dpaudit)")
+    group.addoption("--dp-seed", action="store", type=_nonnegative_int, default=DEFAULT_SEED,
+                    metavar="N", help="base seed of the dp_auditor fixture (default 0); each test "
+                    "derives its own fixed seed from it and its test id")
+    group.addoption("--dp-samples", action="store", type=_samples_int, default=DEFAULT_SAMPLES,
+                    metavar="N", help="samples per input of dp_auditor audits that do not set "
+                    f"samples= (default {DEFAULT_SAMPLES})")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "dp_slow: a slow differential-privacy audit (deselect with -m \"not dp_slow\")")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return (f"dpaudit: dp_auditor base seed {config.getoption('dp_seed')} (--dp-seed), "
+            f"default samples {config.getoption('dp_samples')} (--dp-samples)")
+
+
+@pytest.fixture
+def dp_auditor(request: pytest.FixtureRequest) -> DPAuditor:
+    """A :class:`DPAuditor` whose audits are seeded from ``--dp-seed`` and this test's id."""
+    return DPAuditor(request.node.nodeid, request.config.getoption("dp_seed"),
+                     request.config.getoption("dp_samples"))

@@ -33,7 +33,8 @@ from typing import Any, Literal, Mapping
 
 from dpaudit.claims import PrivacyClaim
 
-__all__ = ["GridPoint", "LemmaCheck", "ClaimAudit", "decide_verdict", "Verdict", "EXACT_TOLERANCE"]
+__all__ = ["GridPoint", "LemmaCheck", "ClaimAudit", "decide_verdict", "format_parameters", "Verdict",
+           "EXACT_TOLERANCE"]
 
 Verdict = Literal["holds", "violated", "inconclusive"]
 LemmaStatus = Literal["holds", "violated", "inconclusive"]
@@ -133,12 +134,19 @@ class LemmaCheck:
                    d.get("examples", 0), d.get("counterexample"))
 
 
+def format_parameters(parameters: Mapping[str, Any]) -> str:
+    """``{"epsilon": 1.0, "T": 64}`` -> ``"epsilon=1, T=64"`` (for sentences in reports)."""
+    def fmt(v: Any) -> str:
+        return f"{v:g}" if isinstance(v, float) else str(v)
+    return ", ".join(f"{k}={fmt(v)}" for k, v in parameters.items()) or "(no parameters)"
+
+
 def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[Verdict, str]:
     """Apply the verdict rules of the module docstring; return (verdict, one-sentence reason)."""
     for p in points:
         why = p.counterexample()
         if why is not None:
-            return "violated", f"At {dict(p.parameters)}: {why}."
+            return "violated", f"At {format_parameters(p.parameters)}: {why}."
     if not points:
         return "inconclusive", "No parameter point was audited."
     no_acc = [p for p in points if p.epsilon_accountant is None]
@@ -149,7 +157,7 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
         p = max(over, key=lambda q: q.epsilon_accountant / q.claimed_epsilon)
         return ("inconclusive", f"No realisable counterexample found, but the accountant gives "
                 f"epsilon {p.epsilon_accountant:.4g} > claimed {p.claimed_epsilon:.4g} at "
-                f"{dict(p.parameters)}.")
+                f"{format_parameters(p.parameters)}.")
     if bad_lemmas:
         return ("inconclusive", f"No privacy counterexample found, but lemma "
                 f"'{bad_lemmas[0].statement}' is {bad_lemmas[0].status}.")
@@ -205,6 +213,7 @@ class ClaimAudit:
             "worst_case": {
                 "parameters": {} if w is None else dict(w.parameters),
                 "claimed_epsilon": None if w is None else w.claimed_epsilon,
+                "claimed_delta": None if w is None else w.claimed_delta,
                 "epsilon_exact": None if w is None else _json_float(w.epsilon_exact),
                 "epsilon_accountant": None if w is None else _json_float(w.epsilon_accountant),
                 "epsilon_lower_bound": None if w is None else _json_float(w.epsilon_lower_bound),

@@ -1,0 +1,660 @@
+"""The ``dpaudit`` command line (also ``python -m dpaudit``).
+
+Commands::
+
+    dpaudit list [--json]
+    dpaudit audit CLAIM_ID [--budget B] [--seed N] [--alpha A] [--out DIR] [--fresh] [--quiet]
+    dpaudit audit-claims (--all | CLAIM_ID ...) [--budget B] [--seed N] [--alpha A] [--jobs N]
+                         --out DIR [--fresh] [--quiet]
+    dpaudit report DIR
+
+Every audited claim is written to ``DIR/<claim id>.{json,md,html}`` (plus figure PNGs) and the
+directory's index to ``DIR/index.{json,md,html}`` (:mod:`dpaudit.reporting.writer`). A claim's JSON
+is written atomically when its audit finishes, so Ctrl-C or a crash keeps every finished claim; a
+rerun skips claims whose JSON already exists with the same budget, seed and alpha (``--fresh``
+redoes them). ``--jobs N`` audits N claims at a time in worker processes.
+
+Exit status: 0 when no audited claim is violated, 1 when one is, 2 for usage or input errors,
+3 when an audit or the tool itself failed (the traceback of a failed audit is saved next to its
+report as ``<claim>.error.log``), 130 when interrupted. Errors are one sentence on stderr; add
+``--traceback`` to see Python's traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import inspect
+import json
+import math
+import multiprocessing
+import os
+import pkgutil
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence, TextIO
+
+from dpaudit import __version__
+
+__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_VIOLATED", "EXIT_USAGE", "EXIT_FAILED",
+           "EXIT_INTERRUPTED"]
+
+EXIT_OK = 0
+EXIT_VIOLATED = 1
+EXIT_USAGE = 2
+EXIT_FAILED = 3
+EXIT_INTERRUPTED = 130
+
+DEFAULT_OUT = "dpaudit-reports"
+
+
+class UsageError(Exception):
+    """A problem with the command line or its inputs (exit status 2)."""
+
+
+# ------------------------------------------------------------------------------------------------
+# Argument parsing
+# ------------------------------------------------------------------------------------------------
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return value
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
+    return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def _budget_names() -> list[str]:
+    from dpaudit.audits.registry import BUDGETS
+
+    return list(BUDGETS)
+
+
+def _add_run_options(p: argparse.ArgumentParser, out_required: bool) -> None:
+    budgets = _budget_names()
+    p.add_argument("--budget", choices=budgets, default="standard",
+                   help="how much work each audit may spend (default: standard)")
+    p.add_argument("--seed", type=_seed, default=0, metavar="N",
+                   help="seed of all randomness; the same seed reproduces a report (default: 0)")
+    p.add_argument("--alpha", type=_alpha, default=0.05, metavar="A",
+                   help="empirical lower bounds hold with probability 1 - A (default: 0.05)")
+    if out_required:
+        p.add_argument("--out", required=True, metavar="DIR", help="report directory")
+    else:
+        p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                       help=f"report directory (default: {DEFAULT_OUT})")
+    p.add_argument("--fresh", action="store_true",
+                   help="redo claims whose results are already saved in DIR")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``dpaudit`` command."""
+    parser = argparse.ArgumentParser(
+        prog="dpaudit",
+        description="Audit the privacy claims of differentially private online learning "
+                    "algorithms and write reports for reviewers.",
+        epilog="Exit status: 0 no claim violated, 1 a claim violated, 2 usage or input error, "
+               "3 an audit failed, 130 interrupted.")
+    parser.add_argument("--version", action="version", version=f"dpaudit {__version__}")
+    parser.add_argument("--traceback", action="store_true",
+                        help="show Python tracebacks instead of one-sentence errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("list", help="list mechanisms, learners and auditable claims",
+                       description="List the mechanisms, learners and registered claims with "
+                                   "their provenance.")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    p = sub.add_parser("audit", help="audit one claim and write its report",
+                       description="Audit one registered claim over its parameter range and "
+                                   "write DIR/<claim id>.{json,md,html} and the index.")
+    p.add_argument("claim_id", metavar="CLAIM_ID", help="a claim id from `dpaudit list`")
+    _add_run_options(p, out_required=False)
+
+    p = sub.add_parser("audit-claims", help="audit many claims and write their reports and index",
+                       description="Audit several registered claims (or all of them), write "
+                                   "each report and the index. Interrupted runs resume.")
+    p.add_argument("claim_ids", nargs="*", metavar="CLAIM_ID", help="claim ids to audit")
+    p.add_argument("--all", action="store_true", help="audit every registered claim")
+    p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
+                   help="audit N claims at a time in worker processes (default: 1)")
+    _add_run_options(p, out_required=True)
+
+    p = sub.add_parser("report", help="re-render reports and index from saved JSON",
+                       description="Re-render every claim report and the index in DIR from the "
+                                   "saved JSON, without recomputing anything.")
+    p.add_argument("directory", metavar="DIR", help="a report directory")
+    return parser
+
+
+# ------------------------------------------------------------------------------------------------
+# Plain-text formatting for the terminal (ASCII only)
+# ------------------------------------------------------------------------------------------------
+
+def _num(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, str):
+        return x
+    x = float(x)
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.4g}"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    rows = [list(map(str, r)) for r in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def _summary_table(records: Sequence[dict[str, Any]]) -> str:
+    """One row per claim: the evidence at its worst point next to what it claims there."""
+    from dpaudit.reporting.view import worst_claimed
+
+    rows = []
+    for r in records:
+        w = r.get("worst_case", {})
+        eps, delta = worst_claimed(r)
+        rows.append([r["id"], f"({_num(eps)}, {_num(delta)})", _num(w.get("epsilon_exact")),
+                     _num(w.get("epsilon_accountant")), _num(w.get("epsilon_lower_bound")),
+                     r["verdict"]])
+    return _table(["claim", "claimed (eps, delta)", "exact eps", "accountant eps",
+                   "lower bound eps", "verdict"], rows) + "\n(all at the worst audited point)"
+
+
+def _counts_sentence(records: Sequence[dict[str, Any]]) -> str:
+    n = {v: sum(1 for r in records if r["verdict"] == v) for v in ("violated", "inconclusive",
+                                                                    "holds")}
+    total = len(records)
+    return (f"{total} claim{'s' if total != 1 else ''}: {n['violated']} violated, "
+            f"{n['inconclusive']} inconclusive, {n['holds']} hold{'s' if n['holds'] == 1 else ''}.")
+
+
+# ------------------------------------------------------------------------------------------------
+# dpaudit list
+# ------------------------------------------------------------------------------------------------
+
+def _first_line(doc: str | None) -> str:
+    return (inspect.cleandoc(doc).splitlines() or [""])[0] if doc else ""
+
+
+def _concrete_classes(package: str, base: type, problems: list[str]) -> list[dict[str, str]]:
+    """Concrete subclasses of ``base`` defined in the modules of ``package``.
+
+    A module that fails to import is skipped and described in ``problems``, so one broken module
+    does not hide the rest of the catalogue.
+    """
+    pkg = importlib.import_module(package)
+    found = []
+    for info in pkgutil.iter_modules(pkg.__path__, prefix=f"{package}."):
+        try:
+            module = importlib.import_module(info.name)
+        except Exception as exc:
+            problems.append(f"could not import {info.name} ({_one_line(exc)})")
+            continue
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if (issubclass(cls, base) and cls is not base and cls.__module__ == module.__name__
+                    and not inspect.isabstract(cls) and not cls.__name__.startswith("_")):
+                name = cls.__dict__.get("name", cls.__name__)
+                found.append({"name": str(name), "class": f"{cls.__module__}.{cls.__qualname__}",
+                              "summary": _first_line(cls.__doc__)})
+    return sorted(found, key=lambda d: d["class"])
+
+
+def _provenance_text(claim: Any) -> str:
+    p = claim.provenance
+    parts = [f"{p.paper} ({p.version})" if p.version else p.paper, p.theorem]
+    if p.equation:  # the full equation is in the reports and in `dpaudit list --json`
+        eq = " ".join(p.equation.split())
+        parts.append(f"eq. {eq if len(eq) <= 60 else eq[:57] + '...'}")
+    return ", ".join(x for x in parts if x)
+
+
+def _cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from dpaudit.audits.registry import all_claims
+    from dpaudit.learners.base import OnlineLearner
+    from dpaudit.mechanisms.base import Mechanism
+
+    claims = list(all_claims())
+    problems: list[str] = []
+    mechanisms = _concrete_classes("dpaudit.mechanisms", Mechanism, problems)
+    learners = _concrete_classes("dpaudit.learners", OnlineLearner, problems)
+    for problem in problems:
+        print(f"dpaudit: error: {problem}.", file=err)
+    status = EXIT_FAILED if problems else EXIT_OK
+    if args.json:
+        payload = {
+            "claims": [{"id": rc.claim.id, "kind": rc.kind, "epsilon": rc.claim.epsilon,
+                        "delta": rc.claim.delta, "provenance": rc.claim.provenance.to_dict(),
+                        "calibration": rc.claim.calibration} for rc in claims],
+            "mechanisms": mechanisms,
+            "learners": learners,
+        }
+        out.write(json.dumps(payload, indent=2) + "\n")
+        return status
+    if claims:
+        out.write(f"Claims ({len(claims)}; audit one with `dpaudit audit CLAIM_ID`):\n")
+        rows = [[rc.claim.id, rc.kind, f"({_num(rc.claim.epsilon)}, {_num(rc.claim.delta)})-DP",
+                 _provenance_text(rc.claim)] for rc in claims]
+        out.write(_indent(_table(["id", "kind", "claim", "provenance"], rows)) + "\n")
+    else:
+        out.write("Claims: none registered yet.\n")
+    for title, items in (("Mechanisms", mechanisms), ("Learners", learners)):
+        out.write(f"\n{title} ({len(items)}):\n")
+        if items:
+            out.write(_indent(_table(["name", "class", "summary"],
+                                     [[d["name"], d["class"], d["summary"]] for d in items])) + "\n")
+        else:
+            out.write("  none yet.\n")
+    return status
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + line for line in text.splitlines())
+
+
+# ------------------------------------------------------------------------------------------------
+# Auditing claims (in this process or in workers)
+# ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Task:
+    claim_id: str
+    budget: str
+    seed: int
+    alpha: float
+    out: str
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    claim_id: str
+    record: dict[str, Any] | None
+    error: str | None = None
+    error_log: str | None = None
+    seconds: float = 0.0
+
+
+def _error_log_path(out: str, claim_id: str) -> Path:
+    from dpaudit.reporting.writer import claim_paths
+
+    json_path = claim_paths(out, claim_id).json
+    return json_path.with_name(json_path.stem + ".error.log")
+
+
+def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = None) -> _Outcome:
+    """Audit one claim and write its report files; failures are returned, never raised.
+
+    ``KeyboardInterrupt`` is not caught: an interrupted claim leaves no JSON behind, so a rerun
+    redoes it.
+    """
+    from dpaudit.audits.claim_audit import ClaimAudit
+    from dpaudit.audits.registry import BUDGETS, AuditContext, get
+    from dpaudit.reporting.writer import claim_paths, claim_record, write_claim_report
+
+    t0 = time.perf_counter()
+    log = _error_log_path(task.out, task.claim_id)
+    try:
+        stale = claim_paths(task.out, task.claim_id).json
+        if stale.exists():  # results of other settings must not outlive a failed rerun
+            stale.unlink()
+        registered = get(task.claim_id)
+        ctx = AuditContext(BUDGETS[task.budget], task.seed, task.alpha)
+        if progress is not None:
+            ctx.progress = progress
+        result = registered.audit(ctx)
+        if not isinstance(result, ClaimAudit):
+            raise TypeError(f"the audit function of {task.claim_id!r} returned "
+                            f"{type(result).__name__}, not a ClaimAudit")
+        if result.claim.id != task.claim_id:
+            raise ValueError(f"the audit function of {task.claim_id!r} returned the audit of "
+                             f"{result.claim.id!r}")
+        # The settings the audit ran with are the CLI's, whatever the audit function recorded.
+        result.budget, result.seed, result.alpha = task.budget, task.seed, task.alpha
+        result.seconds = time.perf_counter() - t0
+        record = claim_record(result)
+        record["kind"] = registered.kind
+        write_claim_report(task.out, record)
+        if log.exists():
+            log.unlink()
+        return _Outcome(task.claim_id, record, seconds=time.perf_counter() - t0)
+    except Exception as exc:  # one failed claim must not lose the others' results
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(traceback.format_exc(), encoding="utf-8")
+            log_name: str | None = str(log)
+        except OSError:
+            log_name = None
+        return _Outcome(task.claim_id, None, f"{type(exc).__name__}: {exc}", log_name,
+                        time.perf_counter() - t0)
+
+
+def _worker_init() -> None:
+    # Ctrl-C reaches the whole process group; the parent handles it and terminates the workers.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _finished_record(task: _Task) -> dict[str, Any] | None:
+    """The saved record of ``task`` when it exists with the same budget, seed and alpha."""
+    from dpaudit.reporting.writer import claim_paths, load_claim_record
+
+    path = claim_paths(task.out, task.claim_id).json
+    if not path.is_file():
+        return None
+    try:
+        record = load_claim_record(path)
+    except (ValueError, OSError, UnicodeDecodeError):
+        return None  # unreadable or foreign: redo it
+    same = (record["id"] == task.claim_id and record.get("budget") == task.budget
+            and record.get("seed") == task.seed
+            and math.isclose(float(record.get("alpha", -1)), task.alpha, rel_tol=1e-12))
+    return record if same else None
+
+
+class _Progress:
+    """Progress on stderr: tqdm bars on a terminal, one line per claim otherwise, nothing if quiet."""
+
+    def __init__(self, total: int, quiet: bool, stream: TextIO) -> None:
+        self.stream = stream
+        self.quiet = quiet
+        self.total = total
+        self.done = 0
+        interactive = not quiet and _isatty(stream)
+        self.bar = None
+        if interactive and total > 1:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc="claims", unit="claim", file=stream,
+                            dynamic_ncols=True, leave=False)
+        self.interactive = interactive
+        self.inner = None
+
+    def claim_progress(self, claim_id: str) -> Callable[[int, int, str], None] | None:
+        """A callback for ``AuditContext.progress`` showing a per-claim bar (terminal only)."""
+        if not self.interactive:
+            return None
+        from tqdm import tqdm
+
+        self.inner = tqdm(total=None, desc=claim_id, file=self.stream, dynamic_ncols=True,
+                          leave=False, position=1 if self.bar is not None else 0)
+        inner = self.inner
+
+        def update(done: int, total: int, label: str) -> None:
+            if total and inner.total != total:
+                inner.total = total
+            inner.set_description_str(f"{claim_id}: {label}" if label else claim_id,
+                                      refresh=False)
+            if done >= inner.n:
+                inner.update(done - inner.n)
+
+        return update
+
+    def message(self, text: str) -> None:
+        if self.quiet:
+            return
+        if self.bar is not None or self.inner is not None:
+            from tqdm import tqdm
+
+            tqdm.write(text, file=self.stream)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def finished(self, outcome: _Outcome) -> None:
+        if self.inner is not None:
+            self.inner.close()
+            self.inner = None
+        self.done += 1
+        what = (outcome.record["verdict"] if outcome.record is not None
+                else f"FAILED ({outcome.error})")
+        self.message(f"[{self.done}/{self.total}] {outcome.claim_id}: {what} "
+                     f"({outcome.seconds:.1f} s)")
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        for bar in (self.inner, self.bar):
+            if bar is not None:
+                bar.close()
+        self.inner = self.bar = None
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _pool_context() -> Any:
+    # fork keeps the parent's registry (claims registered at run time, not only CLAIM_MODULES).
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _run_tasks(tasks: Sequence[_Task], jobs: int, progress: _Progress) -> list[_Outcome]:
+    """Run the tasks, reporting each as it finishes; KeyboardInterrupt propagates to the caller."""
+    outcomes: list[_Outcome] = []
+    if jobs <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            outcome = _run_task(task, progress.claim_progress(task.claim_id))
+            outcomes.append(outcome)
+            progress.finished(outcome)
+        return outcomes
+    ctx = _pool_context()
+    with ctx.Pool(processes=min(jobs, len(tasks)), initializer=_worker_init,
+                  maxtasksperchild=1) as pool:  # leaving the block terminates the workers
+        for outcome in pool.imap_unordered(_run_task, tasks):
+            outcomes.append(outcome)
+            progress.finished(outcome)
+    return outcomes
+
+
+def _resolve_claim_ids(ids: Sequence[str], use_all: bool) -> list[str]:
+    from dpaudit.audits.registry import all_claims, get
+
+    if use_all and ids:
+        raise UsageError("give either --all or claim ids, not both")
+    if use_all:
+        resolved = [rc.claim.id for rc in all_claims()]
+        if not resolved:
+            raise UsageError("no claims are registered, so --all has nothing to audit")
+        return resolved
+    if not ids:
+        raise UsageError("give the claim ids to audit, or --all (see `dpaudit list`)")
+    seen: list[str] = []
+    for cid in ids:
+        try:
+            get(cid)
+        except KeyError:
+            raise UsageError(f"unknown claim id {cid!r}; run `dpaudit list` to see the registered "
+                             "claims") from None
+        if cid not in seen:
+            seen.append(cid)
+    return seen
+
+
+def _prepare_out(out: str) -> Path:
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out {out} exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the report directory {out} ({exc.strerror})") from None
+    if not os.access(path, os.W_OK):
+        raise UsageError(f"the report directory {out} is not writable")
+    return path
+
+
+def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, out: TextIO,
+                err: TextIO) -> int:
+    from dpaudit.reporting.writer import (claim_paths, load_report_directory, render_claim_files,
+                                          write_index)
+
+    out_dir = _prepare_out(args.out)
+    tasks = [_Task(cid, args.budget, args.seed, args.alpha, args.out) for cid in claim_ids]
+    records: dict[str, dict[str, Any]] = {}
+    todo = []
+    for task in tasks:
+        record = None if args.fresh else _finished_record(task)
+        if record is None:
+            todo.append(task)
+            continue
+        paths = claim_paths(args.out, task.claim_id)
+        if not (paths.markdown.exists() and paths.html.exists()):
+            render_claim_files(args.out, record)
+        records[task.claim_id] = record
+    progress = _Progress(len(todo), args.quiet, err)
+    if records:
+        progress.message(f"dpaudit: {len(records)} of {len(tasks)} claims already audited in "
+                         f"{args.out} with these settings; skipping them (--fresh redoes them)")
+    interrupted = False
+    failures: list[_Outcome] = []
+    try:
+        for outcome in _run_tasks(todo, jobs, progress):
+            if outcome.record is not None:
+                records[outcome.claim_id] = outcome.record
+            else:
+                failures.append(outcome)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        progress.close()
+    # Failures of the list above are only those reported before an interrupt; rescan the disk so
+    # that the index and the exit status count every claim that finished, even in a worker.
+    if interrupted:
+        for task in todo:
+            record = _finished_record(task)
+            if record is not None:
+                records[task.claim_id] = record
+    write_index(out_dir, load_report_directory(out_dir), display_dir=args.out)
+    done = [records[cid] for cid in claim_ids if cid in records]
+    if interrupted:
+        print(f"dpaudit: interrupted; {len(done)} of {len(tasks)} claims are finished and saved in "
+              f"{args.out}; run the same command again to resume.", file=err)
+        return EXIT_INTERRUPTED
+    if done:
+        out.write(_summary_table(done) + "\n\n")
+    out.write(f"{_counts_sentence(done)} Reports: {out_dir / 'index.html'}\n")
+    for f in failures:
+        where = f" (traceback in {f.error_log})" if f.error_log else ""
+        print(f"dpaudit: error: the audit of {f.claim_id} failed: {f.error}{where}", file=err)
+    if any(r["verdict"] == "violated" for r in done):
+        return EXIT_VIOLATED
+    return EXIT_FAILED if failures else EXIT_OK
+
+
+def _cmd_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from dpaudit.reporting.view import verdict_sentence
+    from dpaudit.reporting.writer import claim_paths
+
+    [claim_id] = _resolve_claim_ids([args.claim_id], False)
+    status = _audit_many([claim_id], args, 1, out, err)
+    if status in (EXIT_OK, EXIT_VIOLATED):
+        record = _finished_record(_Task(claim_id, args.budget, args.seed, args.alpha, args.out))
+        if record is not None:
+            paths = claim_paths(args.out, claim_id)
+            out.write(f"\n{_ascii(verdict_sentence(record))}\nReport: {paths.html} "
+                      f"(also {paths.markdown.name} and {paths.json.name})\n")
+    return status
+
+
+def _ascii(text: str) -> str:
+    return text.replace("—", "-").replace("∞", "inf").replace("−", "-").replace("ε", "eps")
+
+
+def _cmd_audit_claims(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    claim_ids = _resolve_claim_ids(args.claim_ids, args.all)
+    return _audit_many(claim_ids, args, args.jobs, out, err)
+
+
+def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from dpaudit.reporting.writer import rerender_directory
+
+    directory = Path(args.directory)
+    if not directory.is_dir():
+        raise UsageError(f"{args.directory} is not a directory")
+    try:
+        records, paths = rerender_directory(directory, display_dir=args.directory)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not records:
+        # rerender_directory wrote an empty index; a directory with no audits is an input error.
+        raise UsageError(f"no saved claim audits (JSON with schema 'dpaudit.claim/1') under "
+                         f"{args.directory}")
+    out.write(_summary_table(records) + "\n\n")
+    out.write(f"{_counts_sentence(records)} Re-rendered {len(records)} report"
+              f"{'s' if len(records) != 1 else ''} and {paths.html}\n")
+    return EXIT_VIOLATED if any(r["verdict"] == "violated" for r in records) else EXIT_OK
+
+
+# ------------------------------------------------------------------------------------------------
+# Entry point
+# ------------------------------------------------------------------------------------------------
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``dpaudit`` command (``argv`` defaults to ``sys.argv[1:]``); returns the exit status.
+
+    Output goes to ``sys.stdout`` (results) and ``sys.stderr`` (progress and errors).
+    """
+    out, err = sys.stdout, sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed usage and a one-line error (or --help)
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    commands = {"list": lambda: _cmd_list(args, out, err),
+                "audit": lambda: _cmd_audit(args, out, err),
+                "audit-claims": lambda: _cmd_audit_claims(args, out, err),
+                "report": lambda: _cmd_report(args, out, err)}
+    try:
+        return commands[args.command]()
+    except UsageError as exc:
+        print(f"dpaudit: error: {exc}.", file=err)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("dpaudit: interrupted.", file=err)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if args.traceback:
+            raise
+        print(f"dpaudit: error: {_one_line(exc)} (rerun with --traceback for details).", file=err)
+        return EXIT_FAILED
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        target = f" {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror}{':' if target else ''}{target}"
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

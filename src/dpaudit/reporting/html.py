@@ -1,0 +1,45 @@
+"""Standalone HTML reports: one page per audited claim and the index of all claims.
+
+Every page is a single file with its stylesheet inline and its figures embedded as base64 PNGs,
+so it opens offline in any browser and can be mailed to a reviewer as is. Templates live in
+``dpaudit/reporting/templates`` and are rendered with autoescaping on: text from papers and audits
+is never interpreted as markup.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import jinja2
+
+from dpaudit import __version__
+from dpaudit.reporting.plots import Plot, data_uri
+from dpaudit.reporting.view import (claim_context, index_reproduce_command, index_rows,
+                                    verdict_counts)
+
+__all__ = ["render_claim_html", "render_index_html"]
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("dpaudit.reporting", "templates"),
+    autoescape=jinja2.select_autoescape(enabled_extensions=("html", "j2"), default=True),
+    trim_blocks=True,
+    lstrip_blocks=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+
+def render_claim_html(record: Mapping[str, Any], plots: Sequence[Plot] = (),
+                      plot_problems: Sequence[str] = ()) -> str:
+    """The standalone HTML page of one saved claim audit, figures embedded as data URIs."""
+    ctx = claim_context(record)
+    ctx["plots"] = [{"title": p.title, "caption": p.caption, "src": data_uri(p.png)} for p in plots]
+    ctx["plot_problems"] = list(plot_problems)
+    ctx["version"] = ctx["version"] or __version__
+    return _ENV.get_template("claim.html.j2").render(**ctx)
+
+
+def render_index_html(records: Sequence[Mapping[str, Any]], out: str = "DIR") -> str:
+    """The standalone HTML index: one row per claim with its verdict and a link to its page."""
+    return _ENV.get_template("index.html.j2").render(
+        rows=index_rows(records), counts=verdict_counts(records), total=len(records),
+        reproduce=index_reproduce_command(records, out), version=__version__)

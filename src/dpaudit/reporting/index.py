@@ -1,0 +1,67 @@
+"""The machine-readable index of a report directory (``DIR/index.json``, schema ``dpaudit.report/1``).
+
+Schema (issue 5; fields may be added, never renamed)::
+
+    {"schema": "dpaudit.report/1",
+     "claims": [{"id": "jkt12-colt/pigd", "paper": "jkt12-colt.txt", "theorem": "Theorem 7",
+                 "claimed": {"epsilon": 3.0, "delta": 2e-05},
+                 "verdict": "holds|violated|inconclusive",
+                 "worst_case": {"parameters": {}, "epsilon_exact": null,
+                                "epsilon_accountant": null, "epsilon_lower_bound": null},
+                 "lemmas": [{"statement": "...", "status": "holds|violated|inconclusive",
+                             "worst_ratio": null}],
+                 "report": "jkt12-colt/pigd.html"}]}
+
+Added fields: top level ``dpaudit_version`` and ``counts`` (claims per verdict); per claim
+``reason`` (the verdict's one-sentence reason), ``version`` (of the paper), ``markdown`` and
+``json`` (paths of the other two files, relative to DIR), ``budget``, ``seed``, ``alpha``;
+``worst_case.claimed_epsilon`` (the claim instantiated at the worst point).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from dpaudit import __version__
+from dpaudit.reporting.view import verdict_counts
+
+__all__ = ["INDEX_SCHEMA", "build_index", "index_entry"]
+
+INDEX_SCHEMA = "dpaudit.report/1"
+
+
+def index_entry(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``index.json`` row of one saved claim audit (paths relative to the report directory)."""
+    worst = record.get("worst_case", {})
+    return {
+        "id": record["id"],
+        "paper": record["paper"],
+        "theorem": record["theorem"],
+        "claimed": {"epsilon": record["claimed"]["epsilon"], "delta": record["claimed"]["delta"]},
+        "verdict": record["verdict"],
+        "worst_case": {
+            "parameters": dict(worst.get("parameters") or {}),
+            "epsilon_exact": worst.get("epsilon_exact"),
+            "epsilon_accountant": worst.get("epsilon_accountant"),
+            "epsilon_lower_bound": worst.get("epsilon_lower_bound"),
+            "claimed_epsilon": worst.get("claimed_epsilon"),
+        },
+        "lemmas": [{"statement": lem["statement"], "status": lem["status"],
+                    "worst_ratio": lem.get("worst_ratio")} for lem in record.get("lemmas", [])],
+        "report": f"{record['id']}.html",
+        "markdown": f"{record['id']}.md",
+        "json": f"{record['id']}.json",
+        "reason": record.get("reason", ""),
+        "version": record.get("claim", {}).get("provenance", {}).get("version", ""),
+        "budget": record.get("budget"),
+        "seed": record.get("seed"),
+        "alpha": record.get("alpha"),
+    }
+
+
+def build_index(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``index.json`` for these saved claim audits, one row per claim sorted by id."""
+    ordered = sorted(records, key=lambda r: r["id"])
+    return {"schema": INDEX_SCHEMA, "dpaudit_version": __version__,
+            "counts": verdict_counts(ordered),
+            "claims": [index_entry(r) for r in ordered]}

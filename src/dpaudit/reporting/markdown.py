@@ -1,0 +1,93 @@
+"""Markdown reports: one page per audited claim and the index of all claims.
+
+Markdown is what a reviewer reads on a code-hosting site, where inline (base64) images are not
+shown, so figures are separate PNG files next to the page and referenced by relative links
+(``pigd.histogram.png`` beside ``pigd.md``); :mod:`dpaudit.reporting.writer` writes them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import jinja2
+
+from dpaudit.reporting.plots import Plot
+from dpaudit.reporting.view import (claim_context, index_reproduce_command, index_rows,
+                                    verdict_counts)
+
+__all__ = ["render_claim_markdown", "render_index_markdown", "markdown_cell", "markdown_code",
+           "figure_filename"]
+
+
+def markdown_cell(text: Any) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def markdown_code(text: Any) -> str:
+    """An inline code span for a table cell; survives backticks and pipes in ``text``.
+
+    GitHub-flavoured Markdown reads ``\\|`` inside a table cell as a literal pipe, code spans included.
+    """
+    s = " ".join(str(text).split())
+    if not s:
+        return ""
+    fence = "``" if "`" in s else "`"
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}".replace("|", "\\|")
+
+
+def figure_filename(basename: str, plot_name: str) -> str:
+    """File name of a figure beside the Markdown page: ``<basename>.<plot>.png``."""
+    return f"{basename}.{plot_name}.png"
+
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("dpaudit.reporting", "templates"),
+    autoescape=False,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+    undefined=jinja2.StrictUndefined,
+)
+_ENV.filters["md_cell"] = markdown_cell
+_ENV.filters["md_code"] = markdown_code
+
+
+def render_claim_markdown(record: Mapping[str, Any], plots: Sequence[Plot] = (),
+                          plot_problems: Sequence[str] = ()) -> str:
+    """The Markdown page of one saved claim audit.
+
+    Parameters
+    ----------
+    record:
+        The saved claim JSON (``ClaimAudit.to_dict()`` plus ``schema``).
+    plots, plot_problems:
+        From :func:`dpaudit.reporting.plots.render_plots`; each plot is linked as
+        :func:`figure_filename` relative to the page.
+    """
+    ctx = claim_context(record)
+    ctx["plots"] = [{"title": p.title, "caption": p.caption,
+                     "src": figure_filename(ctx["basename"], p.name)} for p in plots]
+    ctx["plot_problems"] = list(plot_problems)
+    return _collapse_blank_lines(_ENV.get_template("claim.md.j2").render(**ctx))
+
+
+def render_index_markdown(records: Sequence[Mapping[str, Any]], out: str = "DIR") -> str:
+    """The Markdown index: one row per claim, linking each claim's Markdown and HTML pages."""
+    return _collapse_blank_lines(_ENV.get_template("index.md.j2").render(
+        rows=index_rows(records), counts=verdict_counts(records), total=len(records),
+        reproduce=index_reproduce_command(records, out)))
+
+
+def _collapse_blank_lines(text: str) -> str:
+    lines = text.splitlines()
+    out: list[str] = []
+    in_fence = False
+    for line in lines:
+        if line.startswith("```"):
+            in_fence = not in_fence
+        if not in_fence and not line.strip() and out and not out[-1].strip():
+            continue
+        out.append(line.rstrip() if not in_fence else line)
+    return "\n".join(out).strip() + "\n"

@@ -1,0 +1,466 @@
+"""The ``dpaudit`` command line: commands, reports on disk, resume, Ctrl-C, crashes, exit status.
+
+The registry is replaced for each test by small claims with real, cheap audit functions: a Laplace
+mechanism at its printed scale (holds: exact epsilon = claim, accountant = claim), at half its
+printed scale (violated: exact epsilon = 2 x claim) and one with no accountant (inconclusive). The
+empirical lower bounds come from the audit engine with the quick budget.
+"""
+
+from __future__ import annotations
+
+import collections
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from dpaudit import cli
+from dpaudit.audits import registry
+from dpaudit.audits.claim_audit import ClaimAudit, GridPoint
+from dpaudit.audits.empirical import audit as empirical_audit
+from dpaudit.claims import PrivacyClaim, Provenance
+
+HOLDS = "fake-colt/laplace"
+VIOLATED = "fake-colt/half-laplace"
+INCONCLUSIVE = "fake-arxiv/no-accountant"
+CRASH = "fake-arxiv/crash"
+INTERRUPT = "fake-arxiv/interrupt"
+
+
+def laplace_claim(claim_id: str, theorem: str) -> PrivacyClaim:
+    return PrivacyClaim(claim_id, 1.0, 0.0,
+                        Provenance("fake.txt", "COLT 2012", theorem, "b = 1 / eps"),
+                        calibration="Lap(1/epsilon)", parameter_range={"epsilon": "(0, inf)"})
+
+
+def laplace_audit(claim: PrivacyClaim, factor: float, accountant: bool = True):
+    """Audit function of "adding Lap(1 / (factor * eps)) to a sensitivity-1 query is eps-DP".
+
+    Exact epsilon of the implemented mechanism on the pair (0, 1): factor * eps (closed form);
+    accountant: the printed calibration's epsilon, eps; lower bound: the audit engine.
+    """
+
+    def run(ctx: registry.AuditContext) -> ClaimAudit:
+        points, results = [], []
+        grid = (0.5, 1.0, 2.0)
+        for i, eps in enumerate(grid):
+            scale = 1.0 / (factor * eps)
+
+            def mechanism(data, n, rng, scale=scale):
+                return data + rng.laplace(0.0, scale, size=n)
+
+            seed = int(ctx.rng("laplace", i).integers(2**31))
+            res = empirical_audit(mechanism, 0.0, 1.0, epsilon=eps, samples=ctx.budget.samples,
+                                  alpha=ctx.alpha, seed=seed)
+            results.append(res)
+            points.append(GridPoint({"epsilon": eps}, eps, 0.0, epsilon_exact=factor * eps,
+                                    epsilon_accountant=eps if accountant else None,
+                                    epsilon_lower_bound=res.epsilon_lower_bound,
+                                    evidence={"seed": seed, "event": res.to_dict()["event"]}))
+            ctx.progress(i + 1, len(grid), f"epsilon={eps}")
+        figures = {"histogram": dict(results[-1].histogram)}  # the engine's, as real audits do
+        return ClaimAudit(claim.with_privacy(1.0), points, figures=figures,
+                          findings=[f"The implemented noise has scale 1/({factor} eps)."])
+
+    return run
+
+
+def crash_audit(ctx: registry.AuditContext) -> ClaimAudit:
+    raise RuntimeError("boom in the audit function")
+
+
+def interrupt_audit(ctx: registry.AuditContext) -> ClaimAudit:
+    raise KeyboardInterrupt  # what Ctrl-C raises in the middle of an audit
+
+
+# The claims that must not be violated add twice the noise they need (true epsilon = eps / 2), so
+# their verdicts do not hinge on the 5% false-alarm allowance of the empirical bound; the violated
+# one adds half (true epsilon = 2 eps), which the engine detects with a bound near 2 eps at 20 000
+# samples. All runs use fixed seeds, so the outcomes are deterministic.
+FAKES = {
+    HOLDS: (laplace_claim(HOLDS, "Theorem 1"), lambda c: laplace_audit(c, 0.5)),
+    VIOLATED: (laplace_claim(VIOLATED, "Theorem 2"), lambda c: laplace_audit(c, 2.0)),
+    INCONCLUSIVE: (laplace_claim(INCONCLUSIVE, "Theorem 3"),
+                   lambda c: laplace_audit(c, 0.5, accountant=False)),
+    CRASH: (laplace_claim(CRASH, "Theorem 4"), lambda c: crash_audit),
+    INTERRUPT: (laplace_claim(INTERRUPT, "Theorem 5"), lambda c: interrupt_audit),
+}
+
+
+@pytest.fixture
+def calls(monkeypatch) -> collections.Counter:
+    """Replace the registry by the fake claims; returns how often each audit function ran."""
+    counter: collections.Counter = collections.Counter()
+    monkeypatch.setattr(registry, "_REGISTRY", {})
+    monkeypatch.setattr(registry, "_loaded", True)
+    for cid, (claim, make) in FAKES.items():
+        registry.register(claim, counting(cid, make(claim), counter))
+    return counter
+
+
+def counting(cid, fn, counter):
+    def wrapper(ctx):
+        counter[cid] += 1
+        return fn(ctx)
+    return wrapper
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def quick(out: Path, *ids: str) -> list[str]:
+    return ["audit-claims", *ids, "--budget", "quick", "--out", str(out)]
+
+
+def without_timing(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k != "seconds"}
+
+
+# ------------------------------------------------------------------------------------------------
+# audit-claims, audit, report
+# ------------------------------------------------------------------------------------------------
+
+def test_audit_claims_writes_reports_and_index_and_exits_1_on_a_violation(tmp_path, calls,
+                                                                          capsys) -> None:
+    status, out, err = run(capsys, *quick(tmp_path, HOLDS, VIOLATED, INCONCLUSIVE))
+    assert status == cli.EXIT_VIOLATED
+    for cid in (HOLDS, VIOLATED, INCONCLUSIVE):
+        for ext in ("json", "md", "html"):
+            assert (tmp_path / f"{cid}.{ext}").is_file()
+        assert (tmp_path / f"{cid}.histogram.png").is_file()
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert index["schema"] == "dpaudit.report/1"
+    verdicts = {row["id"]: row["verdict"] for row in index["claims"]}
+    assert verdicts == {HOLDS: "holds", VIOLATED: "violated", INCONCLUSIVE: "inconclusive"}
+    bad = next(row for row in index["claims"] if row["id"] == VIOLATED)
+    assert bad["worst_case"]["epsilon_exact"] == 2 * bad["worst_case"]["claimed_epsilon"]
+    # The engine's bound on Laplace at twice the claimed epsilon clears the claim at 20k samples.
+    assert bad["worst_case"]["epsilon_lower_bound"] > bad["worst_case"]["claimed_epsilon"]
+    saved = json.loads((tmp_path / f"{HOLDS}.json").read_text())
+    assert (saved["budget"], saved["seed"], saved["alpha"]) == ("quick", 0, 0.05)
+    assert saved["kind"] == "learner"
+    assert "1 violated, 1 inconclusive, 1 holds." in out
+    # The evidence at the worst point (epsilon = 0.5) next to what the claim says there.
+    assert re.search(rf"^{VIOLATED} +\(0\.5, 0\) +1 +0\.5 +[\d.]+ +violated$", out, re.M)
+    # Not a terminal: one plain progress line per claim, no progress bars.
+    assert err.count("] fake-") == 3 and "\r" not in err
+    assert calls == {HOLDS: 1, VIOLATED: 1, INCONCLUSIVE: 1}
+
+
+def test_exit_0_when_nothing_is_violated_and_quiet_is_quiet(tmp_path, calls, capsys) -> None:
+    status, out, err = run(capsys, *quick(tmp_path, HOLDS, INCONCLUSIVE), "--quiet")
+    assert status == cli.EXIT_OK
+    assert err == ""
+    assert "0 violated, 1 inconclusive, 1 holds." in out
+
+
+def test_rerun_resumes_and_reproduces(tmp_path, calls, capsys) -> None:
+    run(capsys, *quick(tmp_path, HOLDS))
+    first = json.loads((tmp_path / f"{HOLDS}.json").read_text())
+    status, _, err = run(capsys, *quick(tmp_path, HOLDS, VIOLATED))
+    assert status == cli.EXIT_VIOLATED
+    assert calls == {HOLDS: 1, VIOLATED: 1}
+    assert "1 of 2 claims already audited" in err
+    # Other settings are not "finished": they are recomputed, and the same seed gives the same audit.
+    run(capsys, *quick(tmp_path, HOLDS), "--seed", "5")
+    assert calls[HOLDS] == 2
+    assert json.loads((tmp_path / f"{HOLDS}.json").read_text())["seed"] == 5
+    run(capsys, *quick(tmp_path, HOLDS), "--fresh")
+    assert calls[HOLDS] == 3
+    again = json.loads((tmp_path / f"{HOLDS}.json").read_text())
+    assert without_timing(again) == without_timing(first)
+
+
+def test_ctrl_c_keeps_finished_claims_and_a_rerun_resumes(tmp_path, calls, capsys,
+                                                         monkeypatch) -> None:
+    status, out, err = run(capsys, *quick(tmp_path, HOLDS, INTERRUPT, VIOLATED))
+    assert status == cli.EXIT_INTERRUPTED
+    assert (tmp_path / f"{HOLDS}.json").is_file()
+    assert not (tmp_path / f"{INTERRUPT}.json").exists()
+    assert not (tmp_path / f"{VIOLATED}.json").exists()
+    assert "interrupted; 1 of 3 claims are finished and saved" in err
+    assert "run the same command again to resume" in err
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert [row["id"] for row in index["claims"]] == [HOLDS]
+    # The user fixes whatever stopped the run and reruns the same command.
+    claim = FAKES[INTERRUPT][0]
+    monkeypatch.setitem(registry._REGISTRY, INTERRUPT,
+                        registry.RegisteredClaim(claim, laplace_audit(claim, 0.5)))
+    status, _, _ = run(capsys, *quick(tmp_path, HOLDS, INTERRUPT, VIOLATED))
+    assert status == cli.EXIT_VIOLATED
+    assert calls == {HOLDS: 1, INTERRUPT: 1, VIOLATED: 1}
+    assert len(json.loads((tmp_path / "index.json").read_text())["claims"]) == 3
+
+
+def test_a_crashing_audit_keeps_the_other_results_and_exits_3(tmp_path, calls, capsys) -> None:
+    status, out, err = run(capsys, *quick(tmp_path, CRASH, HOLDS))
+    assert status == cli.EXIT_FAILED
+    assert (tmp_path / f"{HOLDS}.json").is_file()
+    assert not (tmp_path / f"{CRASH}.json").exists()
+    log = tmp_path / f"{CRASH}.error.log"
+    assert "Traceback" in log.read_text() and "RuntimeError: boom" in log.read_text()
+    errors = [ln for ln in err.splitlines() if "error:" in ln]
+    assert errors == [f"dpaudit: error: the audit of {CRASH} failed: RuntimeError: boom in the "
+                      f"audit function (traceback in {log})"]
+    assert "Traceback" not in err
+    # A violation elsewhere still gives exit status 1 (what CI gates on).
+    status, _, _ = run(capsys, *quick(tmp_path, CRASH, VIOLATED))
+    assert status == cli.EXIT_VIOLATED
+    assert calls == {CRASH: 2, HOLDS: 1, VIOLATED: 1}
+
+
+def test_parallel_jobs_give_the_same_reports_as_serial(tmp_path, calls, capsys) -> None:
+    ids = (HOLDS, VIOLATED, INCONCLUSIVE)
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    assert run(capsys, *quick(serial, *ids))[0] == cli.EXIT_VIOLATED
+    status, out, err = run(capsys, *quick(parallel, *ids), "--jobs", "2")
+    assert status == cli.EXIT_VIOLATED
+    assert err.count("] fake-") == 3
+    for cid in ids:
+        a = json.loads((serial / f"{cid}.json").read_text())
+        b = json.loads((parallel / f"{cid}.json").read_text())
+        assert without_timing(a) == without_timing(b)
+    assert calls == {HOLDS: 1, VIOLATED: 1, INCONCLUSIVE: 1}  # workers' calls are not counted here
+
+
+def test_audit_one_claim(tmp_path, calls, capsys) -> None:
+    status, out, _ = run(capsys, "audit", VIOLATED, "--budget", "quick", "--seed", "3",
+                         "--alpha", "0.01", "--out", str(tmp_path))
+    assert status == cli.EXIT_VIOLATED
+    assert f"The claimed (1, 0)-DP guarantee of {VIOLATED} is violated: At epsilon=0.5: " \
+           "exact epsilon 1 > claimed 0.5." in out
+    assert f"Report: {tmp_path / VIOLATED}.html" in out
+    record = json.loads((tmp_path / f"{VIOLATED}.json").read_text())
+    assert (record["seed"], record["alpha"]) == (3, 0.01)
+    md = (tmp_path / f"{VIOLATED}.md").read_text()
+    assert f"dpaudit audit {VIOLATED} --budget quick --seed 3 --alpha 0.01" in md
+    assert (tmp_path / "index.html").is_file()
+
+
+def test_audit_defaults_to_the_standard_budget(tmp_path, calls, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(registry.BUDGETS, "standard",
+                        registry.Budget("standard", 2_000, 10, "coarse", 8))  # keep the test fast
+    status, _, _ = run(capsys, "audit", HOLDS)
+    assert status == cli.EXIT_OK
+    record = json.loads((tmp_path / cli.DEFAULT_OUT / f"{HOLDS}.json").read_text())
+    assert (record["budget"], record["seed"], record["alpha"]) == ("standard", 0, 0.05)
+
+
+def test_report_rerenders_from_saved_json(tmp_path, calls, capsys) -> None:
+    run(capsys, *quick(tmp_path, HOLDS, VIOLATED))
+    html = (tmp_path / f"{VIOLATED}.html").read_text()
+    (tmp_path / f"{VIOLATED}.html").unlink()
+    (tmp_path / "index.md").unlink()
+    status, out, _ = run(capsys, "report", str(tmp_path))
+    assert status == cli.EXIT_VIOLATED
+    assert (tmp_path / f"{VIOLATED}.html").read_text() == html
+    assert (tmp_path / "index.md").is_file()
+    assert "Re-rendered 2 reports" in out
+    assert calls == {HOLDS: 1, VIOLATED: 1}  # nothing recomputed
+
+
+def test_progress_bars_on_a_terminal(tmp_path, calls, capsys, monkeypatch) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    assert cli.main(quick(tmp_path, HOLDS, INCONCLUSIVE)) == cli.EXIT_OK
+    text = term.getvalue()
+    assert "claims:" in text and "\r" in text  # tqdm bars: one for all claims, one per claim
+    assert f"\r{HOLDS}:" in text and "[2/2]" in text
+    # The per-claim bar follows the audit's own progress callback (AuditContext.progress).
+    progress = cli._Progress(1, quiet=False, stream=term)
+    update = progress.claim_progress(HOLDS)
+    update(2, 3, "epsilon=1")
+    assert (progress.inner.n, progress.inner.total) == (2, 3)
+    assert progress.inner.desc == f"{HOLDS}: epsilon=1"
+    progress.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# Usage and input errors: exit 2, one sentence, no traceback
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["audit", "nope/x"], "unknown claim id 'nope/x'; run `dpaudit list`"),
+    (["audit-claims", "--all", HOLDS, "--out", "{out}"], "give either --all or claim ids"),
+    (["audit-claims", "--out", "{out}"], "give the claim ids to audit, or --all"),
+    (["audit-claims", HOLDS, "--out", "{file}"], "exists and is not a directory"),
+    (["report", "{out}/missing"], "is not a directory"),
+    (["report", "{out}"], "no saved claim audits"),
+    (["audit", HOLDS, "--alpha", "1.5"], "argument --alpha: must be a number in (0, 1)"),
+    (["audit", HOLDS, "--seed", "-1"], "argument --seed: must be a non-negative integer"),
+    (["audit", HOLDS, "--budget", "huge"], "argument --budget: invalid choice"),
+    (["audit-claims", HOLDS, "--jobs", "0", "--out", "{out}"], "argument --jobs"),
+    (["audit-claims", HOLDS], "the following arguments are required: --out"),
+    (["frobnicate"], "invalid choice"),
+    ([], "the following arguments are required: COMMAND"),
+])
+def test_usage_errors_exit_2_with_one_sentence(tmp_path, calls, capsys, argv, message) -> None:
+    (tmp_path / "afile").write_text("x")
+    argv = [a.format(out=tmp_path, file=tmp_path / "afile") for a in argv]
+    status, out, err = run(capsys, *argv)
+    assert status == cli.EXIT_USAGE
+    assert message in err
+    assert "Traceback" not in err
+    error_lines = [ln for ln in err.splitlines() if "error:" in ln]
+    assert len(error_lines) == 1
+    assert not calls
+
+
+def test_unexpected_errors_are_one_sentence_unless_traceback_is_asked(tmp_path, calls, capsys,
+                                                                      monkeypatch) -> None:
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(tmp_path / "index.json"))
+
+    monkeypatch.setattr("dpaudit.reporting.writer.write_index", broken)
+    status, _, err = run(capsys, *quick(tmp_path, HOLDS))
+    assert status == cli.EXIT_FAILED
+    assert err.strip().splitlines()[-1] == (
+        f"dpaudit: error: No space left on device: {tmp_path / 'index.json'} (rerun with "
+        "--traceback for details).")
+    with pytest.raises(OSError):
+        cli.main(["--traceback", *quick(tmp_path, HOLDS)])
+
+
+# ------------------------------------------------------------------------------------------------
+# dpaudit list
+# ------------------------------------------------------------------------------------------------
+
+def test_list_shows_claims_with_provenance(calls, capsys) -> None:
+    status, out, err = run(capsys, "list")
+    assert status == cli.EXIT_OK or "could not import" in err
+    assert "Claims (5; audit one with `dpaudit audit CLAIM_ID`):" in out
+    line = next(ln for ln in out.splitlines() if VIOLATED in ln)
+    assert "learner" in line and "(1, 0)-DP" in line
+    assert "fake.txt (COLT 2012), Theorem 2, eq. b = 1 / eps" in line
+    assert "Mechanisms (" in out and "Learners (" in out
+    status, out, _ = run(capsys, "list", "--json")
+    payload = json.loads(out)
+    assert [c["id"] for c in payload["claims"]] == sorted(FAKES)
+    assert payload["claims"][0]["provenance"]["paper"] == "fake.txt"
+
+
+def test_catalogue_lists_concrete_classes_and_survives_broken_modules(tmp_path,
+                                                                      monkeypatch) -> None:
+    pkg = tmp_path / "fakepkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "good.py").write_text(textwrap.dedent('''
+        import abc
+        from dpaudit.mechanisms.base import Mechanism
+
+        class Abstract(Mechanism):
+            """Still abstract."""
+
+        class Concrete(Abstract):
+            """A concrete mechanism.
+
+            More text.
+            """
+            name = "concrete"
+            sensitivity = None
+            def sample(self, data, n, rng): ...
+            def dp_event(self): ...
+
+        class _Private(Concrete):
+            """Hidden."""
+    '''))
+    (pkg / "broken.py").write_text("import dpaudit.does_not_exist\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    from dpaudit.mechanisms.base import Mechanism
+
+    problems: list[str] = []
+    found = cli._concrete_classes("fakepkg", Mechanism, problems)
+    assert found == [{"name": "concrete", "class": "fakepkg.good.Concrete",
+                      "summary": "A concrete mechanism."}]
+    assert problems == ["could not import fakepkg.broken (ModuleNotFoundError: No module named "
+                        "'dpaudit.does_not_exist')"]
+
+
+# ------------------------------------------------------------------------------------------------
+# As installed: console script, python -m, Ctrl-C with worker processes
+# ------------------------------------------------------------------------------------------------
+
+def test_console_script_and_module_entry_points() -> None:
+    exe = Path(sys.executable).with_name("dpaudit")
+    proc = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("dpaudit ")
+    proc = subprocess.run([sys.executable, "-m", "dpaudit", "audit", "nope/x"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == cli.EXIT_USAGE
+    assert proc.stderr.startswith("dpaudit: error: unknown claim id 'nope/x'")
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+SIGINT_SCRIPT = '''
+import sys, time
+from dpaudit import cli
+from dpaudit.audits import registry
+from dpaudit.audits.claim_audit import ClaimAudit, GridPoint
+from dpaudit.claims import PrivacyClaim, Provenance
+
+def make(cid, seconds):
+    claim = PrivacyClaim(cid, 1.0, 0.0, Provenance("fake.txt", "v1", "Theorem 1"))
+    def audit(ctx):
+        time.sleep(seconds)
+        return ClaimAudit(claim, [GridPoint({{}}, 1.0, 0.0, 1.0, 1.0, 0.5)])
+    return claim, audit
+
+registry._loaded = True
+registry._REGISTRY.clear()
+registry.register(*make("sig/fast", 0.0))
+registry.register(*make("sig/slow", 120.0))
+sys.exit(cli.main(["audit-claims", "sig/fast", "sig/slow", "--jobs", "2", "--budget", "quick",
+                   "--out", {out!r}]))
+'''
+
+
+def test_ctrl_c_with_worker_processes_keeps_results_and_stops_the_workers(tmp_path) -> None:
+    script = tmp_path / "run.py"
+    script.write_text(SIGINT_SCRIPT.format(out=str(tmp_path / "out")))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        fast = tmp_path / "out/sig/fast.json"
+        deadline = time.monotonic() + 60
+        while not fast.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert fast.exists(), "the fast claim never finished"
+        os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == cli.EXIT_INTERRUPTED, err
+    assert "interrupted; 1 of 2 claims are finished and saved" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out/sig/slow.json").exists()
+    assert [c["id"] for c in json.loads((tmp_path / "out/index.json").read_text())["claims"]] == [
+        "sig/fast"]
+    # No worker of the run survives it. Workers get a moment to exit: on a loaded CI machine
+    # process teardown can take longer than a fixed short sleep.
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(proc.pid, 0)
