@@ -77,3 +77,14 @@ def test_context_rng_is_reproducible_and_keyed():
         AuditContext(BUDGETS["quick"], seed=-1)
     with pytest.raises(ValueError, match="alpha"):
         AuditContext(BUDGETS["quick"], alpha=1.5)
+
+
+def test_worst_point_among_refutations_ignores_the_accountant():
+    # A refuting point with a modest bound must beat a non-refuting point whose accountant is huge,
+    # and among refuting points the strongest refutation (not the largest upper bound) is reported.
+    refuted_weak = GridPoint({"T": 64}, 1.0, 0.0, epsilon_accountant=9.0, epsilon_lower_bound=1.01)
+    refuted_strong = GridPoint({"T": 9}, 1.0, 0.0, epsilon_accountant=1.7, epsilon_lower_bound=1.19)
+    unrefuted = GridPoint({"T": 2}, 1.0, 0.0, epsilon_accountant=50.0, epsilon_lower_bound=0.5)
+    audit = ClaimAudit(CLAIM, [refuted_weak, refuted_strong, unrefuted])
+    assert audit.worst_point() is refuted_strong
+    assert ClaimAudit(CLAIM, [unrefuted, point(epsilon_accountant=0.5)]).worst_point() is unrefuted

@@ -89,6 +89,12 @@ class GridPoint:
             return f"empirical lower bound {self.epsilon_lower_bound:.6g} > claimed {c:.6g}"
         return None
 
+    def refutation_ratio(self) -> float:
+        """Strength of the counterexample evidence (exact epsilon or empirical lower bound, never the
+        accountant, which is an upper bound) relative to the claim."""
+        vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound) if v is not None]
+        return max(vals, default=0.0) / self.claimed_epsilon
+
     def worst_ratio(self) -> float:
         """Largest evidence / claimed ratio at this point (for choosing the worst point)."""
         vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound, self.epsilon_accountant)
@@ -196,8 +202,9 @@ class ClaimAudit:
         if not self.points:
             return None
         bad = [p for p in self.points if p.counterexample() is not None]
-        pool = bad or self.points
-        return max(pool, key=lambda p: p.worst_ratio())
+        if bad:  # the strongest refutation, judged by refuting evidence only
+            return max(bad, key=lambda p: p.refutation_ratio())
+        return max(self.points, key=lambda p: p.worst_ratio())
 
     def to_dict(self) -> dict[str, Any]:
         verdict, reason = self.verdict_and_reason
