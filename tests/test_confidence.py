@@ -77,6 +77,49 @@ def test_bonferroni_bookkeeping() -> None:
         Bonferroni(1.0)
 
 
+def _union_noncoverage_at_endpoints(n: int, a: float) -> np.ndarray:
+    """Exact P[p_lo(Kp) > p or q_hi(Kq) < q], Kp ~ Bin(n, p), Kq ~ Bin(n, q) independent.
+
+    On the grid of all (p, q) with p just below a lower end ``p_lo(k)`` and q just above an upper
+    end ``q_hi(k)``: between two ends the non-coverage of one interval grows towards the next end,
+    so its supremum over p (or q) is approached there. Each one-sided probability is an exact
+    binomial tail sum (``sf``/``cdf``); independence gives the union as ``A + B - A B``.
+    """
+    k = np.arange(n + 1)
+    lo = np.asarray(clopper_pearson_lower(k, n, a))
+    hi = np.asarray(clopper_pearson_upper(k, n, a))
+    p = lo[1:] * (1.0 - 1e-9)                     # just below each lower end
+    q = hi[:-1] + (1.0 - hi[:-1]) * 1e-9          # just above each upper end
+    # p_lo(K) > p iff K >= j (first index with lo > p); q_hi(K) < q iff K <= i (last with hi < q).
+    j = np.searchsorted(lo, p, side="right")
+    i = np.searchsorted(hi, q, side="left") - 1
+    miss_p = stats.binom.sf(j - 1, n, p)
+    miss_q = stats.binom.cdf(i, n, q)
+    return miss_p[:, None] + miss_q[None, :] - miss_p[:, None] * miss_q[None, :]
+
+
+@pytest.mark.parametrize("m", [1, 4])
+@pytest.mark.parametrize("alpha", [0.05, 0.3])
+@pytest.mark.parametrize("n", [20, 300, 3000])
+def test_bonferroni_pair_of_intervals_has_exact_union_level(n: int, alpha: float, m: int) -> None:
+    # The two intervals of one event must fail together with probability at most alpha / m, and
+    # that supremum is attained (up to the grid offset): about alpha / m when the per-interval
+    # level is right, about 2 alpha / m with the bug "each interval at alpha / m instead of about
+    # alpha / (2 m)". Verified: with Bonferroni.per_interval_alpha monkeypatched to return
+    # per_event_alpha, every case of this test fails (worst union 0.0975 > 0.05 at m = 1).
+    b = Bonferroni(alpha, m)
+    union = _union_noncoverage_at_endpoints(n, b.per_interval_alpha)
+    worst = float(union.max())
+    assert worst <= alpha / m + 1e-12
+    assert worst == pytest.approx(alpha / m, rel=1e-5)
+    if m == 1:
+        # The public bound uses exactly these intervals.
+        a = b.per_interval_alpha
+        kp, kq = (3 * n) // 4, n // 4
+        assert epsilon_lower_bound(kp, n, kq, n, 0.0, alpha) == pytest.approx(max(0.0, math.log(
+            clopper_pearson_lower(kp, n, a) / clopper_pearson_upper(kq, n, a))), rel=1e-12)
+
+
 def test_epsilon_lower_bound_formula_and_clamping() -> None:
     a = Bonferroni(0.05).per_interval_alpha
     p_lo = clopper_pearson_lower(600, 1000, a)

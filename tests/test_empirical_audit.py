@@ -18,9 +18,10 @@ from scipy import optimize, stats
 import dpaudit
 from dpaudit.audits.confidence import Bonferroni, clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.audits.confidence import epsilon_lower_bound as bound_from_counts
-from dpaudit.audits.empirical import AuditResult, audit
+from dpaudit.audits.empirical import (MIN_PILOT_SAMPLES, PILOT_FRACTION, AuditResult, audit)
 from dpaudit.audits.statistics import (LikelihoodRatioFitter, LinearDiscriminantFitter,
-                                       ThresholdEvent, ThresholdSweep, sweep_thresholds)
+                                       ThresholdEvent, ThresholdSweep, UserScorer,
+                                       sweep_thresholds)
 from dpaudit.mechanisms.exponential import ExponentialMechanism
 from dpaudit.mechanisms.gaussian import GaussianMechanism
 from dpaudit.mechanisms.laplace import LaplaceMechanism
@@ -107,6 +108,25 @@ def _false_alarm_ppf(reps: int, alpha: float) -> int:
     return int(stats.binom(reps, alpha).ppf(0.999))
 
 
+def _poisson_binomial_pvalue(observed: int, probs: np.ndarray) -> float:
+    """Two-sided exact p-value of ``observed`` successes among independent Bernoulli(probs).
+
+    Same rule as ``scipy.stats.binomtest``: the total probability of outcomes no more likely than
+    the one observed.
+    """
+    pmf = np.array([1.0])
+    for p in probs:
+        pmf = np.convolve(pmf, [1.0 - p, p])
+    return float(pmf[pmf <= pmf[observed] * (1 + 1e-7)].sum())
+
+
+def _interval_ends(n: int, a: float) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper-Pearson ends ``p_lo(k)``, ``q_hi(k)`` for every count ``k`` of ``n`` runs."""
+    k = np.arange(n + 1)
+    return (np.asarray(clopper_pearson_lower(k, n, a)),
+            np.asarray(clopper_pearson_upper(k, n, a)))
+
+
 # ----------------------------------------------------------------------------------------------
 # Contract
 # ----------------------------------------------------------------------------------------------
@@ -129,6 +149,11 @@ def test_contract_on_a_user_mechanism_written_in_a_few_lines() -> None:
     assert d["samples"]["per_input"] == 50_000 and d["seed"] == 0
     ev = d["event"]
     assert {"count0", "count1", "nobs0", "nobs1"} <= set(ev["test"])
+    # The mu statement is outside the Bonferroni correction of the epsilon statement.
+    conf = d["confidence"]
+    assert conf["epsilon_statement_level"] == conf["mu_statement_level"] == 0.95
+    assert conf["joint_level_at_least"] == pytest.approx(0.9)
+    assert d["pairs"]["pilot_runs_total"] == 0 and result.pilot_runs == 0
     assert {"count0", "count1", "nobs0", "nobs1"} <= set(ev["train"])
     assert ev["p_interval"]["lower"] <= ev["p_interval"]["estimate"]
     assert ev["q_interval"]["upper"] >= ev["q_interval"]["estimate"]
@@ -362,12 +387,74 @@ def test_trajectories_are_flattened_and_user_statistic_replaces_builtin() -> Non
         audit(traj, 0, 1, samples=1_000, statistic=lambda out: out[:, 0, :])
 
 
+def test_user_statistic_must_act_row_wise() -> None:
+    def null(d, n, g):
+        return g.normal(size=n)
+    # A statistic of the whole chunk makes the counts non-binomial. Before this check, this one
+    # gave positive bounds in 53 of 200 audits of the null mechanism at alpha = 0.05 (chunks of
+    # 100 runs); now it is rejected on the probe, whatever the chunk size.
+    with pytest.raises(ValueError, match="row-wise.*one batch"):
+        audit(null, 0, 1, samples=2_000, seed=0, statistic=lambda o: o + 10 * o.mean(),
+              chunk_size=100)
+    with pytest.raises(ValueError, match="row-wise"):   # ranks within the batch
+        audit(null, 0, 1, samples=2_000, seed=0,
+              statistic=lambda o: np.argsort(np.argsort(o)) / o.size)
+    noise = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="row-wise"):   # its own randomness
+        audit(null, 0, 1, samples=2_000, seed=0,
+              statistic=lambda o: o + noise.normal(size=o.shape[0]))
+    # Depends on the row position with period 2: the probes (250 runs each) are split at an even
+    # row, so only the permutation check sees it.
+    with pytest.raises(ValueError, match="permuted order"):
+        audit(null, 0, 1, samples=2_000, seed=0, statistic=lambda o: o + np.arange(o.size) % 2)
+    # Row-wise statistics pass, including through a matrix product (BLAS may reorder sums).
+    ok = audit(null, 0, 1, samples=2_000, seed=0,
+               statistic=lambda o: np.stack([o, o ** 2, o ** 3], axis=1) @ np.array([1, .3, .1]))
+    assert ok.output_kind == "user" and ok.epsilon_lower_bound == 0.0
+    scorer = UserScorer(lambda o: 2.0 * o[:, 0])
+    s0, s1 = scorer.check_row_wise(np.ones((3, 2)), np.zeros((4, 2)))
+    assert np.array_equal(s0, np.full(3, 2.0)) and np.array_equal(s1, np.zeros(4))
+
+
+def test_inputs_are_required() -> None:
+    mech = laplace(1.0)
+    with pytest.raises(TypeError, match="missing: data0, data1"):
+        audit(mech)
+    with pytest.raises(TypeError, match="missing: data1"):
+        audit(mech, 0.0, samples=1_000)
+    with pytest.raises(ValueError, match="both None"):
+        audit(lambda d, n, g: g.normal(size=n), None, None, samples=1_000)
+    with pytest.raises(ValueError, match="not both"):
+        audit(mech, 0.0, 1.0, pairs=[(0.0, 1.0)], samples=1_000)
+    # Wrappers that forward None defaults together with pairs= keep working, and None is a
+    # legitimate value for one input.
+    via = audit(mech, None, None, pairs=[(0.0, 1.0)], samples=1_000, seed=1)
+    assert via.epsilon_lower_bound == audit(mech, 0.0, 1.0, samples=1_000,
+                                            seed=1).epsilon_lower_bound
+    r = audit(lambda d, n, g: (d or 0.0) + g.laplace(size=n), None, 1.0, samples=1_000)
+    assert r.epsilon_lower_bound <= 1.0
+
+
 def test_deterministic_mechanism_gives_bound_limited_only_by_samples() -> None:
     r = audit(lambda d, n, g: np.full(n, float(d)), 0, 1, samples=10_000, seed=0)
     # Perfect separation: p_lo close to 1, q_hi = 1 - a^(1/n) on ~9000 test runs: ln(n / 3.7).
     assert r.epsilon_lower_bound > 7.0 and r.verdict == "violated"
     same = audit(lambda d, n, g: np.zeros(n), 0, 1, samples=1_000, seed=0)
     assert same.epsilon_lower_bound == 0.0 and same.event is None
+    # No event exists: the record still has every key, with counts 0 and null intervals.
+    full, empty = r.to_dict(), json.loads(json.dumps(same.to_dict()))
+    for key in ("event", "gdp_event"):
+        assert set(empty[key]) == set(full[key]) | {"note"}
+        assert set(empty[key]["test"]) == set(full[key]["test"])
+        assert empty[key]["test"] == {"count0": 0, "count1": 0, "nobs0": same.n_test,
+                                      "nobs1": same.n_test}
+        assert empty[key]["p_interval"] is None and empty[key]["q_interval"] is None
+        assert empty[key]["epsilon_lower_bound"] == 0.0
+    assert empty["evaluated_events"] == []
+    piloted = audit(lambda d, n, g: np.zeros(n), pairs=[(0, 1), (1, 0)], samples=1_000)
+    for rec in piloted.to_dict()["pairs"]["pilot"]:
+        assert rec["event"]["count0"] == rec["event"]["count1"] == 0
+        assert rec["event"]["projected_bound"] == "-inf"
 
 
 def test_multiple_test_events_are_bonferroni_corrected() -> None:
@@ -385,7 +472,10 @@ def test_candidate_pairs_pilot_then_fresh_main_run() -> None:
     r = audit(mech, pairs=[(0.0, 0.0), (0.0, 0.2), (0.0, 1.0), (0.5, 0.5)], epsilon=1.0,
               samples=100_000, seed=4)
     assert r.pair_index == 2
-    assert len(r.pilot) == 4 and r.pilot_samples == max(2_000, 100_000 // 40)
+    # Default pilot: 20% of samples in total across the 4 pairs.
+    assert len(r.pilot) == 4 and r.pilot_samples == int(PILOT_FRACTION * 100_000) // 4 == 5_000
+    assert r.pilot_runs == 2 * 4 * 5_000
+    assert r.to_dict()["pairs"]["pilot_fraction_of_samples"] == 0.2
     projected = [p["projected_log_ratio_bound"] for p in r.pilot]
     assert max(projected) == projected[2]
     assert 0.85 < r.epsilon_lower_bound <= 1.0
@@ -394,6 +484,44 @@ def test_candidate_pairs_pilot_then_fresh_main_run() -> None:
     plain = audit(mech, 0.0, 1.0, samples=20_000, seed=4)
     assert single.epsilon_lower_bound == plain.epsilon_lower_bound and single.pilot == ()
     assert json.dumps(r.to_dict())
+
+
+def test_pilot_budget_and_disjoint_seed_streams() -> None:
+    # Record the SeedSequence spawn key of every mechanism call: (run, input, chunk) with run 0
+    # the main run and run 1 + j the pilot of pair j.
+    calls: list[tuple[float, int, tuple[int, ...]]] = []
+
+    def mech(d, n, rng):
+        calls.append((d, n, rng.bit_generator.seed_seq.spawn_key))
+        return d + rng.laplace(size=n)
+    pairs = [(0.0, 0.5), (0.0, 1.0), (0.0, 2.0)]
+    r = audit(mech, pairs=pairs, samples=30_000, seed=3, chunk_size=2_000)
+    n_pilot = int(PILOT_FRACTION * 30_000) // 3
+    assert r.pilot_samples == n_pilot == 2_000
+    d = r.to_dict()["pairs"]
+    assert d["pilot_runs_per_input"] == 3 * n_pilot and d["pilot_runs_total"] == r.pilot_runs
+    assert r.pilot_runs == 2 * 3 * n_pilot and d["pilot_fraction_of_samples"] == PILOT_FRACTION
+    keys = [k for _, _, k in calls]
+    assert len(set(keys)) == len(keys)                  # every chunk has its own stream
+    assert {k[0] for k in keys} == {0, 1, 2, 3}
+    for run in range(4):
+        data = pairs[r.pair_index] if run == 0 else pairs[run - 1]
+        budget = 30_000 if run == 0 else n_pilot
+        for j in (0, 1):
+            mine = [(x, n, k) for x, n, k in calls if k[:2] == (run, j)]
+            assert all(x == data[j] for x, _, _ in mine)
+            assert sum(n for _, n, _ in mine) == budget
+            assert [k[2] for _, _, k in mine] == list(range(len(mine)))  # drawing order
+    main = {k for k in keys if k[0] == 0}
+    pilot = {k for k in keys if k[0] != 0}
+    assert main and pilot and not main & pilot
+    # The main run is the plain audit of the chosen pair: the pilot never touches stream 0.
+    plain = audit(lambda x, n, g: x + g.laplace(size=n), *pairs[r.pair_index], samples=30_000,
+                  seed=3, chunk_size=2_000)
+    assert plain.event.test_counts == r.event.test_counts
+    # With many pairs for the budget the documented per-pair floor binds.
+    few = audit(mech, pairs=pairs, samples=1_000, seed=0)
+    assert int(PILOT_FRACTION * 1_000) // 3 < MIN_PILOT_SAMPLES == few.pilot_samples == 100
 
 
 # ----------------------------------------------------------------------------------------------
@@ -422,7 +550,11 @@ CALIBRATED = {
 
 def test_sparse_vector_pair_is_nearly_tight() -> None:
     # The exact output law of AboveThreshold (numerical integration) on the false-alarm pair: its
-    # largest log ratio is 0.981 of the claimed epsilon = 1, so the false-alarm test has teeth.
+    # largest log ratio is 0.981 of the claimed epsilon = 1, so the pair is nearly worst case.
+    # That alone gives test_false_alarm_rate_at_most_alpha little power on it: at 10^4 runs the
+    # bound averages about 0.14, far below the claim, so that test only catches gross errors
+    # (e.g. a train/test leak on rare outcomes). The level itself is checked by the exact-rate
+    # tests (*_matches_exact_calculation) and the exact interval coverage of test_confidence.py.
     p = first_above_probabilities(np.array([0.0] * 9 + [1.0]), 0.5, 2.0, 4.0)
     q = first_above_probabilities(np.array([1.0] * 9 + [0.0]), 0.5, 2.0, 4.0)
     assert np.max(np.abs(np.log(p / q))) == pytest.approx(0.981, abs=1e-3)
@@ -477,7 +609,7 @@ def test_randomized_response_false_alarm_rate_matches_exact_calculation() -> Non
                      seed=s) for s in range(reps)]
     n = results[0].n_test
     assert all(r.event.p.count > r.event.q.count for r in results)
-    a = Bonferroni(alpha).per_interval_alpha
+    a = 1.0 - math.sqrt(1.0 - alpha)  # written out, so that a level error in Bonferroni shows
     k = np.arange(n + 1)
     p_lo = clopper_pearson_lower(k, n, a)
     q_hi = clopper_pearson_upper(k, n, a)
@@ -489,6 +621,103 @@ def test_randomized_response_false_alarm_rate_matches_exact_calculation() -> Non
     assert exact <= alpha
     # Two-sided exact binomial test: a correct auditor fails it with probability 1e-3.
     assert stats.binomtest(observed, reps, exact).pvalue > 1e-3
+
+
+def test_four_test_events_false_alarm_rate_matches_exact_calculation() -> None:
+    # Binary RR with test_events = 4: the four evaluated events are {1} and {0}, each in both
+    # directions, and all are functions of the test counts (c0, c1) of outcome 1 on data0 and
+    # data1, so P[false alarm] is an exact double binomial sum over (c0, c1). Each interval is at
+    # a = 1 - sqrt(1 - alpha / 4), written out here (not taken from Bonferroni) so that a level
+    # error anywhere in the engine shows. alpha = 0.8 makes the rate measurable: exact 0.082;
+    # with every interval at alpha / 4 it would be 0.20, with the factor 4 applied twice 0.010,
+    # without the factor 0.69; a 400-repetition binomial test at 1e-3 catches each of these with
+    # probability > 0.9998. Verified by monkeypatching Bonferroni (intervals at alpha / m, at
+    # alpha / (4 m), factor m applied twice): the rate test alone fails for each.
+    eps, alpha, samples, reps, m = 1.0, 0.8, 2_000, 400, 4
+    keep = math.exp(eps) / (1 + math.exp(eps))
+    results = [audit(randomized_response(eps), 1, 0, epsilon=eps, samples=samples, alpha=alpha,
+                     seed=s, test_events=m) for s in range(reps)]
+    n = results[0].n_test
+    a = 1.0 - math.sqrt(1.0 - alpha / m)
+    p_lo, q_hi = _interval_ends(n, a)
+    # alarm[kp, kq]: the event with kp occurrences on the numerator input and kq on the other
+    # gives a bound above eps.
+    alarm = p_lo[:, None] > math.exp(eps) * q_hi[None, :]
+    # Union over ({1}, num 0), ({1}, num 1), ({0}, num 0), ({0}, num 1) at counts (c0, c1).
+    any_alarm = alarm | alarm.T | alarm[::-1, ::-1] | alarm.T[::-1, ::-1]
+    k = np.arange(n + 1)
+    exact = float(stats.binom.pmf(k, n, keep) @ any_alarm @ stats.binom.pmf(k, n, 1 - keep))
+    for r in results:
+        assert r.bonferroni.m == len(r.evaluated_events) == m
+        assert all(e.p.alpha == pytest.approx(a, rel=1e-12) for e in r.evaluated_events)
+        c0, c1 = r.evaluated_events[0].test_counts
+        counts = sorted(e.test_counts for e in r.evaluated_events)
+        assert counts == sorted([(c0, c1), (c0, c1), (n - c0, n - c1), (n - c0, n - c1)])
+        # The verdict is exactly the union computed here (any_alarm is symmetric under
+        # complementing the event, so either set's counts index it).
+        assert (r.verdict == "violated") == bool(any_alarm[c0, c1])
+    observed = sum(r.verdict == "violated" for r in results)
+    print(f"RR, 4 test events: observed {observed}/{reps}, exact probability {exact:.4f}")
+    assert exact <= alpha
+    assert stats.binomtest(observed, reps, exact).pvalue > 1e-3
+
+
+def tight_with_delta(eps: float, delta: float):
+    """Three outcomes, P0 = [delta, e a, a], P1 = [0, a, e a + delta] with e = e^eps and
+    a = (1 - delta) / (1 + e): exactly (eps, delta)-DP, tight in both directions ({0, 1} from
+    data0, {2} from data1 both have P = e Q + delta, and so has {0} from data0: P = delta,
+    Q = 0)."""
+    e = math.exp(eps)
+    a = (1 - delta) / (1 + e)
+    laws = (np.array([delta, e * a, a]), np.array([0.0, a, e * a + delta]))
+    return (lambda which, n, rng: rng.choice(3, size=n, p=laws[which])), laws
+
+
+def test_tight_delta_mechanism_is_exactly_eps_delta_dp() -> None:
+    _, (p0, p1) = tight_with_delta(1.0, 0.05)
+    assert p0.sum() == pytest.approx(1.0) and p1.sum() == pytest.approx(1.0)
+    subsets = [np.array([i in s for i in range(3)]) for s in
+               ((0,), (1,), (2,), (0, 1), (0, 2), (1, 2))]
+    slack = [min(math.e * q[s].sum() + 0.05 - p[s].sum() for s in subsets)
+             for p, q in ((p0, p1), (p1, p0))]
+    assert slack == pytest.approx([0.0, 0.0], abs=1e-12)
+
+
+def test_delta_false_alarm_rate_matches_exact_calculation() -> None:
+    # Exactly (1, 0.05)-tight three-outcome mechanism; identity scores (output_kind="continuous"),
+    # so every threshold event is a set of outcomes with known probabilities (p, q). The event
+    # depends on the training split only, so given it the verdict is Bernoulli with the exact
+    # probability F(p, q) = P[p_lo(Kp) - delta > e q_hi(Kq)]; the count over the repetitions is
+    # Poisson-binomial. At alpha = 0.3 the rate is 0.097 for both tight events; with each interval
+    # at alpha it would be 0.24, at alpha / 4 0.029, ignoring delta 0.59, subtracting it twice
+    # 0.002: a 400-repetition test at 1e-3 catches each with probability > 0.99. Verified by
+    # monkeypatching (intervals at alpha, at alpha / 4, delta dropped from ln((p_lo - delta) /
+    # q_hi)): the rate test alone fails for each.
+    eps, delta, alpha, samples, reps = 1.0, 0.05, 0.3, 2_000, 400
+    mech, laws = tight_with_delta(eps, delta)
+    results = [audit(mech, 0, 1, epsilon=eps, delta=delta, samples=samples, alpha=alpha, seed=s,
+                     output_kind="continuous") for s in range(reps)]
+    n = results[0].n_test
+    a = 1.0 - math.sqrt(1.0 - alpha)
+    p_lo, q_hi = _interval_ends(n, a)
+    k = np.arange(n + 1)
+    # Violation iff q_hi(Kq) < (p_lo(Kp) - delta) / e^eps; q_hi is increasing in Kq.
+    kq_max = np.searchsorted(q_hi, (p_lo - delta) / math.exp(eps), side="left") - 1
+    outcomes = np.arange(3)
+    probs = []
+    for r in results:
+        ev = r.event.event
+        in_set = outcomes > ev.threshold if ev.tail == "upper" else outcomes <= ev.threshold
+        p, q = laws[ev.numerator][in_set].sum(), laws[1 - ev.numerator][in_set].sum()
+        probs.append(float(np.sum(stats.binom.pmf(k, n, p) * stats.binom.cdf(kq_max, n, q))))
+        kp, kq = r.event.p.count, r.event.q.count
+        assert (r.verdict == "violated") == bool(p_lo[kp] - delta > math.exp(eps) * q_hi[kq])
+    probs = np.array(probs)
+    observed = sum(r.verdict == "violated" for r in results)
+    print(f"(1, {delta}) tight: observed {observed}/{reps}, exact expectation {probs.sum():.1f}, "
+          f"per-event probabilities {sorted({round(float(x), 4) for x in probs})}")
+    assert probs.max() <= alpha
+    assert _poisson_binomial_pvalue(observed, probs) > 1e-3
 
 
 # ----------------------------------------------------------------------------------------------

@@ -9,7 +9,11 @@ and ``samples`` runs per input:
    split; otherwise (scalar outputs, a user statistic) it is all selection split.
 2. **Statistic** (fit split). Scalar continuous outputs are their own score; vector outputs and
    trajectories (flattened) get a linear discriminant; discrete outputs get their estimated log
-   likelihood ratio (:mod:`dpaudit.audits.statistics`). A user ``statistic`` replaces all of this.
+   likelihood ratio (:mod:`dpaudit.audits.statistics`). A user ``statistic`` replaces all of this;
+   it must act row-wise (the score of a run depends on that run's output only), which is checked
+   on the probe (:meth:`~dpaudit.audits.statistics.UserScorer.check_row_wise`): the engine scores
+   the runs in chunks, and a statistic that looks at the whole chunk makes the counts of step 4
+   non-binomial and the bound invalid.
 3. **Event** (selection split). Every threshold of the score, both tails (an event and its
    complement) and both directions (which input is the numerator) are ranked by the bound they
    are expected to give on the test split; the best ``test_events`` (default one) are kept. A
@@ -20,19 +24,29 @@ and ``samples`` runs per input:
    number of events evaluated on the test split (:class:`~dpaudit.audits.confidence.Bonferroni`).
    Because the test samples are independent of everything chosen before, the bound holds with
    probability at least ``1 - alpha`` for the mechanism as sampled. The Gaussian-DP lower bound
-   ``mu_lb`` is a separate ``1 - alpha`` statement from its own event; it is never used for the
-   verdict (reading mu as (epsilon, delta) assumes a Gaussian trade-off curve).
+   ``mu_lb`` is a separate ``1 - alpha`` statement from its own event, outside the Bonferroni
+   correction: the epsilon statement and the mu statement each hold with probability at least
+   ``1 - alpha``, both jointly with probability at least ``1 - 2 alpha``. This is acceptable
+   because mu never decides the verdict (reading mu as (epsilon, delta) assumes a Gaussian
+   trade-off curve).
 
 Candidate pairs (``pairs=[(d0, d1), ...]``): each pair gets a pilot run of ``pilot_samples`` per
 input (steps 1-3 only, with the projection to the main test size), and the main budget goes to the
-pair with the highest projected bound. The main run draws fresh samples from streams disjoint from
-every pilot stream, so the choice of the pair depends on pilot data only and the final bound, being
-valid conditionally on any pair, needs no correction for it; pilot budget and projected bounds are
-reported.
+pair with the highest projected bound. The default pilot is small: ``PILOT_FRACTION`` (20%) of
+``samples`` per input in total across the pairs, but at least ``MIN_PILOT_SAMPLES`` (100) runs per
+input per pair (so the total exceeds 20% only with more than ``samples / 500`` pairs). The pilot
+runs are extra to ``samples``. The main run draws fresh samples from streams disjoint from every
+pilot stream, so the choice of the pair depends on pilot data only and the final bound, being valid
+conditionally on any pair, needs no correction for it; pilot budget (per pair and in total) and
+projected bounds are reported.
 
 Randomness: ``SeedSequence(seed).spawn`` gives the main run its child 0 and pilot ``j`` its child
 ``1 + j``; each run spawns one child per input and each input one child per chunk, in drawing
-order. A result is reproduced by the same ``(seed, samples, train_fraction, chunk_size)``.
+order. A result is a deterministic function of the mechanism (which must draw all its randomness
+from the ``rng`` it is given), the inputs (``data0``/``data1``, or ``pairs``) and every argument
+that shapes sampling or selection: ``seed``, ``samples``, ``train_fraction``, ``chunk_size``,
+``pilot_samples``, ``test_events``, ``output_kind``, ``statistic``, and ``alpha`` and ``delta``
+(which enter the ranking of events). ``epsilon`` only sets the verdict.
 
 Floating-point samplers are not exactly differentially private (Mironov, CCS 2012); the bound is
 about the mechanism as implemented and sampled.
@@ -55,7 +69,8 @@ from dpaudit.audits.statistics import (HistogramAccumulator, IdentityScorer,
                                        RankedEvent, ThresholdEvent, UserScorer, flatten_outputs,
                                        outcome_keys, sweep_thresholds)
 
-__all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION"]
+__all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION",
+           "PILOT_FRACTION", "MIN_PILOT_SAMPLES"]
 
 #: Smallest accepted ``samples`` (per input): a fit, a selection and a test run on each input.
 MIN_SAMPLES = 10
@@ -63,8 +78,12 @@ MIN_SAMPLES = 10
 #: runs, raised to ``min(samples // 4, MIN_DEFAULT_TRAIN)`` for small audits.
 DEFAULT_TRAIN_FRACTION = 0.1
 MIN_DEFAULT_TRAIN = 5_000
-#: Smallest default pilot budget per input per candidate pair.
-MIN_PILOT_SAMPLES = 2_000
+#: Default total pilot budget (per input, summed over the candidate pairs) as a fraction of
+#: ``samples``.
+PILOT_FRACTION = 0.2
+#: Floor of the default pilot per input per candidate pair (it binds with more than
+#: ``samples / 500`` pairs, and only then does the default pilot exceed ``PILOT_FRACTION``).
+MIN_PILOT_SAMPLES = 100
 #: Rows of the first chunk of each input (the probe that decides how outputs are scored).
 PROBE_ROWS = 4_096
 #: Default cap on the rows and bytes of one chunk of outputs.
@@ -81,6 +100,33 @@ def _json_float(x: float) -> float | str:
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return float(x)
+
+
+class _NotGiven:
+    """Default of ``data0``/``data1``: tells an omitted input from an input that is ``None``."""
+
+    def __repr__(self) -> str:
+        return "<required unless pairs= is given>"
+
+
+_NOT_GIVEN: Any = _NotGiven()
+
+_NO_EVENT_NOTE = ("no event: the scores never differed on the selection split, so no event was "
+                  "evaluated (counts of the empty event are 0; intervals are null)")
+
+
+def _no_event_record(n_test: int) -> dict[str, Any]:
+    """The :meth:`EvaluatedEvent.to_dict` keys when no event exists (counts 0, intervals null)."""
+    return {"event": None, "train": None,
+            "test": {"count0": 0, "count1": 0, "nobs0": n_test, "nobs1": n_test},
+            "p_interval": None, "q_interval": None, "log_ratio_lower_bound": "-inf",
+            "epsilon_lower_bound": 0.0, "mu_lower_bound": 0.0, "note": _NO_EVENT_NOTE}
+
+
+def _no_ranked_event_record(n_select: int) -> dict[str, Any]:
+    """The ``RankedEvent.to_dict`` keys when no event exists (pilot records)."""
+    return {"event": None, "count0": 0, "count1": 0, "nobs0": n_select, "nobs1": n_select,
+            "projected_bound": "-inf", "note": _NO_EVENT_NOTE}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -150,12 +196,16 @@ class AuditResult:
     verdict : "violated" or "not violated"
         ``"violated"`` iff ``epsilon_lower_bound > claimed_epsilon``.
     mu_lower_bound : float
-        Lower bound on mu of mu-GDP from :attr:`gdp_event`, ``1 - alpha`` on its own. Translating
-        it into (epsilon, delta) assumes a Gaussian trade-off curve; never used for the verdict.
+        Lower bound on mu of mu-GDP from :attr:`gdp_event`, ``1 - alpha`` on its own: it is
+        outside the Bonferroni correction of the epsilon bound, so the two statements hold jointly
+        with probability at least ``1 - 2 alpha``. Translating it into (epsilon, delta) assumes a
+        Gaussian trade-off curve; never used for the verdict.
     event : EvaluatedEvent or None
-        The event giving :attr:`epsilon_lower_bound` (None when the scores never differed).
+        The event giving :attr:`epsilon_lower_bound` (None when the scores never differed;
+        :meth:`to_dict` then gives a record with the same keys, counts 0 and null intervals).
     gdp_event : EvaluatedEvent or None
-        The event chosen for the Gaussian-DP bound.
+        The event chosen for the Gaussian-DP bound (None, and an empty record in
+        :meth:`to_dict`, when the scores never differed).
     evaluated_events : tuple of EvaluatedEvent
         All events evaluated on the test split for the epsilon bound (``bonferroni.m`` of them).
     statistic : mapping
@@ -185,7 +235,7 @@ class AuditResult:
     pilot : tuple of mappings
         Per candidate pair: projected bound and statistic of its pilot run.
     pilot_samples : int
-        Pilot runs per input per pair (0 without a pilot).
+        Pilot runs per input per pair (0 without a pilot); :attr:`pilot_runs` is the total.
     """
 
     claimed_epsilon: float
@@ -221,6 +271,11 @@ class AuditResult:
         """Number of events evaluated on the test split (each at ``alpha / m``)."""
         return self.bonferroni.m
 
+    @property
+    def pilot_runs(self) -> int:
+        """Mechanism runs spent on pilots: both inputs of every candidate pair (0 without one)."""
+        return 2 * len(self.pilot) * self.pilot_samples
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable record (infinities as the strings ``"inf"``/``"-inf"``)."""
         return {
@@ -237,9 +292,21 @@ class AuditResult:
                            "per_event_alpha": self.bonferroni.per_event_alpha,
                            "per_interval_alpha": self.bonferroni.per_interval_alpha,
                            "candidates_compared_on_training": self.candidates_compared,
-                           "interval_method": "exact one-sided Clopper-Pearson"},
-            "event": None if self.event is None else self.event.to_dict(),
-            "gdp_event": None if self.gdp_event is None else self.gdp_event.to_dict(),
+                           "interval_method": "exact one-sided Clopper-Pearson",
+                           "epsilon_statement_level": 1.0 - self.alpha,
+                           "mu_statement_level": 1.0 - self.alpha,
+                           "joint_level_at_least": max(0.0, 1.0 - 2.0 * self.alpha),
+                           "statements": (
+                               "epsilon >= epsilon_lower_bound holds with probability at least "
+                               "1 - alpha (Bonferroni over the evaluated events); mu >= "
+                               "mu_lower_bound is a separate statement from its own event, also "
+                               "at 1 - alpha and outside that correction, so both hold jointly "
+                               "with probability at least 1 - 2 alpha; mu never decides the "
+                               "verdict")},
+            "event": (_no_event_record(self.n_test) if self.event is None
+                      else self.event.to_dict()),
+            "gdp_event": (_no_event_record(self.n_test) if self.gdp_event is None
+                          else self.gdp_event.to_dict()),
             "evaluated_events": [e.to_dict() for e in self.evaluated_events],
             "statistic": dict(self.statistic),
             "output_kind": self.output_kind,
@@ -250,6 +317,10 @@ class AuditResult:
             "timing": {"seconds": self.seconds, "sampling_seconds": self.sampling_seconds},
             "histogram": dict(self.histogram),
             "pairs": {"pair_index": self.pair_index, "pilot_samples": self.pilot_samples,
+                      "pilot_runs_per_input": len(self.pilot) * self.pilot_samples,
+                      "pilot_runs_total": self.pilot_runs,
+                      "pilot_fraction_of_samples": len(self.pilot) * self.pilot_samples
+                      / self.samples,
                       "pilot": [dict(p) for p in self.pilot]},
         }
 
@@ -408,7 +479,12 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
     else:
         n_fit = 0
         n_select = n_train
-        select_scores = [[scorer(probes[j])] for j in range(2)]
+        if isinstance(scorer, UserScorer):
+            # Counts are binomial only if each run is scored on its own output: check on the probe.
+            first = scorer.check_row_wise(probes[0], probes[1])
+        else:
+            first = [scorer(p) for p in probes]
+        select_scores = [[f] for f in first]
     done = n_select - (0 if fitter is not None else probe_rows)
     for j, s in enumerate(streams):
         for x in s.chunks(done, chunk_rows):
@@ -441,8 +517,17 @@ def _evaluate(ranked: RankedEvent, counts: tuple[int, int], n_test: int, bonf: B
 def _check_pairs(data0: Any, data1: Any, pairs: Sequence[tuple[Any, Any]] | None
                  ) -> list[tuple[Any, Any]]:
     if pairs is None:
+        missing = [name for name, d in (("data0", data0), ("data1", data1)) if d is _NOT_GIVEN]
+        if missing:
+            raise TypeError(f"audit() needs two neighbouring inputs: pass data0 and data1, or "
+                            f"pairs=[(data0, data1), ...]; missing: {', '.join(missing)}")
+        if data0 is None and data1 is None:
+            raise ValueError("data0 and data1 are both None: two identical inputs make a vacuous "
+                             "audit (was an input omitted by a wrapper?); pass the two "
+                             "neighbouring inputs, or pairs=[(data0, data1), ...]")
         return [(data0, data1)]
-    if data0 is not None or data1 is not None:
+    # None is accepted here as "not given": wrappers forward their own None defaults.
+    if any(d is not _NOT_GIVEN and d is not None for d in (data0, data1)):
         raise ValueError("give either data0 and data1 or pairs, not both")
     try:
         out = [tuple(p) for p in pairs]
@@ -461,8 +546,8 @@ def _check_pairs(data0: Any, data1: Any, pairs: Sequence[tuple[Any, Any]] | None
 # ----------------------------------------------------------------------------------------------
 
 def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
-          data0: Any = None, data1: Any = None, epsilon: float = 1.0, delta: float = 0.0,
-          samples: int = 1_000_000, alpha: float = 0.05, seed: int = 0, *,
+          data0: Any = _NOT_GIVEN, data1: Any = _NOT_GIVEN, epsilon: float = 1.0,
+          delta: float = 0.0, samples: int = 1_000_000, alpha: float = 0.05, seed: int = 0, *,
           pairs: Sequence[tuple[Any, Any]] | None = None, pilot_samples: int | None = None,
           statistic: Callable[[np.ndarray], np.ndarray] | None = None,
           train_fraction: float | None = None, test_events: int = 1,
@@ -477,7 +562,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         outputs (integers, booleans, strings, small tuples as integer rows). ``rng`` is a
         ``numpy.random.Generator``; the mechanism must draw all its randomness from it.
     data0, data1 : any
-        The two neighbouring inputs, passed to ``mechanism`` unchanged.
+        The two neighbouring inputs, passed to ``mechanism`` unchanged. Required unless ``pairs``
+        is given (a TypeError names the missing one; both ``None`` is a ValueError).
     epsilon : float > 0
         Claimed epsilon; the verdict is ``"violated"`` iff the lower bound exceeds it.
     delta : float in [0, 1)
@@ -493,11 +579,20 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         ``pilot_samples`` runs per input; the main audit runs on the most promising pair with
         fresh samples (see the module docstring for why no further correction is needed).
     pilot_samples : int >= 10, optional
-        Pilot runs per input per pair; default ``max(2000, samples // (10 * len(pairs)))``, i.e.
-        about a tenth of the main budget in total when that is above the floor. Ignored (no
-        pilot) when there is a single pair.
+        Pilot runs per input per pair, extra to ``samples``; default
+        ``max(100, int(0.2 * samples) // len(pairs))``: 20% of ``samples`` per input in total
+        across the pairs (``PILOT_FRACTION``), with a floor of 100 runs per pair
+        (``MIN_PILOT_SAMPLES``) that binds only with more than ``samples / 500`` pairs. Ignored
+        (no pilot) when there is a single pair. The result reports the total
+        (:attr:`AuditResult.pilot_runs`).
     statistic : callable ``outputs (n, ...) -> scores (n,)``, optional
-        Replaces the built-in statistic; thresholds are still chosen on the training split.
+        Replaces the built-in statistic; thresholds are still chosen on the training split. It
+        must act **row-wise**: the score of a run is a fixed, deterministic function of that run's
+        output alone. The engine calls it on chunks of runs, so a statistic that uses the batch
+        (``o - o.mean()``, ranks, standardisation, the batch size, row positions) or its own
+        randomness makes the counts non-binomial and the bound invalid. On the first runs it is
+        checked that scoring in one batch or in two gives the same scores and that permuting the
+        runs permutes the scores (up to a relative ``1e-9``); otherwise ValueError.
     train_fraction : float in (0, 1), optional
         Fraction of ``samples`` used to learn the statistic and choose the event. Default: 10%,
         raised to ``min(samples // 4, 5000)`` runs for small audits (so 25% at 2,000 or 20,000
@@ -516,12 +611,16 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     -------
     AuditResult
         The bound, verdict, events, counts, intervals and everything needed to reproduce it.
+        ``epsilon_lower_bound`` holds with probability at least ``1 - alpha``; ``mu_lower_bound``
+        is a separate ``1 - alpha`` statement (jointly at least ``1 - 2 alpha``), never used for
+        the verdict.
 
     Raises
     ------
     ValueError, TypeError
-        Invalid parameters, or a mechanism returning a wrong leading axis, NaN/inf, rows of
-        changing shape, or different output types on the two inputs.
+        Invalid parameters, missing inputs, a statistic that is not row-wise, or a mechanism
+        returning a wrong leading axis, NaN/inf, rows of changing shape, or different output types
+        on the two inputs.
     """
     t_start = time.perf_counter()
     epsilon = check_epsilon(epsilon)
@@ -559,7 +658,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         pair_index = 0
         if len(candidates) > 1:
             n_pilot = pilot_samples if pilot_samples is not None else max(
-                MIN_PILOT_SAMPLES, samples // (10 * len(candidates)))
+                MIN_PILOT_SAMPLES, int(PILOT_FRACTION * samples) // len(candidates))
             projected = []
             for j, (pilot_seq, (d0, d1)) in enumerate(zip(root.spawn(len(candidates)),
                                                           candidates)):
@@ -571,7 +670,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
                 pilot.append({"pair_index": j, "projected_log_ratio_bound": _json_float(best),
                               "statistic": tr.scorer_info, "output_kind": tr.kind,
                               "event": (tr.eps_sweep_best[0].to_dict()
-                                        if tr.eps_sweep_best else None)})
+                                        if tr.eps_sweep_best
+                                        else _no_ranked_event_record(tr.n_select))})
             pair_index = int(np.argmax(projected))
         data0, data1 = candidates[pair_index]
 
