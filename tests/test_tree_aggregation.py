@@ -64,6 +64,40 @@ def test_nodes_for_prefix_partition_one_to_t():
     assert nodes_for_prefix(7) == [TreeNode(2, 1), TreeNode(1, 3), TreeNode(0, 7)]
 
 
+def jkt12_line13_leaves(t, depth):
+    """Leaves summed by JKT12 Alg 5 line 13 read literally, leaves labelled by t in binary.
+
+    For each set bit i of the depth-bit string s_t, the node s_t(1..i-1) o 0 covers the leaf labels
+    with that prefix; the leaf labelled u holds w_u (label 0 is never populated).
+    """
+    s = format(t, f"0{depth}b")
+    labels = set()
+    for i, bit in enumerate(s):
+        if bit == "1":
+            prefix = s[:i] + "0"
+            free = depth - len(prefix)
+            labels |= {int(prefix + format(r, f"0{free}b") if free else prefix, 2)
+                       for r in range(2**free)}
+    return sorted(labels - {0})
+
+
+def test_jkt12_line13_printed_strings_cover_strictly_left_of_t():
+    # The reading choice documented in the module docstring: line 13's example s_t = 110 gives the
+    # strings 0 and 10, i.e. w_1..w_5 for t = 6; nodes_for_prefix(t) implements line 14's
+    # sum_{tau=1}^t, and nodes_for_prefix(t - 1) is the printed strings' reading.
+    assert jkt12_line13_leaves(6, 3) == [1, 2, 3, 4, 5]
+    depth = 8
+    for t in range(1, 2**depth):
+        printed = jkt12_line13_leaves(t, depth)
+        assert printed == list(range(1, t))
+        implemented = [leaf for node in nodes_for_prefix(t) for leaf in range(node.first,
+                                                                              node.last + 1)]
+        assert sorted(implemented) == list(range(1, t + 1))
+        previous = [leaf for node in nodes_for_prefix(t - 1) for leaf in range(node.first,
+                                                                                node.last + 1)]
+        assert sorted(previous) == printed
+
+
 @pytest.mark.parametrize("T", HORIZONS + [5, 31, 33])
 def test_nodes_containing_and_max_count_match_brute_force(T):
     brute = {leaf: set() for leaf in range(1, T + 1)}

@@ -232,3 +232,76 @@ def test_bad_inputs_raise():
         window_nodes_containing(0, 2, 5)
     with pytest.raises(ValueError, match="W"):
         noisy_width(0)
+
+
+# ----------------------------------------------------------------------------------------------
+# Memory: O(log W) stored arrays, same draws as the eager "clean leaves + noisy nodes" layout
+# ----------------------------------------------------------------------------------------------
+
+
+def reference_window_tree(xs, W, noise, n, rng, layout="exact"):
+    """The straightforward O(W n d) implementation, kept as a reference for the law and the draws.
+
+    Keeps the last w clean leaves; when a node that some release uses completes, stores its clean
+    sum plus a fresh noise draw (levels low to high); s_t = exact old leaves + stored cover nodes.
+    """
+    T, d = xs.shape
+    w = noisy_width(W, layout)
+    noisy = {}
+    out = np.empty((n, T, d))
+    for t in range(1, T + 1):
+        for j in range(min((t & -t).bit_length() - 1, w.bit_length() - 1) + 1):
+            node = TreeNode(j, t >> j)
+            if node_use_interval(node, W, T, layout) is not None:
+                clean = xs[node.first - 1:node.last].sum(axis=0)
+                noisy[node] = clean + noise.sample(n, d, rng)
+        old = xs[:max(0, t - w)].sum(axis=0)
+        out[:, t - 1] = old + sum(noisy[node] for node in window_nodes_for_prefix(t, W, layout))
+    return out
+
+
+@pytest.mark.parametrize("W,layout", [(1, "exact"), (4, "exact"), (6, "exact"), (6, "power_of_two"),
+                                      (13, "exact"), (40, "exact")])
+def test_outputs_equal_the_reference_implementation_for_a_fixed_seed(W, layout):
+    T, d, n = 37, 2, 3
+    xs = np.random.default_rng(W).normal(size=(T, d))
+    for noise in (NodeNoise.gaussian(0.7), NodeNoise.laplace(1.1), NodeNoise.l2_laplace(0.4)):
+        got = window_tree_prefix_sums(xs, W, noise, n, np.random.default_rng(5), layout=layout)
+        want = reference_window_tree(xs, W, noise, n, np.random.default_rng(5), layout)
+        # Same draws in the same order; only the summation order of exact terms differs.
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def _stored_array_bytes(obj):
+    """Bytes of every numpy array reachable from an object's attributes (dicts, lists, tuples)."""
+    seen, total, stack = set(), 0, list(vars(obj).values())
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, np.ndarray):
+            total += item.nbytes
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set)):
+            stack.extend(item)
+    return total
+
+
+@pytest.mark.parametrize("W,layout", [(64, "exact"), (100, "exact"), (100, "power_of_two")])
+def test_stored_state_is_logarithmic_in_the_window(W, layout):
+    # A run of the mechanism keeps the exact running sum, the current release and the noise of
+    # O(log W) nodes, never W clean leaves nor W deferred node noises.
+    T, d, n = 3 * W + 5, 3, 4
+    agg = WindowTreeAggregator(T, W, d, NodeNoise.gaussian(1.0), n, np.random.default_rng(0),
+                               layout=layout)
+    levels = noisy_width(W, layout).bit_length()
+    bound = (2 * levels + 4) * n * d * 8
+    worst = 0
+    for _ in range(T):
+        agg.add(np.ones(d))
+        worst = max(worst, _stored_array_bytes(agg))
+    assert worst <= bound, (worst, bound)
+    assert worst < noisy_width(W, layout) * n * d * 8  # the old layout stored w clean leaves

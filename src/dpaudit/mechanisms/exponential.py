@@ -20,6 +20,8 @@ relation of the audited papers.
 
 Sampling: ``argmax_x (-c eta s(x) + G_x)`` with ``G_x`` i.i.d. standard Gumbel is distributed
 exactly as the softmax (Gumbel 1954; Yellott 1977), and never exponentiates, so it cannot overflow.
+The log-weights are shifted so that each row's maximum is 0 before the Gumbel variates are added,
+so large scores (e.g. ``s ~ 1e15``) do not swamp the O(1) noise in rounding.
 Floating-point caveat: the Gumbel variates are computed in doubles, so the sampled law is the
 softmax only up to rounding, and the mechanism is not exactly DP in floating point (Mironov 2012).
 """
@@ -207,6 +209,10 @@ class ExponentialMechanism(Mechanism):
         log_w = self._log_weights(scores, (1, 2))
         if log_w.ndim == 2 and log_w.shape[0] != n:
             raise ValueError(f"scores must have shape (k,) or (n, k) = ({n}, k), got {log_w.shape}")
+        # Shift each row so that its largest log-weight is 0 (the softmax is unchanged). Adding
+        # O(1) Gumbel variates to log-weights of magnitude |c eta s| ~ 1e15 would otherwise round
+        # them to a grid of spacing ~0.1 and distort the law.
+        log_w = log_w - np.max(log_w, axis=-1, keepdims=True)
         k = log_w.shape[-1]
         out = np.empty(n, dtype=np.int64)
         rows = max(1, _CHUNK_ELEMENTS // k)

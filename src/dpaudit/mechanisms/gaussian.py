@@ -13,7 +13,10 @@ in the literature:
   test such claims.
 * :func:`analytic_sigma`: the smallest sigma that is exactly (epsilon, delta)-DP (Balle & Wang's
   analytic Gaussian mechanism), found with ``dp_accounting.mechanism_calibration`` on the PLD
-  accountant.
+  accountant (for delta < 1e-12, from the closed form alone).
+
+The exact delta(epsilon) of a shift mu is evaluated by :func:`_log_delta` (also used by
+:mod:`dpaudit.audits.accounting`), accurate to ~1e-11 relative for every mu > 0 and epsilon >= 0.
 
 Floating-point caveat: samples come from numpy's floating-point normal sampler, whose law is only
 approximately Gaussian, so the released values are not exactly differentially private
@@ -24,13 +27,14 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+import warnings
+from typing import Any, Callable
 
 import dp_accounting
 import numpy as np
 from dp_accounting import mechanism_calibration
 from dp_accounting.pld import pld_privacy_accountant
-from scipy import optimize, special
+from scipy import integrate, optimize, special
 
 from dpaudit._validation import (
     check_epsilon,
@@ -120,10 +124,55 @@ def _tail_bound_mu(epsilon: float, delta: float) -> float:
 
     The privacy loss of N(0,1) vs N(mu,1) under the first is L ~ N(mu^2/2, mu^2), and
     delta(eps) <= P[L > eps] = Phi((mu^2/2 - eps)/mu). Setting that to delta gives
-    mu = sqrt(z^2 + 2 eps) - z with z = Phi^{-1}(1 - delta).
+    mu = sqrt(z^2 + 2 eps) - z = 2 eps / (sqrt(z^2 + 2 eps) + z) with z = Phi^{-1}(1 - delta) (the
+    second form has no cancellation when eps << z^2).
     """
     z = -float(special.ndtri(delta))
-    return math.sqrt(z * z + 2.0 * epsilon) - z
+    root = math.sqrt(z * z + 2.0 * epsilon)
+    return 2.0 * epsilon / (root + z) if z > 0.0 else root - z
+
+
+#: A computed delta counts as meeting a target only if log delta <= log target - this slack: the
+#: evaluation of :func:`_log_delta` is accurate to ~1e-11 relative, so roots returned "on the safe
+#: side" are safe for the exact function, at a cost of at most ~1e-10 relative in delta.
+_LOG_DELTA_SLACK = 1e-10
+
+# The direct formula is used when r = log Phi(a) - log(e^eps Phi(b)) exceeds this times the
+# magnitude of the terms it is the difference of (relative error of delta <= ~2e-16 / this).
+_DIRECT_FORMULA_MIN_GAP = 2e-5
+
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _log_delta_by_quadrature(mu: float, epsilon: float) -> float:
+    """log delta(epsilon) from an integral with a positive integrand (no cancellation).
+
+    With z0 = eps/mu - mu/2 and the privacy loss L = mu^2/2 - mu Z, Z ~ N(0, 1),
+    delta = E[(1 - e^{eps - L})_+] = phi(z0) int_0^inf exp(-z0 u - u^2/2) (1 - e^{-mu u}) du
+    (substitute Z = -z0 - u), valid for every real eps (negative eps is the other side of the
+    hockey-stick curve, used by compositions). Used where the closed form's two terms nearly cancel
+    (mu^2 << eps or tiny mu); Gauss-Kronrod on the smooth positive integrand is accurate to ~1e-13
+    relative.
+    """
+    z0 = epsilon / mu - mu / 2.0
+    # The exponent -z0 u - u^2/2 is largest at u_max = max(0, -z0), where it equals `top`; the
+    # integrand is below e^{-80} of that beyond `upper` (the factor (1 - e^{-mu u}) / mu <= u only
+    # grows polynomially).
+    u_max = max(0.0, -z0)
+    top = 0.5 * z0 * z0 if z0 < 0.0 else 0.0
+    span = 160.0 / (math.sqrt(z0 * z0 + 160.0) + abs(z0)) if z0 >= 0.0 else math.sqrt(160.0)
+    upper = u_max + max(span, 1e-300)
+
+    def integrand(u: float) -> float:
+        return math.exp(-z0 * u - 0.5 * u * u - top) * (-math.expm1(-mu * u)) / mu
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        value, _ = integrate.quad(integrand, 0.0, upper, points=[u_max] if u_max > 0.0 else None,
+                                  epsabs=0.0, epsrel=1e-13, limit=200)
+    if not value > 0.0:
+        return -math.inf
+    return -0.5 * z0 * z0 - _LOG_SQRT_2PI + top + math.log(mu) + math.log(value)
 
 
 def _log_delta(mu: float, epsilon: float) -> float:
@@ -131,27 +180,81 @@ def _log_delta(mu: float, epsilon: float) -> float:
 
     delta = Phi(a) - e^eps Phi(b), a = -eps/mu + mu/2, b = -eps/mu - mu/2, evaluated as
     log Phi(a) + log(1 - exp(eps + log Phi(b) - log Phi(a))) to keep relative accuracy in the tails.
+    Where the two terms nearly cancel (which the direct formula would turn into a large relative
+    error, e.g. mu = 1e-13 at eps = 1e-12) the positive integral of
+    :func:`_log_delta_by_quadrature` is used instead, and at eps = 0 the exact
+    delta = erf(mu / (2 sqrt 2)). Accurate to ~1e-11 relative throughout; ``-inf`` when log delta
+    itself is below the float range.
     """
+    if epsilon == 0.0:
+        tv = float(special.erf(mu / (2.0 * math.sqrt(2.0))))
+        return math.log(tv) if tv > 0.0 else -math.inf
     la = float(special.log_ndtr(-epsilon / mu + mu / 2.0))
-    lb = epsilon + float(special.log_ndtr(-epsilon / mu - mu / 2.0))
-    if not lb < la:
+    if la == -math.inf:
         return -math.inf
-    return la + math.log(-math.expm1(lb - la))
+    log_phi_b = float(special.log_ndtr(-epsilon / mu - mu / 2.0))
+    gap = la - (epsilon + log_phi_b)  # > 0 in exact arithmetic
+    # log_ndtr is accurate to a few ulps relative, so gap carries an absolute error of about
+    # 2e-16 * magnitude; the direct formula is used where that is <= ~1e-11 of gap.
+    magnitude = abs(la) + epsilon + abs(log_phi_b)
+    if gap > 0.0 and gap >= _DIRECT_FORMULA_MIN_GAP * magnitude:
+        return la + math.log(-math.expm1(-gap))
+    return _log_delta_by_quadrature(mu, epsilon)
+
+
+def _safe_monotone_root(gap: Callable[[float], float], lo: float, hi: float, *,
+                        safe_side: str) -> float:
+    """The end of a bracketed root of a monotone ``gap`` on which ``gap <= 0``.
+
+    ``gap(lo)`` and ``gap(hi)`` must have opposite signs and the end named by ``safe_side``
+    (``"lo"`` or ``"hi"``) must satisfy ``gap <= 0``. Brent's method locates the root to relative
+    tolerance ~1e-15 (its absolute tolerance is the smallest subnormal, so roots near 1e-300 are
+    resolved too); the result is then moved towards the safe end, by steps growing from that
+    tolerance, until ``gap <= 0`` holds at the returned point. So the returned value never lies on
+    the wrong side of the computed root.
+    """
+    if safe_side not in ("lo", "hi"):
+        raise ValueError(f"safe_side must be 'lo' or 'hi', got {safe_side!r}")
+    safe_end = lo if safe_side == "lo" else hi
+    if gap(safe_end) > 0.0:
+        raise ValueError("the safe end of the bracket does not satisfy the target")
+    x = float(optimize.brentq(gap, lo, hi, xtol=float(np.finfo(float).smallest_subnormal),
+                              rtol=4.0 * np.finfo(float).eps,
+                              maxiter=1000))
+    step = float(abs(x) * 4.0 * np.finfo(float).eps) or float(np.finfo(float).tiny)
+    direction = -1.0 if safe_side == "lo" else 1.0
+    while gap(x) > 0.0:
+        x = x + direction * step
+        if (x - safe_end) * direction >= 0.0:
+            return float(safe_end)
+        step *= 2.0
+    return x
 
 
 def _closed_form_mu(epsilon: float, delta: float) -> float:
-    """The shift mu with exact delta(epsilon) = delta, by Brent's method on the closed form."""
-    log_target = math.log(delta)
+    """The largest shift mu whose exact delta(epsilon) meets ``delta``, from the closed form.
+
+    Root of log delta(mu, epsilon) = log delta in mu (increasing), returned on the safe side:
+    delta(mu) <= delta (within :data:`_LOG_DELTA_SLACK`), to relative tolerance ~1e-15.
+    """
+    log_target = math.log(delta) - _LOG_DELTA_SLACK
 
     def gap(mu: float) -> float:
         value = _log_delta(mu, epsilon)
         return (value if math.isfinite(value) else -1e300) - log_target
 
     lo = _tail_bound_mu(epsilon, delta)  # private: gap(lo) <= 0
+    while gap(lo) > 0.0:  # only if the tail bound rounded above the root
+        lo *= 0.5
     hi = 2.0 * lo
     while gap(hi) <= 0.0:
         lo, hi = hi, 2.0 * hi
-    return float(optimize.brentq(gap, lo, hi, xtol=1e-14, rtol=1e-14, maxiter=500))
+    return _safe_monotone_root(gap, lo, hi, safe_side="lo")
+
+
+#: Below this delta :func:`analytic_sigma` uses the closed form directly (the PLD's tail
+#: truncation at 1e-15 makes it unreliable there).
+_PLD_MIN_DELTA = 1e-12
 
 
 @functools.lru_cache(maxsize=256)
@@ -192,6 +295,11 @@ def analytic_sigma(sensitivity: float, epsilon: float, delta: float, *,
     below that the PLD's tail truncation makes it slightly conservative (exact delta a few 1e-6
     relative below the target at delta = 1e-10). Results are cached per (epsilon, delta, grid).
 
+    For delta < 1e-12 (where the PLD, truncated at tail mass 1e-15, cannot resolve the target) the
+    PLD is not used: sigma = Delta / mu with mu the root of the exact closed form, taken on the safe
+    side (exact delta(epsilon) <= delta, and within ~1e-10 relative of it), so the returned sigma is
+    never too small. ``value_discretization_interval`` is then ignored.
+
     Valid for every epsilon > 0 (no ``epsilon < 1`` restriction, unlike :func:`classical_sigma`).
 
     Parameters
@@ -213,6 +321,10 @@ def analytic_sigma(sensitivity: float, epsilon: float, delta: float, *,
         sigma > 0.
     """
     sensitivity, epsilon, delta = _check_gaussian_target(sensitivity, epsilon, delta)
+    if delta < _PLD_MIN_DELTA:
+        if value_discretization_interval is not None:
+            check_positive(value_discretization_interval, "value_discretization_interval")
+        return sensitivity / _closed_form_mu(epsilon, delta)
     if value_discretization_interval is None:
         vdi = min(DEFAULT_VALUE_DISCRETIZATION_INTERVAL, epsilon / 10.0)
     else:

@@ -17,6 +17,20 @@ node is noised, the node of level ``j = v(t)`` (the 2-adic valuation of ``t``) e
 the live nodes below it are merged into it and discarded. Memory is O(d log T) per run and the
 outputs have exactly the law of the papers' full-tree descriptions.
 
+Reading choice: which prefix the release sums (JKT12 Alg 5 lines 13-14)
+------------------------------------------------------------------------
+JKT12 line 13 says to find the populated nodes that "compute sum_{tau=1}^t w_tau" and line 14
+outputs their noisy sum, but the strings line 13 actually prints are, for each set bit i of the
+binary string s_t of t, ``s_t(1) ... s_t(i-1) 0``: its example ``s_t = 110`` gives ``0`` and ``10``,
+the nodes over leaf labels 000-011 and 100-101, i.e. every leaf strictly left of leaf s_t. Read
+literally (leaves labelled by t, as line 5 does), that sum covers w_1 .. w_{t-1} (leaf label 0 is
+never populated) and omits the current w_t. This module implements the text and line 14's
+``sum_{tau=1}^t``: :func:`nodes_for_prefix` ``(t)`` covers exactly ``[1, t]`` (one node per set bit
+of t, the node ending at t included). A caller that wants the printed strings' reading (a release
+after step t that excludes w_t) gets it from ``nodes_for_prefix(t - 1)``, i.e. by releasing the
+aggregator's prefix sum before adding w_t; which reading JKT12's PrivateSum uses is decided there.
+The two readings have the same per-leaf node counts, hence the same privacy accounting.
+
 Privacy bookkeeping (exposed for the auditors):
 
 * :func:`nodes_for_prefix` - the nodes summed into ``s_t``;
@@ -230,8 +244,10 @@ class TreeNode(NamedTuple):
 def nodes_for_prefix(t: int) -> list[TreeNode]:
     """The nodes whose noisy values sum to the released prefix sum ``s_t``.
 
-    One node per set bit ``j`` of ``t``: ``(j, t >> j)``, highest level first (JKT12 Alg 5 line 13,
-    ST13 Alg 2 lines 12-17). ``t = 0`` gives the empty list (the empty sum).
+    One node per set bit ``j`` of ``t``: ``(j, t >> j)``, highest level first, covering exactly the
+    leaves ``[1, t]`` (JKT12 Alg 5 line 14's ``sum_{tau=1}^t``; line 13's printed strings cover
+    ``[1, t - 1]``, see the module docstring; ST13 Alg 2 lines 12-17). ``t = 0`` gives the empty
+    list (the empty sum).
     """
     t = check_int(t, "t", minimum=0)
     return [TreeNode(j, t >> j) for j in reversed(range(t.bit_length())) if (t >> j) & 1]

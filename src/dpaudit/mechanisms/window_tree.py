@@ -44,12 +44,23 @@ Reading choices (the text is OCR and assumes W is a power of two)
 
 Noise is drawn once per node, when the node completes, for every node that some release within the
 horizon uses, and reused for all later releases; nodes that no release ever uses are not noised.
-Memory per run: the last ``W`` (``B`` for ``"power_of_two"``) clean leaves plus the live noisy
-nodes, O(W d), as in the paper ("keep the complete structures of at most two rightmost subtrees").
+
+Implementation and memory. The cover of the noisy window partitions it, so
+``s_t = (x_1 + ... + x_t) + sum of the cover nodes' noise``: a run stores the exact running sum and
+the noise of the nodes in use, O(d log W) numbers, instead of the paper's "complete structures of at
+most two rightmost subtrees" (O(W d)); the law is the same. A right child whose first use comes
+after it completes (it enters the window through its left edge, up to ``W`` steps later) still gets
+its draw at completion, so the random stream is consumed exactly as in the eager layout; only the
+generator state before that draw is kept (a few hundred bytes for numpy's default PCG64, whatever
+``n_runs`` and ``d``), and the identical values are redrawn from it at first use. Cost: those
+deferred nodes (about 40% of all noised nodes) are sampled twice; the clean partial sums of the
+eager layout are no longer computed, so the whole is faster (W = 256, d = 10, 2000 runs: 1.1 s
+instead of 1.5 s, peak memory 4 MB instead of 125 MB).
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from collections import defaultdict
 from typing import Literal
@@ -211,9 +222,11 @@ class WindowTreeAggregator:
     Notes
     -----
     After ``t`` calls of :meth:`add`, :meth:`prefix_sum` returns per run
-    ``sum(x_1..x_{t-w}) + sum(noisy nodes of window_nodes_for_prefix(t, W, layout))``. A node's
-    noise is drawn when it completes (if some release up to ``T`` uses it, see
-    :func:`node_use_interval`) and dropped after its last use; :attr:`noise_draws` counts the draws.
+    ``sum(x_1..x_{t-w}) + sum(noisy nodes of window_nodes_for_prefix(t, W, layout))``, computed as
+    ``sum(x_1..x_t) + sum(noise of those nodes)``. A node's noise is drawn when it completes (if
+    some release up to ``T`` uses it, see :func:`node_use_interval`) and dropped after its last use;
+    :attr:`noise_draws` counts the draws. Stored arrays: O(log W) of shape ``(n_runs, d)`` (module
+    docstring).
     """
 
     def __init__(self, T: int, W: int, d: int, noise: NodeNoise, n_runs: int,
@@ -227,10 +240,12 @@ class WindowTreeAggregator:
         self._layout = _check_layout(layout)
         self._w = noisy_width(self._W, self._layout)
         self._max_level = self._w.bit_length() - 1
-        # Clean leaves of the last w steps: leaf u lives in slot (u - 1) % w.
-        self._recent = np.zeros((self._w, self._n, self._d))
-        self._exact_old = np.zeros((self._n, self._d))  # sum of leaves 1..t-w
-        self._live: dict[TreeNode, np.ndarray] = {}
+        self._prefix = np.zeros((self._n, self._d))  # exact x_1 + ... + x_t
+        self._node_noise: dict[TreeNode, np.ndarray] = {}  # noise of nodes in use now or soon
+        # Nodes first used after they complete: generator state just before their draw, by the
+        # step of their first use (the noise is redrawn from it then).
+        self._deferred: dict[int, list[tuple[TreeNode, dict]]] = defaultdict(list)
+        self._replay = copy.deepcopy(self._rng)  # scratch generator for redraws
         self._expiry: dict[int, list[TreeNode]] = defaultdict(list)
         self._release = np.zeros((self._n, self._d))
         self._t = 0
@@ -277,12 +292,8 @@ class WindowTreeAggregator:
 
     @property
     def live_nodes(self) -> int:
-        """Number of noisy nodes currently stored (all needed by some future release)."""
-        return len(self._live)
-
-    def _clean_sum(self, node: TreeNode) -> np.ndarray:
-        slots = (np.arange(node.first, node.last + 1) - 1) % self._w
-        return self._recent[slots].sum(axis=0)
+        """Number of noised nodes some future release still needs (stored or awaiting redraw)."""
+        return len(self._node_noise) + sum(len(v) for v in self._deferred.values())
 
     def add(self, x: np.ndarray) -> None:
         """Add leaf ``t + 1``: shape ``(n_runs, d)`` or ``(d,)`` (shared by all runs).
@@ -293,27 +304,37 @@ class WindowTreeAggregator:
             raise ValueError(f"add() called more than T = {self._T} times")
         leaf = _as_leaf(x, self._n, self._d)
         t = self._t + 1
-        slot = (t - 1) % self._w
-        if t > self._w:  # leaf t - w leaves the noisy window: it now enters exactly
-            self._exact_old += self._recent[slot]
-        self._recent[slot] = leaf
-        # Nodes completing at t: levels 0..v(t), capped at the largest usable level.
+        self._prefix += leaf
+        # Nodes completing at t: levels 0..v(t), capped at the largest usable level. Each used
+        # node's noise is drawn now, in this order, whatever the step of its first use.
         top = min((t & -t).bit_length() - 1, self._max_level)
         for j in range(top + 1):
             node = TreeNode(j, t >> j)
             used = node_use_interval(node, self._W, self._T, self._layout)
             if used is None:
                 continue
-            self._live[node] = self._clean_sum(node) + self._noise.sample(self._n, self._d,
-                                                                        self._rng)
+            first_use, last_use = used
+            if first_use == t:
+                self._node_noise[node] = self._noise.sample(self._n, self._d, self._rng)
+            else:
+                # Used only from step first_use on (a right child entering through the window's
+                # left edge): keep the generator state instead of the array, advance the stream
+                # exactly as the draw does, and redraw the same values at first_use.
+                self._deferred[first_use].append((node, self._rng.bit_generator.state))
+                self._noise.sample(self._n, self._d, self._rng)
             self._noise_draws += 1
-            self._expiry[used[1]].append(node)
-        release = self._exact_old.copy()
+            self._expiry[last_use].append(node)
+        for node, state in self._deferred.pop(t, ()):
+            self._replay.bit_generator.state = state
+            self._node_noise[node] = self._noise.sample(self._n, self._d, self._replay)
+        # s_t = exact prefix + noise of the cover of the noisy window (the cover partitions it,
+        # so this is "exact old leaves + noisy window nodes").
+        release = self._prefix.copy()
         for node in _canonical_cover(max(1, t - self._w + 1), t):
-            release += self._live[node]
+            release += self._node_noise[node]
         self._release = release
         for node in self._expiry.pop(t, ()):
-            del self._live[node]
+            del self._node_noise[node]
         self._t = t
 
     def prefix_sum(self) -> np.ndarray:
