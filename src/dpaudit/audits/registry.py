@@ -26,6 +26,7 @@ __all__ = ["Budget", "BUDGETS", "AuditContext", "RegisteredClaim", "register", "
 
 #: Modules whose import registers claims. Adding a learner family = adding one line here.
 CLAIM_MODULES: list[str] = [
+    "dpaudit.audits.jkt12",
     "dpaudit.audits.st13",
 ]
 

@@ -1,0 +1,254 @@
+"""The thirteen published privacy claims of Jain, Kothari & Thakurta (2012), per version.
+
+Sources: ``jkt12-colt.txt`` (COLT 2012 proceedings, appendices A-G) and ``jkt12-arxiv.txt`` (arXiv
+version). Each version is a separate claim implemented literally; the printed calibrations are the
+pure functions of :mod:`dpaudit.learners.pocp`, :mod:`~dpaudit.learners.private_sum`,
+:mod:`~dpaudit.learners.pqftl`, :mod:`~dpaudit.learners.pol` and
+:mod:`~dpaudit.learners.pocp_doubling`, which the learners use too.
+
+A claim is stated for any user-chosen (eps, delta) (and T, L, alpha, ...); the
+:class:`~dpaudit.claims.PrivacyClaim` objects carry a representative instance
+(:data:`REPRESENTATIVE`), and :func:`claimed_privacy` maps the algorithm's parameters to the
+(epsilon, delta) the theorem promises (e.g. (3 eps, 2 delta) for POCP).
+
+Differences between the versions that matter (all implemented):
+
+========================  ===========================================  =====================================
+item                      COLT 2012                                    arXiv
+========================  ===========================================  =====================================
+POCP exponent c           ln((1/(2 eps)) ln(2/delta)) / (2 ln T)       ln((1/2) ln(2/delta)) / (2 ln T)
+                          (App. A.2, A.3; Alg. 2, 3 line 8)            (Alg. 1 line 7; Thm 1 proof drops the
+                                                                       eps of 2 exp(-2 eps T^{2c}))
+Alg. 1 / Lemma 1 / Thm 1  not printed in the body (proofs in App. A)   printed (Sec. 3, 3.1)
+IGD sensitivity (Lem. 4)  2L / (alpha t)                               2L / t
+PIGD beta (Alg. 2)        2 L T^{0.5+c} / alpha * sqrt(...)            2 L T^{0.5+c} * sqrt(...)
+PGIGA beta (Alg. 3)       2 G T^{0.5+c} / alpha * sqrt(...)            2 G T^{0.5+c} * sqrt(...)
+                          (Lemma 5 is 2G/(alpha t) in both)
+PrivateSum sigma^2        R^2/eps^2 log^2 T log(log T / delta)         R^2/eps log^2 T log(log T / delta)
+Theorem numbers           POCP 1, PIGD 7, PGIGA 9, PQFTL 3,            POCP 1, PIGD 3, PGIGA 5, PQFTL 7,
+                          PrivateSum 11, POL 5, doubling 13            PrivateSum 9, POL 10 (no doubling)
+POCP regret (Thm 2)       ... ln^2(T/delta) / eps                      ... ln^2(T/delta) / sqrt(eps)
+PIGD regret               ln^2(T/delta)/eps sqrt(T) (Thm 8)            ln^1.5(T/delta)/sqrt(eps) sqrt(T) (Thm 4)
+PQFTL regret              R^6 log(1/delta)/(eps alpha^3) ...           R^6 log(1/delta)/(sqrt(eps) alpha^3)
+KL lemma (Lemma 2)        D(Y||Z) <= eps^2                             D(Y||Z) <= 2 eps^2 (and Lemma 3)
+POL sensitivity           eq. (37): 2 L' ln T / T                      eq. (35): ... <= 2 L ln T / T (L')
+Unknown T (Alg. 7)        Sec. 6.2, App. F, Theorem 13                 absent
+========================  ===========================================  =====================================
+"""
+
+from __future__ import annotations
+
+import math
+from types import MappingProxyType
+from typing import Mapping
+
+from dpaudit._validation import check_delta, check_epsilon, check_int
+from dpaudit.claims import PrivacyClaim, Provenance, Release, SensitivityLemma
+
+__all__ = ["CLAIM_IDS", "REPRESENTATIVE", "JKT12_CLAIMS", "claimed_privacy", "get_claim",
+           "COLT", "ARXIV"]
+
+COLT = ("jkt12-colt.txt", "COLT 2012")
+ARXIV = ("jkt12-arxiv.txt", "arXiv")
+
+CLAIM_IDS: tuple[str, ...] = (
+    "jkt12-colt/pocp", "jkt12-colt/pigd", "jkt12-colt/pgiga", "jkt12-colt/pqftl",
+    "jkt12-colt/privatesum", "jkt12-colt/pol", "jkt12-colt/pocp-doubling",
+    "jkt12-arxiv/pocp", "jkt12-arxiv/pigd", "jkt12-arxiv/pgiga", "jkt12-arxiv/pqftl",
+    "jkt12-arxiv/privatesum", "jkt12-arxiv/pol",
+)
+
+#: The algorithm parameters of the representative instance of every claim.
+REPRESENTATIVE: Mapping[str, float] = MappingProxyType({"epsilon": 1.0, "delta": 1e-5,
+                                                        "T": 1024})
+
+_POCP_BETA = ("beta = lambda_A T^{0.5+c} sqrt((2/eps)(ln(T/delta) + sqrt(eps)/T^{0.5+c})), "
+              "b_{t+1} ~ N(0, beta^2/t^2 I)")
+_C_COLT = "c = ln((1/(2 eps)) ln(2/delta)) / (2 ln T)"
+_C_ARXIV = "c = ln((1/2) ln(2/delta)) / (2 ln T)"
+_SIGMA_COLT = "sigma^2 = R^2/eps^2 log^2 T log(log T/delta)"
+_SIGMA_ARXIV = "sigma^2 = R^2/eps log^2 T log(log T/delta)"
+_POL_BETA = ("beta = 2 sqrt(2) (L + alpha ||x*||) ln T / (T eps_p) sqrt(ln(1/delta) + eps_p), "
+             "alpha = eps_g/||x*||^2")
+_DOUBLING_BETA = ("beta_t = lambda_A sqrt(2^{k+1}/eps (ln(2^k/delta) + sqrt(eps/2^k))), "
+                  "k = floor(log2 t), b_{t+1} ~ N(0, beta_t^2/t^2 I)")
+
+
+def _prov(source: tuple[str, str], theorem: str, equation: str = "", location: str = "") -> Provenance:
+    return Provenance(source[0], source[1], theorem, equation, location)
+
+
+def _lemma(source: tuple[str, str], statement: str, where: str, equation: str = "") -> SensitivityLemma:
+    return SensitivityLemma(statement, _prov(source, where, equation))
+
+
+def _assumption(src: tuple[str, str]) -> SensitivityLemma:
+    return _lemma(src, "Assumption (1): S(A, t) = sup ||x_{t+1} - x'_{t+1}|| <= lambda_A / t",
+                  "eq. (1)", "S(A,t) <= lambda_A / t")
+
+
+def _lemma1(src: tuple[str, str], c: str) -> SensitivityLemma:
+    where = "Lemma 1 (App. A.1)" if src == COLT else "Lemma 1"
+    return _lemma(src, "Lemma 1: each noisy output x~_{t+1} is (sqrt(eps)/T^{0.5+c}, delta/T)-DP "
+                  f"when ||x_{{t+1}} - x'_{{t+1}}|| <= lambda_A/t ({c})", where)
+
+
+def _tree_lemmas(src: tuple[str, str], theorem: str) -> tuple[SensitivityLemma, ...]:
+    return (
+        _lemma(src, "Lemma 6: ||B_s(D) - B_s(D')||_2 <= R for every node s (w_t replaced, "
+               "||w_t|| <= R)", "Lemma 6 (proof)", "||Delta||_2 <= R"),
+        _lemma(src, f"{theorem} proof: B(D) and B(D') differ in at most log T nodes",
+               f"{theorem} (privacy proof)", "at most log T nodes"),
+    )
+
+
+def _build() -> dict[str, PrivacyClaim]:
+    claims: list[PrivacyClaim] = []
+    eps, dl = REPRESENTATIVE["epsilon"], REPRESENTATIVE["delta"]
+    ocp_range = {"epsilon": "(0, inf)", "delta": "(0, 1/2) (claimed 2 delta < 1)", "T": ">= 2",
+                 "d": ">= 1", "lambda_A": "(0, inf)", "C": "any closed convex set"}
+    for src, tag, c in ((COLT, "colt", _C_COLT), (ARXIV, "arxiv", _C_ARXIV)):
+        colt = tag == "colt"
+        claims.append(PrivacyClaim(
+            id=f"jkt12-{tag}/pocp", epsilon=3 * eps, delta=2 * dl,
+            provenance=_prov(src, "Theorem 1 (POCP Privacy)", f"{_POCP_BETA}, {c}",
+                             "App. A.2 (proof; Alg. 1 not printed in the body)" if colt
+                             else "Sec. 3.1, Algorithm 1 line 7"),
+            calibration=f"{_POCP_BETA}; {c}",
+            parameter_range=ocp_range,
+            lemmas=(_assumption(src), _lemma1(src, c)),
+            notes=("Claim: for any OCP algorithm A satisfying assumption (1), Algorithm 1 is "
+                   "(3 eps, 2 delta)-DP for the whole released sequence x^_1..x^_T. "
+                   + ("COLT prints Theorem 1, Lemma 1 and Algorithm 1 only through their proofs "
+                      "(App. A.1-A.3) and Algorithms 2, 3; the calibration is taken from there."
+                      if colt else "arXiv's c omits the eps of COLT's c."))))
+        lem4 = "2L/(alpha t)" if colt else "2L/t"
+        claims.append(PrivacyClaim(
+            id=f"jkt12-{tag}/pigd", epsilon=3 * eps, delta=2 * dl,
+            provenance=_prov(src, "Theorem 7 (PIGD Privacy)" if colt else "Theorem 3 (PIGD Privacy)",
+                             ("beta = 2 L T^{0.5+c}/alpha sqrt((2/eps)(ln(T/delta) + "
+                              "sqrt(eps)/T^{0.5+c}))" if colt else
+                              "beta = 2 L T^{0.5+c} sqrt((2/eps)(ln(T/delta) + sqrt(eps)/T^{0.5+c}))")
+                             + f", {c}",
+                             "App. B, Algorithm 2 line 8" if colt else "Sec. 3.3, Algorithm 2 line 8"),
+            calibration=("beta = 2 L T^{0.5+c}/alpha sqrt(...)" if colt
+                         else "beta = 2 L T^{0.5+c} sqrt(...)") + f"; {c}; eta_t = 1/(alpha t)",
+            parameter_range={"epsilon": "(0, inf)", "delta": "(0, 1/2)", "T": ">= 2", "d": ">= 1",
+                             "L": "(0, inf)", "alpha": "(0, inf)",
+                             "f_t": "alpha-strongly convex, L-Lipschitz on C (any such loss)"},
+            lemmas=(_lemma(src, f"Lemma 4: IGD L2-sensitivity <= {lem4} for the t-th output "
+                           "(read as ||x_{t+1} - x'_{t+1}|| <= " + lem4 + ", Definition 3)",
+                           "Lemma 4 (IGD Sensitivity)", lem4),
+                    _lemma1(src, c)),
+            notes="x_1 and x^_1 'chosen randomly from C': a fixed point is an admissible choice."))
+        claims.append(PrivacyClaim(
+            id=f"jkt12-{tag}/pgiga", epsilon=3 * eps, delta=2 * dl,
+            provenance=_prov(src, "Theorem 9 (PGIGA Privacy)" if colt else "Theorem 5 (PGIGA Privacy)",
+                             ("beta = 2 G T^{0.5+c}/alpha sqrt(...)" if colt
+                              else "beta = 2 G T^{0.5+c} sqrt(...)") + f", {c}",
+                             "App. C, Algorithm 3 line 8" if colt else "Sec. 3.4, Algorithm 3 line 8"),
+            calibration=("beta = 2 G T^{0.5+c}/alpha sqrt(...)" if colt
+                         else "beta = 2 G T^{0.5+c} sqrt(...)")
+            + f"; {c}; eta_t = 2/(alpha t); t_q = 2 L_G^2/alpha^2",
+            parameter_range={"epsilon": "(0, inf)", "delta": "(0, 1/2)", "T": ">= 2", "d": ">= 1",
+                             "G": "(0, inf)", "alpha": "(0, inf)", "L_G": "[alpha, inf)",
+                             "f_t": "differentiable, alpha-strongly convex, L_G-smooth, "
+                                    "||grad f_t|| <= G on C"},
+            lemmas=(_lemma(src, "Lemma 5: GIGA L2-sensitivity <= 2G/(alpha t) "
+                           "(||x_{t+1} - x'_{t+1}|| <= 2G/(alpha t))", "Lemma 5 (GIGA Sensitivity)",
+                           "2G/(alpha t)"),
+                    _lemma1(src, c)),
+            notes=("t_q read as ceil(2 L_G^2/alpha^2); x_1..x_{t_q} random (Lemma 5's base case)."
+                   + ("" if colt else " arXiv's beta lacks the 1/alpha of its own Lemma 5."))))
+        sigma = _SIGMA_COLT if colt else _SIGMA_ARXIV
+        claims.append(PrivacyClaim(
+            id=f"jkt12-{tag}/pqftl", epsilon=eps, delta=dl,
+            provenance=_prov(src, "Theorem 3 (PQFTL Privacy)" if colt else "Theorem 7 (PQFTL Privacy)",
+                             f"PrivateSum(v_t v_t^T, ..., R^2, eps/2, delta/2, T), "
+                             f"PrivateSum(y_t v_t, ..., R, eps/2, delta/2, T); {sigma}",
+                             "App. D.1, Algorithm 4" if colt else "Sec. 3.5, Algorithm 4"),
+            calibration=f"two PrivateSum trees at (eps/2, delta/2) with bounds R^2 and R; {sigma}",
+            parameter_range={"epsilon": "(0, inf)", "delta": "(0, 1)", "T": ">= 2", "d": ">= 1",
+                             "R": "(0, inf): |y_t|, ||v_t|| <= R", "alpha": "(0, inf)"},
+            lemmas=(_lemma(src, "Algorithm 4 line 8 with Lemma 6: replacing f_t moves every node of "
+                           "the u-tree by at most R, the bound passed to PrivateSum for y_t v_t",
+                           "Algorithm 4 line 8", "bound R"),
+                    _lemma(src, "Algorithm 4 line 7 with Lemma 6: replacing f_t moves every node of "
+                           "the V-tree by at most R^2 (Frobenius), the bound passed for v_t v_t^T",
+                           "Algorithm 4 line 7", "bound R^2"))
+            + _tree_lemmas(src, "Theorem 11" if colt else "Theorem 9"),
+            notes=("R is a public, enforced bound (line 2 defines it from the data). The release is "
+                   "x^_1..x^_T, a post-processing of the noisy sums (V^_t, u^_t).")))
+        claims.append(PrivacyClaim(
+            id=f"jkt12-{tag}/privatesum", epsilon=eps, delta=dl,
+            provenance=_prov(src, "Theorem 11 (Algorithm 5: Privacy)" if colt
+                             else "Theorem 9 (Algorithm 5: Privacy)", sigma,
+                             "App. D.2, Algorithm 5 line 3" if colt
+                             else "Sec. 3.5.1, Algorithm 5 line 3"),
+            calibration=f"{sigma}; node noise N(0, sigma^2 I) on every node",
+            parameter_range={"epsilon": "(0, inf)", "delta": "(0, 1)", "T": ">= 2", "d": ">= 1",
+                             "R": "(0, inf): ||w_t|| <= R"},
+            lemmas=_tree_lemmas(src, "Theorem 11" if colt else "Theorem 9"),
+            notes=("Released: W^_1..W^_T. 'log' read as log2 T for the tree depth and ln inside "
+                   "log(log T/delta) (log_reading='tree'); 'natural' reads every log as ln.")))
+        claims.append(PrivacyClaim(
+            id=f"jkt12-{tag}/pol", epsilon=eps, delta=dl,
+            provenance=_prov(src, "Theorem 5 (POL Privacy)" if colt else "Theorem 10 (POL Privacy)",
+                             _POL_BETA, "Sec. 5, Algorithm 6 line 13" if colt
+                             else "Sec. 4.2, Algorithm 6 line 13"),
+            calibration=_POL_BETA,
+            parameter_range={"epsilon_p": "(0, inf)", "delta": "(0, 1)", "T": ">= 2", "d": ">= 1",
+                             "L": "(0, inf): l(.; z) L-Lipschitz on C", "epsilon_g": "(0, inf)",
+                             "||x*||": "(0, inf)"},
+            release=Release.FINAL,
+            lemmas=(_lemma(src, "||x~ - x~'||_2 <= 2 L' ln T / T, L' = L + alpha ||x*||",
+                           "eq. (37)" if colt else "eq. (35)", "2 L' ln T / T"),),
+            notes="Released: the single point x^ (Release.FINAL)."))
+    claims.append(PrivacyClaim(
+        id="jkt12-colt/pocp-doubling", epsilon=3 * eps * math.log2(REPRESENTATIVE["T"]),
+        delta=(dl * math.log2(REPRESENTATIVE["T"])
+               + 2.0 / REPRESENTATIVE["T"] ** (2 * eps)),
+        provenance=_prov(COLT, "Theorem 13", _DOUBLING_BETA, "Sec. 6.2, App. F, Algorithm 7 line 7"),
+        calibration=_DOUBLING_BETA,
+        parameter_range={"epsilon": "(0, inf)", "delta": "(0, 1)", "T": ">= 2 (unknown to the "
+                         "algorithm)", "d": ">= 1", "lambda_A": "(0, inf)"},
+        lemmas=(_assumption(COLT),
+                _lemma(COLT, "App. F: step t is (sqrt(eps/2^k), delta/2^k)-DP, k = floor(log2 t)",
+                       "App. F", "beta_t as printed")),
+        notes=("Claim (3 eps log2 T, delta log2 T + 2/T^{2 eps}) for the outputs of T rounds; "
+               "representative instance eps = 1, delta = 1e-5, T = 1024. Points where the claimed "
+               "delta is >= 1 are vacuous.")))
+    return {c.id: c for c in claims}
+
+
+#: Claim id -> claim (read-only).
+JKT12_CLAIMS: Mapping[str, PrivacyClaim] = MappingProxyType(_build())
+
+
+def get_claim(claim_id: str) -> PrivacyClaim:
+    """The claim with this id; ``KeyError`` listing the ids otherwise."""
+    try:
+        return JKT12_CLAIMS[claim_id]
+    except KeyError:
+        raise KeyError(f"unknown JKT12 claim id {claim_id!r}; known: {', '.join(CLAIM_IDS)}") from None
+
+
+def claimed_privacy(claim_id: str, epsilon: float, delta: float, T: int | None = None
+                    ) -> tuple[float, float]:
+    """The (epsilon', delta') the theorem promises when the algorithm runs with (eps, delta[, T]).
+
+    POCP, PIGD, PGIGA (Theorems 1, 7, 9 COLT / 1, 3, 5 arXiv): (3 eps, 2 delta). PQFTL, PrivateSum,
+    POL: (eps, delta). Doubling (COLT Theorem 13): (3 eps log2 T, delta log2 T + 2 / T^{2 eps}),
+    which needs T. delta' may be >= 1 (a vacuous claim); callers decide what to do with it.
+    """
+    get_claim(claim_id)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    algo = claim_id.split("/", 1)[1]
+    if algo in ("pocp", "pigd", "pgiga"):
+        return 3.0 * epsilon, 2.0 * delta
+    if algo in ("pqftl", "privatesum", "pol"):
+        return epsilon, delta
+    T = check_int(T, "T", minimum=2)
+    lg = math.log2(T)
+    return 3.0 * epsilon * lg, delta * lg + 2.0 * math.exp(-2.0 * epsilon * math.log(T))
