@@ -60,17 +60,32 @@ def one_g(t: int, T: int) -> float:
     return L / (LAM * t)
 
 
-@pytest.mark.parametrize("cls, domain", [(LINEAR, WIDE), (HINGE, Ball(2, 3.0)),
-                                         (LINEAR, Ball(3, 0.4))])
+@pytest.mark.parametrize("cls, domain", [(LINEAR, WIDE), (HINGE, Ball(2, 3.0))])
 def test_a_correct_bound_holds_and_the_search_reaches_its_extreme(cls, domain):
     report = check_sensitivity(mean_gradient_learner(domain), two_g, cls, T=(1, 12),
                                examples=EXAMPLES, seed=3)
     assert report.holds and report.counterexample is None
-    # The bound is attained, so the search must get to ratio 1: without projection by g' = -g at
-    # the bound; with projection onto the ball of radius 0.4 by f_1 = g, f'_1 = -g and zero losses
-    # after it, at t = 5 where both points sit on the sphere: 2 * 0.4 = 2G/(lam * 5).
+    # Without projection the bound is attained by g' = -g at the bound, one of the fixed extreme
+    # pairs the checker evaluates before searching, so reaching ratio 1 does not depend on luck.
     assert report.worst_ratio == pytest.approx(1.0, abs=1e-9)
     assert report.examples >= EXAMPLES
+
+
+def test_a_correct_bound_holds_under_projection_and_its_extreme_is_attainable():
+    domain = Ball(3, 0.4)
+    report = check_sensitivity(mean_gradient_learner(domain), two_g, LINEAR, T=(1, 12),
+                               examples=EXAMPLES, seed=3)
+    assert report.holds and report.counterexample is None and 0 < report.worst_ratio <= 1 + 1e-9
+    # The extreme needs a specific stream (f_1 = g, f'_1 = -g, zero losses after it): at t = 5
+    # both points sit on the sphere, 2 * 0.4 = 2G/(lam * 5). How close a short random search gets
+    # to it depends on Hypothesis's search path (which varies with the imported modules), so the
+    # attained value is checked on the hand-built pair instead.
+    g = np.array([L, 0.0, 0.0])
+    zero = LinearLoss(np.zeros(3))
+    stream = [LinearLoss(g)] + [zero] * 5
+    neighbour = [LinearLoss(-g)] + [zero] * 5
+    profile = sensitivity_profile(mean_gradient_learner(domain), stream, neighbour, two_g)
+    assert float(np.max(profile.ratio)) == pytest.approx(1.0, abs=1e-9)
 
 
 def test_a_bound_too_small_by_two_is_violated_with_a_shrunk_counterexample():
