@@ -16,16 +16,21 @@ from scipy import stats
 from dpaudit.audits import st13
 from dpaudit.audits.accounting import laplace_epsilon, tree_leaf_epsilon
 from dpaudit.audits.empirical import audit
+from dpaudit.audits.claim_audit import GridPoint
 from dpaudit.audits.registry import BUDGETS, AuditContext, Budget, get
-from dpaudit.learners.bandit_ftal import PrivateBanditFTAL
+from dpaudit.learners.bandit_ftal import (
+    PrivateBanditFTAL,
+    PrivateBanditFTALConvex,
+    theorem17_schedule,
+)
 from dpaudit.learners.domains import Ball
 from dpaudit.learners.losses import LinearLoss
-from dpaudit.learners.pftal import PFTAL, PFTALConvex
+from dpaudit.learners.pftal import PFTAL, L2Regularised, PFTALConvex
 from dpaudit.learners.st13_claims import ST13_CLAIMS
 from dpaudit.learners.st13_tree import st13_node_scale
 from dpaudit.mechanisms.tree_aggregation import NodeNoise
 
-TINY = Budget("tiny", samples=3_000, sensitivity_examples=10, grid="coarse", max_T=16)
+TINY = Budget("tiny", samples=3_000, sensitivity_examples=10, grid="coarse", max_T=33)
 
 
 def _ctx(seed: int = 0, progress=None) -> AuditContext:
@@ -139,6 +144,37 @@ def test_pftal_convex_exact_epsilon_under_both_readings():
         assert st13.pftal_pair_exact_epsilon(learner, pair) == pytest.approx(expected, rel=1e-12)
 
 
+def test_pftal_pair_exactness_checks_every_common_round():
+    """Only round 2 may differ, and every round t >= 3 (not just round 3) must be f_0."""
+    T, L, H, R = 9, 1.0, 0.05, 1.0
+    learner = PFTAL(Ball(1, R), H, L, 1.0, T)
+    pair = st13.pftal_worst_pair(1, T, L, H, R)
+    odd = L2Regularised(LinearLoss(np.array([0.3])), H)
+    late = st13.WorstPair(pair.stream0[:-1] + (odd,), pair.stream1[:-1] + (odd,), 2,
+                          pair.node_shift, "last round not f_0")
+    with pytest.raises(ValueError, match="round 9 must have gradient H w"):
+        st13.pftal_pair_exact_epsilon(learner, late)
+    split = st13.WorstPair(pair.stream0, pair.stream1[:5] + (odd,) + pair.stream1[6:], 2,
+                           pair.node_shift, "round 6 differs")
+    with pytest.raises(ValueError, match="round 6 differs"):
+        st13.pftal_pair_exact_epsilon(learner, split)
+
+
+def test_convex_lipschitz_reading_exact_value_is_an_essential_supremum():
+    """Reading 'lipschitz' (mu = L) clips one of the two inputs whenever w^_2 != 0, so the node
+    shift 2L - H|w^_2| is below 2L almost surely and tends to it as w^_2 -> 0; the exact value is
+    the supremum count * 2L / s."""
+    T, L, R, H, eps = 17, 1.0, 0.1, 0.8, 1.0
+    learner = PFTALConvex(Ball(1, R), L, H, eps, T, tree_bound="lipschitz")
+    pair = st13.pftal_convex_worst_pair(1, T, L)
+    w = np.array([[0.05], [-0.02], [1e-9]])
+    zF = np.clip(L + H * w, -L, L)
+    zG = np.clip(-L + H * w, -L, L)
+    np.testing.assert_allclose(np.abs(zF - zG)[:, 0], 2 * L - H * np.abs(w[:, 0]))
+    s = st13_node_scale(L, eps, T)
+    assert st13.pftal_pair_exact_epsilon(learner, pair) == pytest.approx(4 * 2 * L / s, rel=1e-12)
+
+
 def test_accountant_cross_checks_dp_accounting():
     s, sens, k = 3.0, 2.0, 5
     assert st13.accountant_epsilon(k, sens, s) == pytest.approx(k * sens / s)
@@ -151,6 +187,58 @@ def test_accountant_cross_checks_dp_accounting():
 # ------------------------------------------------------------------------------------------------
 # The checks must have power and must not raise false alarms
 # ------------------------------------------------------------------------------------------------
+
+
+def test_bandit_statistic_condition_and_grid_filter():
+    """Theorem 17 at T = 9 (d = 1, r = 1): beta = 9^(-1/4) = 0.577 > (1 - xi) r = 0.423, so the
+    played point's side is decided by u; at T = 33 it is not. The grids skip such points and say
+    why, and every audited point satisfies the condition."""
+    s9, s33 = theorem17_schedule(1, 9, 1.0), theorem17_schedule(1, 33, 1.0)
+    a = PrivateBanditFTALConvex(Ball(1, 1.0), s9.regularisation, 1.0, s9.beta, 1.0, 9)
+    b = PrivateBanditFTALConvex(Ball(1, 1.0), s33.regularisation, 1.0, s33.beta, 1.0, 33)
+    assert not st13.bandit_side_is_revealed(a) and st13.bandit_side_is_revealed(b)
+    with pytest.raises(TypeError):
+        st13.bandit_side_is_revealed(PFTAL(Ball(1, 1.0), 0.1, 1.0, 1.0, 5))
+    for convex in (False, True):
+        for budget in ("quick", "standard"):
+            grid, skipped = st13._bandit_grid(AuditContext(BUDGETS[budget]), convex)
+            for prm in grid:
+                assert st13.bandit_side_is_revealed(st13._bandit_learner(prm, convex))
+                assert prm["T"] <= BUDGETS[budget].max_T
+            assert any(p["d"] > 1 for p in grid)  # d > 1 stays covered (on R = 2)
+            for prm, why in skipped:
+                assert "(1 - xi) r" in why or "schedule undefined" in why
+    _, skipped = st13._bandit_grid(AuditContext(BUDGETS["quick"]), True)
+    assert [p["T"] for p, _ in skipped] == [9]
+
+
+def test_regularised_reading_gets_horizons_and_samples():
+    grid, _ = st13._bandit_grid(AuditContext(BUDGETS["standard"]), True)
+    assert [p["T"] for p in grid if p["tree_bound"] == "regularised"] == [33, 65, 129]
+    grid, _ = st13._bandit_grid(AuditContext(BUDGETS["quick"]), True)
+    assert [p["T"] for p in grid if p["tree_bound"] == "regularised"] == [33]
+    assert st13.regularised_samples(20_000) == 200_000
+    assert st13.regularised_samples(200_000) == 400_000
+    assert st13.regularised_samples(2_000_000) == 2_000_000
+
+
+def _point(lb, acc, params):
+    return GridPoint(params, 1.0, 0.0, None, acc, lb, {})
+
+
+def test_findings_never_let_a_weak_test_read_as_safe():
+    weak = st13._group_finding("reading 'x'", [_point(0.8, 1.4, {"T": 33}),
+                                               _point(0.9, 1.7, {"T": 65})])
+    assert "0 of 2" in weak and "lack of power" in weak and "NOT evidence" in weak
+    assert "0.9" in weak and "'T': 65" in weak
+    mixed = st13._group_finding("reading 'y'", [_point(1.2, 1.4, {"T": 33}),
+                                                _point(0.9, 1.7, {"T": 65})])
+    assert "1 of 2" in mixed and "1 other point(s) are undecided for lack of power" in mixed
+    safe = st13._group_finding("reading 'z'", [_point(0.5, 0.9, {"T": 33})])
+    assert "within the claim" in safe and "lack of power" not in safe
+    # an exact value within the claim but an accountant above it: only a worse pair could refute
+    pair = st13._group_finding("reading 'w'", [GridPoint({"T": 3}, 1.0, 0.0, 0.63, 1.33, 0.58)])
+    assert "NOT shown private" in pair and "exact 0.63" in pair and "lack of power" not in pair
 
 
 def test_noise_law_check_accepts_l2_laplace_and_rejects_other_laws():
@@ -265,6 +353,44 @@ def test_auditor_record_is_complete_and_consistent(tiny_audits, claim_id):
     assert ca.verdict != "holds"
     if ca.verdict == "violated":
         assert ca.recommended_calibration
+
+
+def test_privacy_curves_label_exact_values_only_where_known(tiny_audits):
+    """The tree's release is its noisy sums (exact curve in d = 1); the learners' releases hide
+    the noise magnitudes, so their exact value is given at delta = 0 only and the noisy sums'
+    curve is reported separately as an upper bound."""
+    tree = tiny_audits["st13/tree-aggregation"].figures["privacy_curve"]
+    assert all(e is not None for e in tree["epsilon_exact"])
+    assert "epsilon_noisy_sums" not in tree
+    for cid in ("st13/pftal", "st13/pftal-convex"):
+        ca = tiny_audits[cid]
+        curve = ca.figures["privacy_curve"]
+        assert curve["deltas"][0] == 0.0
+        assert curve["epsilon_exact"][0] == pytest.approx(ca.worst_point().epsilon_exact)
+        assert curve["epsilon_exact"][1:] == [None] * (len(curve["deltas"]) - 1)
+        sums = curve["epsilon_noisy_sums"]
+        assert sums[0] == pytest.approx(curve["epsilon_exact"][0], rel=1e-9)
+        assert all(b <= a * (1 + 1e-9) for a, b in zip(sums, sums[1:]))  # non-increasing
+        assert "upper bound" in curve["notes"]["epsilon_noisy_sums"]
+    for cid in ("st13/bandit-ftal", "st13/bandit-ftal-convex"):
+        curve = tiny_audits[cid].figures["privacy_curve"]
+        assert curve["epsilon_exact"] == [None] * len(curve["deltas"])
+
+
+def test_bandit_audits_record_skips_readings_and_inner_radius(tiny_audits):
+    ca = tiny_audits["st13/bandit-ftal-convex"]
+    assert any(f.startswith("Skipped grid point") and "T': 9" in f for f in ca.findings)
+    readings = {p.parameters["tree_bound"] for p in ca.points}
+    assert readings == {"loss-bound", "regularised"}
+    reg = [p for p in ca.points if p.parameters["tree_bound"] == "regularised"]
+    assert all(p.evidence["samples_per_input"] == st13.regularised_samples(TINY.samples)
+               for p in reg)
+    for cid in ("st13/bandit-ftal", "st13/bandit-ftal-convex"):
+        for p in tiny_audits[cid].points:
+            prm = p.parameters
+            assert prm["r"] == prm["R"] and prm["beta"] < (1 - prm["xi"]) * prm["r"]
+        text = " ".join(tiny_audits[cid].findings)
+        assert "refute the claim" in text
 
 
 def test_tree_and_pftal_claims_are_violated_formally(tiny_audits):

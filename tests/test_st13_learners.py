@@ -539,3 +539,28 @@ def test_claim_objects_are_the_five_printed_claims():
     for c in ST13_CLAIMS:
         assert c.delta == 0.0 and c.neighbour.value == "replace-one"
         assert c.provenance.paper == "st13.txt" and c.calibration and c.lemmas
+
+
+def test_claims_flag_derived_ranges_and_the_inner_radius_choice():
+    """The PFTAL range of H is derived (class non-empty: H diam(C) <= 2L), not printed; the bandit
+    claims say why r = rho is admissible on the ball rho B^p (Theorems 6 and 17: 0 < r < R)."""
+    by_id = {c.id: c for c in ST13_CLAIMS}
+    pftal = by_id["st13/pftal"]
+    assert "derived, not printed" in pftal.parameter_range["H (strong convexity)"]
+    assert "not printed in the paper" in pftal.notes and "H diam(C) <= 2 L" in pftal.notes
+    for cid in ("st13/bandit-ftal", "st13/bandit-ftal-convex"):
+        c = by_id[cid]
+        assert "0 < r < R" in c.parameter_range["r, R"]
+        assert "r = rho" in c.notes and "R > rho" in c.notes
+
+
+def test_bandit_learners_use_the_radius_of_the_ball_as_inner_radius():
+    """On C = rho B^p the default r is rho (admissible: any R > rho sandwiches C); a smaller r
+    shrinks (1 - xi) C, and r beyond the radius is rejected."""
+    D, beta = Ball(1, 2.0), 0.5
+    default = BanditFTAL(D, 1.0, 1.0, beta)
+    assert default.inner_radius == 2.0 and default.shrink == pytest.approx(beta / 2.0)
+    smaller = BanditFTAL(D, 1.0, 1.0, beta, inner_radius=1.0)
+    assert smaller.shrink == pytest.approx(beta / 1.0)
+    out = smaller.run([LinearLoss(np.array([1.0]))] * 5, 200, _rng(3))
+    assert np.all(np.abs(out) <= 2.0 + 1e-12)

@@ -14,8 +14,10 @@ evidence (``../shared/AUDIT-METHOD.md`` section 2):
    the exact epsilon of the release. For PFTAL (Alg. 1 and App. C) the pairs below are built so that
    the projection cannot hide the worst case: the first loss re-centres every node containing the
    replaced leaf in the middle of the region that the released points reveal, so the released points
-   have the same essential supremum as the noisy sums (``epsilon_exact``). The bandit learners hide
-   the sums behind the secret directions ``u_t``, so their only formal number is the
+   have the same essential supremum of the privacy loss as the noisy sums (``epsilon_exact``, the
+   exact pure epsilon, i.e. at ``delta = 0``; for ``delta > 0`` the noisy sums' curve is only an
+   upper bound for the release, whose projection hides the noise magnitudes). The bandit learners
+   hide the sums behind the secret directions ``u_t``, so their only formal number is the
    accountant's (an upper bound); their verdicts rest on the empirical bounds.
 2. **Lemmas** (Hypothesis): the per-node sensitivity step of App. B.1 (checked with
    :func:`dpaudit.audits.sensitivity.check_sensitivity` on the tree inputs at fixed evaluation
@@ -33,9 +35,11 @@ evidence (``../shared/AUDIT-METHOD.md`` section 2):
    l2-Laplace log likelihood ratio of those nodes (in ``d = 1`` and where the projection is
    inactive, the exact likelihood ratio). The bandit releases hide the sums behind the secret
    ``u_t``; their score counts the released nodes whose played point lies on the side the replaced
-   input pushes to (:func:`bandit_node_statistic`). Each grid point's bound is at level
-   ``alpha / (number of grid points)`` (Bonferroni over the grid, so the verdict's family-wise
-   error is at most ``alpha``); the event's threshold is chosen on a training split of
+   input pushes to (:func:`bandit_node_statistic`); it needs ``beta < (1 - xi) r``
+   (:func:`bandit_side_is_revealed`), and bandit grid points where this fails are skipped (and
+   listed in the findings) rather than audited without power. Each audited grid point's bound is at
+   level ``alpha / (number of audited grid points)`` (Bonferroni over the grid, so the verdict's
+   family-wise error is at most ``alpha``); the event's threshold is chosen on a training split of
    :data:`TRAIN_FRACTION` of the samples. For ``d > 1`` the worst-case events of an l2-Laplace
    loss are thin cones and the bounds are weak (stated in every finding that uses ``d > 1``).
 
@@ -55,7 +59,21 @@ Worst-case pairs (constructed from the algorithms)
 * Bandit (Alg. 3), ``t* = 1`` (``w_dagger_1 = 0`` is public, so ``w^_1`` reveals ``u_1``):
   ``f_1 = B - H R^2/2 + H/2 ||w||^2`` vs ``f'_1 = -B + H/2 ||w||^2``, ``f_t = H/2 (||w||^2 - R^2)``
   for ``t >= 2`` (near zero at the points played). Bandit-convex: constants ``+-B`` and
-  ``-H R^2 / 2``.
+  ``-H R^2 / 2``. ``C`` is the ball of radius ``R`` and the learners use the inner radius
+  ``r = R`` (:func:`dpaudit.learners.bandit_ftal.inner_radius`: the theorems' ``0 < r < R`` is met
+  with any outer radius above ``R``). Points with ``d > 1`` use ``R = 2``, so that Theorem 6 / 17's
+  ``beta = p / T^(...)`` satisfies ``beta < (1 - xi) r`` at ``T = 33``.
+
+Bandit grids
+------------
+The schedules fix ``beta`` and ``xi`` from ``p`` and ``T``; grid points where ``beta >= r`` (the
+schedule is undefined) or ``beta >= (1 - xi) r`` (the statistic has no power) are skipped and
+listed in the findings. For ``st13/bandit-ftal-convex`` the ``"regularised"`` reading of the tree
+bound (more noise: a replaced input moves each node by ``2B / (B + H R^2 / 2)`` times the bound
+instead of twice it) is audited at the horizons ``2^k + 1`` up to the budget's ``max_T`` (the most
+released nodes per printed level) with :func:`regularised_samples` samples per input. Whenever a
+reading is not refuted while its accountant exceeds the claim, the findings say that the test
+lacked power: such a reading is undecided, not shown private.
 
 Floating-point samplers are not exactly differentially private (Mironov, CCS 2012); the empirical
 bounds are about the mechanisms as implemented and sampled.
@@ -75,7 +93,7 @@ from scipy import stats
 
 from dpaudit._validation import check_finite_array, check_int, check_positive
 from dpaudit.audits.accounting import laplace_epsilon, tree_leaf_epsilon
-from dpaudit.audits.claim_audit import ClaimAudit, GridPoint, LemmaCheck
+from dpaudit.audits.claim_audit import EXACT_TOLERANCE, ClaimAudit, GridPoint, LemmaCheck
 from dpaudit.audits.empirical import AuditResult, audit
 from dpaudit.audits.registry import AuditContext, register
 from dpaudit.audits.sensitivity import check_sensitivity
@@ -126,6 +144,8 @@ __all__ = [
     "tree_node_statistic",
     "pftal_node_statistic",
     "bandit_node_statistic",
+    "bandit_side_is_revealed",
+    "regularised_samples",
     "pair_epsilon",
     "pftal_pair_exact_epsilon",
     "accountant_epsilon",
@@ -449,6 +469,11 @@ def bandit_node_statistic(learner: PrivateBanditFTAL, pair: WorstPair
     The score counts the released nodes whose played point lies on the side the replaced input
     pushes to, ``<w^_{t+1} - w_dagger_1, e> < 0``; its top value ("every node agrees") is the
     analogue of the worst-case event. Large scores favour ``pair.stream0``.
+
+    The statistic has power only when ``beta < (1 - xi) r`` (:func:`bandit_side_is_revealed`):
+    otherwise a centre on the boundary of ``(1 - xi) C`` (at distance ``(1 - xi) r`` from the origin
+    on a ball) does not decide the side of the played point, ``u_{t+1}`` does, and the score is
+    nearly independent of the replaced input. The auditors skip such grid points.
     """
     if pair.position != 1:
         raise ValueError("the bandit statistic needs a pair differing at round 1")
@@ -476,6 +501,15 @@ def bandit_node_statistic(learner: PrivateBanditFTAL, pair: WorstPair
     return statistic
 
 
+def bandit_side_is_revealed(learner: PrivateBanditFTAL) -> bool:
+    """Whether ``beta < (1 - xi) r``: a secret centre on the boundary of ``(1 - xi) C`` (which
+    contains the ball of radius ``(1 - xi) r``) then decides the side of the played point
+    ``w_dagger + beta u`` along any direction, which :func:`bandit_node_statistic` needs."""
+    if not isinstance(learner, PrivateBanditFTAL):
+        raise TypeError(f"learner must be a PrivateBanditFTAL, got {type(learner).__name__}")
+    return learner.sampling_radius < (1.0 - learner.shrink) * learner.inner_radius
+
+
 # ------------------------------------------------------------------------------------------------
 # Exact accounting
 # ------------------------------------------------------------------------------------------------
@@ -494,11 +528,25 @@ def pftal_pair_exact_epsilon(learner: PFTAL, pair: WorstPair) -> float:
 
     Upper bound: the release is post-processing of the released nodes, of which
     ``len(released_nodes(2, T))`` contain the replaced leaf, each shifted (given the past) by
-    ``||clip(grad h_2(w)) - clip(grad h'_2(w))|| <= node_shift`` and at most ``2 mu``. Lower bound:
-    at ``w^_2 = 0`` the shift equals that maximum and the ``F``-centre of every node sits in the
-    middle of the region the released points reveal, so the worst-case event of every node is
-    observable; the two bounds coincide. Raises ``ValueError`` if the pair does not satisfy the
-    construction's conditions (``H R <= min(L, mu)`` so that ``f_0``'s gradients are not clipped).
+    ``Delta(w^_2) = ||clip(grad h_2(w^_2)) - clip(grad h'_2(w^_2))||``, at most ``node_shift`` and
+    ``2 mu``. Lower bound: ``w^_2`` has a continuous density that is positive around 0, the shift
+    is continuous in ``w^_2`` and largest at ``w^_2 = 0``, and given ``w^_2`` the ``F``-centre of
+    every node sits in the middle of the region the released points reveal, so each node's
+    worst-case event is observable. Hence the essential supremum of the privacy loss equals
+    ``count * Delta(0) / s``, the upper bound. For the strongly convex pair and for the convex pair
+    under reading ``"lipschitz+H|C|"`` no input is clipped and the shift is ``Delta(0)`` at every
+    ``w^_2``, so the supremum is attained on an event of positive probability. For the convex pair
+    under reading ``"lipschitz"`` (``mu = L``) one of the two inputs is clipped whenever
+    ``w^_2 != 0``, so ``Delta(w^_2) < 2 L`` almost surely (``w^_2 = 0`` has probability zero) and
+    the value is an essential supremum approached as ``w^_2 -> 0``, not attained. Either way it is
+    the exact pure epsilon (at ``delta = 0``); for ``delta > 0`` the composition of the nodes'
+    Laplace curves is only an upper bound for the release (the projection hides the noise
+    magnitudes).
+
+    Raises ``ValueError`` if the pair does not satisfy the construction's conditions: it replaces
+    round 2 with ``w^_1 = 0``; every other round is common to both streams (same tree input at the
+    probe points of :func:`domain_probe`); every round ``t >= 3`` has tree input ``H w`` (``f_0``);
+    ``H R <= mu`` (the common inputs are not clipped); and the shift is largest at the centre.
     """
     mu = learner.tree_bound
     H, R = learner.strong_convexity, learner.domain.radius
@@ -506,17 +554,28 @@ def pftal_pair_exact_epsilon(learner: PFTAL, pair: WorstPair) -> float:
         raise ValueError("the exactness argument is for pairs replacing round 2, with w^_1 = 0")
     if H * R > mu * (1 + _NORM_RTOL):
         raise ValueError("the pair's exactness argument needs H R <= mu (unclipped common terms)")
+    probe = domain_probe(learner.domain)
+    for t, (f0, f1) in enumerate(zip(pair.stream0, pair.stream1), start=1):
+        if t == pair.position:
+            continue
+        g0 = _tree_loss(learner, f0).grad(probe)
+        if not np.allclose(g0, _tree_loss(learner, f1).grad(probe), atol=1e-12):
+            raise ValueError(f"round {t} differs between the streams (only round 2 may differ)")
+        if t >= 3 and not np.allclose(g0, H * probe, atol=1e-12):
+            raise ValueError(f"the pair's common round {t} must have gradient H w (f_0)")
     origin = np.zeros((1, learner.dim))
     h1 = _tree_loss(learner, pair.stream0[0])
     hF = _tree_loss(learner, pair.stream0[1])
     hG = _tree_loss(learner, pair.stream1[1])
-    probe = domain_probe(learner.domain)
-    for h in (_tree_loss(learner, f) for f in pair.stream0[2:3]):
-        if not np.allclose(h.grad(probe), H * probe, atol=1e-12):
-            raise ValueError("the pair's common rounds must have gradient H w (f_0)")
-    zF = clip_l2(hF.grad(origin), mu)
-    shift = float(np.linalg.norm(zF - clip_l2(hG.grad(origin), mu)))
-    offset = zF + clip_l2(h1.grad(origin), mu)  # F-centre minus the revealed region's centre
+
+    def shift_at(w: np.ndarray) -> np.ndarray:
+        return np.linalg.norm(clip_l2(hF.grad(w), mu) - clip_l2(hG.grad(w), mu), axis=-1)
+
+    shift = float(shift_at(origin)[0])
+    if np.any(shift_at(probe) > shift * (1 + 1e-12)):
+        raise ValueError("the pair's node shift is not largest at the centre")
+    # the F-centre of every node minus the centre of the region the released points reveal
+    offset = clip_l2(hF.grad(origin), mu) + clip_l2(h1.grad(origin), mu)
     if float(np.linalg.norm(offset)) > 1e-9 * max(1.0, mu):
         raise ValueError("the pair's F-centre is not at the centre of the revealed region")
     count = len(released_nodes(pair.position, pair.T))
@@ -539,18 +598,54 @@ def accountant_epsilon(count: int, sensitivity: float, scale: float, delta: floa
     return tree_leaf_epsilon("l2-laplace", scale, sensitivity, count, delta)
 
 
+#: The deltas at which the privacy curves of the figures are tabulated.
+CURVE_DELTAS = (0.0, 1e-8, 1e-6, 1e-4, 1e-2)
+
+
 def _privacy_curve(claimed: float, lb: float | None, count_worst: int, sens_worst: float,
-                   count_pair: int, shift_pair: float, scale: float, d: int,
-                   exact_known: bool) -> dict[str, Any]:
-    deltas = [0.0, 1e-8, 1e-6, 1e-4, 1e-2]
+                   scale: float, *, count_pair: int, shift_pair: float, d: int,
+                   exact_at_zero: float | None, release_is_sums: bool) -> dict[str, Any]:
+    """``figures["privacy_curve"]`` of one grid point (conventions of
+    :mod:`dpaudit.audits.claim_audit`), epsilon at each delta of :data:`CURVE_DELTAS`.
+
+    * ``epsilon_accountant``: the worst case over the class (``count_worst`` nodes of sensitivity
+      ``sens_worst``, node scale ``scale``).
+    * ``epsilon_exact``: the exact epsilon(delta) of the *release* on the audited pair, and only
+      where it is known: ``exact_at_zero`` at ``delta = 0`` (``None`` if unknown); at ``delta > 0``
+      only when the release is the noisy sums themselves (``release_is_sums``: the tree) in
+      ``d = 1``, where it is the composition of ``count_pair`` Laplace mechanisms; ``None``
+      otherwise. For the learners the projection (and, for the bandit, the secret ``u_t``) hides the
+      noise magnitudes, so the release's curve at ``delta > 0`` is not known.
+    * ``epsilon_noisy_sums`` (learners, ``d = 1``): that Laplace composition for the noisy sums on
+      the pair, an upper bound for the release (post-processing), not its exact curve.
+    * ``notes``: what each curve is.
+    """
+    deltas = list(CURVE_DELTAS)
     acc = [accountant_epsilon(count_worst, sens_worst, scale, dl) for dl in deltas]
     out: dict[str, Any] = {"deltas": deltas, "epsilon_accountant": acc,
                            "claimed": [claimed, 0.0], "lower_bound": [lb, 0.0]}
-    if exact_known and d == 1 and count_pair > 0 and shift_pair > 0:
-        out["epsilon_exact"] = [laplace_epsilon([scale / shift_pair] * count_pair, dl)
-                                for dl in deltas]
+    sums: list[float | None] = [None] * len(deltas)
+    if d == 1 and count_pair > 0 and shift_pair > 0:
+        sums = [laplace_epsilon([scale / shift_pair] * count_pair, dl) for dl in deltas]
+    exact: list[float | None] = [None] * len(deltas)
+    if release_is_sums:
+        exact = list(sums)
+    exact[0] = exact_at_zero
+    out["epsilon_exact"] = exact
+    notes = {"epsilon_accountant": "worst case over the class (upper bound)"}
+    if release_is_sums:
+        notes["epsilon_exact"] = ("exact epsilon(delta) of the release on the audited pair"
+                                  + ("" if d == 1 else " (delta = 0 only for d > 1)"))
     else:
-        out["epsilon_exact"] = [None] * len(deltas)
+        notes["epsilon_exact"] = ("exact epsilon of the release on the audited pair at delta = 0 "
+                                  "only" if exact_at_zero is not None else
+                                  "no exact value known for the release")
+        out["epsilon_noisy_sums"] = sums
+        notes["epsilon_noisy_sums"] = ("epsilon(delta) of the noisy sums on the audited pair "
+                                       "(composition of Laplace nodes, d = 1): an upper bound for "
+                                       "the release, which hides the noise magnitudes; not exact "
+                                       "for delta > 0")
+    out["notes"] = notes
     return out
 
 
@@ -789,8 +884,10 @@ def _engine_seed(ctx: AuditContext, claim_id: str, index: int) -> int:
 
 def _run_engine(ctx: AuditContext, claim: PrivacyClaim, index: int, n_points: int,
                 mechanism: Callable[..., np.ndarray], data0: Any, data1: Any, epsilon: float,
-                statistic: Callable[[np.ndarray], np.ndarray]) -> AuditResult:
-    return audit(mechanism, data0, data1, epsilon=epsilon, delta=0.0, samples=ctx.budget.samples,
+                statistic: Callable[[np.ndarray], np.ndarray],
+                samples: int | None = None) -> AuditResult:
+    return audit(mechanism, data0, data1, epsilon=epsilon, delta=0.0,
+                 samples=ctx.budget.samples if samples is None else samples,
                  alpha=ctx.alpha / n_points, seed=_engine_seed(ctx, claim.id, index),
                  statistic=statistic, train_fraction=TRAIN_FRACTION)
 
@@ -891,8 +988,9 @@ def audit_tree_aggregation(ctx: AuditContext) -> ClaimAudit:
         if d > 1:
             extra["note"] = _D_GT_1_NOTE
         gp = GridPoint(prm, eps, 0.0, exact, acc, res.epsilon_lower_bound, _evidence(res, extra))
-        results.append(_PointResult(gp, res, _privacy_curve(eps, res.epsilon_lower_bound, count,
-                                                            2 * mu, count, 2 * mu, s, d, True)))
+        curve = _privacy_curve(eps, res.epsilon_lower_bound, count, 2 * mu, s, count_pair=count,
+                               shift_pair=2 * mu, d=d, exact_at_zero=exact, release_is_sums=True)
+        results.append(_PointResult(gp, res, curve))
     ctx.progress(len(grid), total, f"{claim.id} lemmas")
     lemmas = []
     figures: dict[str, Any] = {}
@@ -1027,15 +1125,20 @@ def _pftal_point(ctx: AuditContext, claim: PrivacyClaim, i: int, n_points: int,
              "released_nodes_containing_replaced_leaf": count,
              "max_released_nodes_per_leaf": worst_count,
              "node_shift": pair.node_shift, "accountant_sensitivity": worst_sensitivity,
-             "exact_note": ("epsilon_exact: essential supremum of the privacy loss of the released "
-                            "points on this pair (module docstring); the accountant is the worst "
-                            "case over all pairs of the class"),
+             "exact_note": ("epsilon_exact: the pure (delta = 0) epsilon of the released points "
+                            "on this pair, the essential supremum of their privacy loss "
+                            "(pftal_pair_exact_epsilon); for delta > 0 only an upper bound is "
+                            "known (the noisy sums' Laplace composition: the projection hides the "
+                            "noise magnitudes); the accountant is the worst case over all pairs of "
+                            "the class"),
              "lower_bound_alpha": ctx.alpha / n_points}
     if d > 1:
         extra["note"] = _D_GT_1_NOTE
     gp = GridPoint(prm, eps, 0.0, exact, acc, res.epsilon_lower_bound, _evidence(res, extra))
-    curve = _privacy_curve(eps, res.epsilon_lower_bound, worst_count, worst_sensitivity, count,
-                           min(pair.node_shift, 2 * learner.tree_bound), scale, d, True)
+    pair_shift = min(pair.node_shift, 2 * learner.tree_bound)
+    curve = _privacy_curve(eps, res.epsilon_lower_bound, worst_count, worst_sensitivity, scale,
+                           count_pair=count, shift_pair=pair_shift, d=d, exact_at_zero=exact,
+                           release_is_sums=False)
     return _PointResult(gp, res, curve)
 
 
@@ -1176,6 +1279,57 @@ def _by_reading(results: list[_PointResult]) -> dict[str, list[GridPoint]]:
     return out
 
 
+def _undecided(points: Sequence[GridPoint]) -> list[GridPoint]:
+    """Points that neither refute the claim nor show it: no counterexample, but an upper bound
+    (the accountant) above the claim, so only the test's power stands between them and a verdict."""
+    return [p for p in points if p.counterexample() is None
+            and (p.epsilon_accountant is None
+                 or p.epsilon_accountant > p.claimed_epsilon * (1 + EXACT_TOLERANCE))]
+
+
+def _group_finding(label: str, points: Sequence[GridPoint]) -> str:
+    """How many of ``points`` refute the claim and, for the undecided ones (accountant above the
+    claim, no counterexample), why: the audited pair's exact epsilon is within the claim (only a
+    worse pair could refute it), or the empirical test lacked power. Neither is evidence of
+    privacy, and the text says so."""
+    bad = [p for p in points if p.counterexample() is not None]
+    text = (f"{label}: {len(bad)} of {len(points)} grid points refute the claim"
+            + (f" (e.g. {dict(bad[0].parameters)}: {bad[0].counterexample()})" if bad else "")
+            + ".")
+    open_pts = _undecided(points)
+    pair_limited = [p for p in open_pts if p.epsilon_exact is not None]
+    weak = [p for p in open_pts if p.epsilon_exact is None]
+    if weak:
+        best = max(weak, key=lambda p: (p.epsilon_lower_bound or 0.0) / p.claimed_epsilon)
+        detail = (f"largest empirical lower bound {_fmt(best.epsilon_lower_bound)} against the "
+                  f"claimed {best.claimed_epsilon:g}, accountant {_fmt(best.epsilon_accountant)}, "
+                  f"at {dict(best.parameters)}")
+        if bad:
+            text += (f" {len(weak)} other point(s) are undecided for lack of power, NOT shown "
+                     "private: their accountant exceeds the claim but their lower bound does not "
+                     f"({detail}).")
+        else:
+            text += (" Not refuted only for lack of power, which is NOT evidence that it is "
+                     "private: at every such point the accountant exceeds the claim while the "
+                     f"empirical lower bound stays below it ({detail}); a larger budget (more "
+                     "samples, longer horizons) is needed to decide it.")
+    if pair_limited:
+        text += (f" {len(pair_limited)} point(s) are undecided, NOT shown private: the audited "
+                 "pair's exact epsilon is within the claim there but the accountant (worst case "
+                 "over the class) exceeds it (e.g. exact "
+                 f"{_fmt(pair_limited[0].epsilon_exact)}, accountant "
+                 f"{_fmt(pair_limited[0].epsilon_accountant)} at "
+                 f"{dict(pair_limited[0].parameters)}).")
+    if not bad and not open_pts:
+        text += " Every point's accountant is within the claim."
+    return text
+
+
+def _skipped_finding(skipped: Sequence[tuple[dict[str, Any], str]]) -> list[str]:
+    return [f"Skipped grid point {prm} (not audited, no share of alpha): {why}."
+            for prm, why in skipped]
+
+
 def _pftal_findings(results: list[_PointResult], lemmas: list[LemmaCheck], convex: bool
                     ) -> list[str]:
     w = _worst(results)
@@ -1198,10 +1352,7 @@ def _pftal_findings(results: list[_PointResult], lemmas: list[LemmaCheck], conve
                    "2 (1 - H R / L) eps floor(log2(T-1)) / (ceil(log2 T) + 1)-DP on the "
                    "constructed pair.")
     for reading, pts in sorted(_by_reading(results).items()):
-        bad = [p for p in pts if p.counterexample() is not None]
-        out.append(f"tree_bound reading '{reading}': {len(bad)} of {len(pts)} grid points refute "
-                   "the claim" + (f" (e.g. {dict(bad[0].parameters)}: "
-                                  f"{bad[0].counterexample()})" if bad else "") + ".")
+        out.append(_group_finding(f"tree_bound reading '{reading}'", pts))
     sens = [lem for lem in lemmas if lem.statement.startswith(NODE_RATIO_LEMMA.statement)]
     for lem in sens:
         out.append(f"Per-node sensitivity step (Hypothesis): {lem.status}, worst observed/claimed "
@@ -1217,8 +1368,12 @@ def _pftal_findings(results: list[_PointResult], lemmas: list[LemmaCheck], conve
 # ------------------------------------------------------------------------------------------------
 
 
-def _bandit_grid(ctx: AuditContext, convex: bool) -> list[dict[str, Any]]:
-    Ts = _horizons(ctx, (9, 33, 64), (9, 17, 33, 65, 129, 256))
+def _bandit_grid(ctx: AuditContext, convex: bool
+                 ) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], str]]]:
+    """The audited bandit grid points and the skipped ones, each with the reason it was skipped."""
+    # T = 17 is in the coarse grid too: Theorem 17's T = 9 is skipped in d = 1 (beta = 0.577 >=
+    # (1 - xi) r), and T = 17 is the most powerful short horizon of both claims
+    Ts = _horizons(ctx, (9, 17, 33, 64), (9, 17, 33, 65, 129, 256))
     mid = 33 if 33 in Ts else max(Ts)
     base = {"d": 1, "B": 1.0, "R": 1.0, "adversary": "oblivious"}
     pts = [{**base, "T": T, "epsilon": 1.0} for T in Ts]
@@ -1226,29 +1381,64 @@ def _bandit_grid(ctx: AuditContext, convex: bool) -> list[dict[str, Any]]:
                                                        (0.3, 0.5, 2.0, 4.0))]
     if not convex:  # Theorem 17 has one schedule for both adversaries
         pts.append({**base, "T": mid, "epsilon": 1.0, "adversary": "adaptive"})
-    pts.append({**base, "T": mid, "epsilon": 1.0, "d": 2})
+    # d = 2 on the ball of radius 2: at R = 1, beta = 2 / T^(1/3) (or 2 / T^(1/4)) is not below
+    # (1 - xi) r for any T <= 64 (256), and the statistic would have no power
+    pts.append({**base, "T": mid, "epsilon": 1.0, "d": 2, "R": 2.0})
     if convex:
-        pts += [{**base, "T": mid, "epsilon": 1.0, "tree_bound": "regularised"}]
         for p in pts:
-            p.setdefault("tree_bound", "loss-bound")
+            p["tree_bound"] = "loss-bound"
             p.pop("adversary")
+        pts += [{"d": 1, "B": 1.0, "R": 1.0, "T": T, "epsilon": 1.0, "tree_bound": "regularised"}
+                for T in _regularised_horizons(ctx)]
     else:
         pts.append({**base, "T": mid, "epsilon": 1.0, "H": 1.0})
         for p in pts:
             p.setdefault("H", 0.04)
-    return [p for p in pts if _schedule_defined(p, convex)]
-
-
-def _schedule_defined(prm: dict[str, Any], convex: bool) -> bool:
-    """Whether Theorem 6 / 17's beta is below r (otherwise (1 - xi) C is empty)."""
-    try:
-        if convex:
-            theorem17_schedule(prm["d"], prm["T"], prm["R"])
+    kept: list[dict[str, Any]] = []
+    skipped: list[tuple[dict[str, Any], str]] = []
+    for p in pts:
+        why = _bandit_point_unusable(p, convex)
+        if why is None:
+            kept.append(p)
         else:
-            theorem6_schedule(prm["d"], prm["T"], prm["R"], prm["adversary"])
-    except ValueError:
-        return False
-    return True
+            skipped.append((p, why))
+    return kept, skipped
+
+
+def _regularised_horizons(ctx: AuditContext) -> list[int]:
+    """Horizons ``2^k + 1`` (``k >= 5``) up to the budget's ``max_T`` (at least ``T = 33``): at
+    ``T = 2^k + 1`` the release contains ``k + 1`` of the ``k + 2`` printed levels, the most a
+    horizon of that size allows."""
+    Ts = [2 ** k + 1 for k in range(5, 31) if 2 ** k + 1 <= ctx.budget.max_T]
+    return Ts or [33]
+
+
+#: Samples per input for the ``"regularised"`` reading of ``st13/bandit-ftal-convex`` (capped at
+#: ten times the budget's): its tree-level epsilon exceeds the claim by a smaller factor than the
+#: printed reading's, and the budget's samples alone leave it undecided.
+REGULARISED_SAMPLES = 400_000
+
+
+def regularised_samples(budget_samples: int) -> int:
+    """Samples per input used for the ``"regularised"`` reading: ``max(n, min(400000, 10 n))`` for
+    a budget of ``n`` samples (quick 200000, standard 400000, thorough 2000000)."""
+    n = check_int(budget_samples, "budget_samples", minimum=1)
+    return max(n, min(REGULARISED_SAMPLES, 10 * n))
+
+
+def _bandit_point_unusable(prm: dict[str, Any], convex: bool) -> str | None:
+    """Why a bandit grid point cannot be audited (``None`` if it can): Theorem 6 / 17's
+    ``beta >= r`` (``(1 - xi) C`` is empty) or ``beta >= (1 - xi) r`` (no power)."""
+    try:
+        learner = _bandit_learner(prm, convex)
+    except ValueError as err:
+        return f"schedule undefined: {err}"
+    if not bandit_side_is_revealed(learner):
+        beta, xi, r = learner.sampling_radius, learner.shrink, learner.inner_radius
+        return (f"beta = {beta:.4g} >= (1 - xi) r = {(1 - xi) * r:.4g}: the secret direction u, "
+                "not the centre w_dagger, decides the side of the played point, so the statistic "
+                "has no power here")
+    return None
 
 
 def audit_bandit_ftal(ctx: AuditContext) -> ClaimAudit:
@@ -1263,6 +1453,8 @@ def audit_bandit_ftal_convex(ctx: AuditContext) -> ClaimAudit:
 
 def _bandit_learner(prm: dict[str, Any], convex: bool, record: bool = False
                     ) -> PrivateBanditFTAL:
+    """The learner of a grid point on ``C = R B^p``, with inner radius ``r = R`` (the default of
+    :func:`dpaudit.learners.bandit_ftal.inner_radius`)."""
     d, T, R, B, eps = prm["d"], prm["T"], prm["R"], prm["B"], prm["epsilon"]
     dom = Ball(d, R)
     if convex:
@@ -1276,13 +1468,14 @@ def _bandit_learner(prm: dict[str, Any], convex: bool, record: bool = False
 def _audit_bandit(ctx: AuditContext, convex: bool) -> ClaimAudit:
     t0 = time.perf_counter()
     claim = BANDIT_FTAL_CONVEX_CLAIM if convex else BANDIT_FTAL_CLAIM
-    grid = _bandit_grid(ctx, convex)
+    grid, skipped = _bandit_grid(ctx, convex)
     total = len(grid) + 2
     results = []
     for i, prm in enumerate(grid):
         ctx.progress(i, total, f"{claim.id} {prm}")
         learner = _bandit_learner(prm, convex)
-        prm = {**prm, "beta": learner.sampling_radius, "xi": learner.shrink}
+        prm = {**prm, "r": learner.inner_radius, "beta": learner.sampling_radius,
+               "xi": learner.shrink}
         if convex:
             prm["H"] = learner.regularisation
             pair = bandit_convex_worst_pair(prm["d"], prm["T"], prm["B"], prm["H"], prm["R"])
@@ -1296,10 +1489,16 @@ def _audit_bandit(ctx: AuditContext, convex: bool) -> ClaimAudit:
         acc = accountant_epsilon(worst_count, sens, scale)
         shift = min(d * pair.node_shift / learner.sampling_radius, 2 * mu)
         tree_level = pair_epsilon(count, shift, scale)
+        samples = (regularised_samples(ctx.budget.samples)
+                   if prm.get("tree_bound") == "regularised" else ctx.budget.samples)
         res = _run_engine(ctx, claim, i, len(grid),
                           learner_mechanism(lambda prm=prm: _bandit_learner(prm, convex)),
-                          pair.stream0, pair.stream1, eps, bandit_node_statistic(learner, pair))
+                          pair.stream0, pair.stream1, eps, bandit_node_statistic(learner, pair),
+                          samples=samples)
         extra = {"pair": pair.description, "tree_bound_mu": mu, "node_scale": scale,
+                 "inner_radius_note": ("C = R B^p and r = R: the theorems' 0 < r < R holds with "
+                                       "any outer radius above R, which enters only the regret "
+                                       "bounds (Algorithm 3 uses xi = beta / r)"),
                  "released_nodes_containing_round_1": count,
                  "max_released_nodes_per_leaf": worst_count,
                  "tree_level_epsilon_of_pair": tree_level,
@@ -1307,17 +1506,19 @@ def _audit_bandit(ctx: AuditContext, convex: bool) -> ClaimAudit:
                                      "on this pair; the played points are a randomised "
                                      "post-processing of them, so this is an upper bound for the "
                                      "release, not its exact epsilon"),
-                 "accountant_sensitivity": sens, "lower_bound_alpha": ctx.alpha / len(grid)}
+                 "accountant_sensitivity": sens, "samples_per_input": samples,
+                 "lower_bound_alpha": ctx.alpha / len(grid)}
         if d > 1:
             extra["note"] = _D_GT_1_NOTE
         gp = GridPoint(prm, eps, 0.0, None, acc, res.epsilon_lower_bound, _evidence(res, extra))
-        curve = _privacy_curve(eps, res.epsilon_lower_bound, worst_count, sens, count, shift,
-                               scale, d, False)
+        curve = _privacy_curve(eps, res.epsilon_lower_bound, worst_count, sens, scale,
+                               count_pair=count, shift_pair=shift, d=d, exact_at_zero=None,
+                               release_is_sums=False)
         results.append(_PointResult(gp, res, curve))
     ctx.progress(len(grid), total, f"{claim.id} lemmas")
     lemmas, figures = _bandit_lemmas(ctx, claim, convex)
     ctx.progress(total, total, f"{claim.id} done")
-    findings = _bandit_findings(results, lemmas, convex)
+    findings = _bandit_findings(results, lemmas, convex, skipped)
     return _finish(claim, ctx, results, lemmas, findings, figures, _recommend("p B / beta"), t0)
 
 
@@ -1382,8 +1583,8 @@ def _bandit_lemmas(ctx: AuditContext, claim: PrivacyClaim, convex: bool
     return lemmas, figures
 
 
-def _bandit_findings(results: list[_PointResult], lemmas: list[LemmaCheck], convex: bool
-                     ) -> list[str]:
+def _bandit_findings(results: list[_PointResult], lemmas: list[LemmaCheck], convex: bool,
+                     skipped: Sequence[tuple[dict[str, Any], str]] = ()) -> list[str]:
     w = _worst(results)
     lb = max(results, key=lambda r: (r.point.epsilon_lower_bound or 0) / r.point.claimed_epsilon)
     out = [f"Worst point {dict(w.parameters)}: claimed {w.claimed_epsilon:g}, accountant "
@@ -1399,10 +1600,24 @@ def _bandit_findings(results: list[_PointResult], lemmas: list[LemmaCheck], conv
            f"{lb.point.claimed_epsilon:g}); tree-level epsilon of that pair "
            f"{_fmt(lb.point.evidence.get('tree_level_epsilon_of_pair'))}."]
     if convex:
-        for reading, pts in sorted(_by_reading(results).items()):
-            bad = [p for p in pts if p.counterexample() is not None]
-            out.append(f"tree_bound reading '{reading}': {len(bad)} of {len(pts)} grid points "
-                       "refute the claim.")
+        out.append("Reading 'regularised' of the tree bound (mu = p (B + H R^2/2) / beta, the "
+                   "bound on |h_t|) still lets a replaced f_t move each node by 2 pB/beta, so the "
+                   "noisy sums are 2B / (B + H R^2/2) (floor(log2(T-1)) + 1) / (ceil(log2 T) + 1) "
+                   "eps-DP on the pair (1.418 eps at T = 33 with Theorem 17's H = 1/T^(1/4) and "
+                   "B = R = 1), an upper bound for the release; the reading is audited at the "
+                   "horizons 2^k + 1 with more samples per input (regularised_samples).")
+        by_reading = _by_reading(results)
+        for reading in ("loss-bound", "regularised"):
+            label = f"tree_bound reading '{reading}'"
+            if reading in by_reading:
+                out.append(_group_finding(label, by_reading[reading]))
+            else:
+                out.append(f"{label}: no grid point could be audited at this budget (all "
+                           "skipped, see below), so it is undecided, NOT shown to be private.")
+    else:
+        out.append(_group_finding("Algorithm 3 as printed (mu = p B / beta)",
+                                  [r.point for r in results]))
+    out += _skipped_finding(skipped)
     sens = [lem for lem in lemmas if lem.statement.startswith(NODE_RATIO_LEMMA.statement)]
     for lem in sens:
         out.append(f"Per-node sensitivity step (Hypothesis): {lem.status}, worst observed/claimed "

@@ -91,9 +91,18 @@ BanditTreeBoundReading = Literal["loss-bound", "regularised"]
 def inner_radius(domain: Domain) -> float:
     """The largest ``r`` with ``r B^p subset C`` (balls about the origin), for balls and boxes.
 
-    Ball of radius R: ``R``. Box ``[lo, hi]^p`` with ``lo < 0 < hi``: ``min(-lo, hi)``. Other sets
-    (and boxes not containing the origin in their interior) raise ``ValueError``: the bandit
-    algorithms need ``0`` in the interior of ``C`` (ST13 Sec. 3, Theorems 6 and 12).
+    Ball of radius ``rho``: ``rho``. Box ``[lo, hi]^p`` with ``lo < 0 < hi``: ``min(-lo, hi)``.
+    Other sets (and boxes not containing the origin in their interior) raise ``ValueError``: the
+    bandit algorithms need ``0`` in the interior of ``C`` (ST13 Sec. 3, Theorems 6 and 12).
+
+    Theorems 6, 12 and 17 assume ``r B^p subset C subset R B^p`` with ``0 < r < R`` (strictly).
+    ``r`` and ``R`` are the radii of two sandwiching balls, not the in- and circumradius of ``C``:
+    the outer inclusion holds for every ``R`` at least the largest norm in ``C``. So for the ball
+    ``C = rho B^p`` the pair ``r = rho`` with any ``R > rho`` meets the hypothesis, and ``r = rho``
+    is admissible (and the largest admissible inner radius). The algorithms use ``r`` only
+    (``xi = beta / r``); ``R`` enters only the regret bounds (``chi``, ``xi R L T``), and
+    Theorem 5, the privacy claim, has no hypothesis on ``r`` or ``R`` at all. The same holds for a
+    box. Pass ``inner_radius`` to the learners to use a smaller ``r``.
     """
     if isinstance(domain, Ball):
         return domain.radius
@@ -260,8 +269,10 @@ class BanditFTAL(OnlineLearner):
     shrink : float, optional
         ``xi`` in [0, 1); default ``beta / r``.
     inner_radius : float, optional
-        ``r``; default :func:`inner_radius` ``(domain)``. ``beta <= xi r`` is required so that the
-        played points stay in ``C``.
+        ``r``, in ``(0, radius of C]``; default :func:`inner_radius` ``(domain)``, the largest
+        admissible value (``r = rho`` on the ball ``rho B^p``: Theorems 6, 12 and 17's
+        ``0 < r < R`` holds with any outer radius ``R > rho``; see :func:`inner_radius`).
+        ``beta <= xi r`` is required so that the played points stay in ``C``.
     initial_point : array, shape ``(d,)``, optional
         ``w~_1``, in ``(1 - xi) C``; default the origin projected onto ``(1 - xi) C``.
 

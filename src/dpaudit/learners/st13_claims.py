@@ -63,6 +63,18 @@ _POSTPROCESSING_LEMMA = SensitivityLemma(
                "Notice that given v^_2, ..., v^_(t+1) ... the outputs w^_2, ..., w^_(t+1) are "
                "completely determined", "App. B.1, first sentence"))
 
+#: Why the audited bandit learners use r = rho on the ball C = rho B^p (Theorems 6 and 17 ask for
+#: 0 < r < R strictly).
+_INNER_RADIUS_NOTE = (
+    "Inner radius: Theorems 6 and 17 assume r B^p subset C subset R B^p with 0 < r < R. r and R "
+    "are radii of sandwiching balls, not the in- and circumradius of C, so on the ball "
+    "C = rho B^p the pair r = rho, R > rho (any) meets the hypothesis; the learners use r = rho. "
+    "Algorithm 3 uses r only (xi = beta / r), R enters only the regret bounds, and Theorem 5 (the "
+    "privacy claim) has no hypothesis on r or R.")
+
+_RADII_RANGE = ("r B^p subset C subset R B^p, 0 < r < R (on C = rho B^p: r = rho with any "
+                "R > rho, see notes)")
+
 _COMMON_RANGE = {
     "epsilon": "(0, inf)",
     "delta": "0 (pure DP)",
@@ -103,14 +115,23 @@ PFTAL_CLAIM = PrivacyClaim(
     calibration=("Algorithm 2 with mu = L: node noise density proportional to "
                  "exp(-||n||_2 eps / (L (ceil(log2 T) + 1)))"),
     parameter_range={**_COMMON_RANGE, "L (Lipschitz)": "(0, inf)",
-                     "H (strong convexity)": "(0, L / ||C||_2]", "C": "any convex set"},
+                     "H (strong convexity)": ("(0, 2 L / diam(C)], i.e. (0, L / R] on the ball of "
+                                              "radius R (derived, not printed: see notes)"),
+                     "C": "any convex set"},
     neighbour=NeighbourRelation.REPLACE_ONE,
     release=Release.FULL_SEQUENCE,
     lemmas=(NODE_RATIO_LEMMA, _LEAF_NODES_LEMMA, _INPUT_BOUND_LEMMA, _POSTPROCESSING_LEMMA),
     notes=("Losses: L-Lipschitz, H-strongly convex over C. Released: w^_1..w^_T (line 4's "
            "'Output w^_t' read as releasing the point just computed). w^_1 = Pi_C(0). Lemma 8 "
            "also mentions a noise scale with L + H||C||_2; the printed Algorithm 1 passes L "
-           "(tree_bound reading 'lipschitz'); the other reading is audited too."),
+           "(tree_bound reading 'lipschitz'); the other reading is audited too. The range of H "
+           "is not printed in the paper (Theorems 3-4 quantify over any L-Lipschitz, H-strongly "
+           "convex losses): it is derived from the class being non-empty. For x, y in C, "
+           "H ||x - y||^2 <= <grad f(x) - grad f(y), x - y> <= 2 L ||x - y||, so "
+           "H diam(C) <= 2 L is necessary; on the ball of radius R (the audited C) it reads "
+           "H <= L / R and is also sufficient (f(w) = H/2 ||w||^2 is H R-Lipschitz there). "
+           "(Sec. 1 calls ||C||_2 the diameter; the bound is stated with diam(C) to avoid "
+           "reading it as a radius.)"),
 )
 
 PFTAL_CONVEX_CLAIM = PrivacyClaim(
@@ -147,14 +168,14 @@ BANDIT_FTAL_CLAIM = PrivacyClaim(
                  "exp(-||n||_2 eps beta / (p B (ceil(log2 T) + 1)))"),
     parameter_range={**_COMMON_RANGE, "B (|f_t| <= B)": "(0, inf)",
                      "H (strong convexity)": "(0, inf)", "L (Lipschitz)": "(0, inf)",
-                     "r, R": "r B^p subset C subset R B^p, 0 < r < R",
+                     "r, R": _RADII_RANGE,
                      "beta, xi": "Theorem 6: beta = p/T^(1/3) (oblivious) or p/T^(1/4) "
                                  "(adaptive), xi = beta/r"},
     neighbour=NeighbourRelation.REPLACE_ONE,
     release=Release.FULL_SEQUENCE,
     lemmas=(NODE_RATIO_LEMMA, _LEAF_NODES_LEMMA, _INPUT_BOUND_LEMMA, _POSTPROCESSING_LEMMA),
     notes=("Released: the played points w^_t = w^dagger_t + beta u_t only (Sec. 3.1 step 2). "
-           "The proof 'is exactly the same as of Theorem 3'."),
+           "The proof 'is exactly the same as of Theorem 3'. " + _INNER_RADIUS_NOTE),
 )
 
 BANDIT_FTAL_CONVEX_CLAIM = PrivacyClaim(
@@ -170,13 +191,14 @@ BANDIT_FTAL_CONVEX_CLAIM = PrivacyClaim(
                  "'loss-bound') or p (B + H R^2/2) / beta (the bound on |h_t|; reading "
                  "'regularised'); Theorem 17: H = 1/T^(1/4), beta = p/T^(1/4), xi = beta/r"),
     parameter_range={**_COMMON_RANGE, "B (|f_t| <= B)": "(0, inf)", "L (Lipschitz)": "(0, inf)",
-                     "r, R": "r B^p subset C subset R B^p, 0 < r < R",
+                     "r, R": _RADII_RANGE,
                      "H, beta, xi": "Theorem 17: H = 1/T^(1/4), beta = p/T^(1/4), xi = beta/r"},
     neighbour=NeighbourRelation.REPLACE_ONE,
     release=Release.FULL_SEQUENCE,
     lemmas=(NODE_RATIO_LEMMA, _LEAF_NODES_LEMMA, _INPUT_BOUND_LEMMA, _POSTPROCESSING_LEMMA),
     notes=("Losses f_t: L-Lipschitz convex, |f_t| <= B on C; the tree receives "
-           "(p/beta) h_t(w^_t) u_t with h_t = f_t + H/2 ||w||^2, clipped to mu."),
+           "(p/beta) h_t(w^_t) u_t with h_t = f_t + H/2 ||w||^2, clipped to mu. "
+           + _INNER_RADIUS_NOTE),
 )
 
 #: All five, in a stable order.
