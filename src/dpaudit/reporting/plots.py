@@ -131,7 +131,9 @@ def privacy_curve_png(spec: Mapping[str, Any]) -> bytes:
     """epsilon(delta): the accountant and exact curves, the claimed point and the empirical bound.
 
     ``spec``: ``{"deltas": [...], "epsilon_accountant": [...], "epsilon_exact": [...],
-    "claimed": [eps, delta], "lower_bound": [eps_lb, delta] | None}`` (either curve may be absent).
+    "epsilon_noisy_sums": [...], "claimed": [eps, delta], "lower_bound": [eps_lb, delta] | None}``
+    (any curve may be absent; ``epsilon_noisy_sums`` is the epsilon of the noisy internal sums, an
+    upper bound on the release's).
 
     The claim ``(eps_c, delta_c)`` says ``epsilon(delta) <= eps_c`` for every ``delta >= delta_c``,
     so it is drawn as a star with a dotted line to the right; a lower bound at ``delta_lb`` holds for
@@ -141,7 +143,9 @@ def privacy_curve_png(spec: Mapping[str, Any]) -> bytes:
     deltas = _floats(spec.get("deltas") or [], "deltas")
     curves = []
     for key, label, colour, style in (("epsilon_accountant", "accountant", _BLUE, "-"),
-                                      ("epsilon_exact", "exact (worst pair found)", _PURPLE, "--")):
+                                      ("epsilon_exact", "exact (worst pair found)", _PURPLE, "--"),
+                                      ("epsilon_noisy_sums", "noisy sums (upper bound on release)",
+                                       _GREY, ":")):
         ys = spec.get(key)
         if not ys:
             continue
