@@ -88,3 +88,11 @@ def test_worst_point_among_refutations_ignores_the_accountant():
     audit = ClaimAudit(CLAIM, [refuted_weak, refuted_strong, unrefuted])
     assert audit.worst_point() is refuted_strong
     assert ClaimAudit(CLAIM, [unrefuted, point(epsilon_accountant=0.5)]).worst_point() is unrefuted
+
+
+def test_verdict_sentence_names_the_strongest_refutation():
+    weak = GridPoint({"T": 9}, 1.0, 0.0, epsilon_exact=1.14, epsilon_accountant=1.6)
+    strong = GridPoint({"T": 33}, 1.0, 0.0, epsilon_exact=1.357, epsilon_accountant=1.7)
+    audit = ClaimAudit(CLAIM, [weak, strong])
+    verdict, why = audit.verdict_and_reason
+    assert verdict == "violated" and why.startswith("At T=33:") and audit.worst_point() is strong

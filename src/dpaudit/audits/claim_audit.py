@@ -149,10 +149,10 @@ def format_parameters(parameters: Mapping[str, Any]) -> str:
 
 def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[Verdict, str]:
     """Apply the verdict rules of the module docstring; return (verdict, one-sentence reason)."""
-    for p in points:
-        why = p.counterexample()
-        if why is not None:
-            return "violated", f"At {format_parameters(p.parameters)}: {why}."
+    refuting = [p for p in points if p.counterexample() is not None]
+    if refuting:  # state the strongest refutation (the report's worst point)
+        p = max(refuting, key=lambda q: q.refutation_ratio())
+        return "violated", f"At {format_parameters(p.parameters)}: {p.counterexample()}."
     if not points:
         return "inconclusive", "No parameter point was audited."
     no_acc = [p for p in points if p.epsilon_accountant is None]
