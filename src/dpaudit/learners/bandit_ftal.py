@@ -64,8 +64,7 @@ from dpaudit._validation import (
 from dpaudit.learners.base import OnlineLearner
 from dpaudit.learners.domains import Ball, Box, Domain
 from dpaudit.learners.losses import Loss
-from dpaudit.learners.pftal import L2Regularised
-from dpaudit.learners.st13_tree import ST13TreeAggregator
+from dpaudit.learners.pftal import L2Regularised, _Algorithm2Sum
 
 __all__ = [
     "Adversary",
@@ -421,7 +420,7 @@ def _inner(domain: Domain, r: float | None) -> float:
     return r
 
 
-class PrivateBanditFTAL(BanditFTAL):
+class PrivateBanditFTAL(_Algorithm2Sum, BanditFTAL):
     """Private bandit FTAL, ST13 Algorithm 3 (App. E.1), vectorised over runs.
 
     Parameters
@@ -453,43 +452,9 @@ class PrivateBanditFTAL(BanditFTAL):
                  record: bool = False) -> None:
         super().__init__(domain, strong_convexity, loss_bound, sampling_radius, shrink=shrink,
                          inner_radius=inner_radius, initial_point=initial_point)
-        self._epsilon = check_epsilon(epsilon)
-        self._T = check_int(horizon, "horizon", minimum=1)
+        self._init_algorithm2(epsilon, horizon, record)
         self._mu = (self.dim * self._B / self._beta if tree_bound is None
                     else check_positive(tree_bound, "tree_bound"))
-        self._record = bool(record)
-        self._tree: ST13TreeAggregator | None = None
-
-    @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
-    @property
-    def horizon(self) -> int:
-        return self._T
-
-    @property
-    def tree_bound(self) -> float:
-        """``mu``, the l2 bound given to (and enforced by) Algorithm 2."""
-        return self._mu
-
-    @property
-    def tree(self) -> ST13TreeAggregator:
-        if self._tree is None:
-            raise RuntimeError("call reset(n_runs, rng) first")
-        return self._tree
-
-    def _start(self, n_runs: int, rng: np.random.Generator) -> None:
-        self._tree = ST13TreeAggregator(self._T, self.dim, self._mu, self._epsilon, n_runs, rng,
-                                        record=self._record)
-
-    def _accumulate(self, z: np.ndarray) -> np.ndarray:
-        return self.tree.add(z)
-
-    def learn(self, loss: Loss) -> None:
-        if self._tree is not None and self._tree.t >= self._T:
-            raise ValueError(f"learn() called more than horizon T = {self._T} times")
-        super().learn(loss)
 
 
 class PrivateBanditFTALConvex(PrivateBanditFTAL):

@@ -139,7 +139,64 @@ def pftal_tree_bound(reading: TreeBoundReading | float, lipschitz: float, strong
     return check_positive(reading, "tree_bound")
 
 
-class PFTAL(FTAL):
+class _Algorithm2Sum:
+    """The private gradient sum of ST13's learners: Algorithm 2, one tree per :meth:`reset`.
+
+    Mixed in before an FTAL-type learner (:class:`PFTAL`, Alg. 1;
+    :class:`~dpaudit.learners.bandit_ftal.PrivateBanditFTAL`, Alg. 3): it replaces the exact
+    gradient sum of the learner's ``_start`` / ``_accumulate`` hooks by the noisy partial sums of
+    an :class:`~dpaudit.learners.st13_tree.ST13TreeAggregator` over the horizon ``T`` with bound
+    ``mu`` (every input is clipped to ``mu``), and refuses to learn more than ``T`` losses. The
+    learner's ``__init__`` calls :meth:`_init_algorithm2` and sets ``_mu``.
+    """
+
+    _epsilon: float
+    _T: int
+    _mu: float
+    _record: bool
+    _tree: ST13TreeAggregator | None
+
+    def _init_algorithm2(self, epsilon: float, horizon: int, record: bool) -> None:
+        self._epsilon = check_epsilon(epsilon)
+        self._T = check_int(horizon, "horizon", minimum=1)
+        self._record = bool(record)
+        self._tree = None
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    @property
+    def horizon(self) -> int:
+        """``T``."""
+        return self._T
+
+    @property
+    def tree_bound(self) -> float:
+        """``mu``, the l2 bound given to (and enforced by) Algorithm 2."""
+        return self._mu
+
+    @property
+    def tree(self) -> ST13TreeAggregator:
+        """The tree of the current runs (after :meth:`reset`)."""
+        if self._tree is None:
+            raise RuntimeError("call reset(n_runs, rng) first")
+        return self._tree
+
+    def _start(self, n_runs: int, rng: np.random.Generator) -> None:
+        self._tree = ST13TreeAggregator(self._T, self.dim, self._mu, self._epsilon, n_runs, rng,
+                                        record=self._record)
+
+    def _accumulate(self, z: np.ndarray) -> np.ndarray:
+        return self.tree.add(z)  # clips z to mu, returns the noisy partial sum v^_t
+
+    def learn(self, loss: Loss) -> None:
+        if self._tree is not None and self._tree.t >= self._T:
+            raise ValueError(f"learn() called more than horizon T = {self._T} times")
+        super().learn(loss)
+
+
+class PFTAL(_Algorithm2Sum, FTAL):
     """Private FTAL, ST13 Algorithm 1 (strongly convex Lipschitz losses), vectorised over runs.
 
     Parameters
@@ -176,12 +233,9 @@ class PFTAL(FTAL):
                  initial_point: np.ndarray | None = None, record: bool = False) -> None:
         super().__init__(domain, strong_convexity, initial_point=initial_point)
         self._L = check_positive(lipschitz, "lipschitz")
-        self._epsilon = check_epsilon(epsilon)
-        self._T = check_int(horizon, "horizon", minimum=1)
+        self._init_algorithm2(epsilon, horizon, record)
         self._tree_bound_reading = tree_bound
         self._mu = pftal_tree_bound(tree_bound, self._L, self._tree_regularity(), domain)
-        self._record = bool(record)
-        self._tree: ST13TreeAggregator | None = None
 
     def _tree_regularity(self) -> float:
         """The ``H`` in ``L + H||C||``: the strong convexity for Alg. 1."""
@@ -193,41 +247,8 @@ class PFTAL(FTAL):
         return self._L
 
     @property
-    def epsilon(self) -> float:
-        return self._epsilon
-
-    @property
-    def horizon(self) -> int:
-        """``T``."""
-        return self._T
-
-    @property
-    def tree_bound(self) -> float:
-        """``mu``, the l2 bound given to (and enforced by) Algorithm 2."""
-        return self._mu
-
-    @property
     def tree_bound_reading(self) -> TreeBoundReading | float:
         return self._tree_bound_reading
-
-    @property
-    def tree(self) -> ST13TreeAggregator:
-        """The tree of the current runs (after :meth:`reset`)."""
-        if self._tree is None:
-            raise RuntimeError("call reset(n_runs, rng) first")
-        return self._tree
-
-    def _start(self, n_runs: int, rng: np.random.Generator) -> None:
-        self._tree = ST13TreeAggregator(self._T, self.dim, self._mu, self._epsilon, n_runs, rng,
-                                        record=self._record)
-
-    def _accumulate(self, z: np.ndarray) -> np.ndarray:
-        return self.tree.add(z)  # clips z to mu, returns the noisy partial sum v^_t
-
-    def learn(self, loss: Loss) -> None:
-        if self._tree is not None and self._tree.t >= self._T:
-            raise ValueError(f"learn() called more than horizon T = {self._T} times")
-        super().learn(loss)
 
 
 class PFTALConvex(PFTAL):

@@ -63,15 +63,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpaudit._validation import (
-    check_epsilon,
-    check_finite_array,
-    check_generator,
-    check_int,
-    check_positive,
-)
+from dpaudit._validation import check_epsilon, check_int, check_positive
 from dpaudit.mechanisms.projections import clip_l2
-from dpaudit.mechanisms.tree_aggregation import NodeNoise, TreeNode
+from dpaudit.mechanisms.tree_aggregation import NodeNoise, TreeNode, _StreamingAggregator
 
 __all__ = [
     "st13_tree_levels",
@@ -111,7 +105,7 @@ class NoiseDraw:
     node: TreeNode
 
 
-class ST13TreeAggregator:
+class ST13TreeAggregator(_StreamingAggregator):
     """Algorithm 2 of ST13 (App. A), streaming, vectorised over ``n_runs`` independent runs.
 
     Parameters
@@ -139,50 +133,31 @@ class ST13TreeAggregator:
     Notes
     -----
     :meth:`add` takes ``z_t`` (shape ``(n_runs, d)`` or ``(d,)``) and returns ``v_t``, shape
-    ``(n_runs, d)``. See the module docstring for the reading of the root case and the indexing.
+    ``(n_runs, d)``; :meth:`prefix_sum` returns the last ``v_t``. :attr:`noise_draws` counts the
+    noised nodes, right children included. See the module docstring for the reading of the root
+    case and the indexing.
     """
 
     def __init__(self, T: int, d: int, bound: float, epsilon: float, n_runs: int,
                  rng: np.random.Generator, *, noise: NodeNoise | None = None,
                  record: bool = False) -> None:
-        self._T = check_int(T, "T", minimum=1)
-        self._d = check_int(d, "d", minimum=1)
         self._bound = check_positive(bound, "bound")
         self._epsilon = check_epsilon(epsilon)
-        self._n = check_int(n_runs, "n_runs", minimum=1)
-        self._rng = check_generator(rng)
         if noise is None:
-            noise = NodeNoise.l2_laplace(st13_node_scale(self._bound, self._epsilon, self._T))
-        if not isinstance(noise, NodeNoise):
-            raise TypeError(f"noise must be a NodeNoise, got {type(noise).__name__}")
-        self._noise = noise
+            noise = NodeNoise.l2_laplace(st13_node_scale(self._bound, self._epsilon, T))
+        super().__init__(T, d, noise, n_runs, rng)
         self._levels = st13_tree_levels(self._T)
         self._path = np.zeros((self._levels, self._n, self._d))
         self._path_index = [-1] * self._levels
         self._left = np.zeros((self._levels, self._n, self._d))
-        self._t = 0
-        self._noise_draws = 0
         self._record = bool(record)
         self._noise_log: list[NoiseDraw] = []
         self._released: list[tuple[TreeNode, ...]] = []
         self._inputs: list[np.ndarray] = []
         self._sums: list[np.ndarray] = []
         self._max_input_norm = 0.0
-        self._last = np.zeros((self._n, self._d))
 
     # -- read-only properties --------------------------------------------------------------------
-    @property
-    def T(self) -> int:
-        return self._T
-
-    @property
-    def d(self) -> int:
-        return self._d
-
-    @property
-    def n_runs(self) -> int:
-        return self._n
-
     @property
     def bound(self) -> float:
         """``mu``: every input is clipped to this l2 norm."""
@@ -193,23 +168,9 @@ class ST13TreeAggregator:
         return self._epsilon
 
     @property
-    def noise(self) -> NodeNoise:
-        return self._noise
-
-    @property
     def levels(self) -> int:
         """``ceil(log2 T) + 1``."""
         return self._levels
-
-    @property
-    def t(self) -> int:
-        """Number of leaves added so far."""
-        return self._t
-
-    @property
-    def noise_draws(self) -> int:
-        """Node-noise vectors drawn so far per run (noised nodes, right children included)."""
-        return self._noise_draws
 
     @property
     def max_input_norm(self) -> float:
@@ -245,18 +206,6 @@ class ST13TreeAggregator:
         return np.stack(self._inputs)
 
     # -- Algorithm 2 -----------------------------------------------------------------------------
-    def _leaf(self, z: object) -> np.ndarray:
-        arr = check_finite_array(z, "z", ndim=(1, 2))
-        if arr.ndim == 1:
-            if arr.shape != (self._d,):
-                raise ValueError(f"z must have shape ({self._d},) or ({self._n}, {self._d}), "
-                                 f"got {arr.shape}")
-            arr = np.broadcast_to(arr, (self._n, self._d))
-        elif arr.shape != (self._n, self._d):
-            raise ValueError(f"z must have shape ({self._d},) or ({self._n}, {self._d}), "
-                             f"got {arr.shape}")
-        return clip_l2(arr, self._bound)
-
     def add(self, z: np.ndarray) -> np.ndarray:
         """Steps 3-18 of Algorithm 2 for leaf ``t + 1``; returns the noisy partial sum ``v_t``.
 
@@ -275,9 +224,7 @@ class ST13TreeAggregator:
         ValueError
             After ``T`` leaves, or for a wrongly shaped or non-finite ``z``.
         """
-        if self._t >= self._T:
-            raise ValueError(f"add() called more than T = {self._T} times")
-        leaf = self._leaf(z)
+        leaf = clip_l2(self._next_leaf(z, "z"), self._bound)
         t = self._t + 1
         norm = float(np.max(np.linalg.norm(leaf, axis=-1)))
         self._max_input_norm = max(self._max_input_norm, norm)
@@ -320,9 +267,5 @@ class ST13TreeAggregator:
             self._released.append(tuple(used))
             self._sums.append(v.copy())
         self._t = t
-        self._last = v
+        self._release = v
         return v.copy()
-
-    def prefix_sum(self) -> np.ndarray:
-        """The last released ``v_t``, shape ``(n_runs, d)`` (zeros before any leaf)."""
-        return self._last.copy()

@@ -39,13 +39,12 @@ from scipy import integrate, optimize, special
 from dpaudit._validation import (
     check_epsilon,
     check_generator,
-    check_int,
     check_positive,
     check_probability,
 )
 from dpaudit.claims import NeighbourRelation
-from dpaudit.mechanisms.base import Mechanism, Sensitivity
-from dpaudit.mechanisms.laplace import _as_query_answer, _check_size
+from dpaudit.mechanisms.additive_noise import AdditiveNoiseMechanism
+from dpaudit.mechanisms.laplace import _check_size
 
 __all__ = [
     "sample_gaussian",
@@ -332,7 +331,7 @@ def analytic_sigma(sensitivity: float, epsilon: float, delta: float, *,
     return sensitivity * _analytic_noise_multiplier(epsilon, delta, vdi)
 
 
-class GaussianMechanism(Mechanism):
+class GaussianMechanism(AdditiveNoiseMechanism):
     """Release ``f(D) + N(0, sigma^2)`` per coordinate, for a query of l2 sensitivity ``Delta``.
 
     Parameters
@@ -358,31 +357,32 @@ class GaussianMechanism(Mechanism):
 
     def __init__(self, sensitivity: float, sigma: float,
                  relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE) -> None:
-        self._sensitivity = Sensitivity(check_positive(sensitivity, "sensitivity"), "l2", relation)
+        super().__init__(sensitivity, "l2", relation)
         self._sigma = check_positive(sigma, "sigma")
         self._calibration: dict[str, Any] | None = None
+
+    @classmethod
+    def _calibrated(cls, calibration: str, sigma: float, sensitivity: float, epsilon: float,
+                    delta: float, relation: NeighbourRelation) -> "GaussianMechanism":
+        """The mechanism of noise ``sigma``, recording the calibration and its target."""
+        mech = cls(sensitivity, sigma, relation)
+        mech._calibration = {"calibration": calibration, "target_epsilon": float(epsilon),
+                             "target_delta": float(delta)}
+        return mech
 
     @classmethod
     def classical(cls, sensitivity: float, epsilon: float, delta: float,
                   relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE) -> "GaussianMechanism":
         """Calibrated with :func:`classical_sigma` (Dwork & Roth Thm A.1; proved for epsilon < 1)."""
-        mech = cls(sensitivity, classical_sigma(sensitivity, epsilon, delta), relation)
-        mech._calibration = {"calibration": "classical", "target_epsilon": float(epsilon),
-                             "target_delta": float(delta)}
-        return mech
+        return cls._calibrated("classical", classical_sigma(sensitivity, epsilon, delta),
+                               sensitivity, epsilon, delta, relation)
 
     @classmethod
     def analytic(cls, sensitivity: float, epsilon: float, delta: float,
                  relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE) -> "GaussianMechanism":
         """Calibrated with :func:`analytic_sigma` (exactly (epsilon, delta)-DP, Balle & Wang 2018)."""
-        mech = cls(sensitivity, analytic_sigma(sensitivity, epsilon, delta), relation)
-        mech._calibration = {"calibration": "analytic", "target_epsilon": float(epsilon),
-                             "target_delta": float(delta)}
-        return mech
-
-    @property
-    def sensitivity(self) -> Sensitivity:
-        return self._sensitivity
+        return cls._calibrated("analytic", analytic_sigma(sensitivity, epsilon, delta),
+                               sensitivity, epsilon, delta, relation)
 
     @property
     def sigma(self) -> float:
@@ -399,25 +399,8 @@ class GaussianMechanism(Mechanism):
         """Gaussian-DP parameter ``sensitivity / sigma`` (Dong, Roth & Su 2022)."""
         return self._sensitivity.bound / self._sigma
 
-    def sample(self, data: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-        """Outputs of ``n`` independent runs on the query answer ``data``.
-
-        Parameters
-        ----------
-        data : float or array_like, shape (d,)
-            The exact query answer ``f(D)``.
-        n : int
-            Number of independent runs, >= 1.
-        rng : numpy.random.Generator
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape ``(n,)`` for scalar ``data``, ``(n, d)`` for a vector.
-        """
-        value = _as_query_answer(data)
-        n = check_int(n, "n", minimum=1)
-        return value + sample_gaussian(self._sigma, (n, *value.shape), rng)
+    def _sample_noise(self, n: int, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        return sample_gaussian(self._sigma, (n, *shape), rng)
 
     def dp_event(self) -> dp_accounting.DpEvent:
         return dp_accounting.GaussianDpEvent(noise_multiplier=self.noise_multiplier)

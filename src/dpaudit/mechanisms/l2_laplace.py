@@ -18,16 +18,12 @@ approximately the stated one and the output is not exactly DP (Mironov, CCS 2012
 
 from __future__ import annotations
 
-from typing import Any
-
 import dp_accounting
 import numpy as np
 
-from dpaudit._validation import check_epsilon, check_generator, check_int, check_positive
-from dpaudit.claims import NeighbourRelation
-from dpaudit.mechanisms.base import Mechanism, Sensitivity
+from dpaudit._validation import check_generator, check_int, check_positive
+from dpaudit.mechanisms.additive_noise import PureScaleMechanism
 from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
-from dpaudit.mechanisms.laplace import _as_query_answer
 
 __all__ = ["sample_l2_laplace", "sample_uniform_direction", "L2LaplaceMechanism"]
 
@@ -92,7 +88,7 @@ def sample_l2_laplace(scale: float, n: int, d: int, rng: np.random.Generator) ->
     return radius[:, None] * sample_uniform_direction(n, d, rng)
 
 
-class L2LaplaceMechanism(Mechanism):
+class L2LaplaceMechanism(PureScaleMechanism):
     """Release ``f(D) + b`` with ``p(b) ∝ exp(-||b||_2 / scale)``; ``(sensitivity / scale)``-DP.
 
     Parameters
@@ -114,61 +110,12 @@ class L2LaplaceMechanism(Mechanism):
     """
 
     name = "l2-laplace"
+    _norm = "l2"
 
-    def __init__(self, sensitivity: float, scale: float,
-                 relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE) -> None:
-        self._sensitivity = Sensitivity(check_positive(sensitivity, "sensitivity"), "l2", relation)
-        self._scale = check_positive(scale, "scale")
-
-    @classmethod
-    def from_epsilon(cls, sensitivity: float, epsilon: float,
-                     relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE) -> "L2LaplaceMechanism":
-        """The mechanism with ``scale = sensitivity / epsilon`` (exactly ``epsilon``-DP)."""
-        sensitivity = check_positive(sensitivity, "sensitivity")
-        epsilon = check_epsilon(epsilon)
-        return cls(sensitivity, sensitivity / epsilon, relation)
-
-    @property
-    def sensitivity(self) -> Sensitivity:
-        return self._sensitivity
-
-    @property
-    def scale(self) -> float:
-        """The scale ``s`` (noise norm ~ Gamma(d, s))."""
-        return self._scale
-
-    @property
-    def epsilon(self) -> float:
-        """Pure-DP epsilon ``sensitivity / scale``."""
-        return self._sensitivity.bound / self._scale
-
-    def sample(self, data: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-        """Outputs of ``n`` independent runs on the query answer ``data``.
-
-        Parameters
-        ----------
-        data : float or array_like, shape (d,)
-            The exact query answer ``f(D)``; a scalar is the case d = 1.
-        n : int
-            Number of independent runs, >= 1.
-        rng : numpy.random.Generator
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape ``(n,)`` for scalar ``data``, ``(n, d)`` for a vector.
-        """
-        value = _as_query_answer(data)
-        n = check_int(n, "n", minimum=1)
-        d = 1 if value.ndim == 0 else value.shape[0]
+    def _sample_noise(self, n: int, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        d = shape[0] if shape else 1  # a scalar answer is the case d = 1
         noise = sample_l2_laplace(self._scale, n, d, rng)
-        return value + (noise[:, 0] if value.ndim == 0 else noise)
+        return noise if shape else noise[:, 0]
 
     def dp_event(self) -> dp_accounting.DpEvent:
         return EpsilonDeltaDpEvent(self.epsilon, 0.0)
-
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "scale": self._scale, "epsilon": self.epsilon}
-
-    def __repr__(self) -> str:
-        return f"L2LaplaceMechanism(sensitivity={self._sensitivity.bound!r}, scale={self._scale!r})"

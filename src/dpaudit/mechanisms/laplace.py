@@ -15,20 +15,11 @@ differentially private (Mironov, CCS 2012). The audits measure the mechanism as 
 
 from __future__ import annotations
 
-from typing import Any
-
 import dp_accounting
 import numpy as np
 
-from dpaudit._validation import (
-    check_epsilon,
-    check_finite_array,
-    check_generator,
-    check_int,
-    check_positive,
-)
-from dpaudit.claims import NeighbourRelation
-from dpaudit.mechanisms.base import Mechanism, Sensitivity
+from dpaudit._validation import check_generator, check_int, check_positive
+from dpaudit.mechanisms.additive_noise import PureScaleMechanism
 
 __all__ = ["sample_laplace", "LaplaceMechanism"]
 
@@ -66,15 +57,7 @@ def sample_laplace(scale: float, size: int | tuple[int, ...], rng: np.random.Gen
     return rng.laplace(0.0, scale, size)
 
 
-def _as_query_answer(data: Any) -> np.ndarray:
-    """Validate a query answer ``f(D)``: a finite scalar or non-empty 1-D vector (float64)."""
-    value = check_finite_array(data, "data", ndim=(0, 1))
-    if value.ndim == 1 and value.shape[0] == 0:
-        raise ValueError("data must have at least one coordinate, got shape (0,)")
-    return value
-
-
-class LaplaceMechanism(Mechanism):
+class LaplaceMechanism(PureScaleMechanism):
     """Release ``f(D) + Laplace(0, scale)`` per coordinate; ``(sensitivity / scale)``-DP.
 
     Parameters
@@ -96,59 +79,10 @@ class LaplaceMechanism(Mechanism):
     """
 
     name = "laplace"
+    _norm = "l1"
 
-    def __init__(self, sensitivity: float, scale: float,
-                 relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE) -> None:
-        self._sensitivity = Sensitivity(check_positive(sensitivity, "sensitivity"), "l1", relation)
-        self._scale = check_positive(scale, "scale")
-
-    @classmethod
-    def from_epsilon(cls, sensitivity: float, epsilon: float,
-                     relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE) -> "LaplaceMechanism":
-        """The Laplace mechanism with ``scale = sensitivity / epsilon`` (exactly ``epsilon``-DP)."""
-        sensitivity = check_positive(sensitivity, "sensitivity")
-        epsilon = check_epsilon(epsilon)
-        return cls(sensitivity, sensitivity / epsilon, relation)
-
-    @property
-    def sensitivity(self) -> Sensitivity:
-        return self._sensitivity
-
-    @property
-    def scale(self) -> float:
-        """The Laplace scale ``b``."""
-        return self._scale
-
-    @property
-    def epsilon(self) -> float:
-        """Pure-DP epsilon ``sensitivity / scale``."""
-        return self._sensitivity.bound / self._scale
-
-    def sample(self, data: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-        """Outputs of ``n`` independent runs on the query answer ``data``.
-
-        Parameters
-        ----------
-        data : float or array_like, shape (d,)
-            The exact query answer ``f(D)``.
-        n : int
-            Number of independent runs, >= 1.
-        rng : numpy.random.Generator
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape ``(n,)`` for scalar ``data``, ``(n, d)`` for a vector.
-        """
-        value = _as_query_answer(data)
-        n = check_int(n, "n", minimum=1)
-        return value + sample_laplace(self._scale, (n, *value.shape), rng)
+    def _sample_noise(self, n: int, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        return sample_laplace(self._scale, (n, *shape), rng)
 
     def dp_event(self) -> dp_accounting.DpEvent:
         return dp_accounting.LaplaceDpEvent(noise_multiplier=self._scale / self._sensitivity.bound)
-
-    def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "scale": self._scale, "epsilon": self.epsilon}
-
-    def __repr__(self) -> str:
-        return f"LaplaceMechanism(sensitivity={self._sensitivity.bound!r}, scale={self._scale!r})"

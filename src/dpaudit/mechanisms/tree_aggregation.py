@@ -297,30 +297,26 @@ def _check_noise(noise: object) -> NodeNoise:
     return noise
 
 
-class TreeAggregator:
-    """Streaming binary mechanism over ``n_runs`` independent runs (p-sum implementation).
+def _check_stream(xs: object, n_runs: object) -> tuple[np.ndarray, int]:
+    """Validate a whole stream for ``n_runs`` runs: ``(T, d)`` (shared) or ``(n_runs, T, d)``."""
+    arr = check_finite_array(xs, "xs", ndim=(2, 3))
+    n = check_int(n_runs, "n_runs", minimum=1)
+    if arr.ndim == 3 and arr.shape[0] != n:
+        raise ValueError(f"xs has {arr.shape[0]} runs on its leading axis but n_runs = {n}")
+    if arr.shape[-2] < 1 or arr.shape[-1] < 1:
+        raise ValueError(f"xs must have T >= 1 leaves of dimension d >= 1, got shape {arr.shape}")
+    return arr, n
 
-    Parameters
-    ----------
-    T : int
-        Horizon, >= 1: the number of leaves :meth:`add` accepts.
-    d : int
-        Dimension of each leaf, >= 1.
-    noise : NodeNoise
-        Noise added once to every node that enters a prefix sum.
-    n_runs : int
-        Number of independent runs (leading batch axis of every array), >= 1.
-    rng : numpy.random.Generator
-        Source of all node noise.
 
-    Notes
-    -----
-    After ``t`` calls of :meth:`add`, :meth:`prefix_sum` returns, for every run, the sum of the
-    noisy nodes :func:`nodes_for_prefix` ``(t)``. Exactly one node is noised per :meth:`add` (the
-    node of level ``v(t)`` ending at ``t``; its value is the new leaf plus the live nodes below it,
-    which are then discarded), so :attr:`noise_draws` equals ``t``, the number of completed nodes
-    that any prefix sum uses. Memory: ``2 (floor(log2 T) + 1)`` arrays of shape ``(n_runs, d)``.
-    See the module docstring for the references (CSS11 Sec. 3.4; JKT12 Alg 5; ST13 Alg 2).
+class _StreamingAggregator:
+    """What the streaming prefix-sum aggregators share, for ``n_runs`` independent runs.
+
+    The horizon ``T``, the leaf dimension ``d``, the node noise, the batch size and the generator;
+    the count of leaves added (:attr:`t`) and of node-noise vectors drawn (:attr:`noise_draws`);
+    and the last release (:meth:`prefix_sum`). Subclasses implement ``add(x)``, which updates
+    ``_t``, ``_noise_draws`` and ``_release``: :class:`TreeAggregator` (the binary mechanism),
+    :class:`~dpaudit.mechanisms.window_tree.WindowTreeAggregator` and ST13's Algorithm 2 as printed
+    (:class:`~dpaudit.learners.st13_tree.ST13TreeAggregator`).
     """
 
     def __init__(self, T: int, d: int, noise: NodeNoise, n_runs: int,
@@ -330,10 +326,7 @@ class TreeAggregator:
         self._noise = _check_noise(noise)
         self._n = check_int(n_runs, "n_runs", minimum=1)
         self._rng = check_generator(rng)
-        levels = self._T.bit_length()
-        self._clean = np.zeros((levels, self._n, self._d))
-        self._noisy = np.zeros((levels, self._n, self._d))
-        self._prefix = np.zeros((self._n, self._d))
+        self._release = np.zeros((self._n, self._d))
         self._t = 0
         self._noise_draws = 0
 
@@ -363,14 +356,105 @@ class TreeAggregator:
         """Number of node-noise vectors drawn so far (per run; each is one ``(d,)`` draw)."""
         return self._noise_draws
 
+    def prefix_sum(self) -> np.ndarray:
+        """The release after the last leaf added, per run, shape ``(n_runs, d)``; zeros before any.
+
+        Repeated calls return identical values (a fresh copy each time).
+        """
+        return self._release.copy()
+
+    def _next_leaf(self, x: object, name: str = "x") -> np.ndarray:
+        """Leaf ``t + 1`` as ``(n_runs, d)`` (``x`` per run or shared); raises after T leaves."""
+        if self._t >= self._T:
+            raise ValueError(f"add() called more than T = {self._T} times")
+        return _as_leaf(x, self._n, self._d, name)
+
+    def _releases(self, xs: np.ndarray) -> np.ndarray:
+        """Add every leaf of a stream checked by :func:`_check_stream`; all releases, shape
+        ``(n_runs, T, d)`` (``out[:, t - 1]`` is :meth:`prefix_sum` after leaf ``t``)."""
+        out = np.empty((self._n, self._T, self._d))
+        for t in range(self._T):
+            self.add(xs[..., t, :])
+            out[:, t] = self._release
+        return out
+
+
+class _StreamingMechanism(Mechanism):
+    """What the tree-based prefix-sum mechanisms share: the horizon, the leaf dimension, private
+    node noise and the sensitivity of one replaced leaf (l1 for Laplace node noise, l2 otherwise).
+    """
+
+    def __init__(self, T: int, d: int, noise: NodeNoise, sensitivity: float,
+                 description: str) -> None:
+        self._T = check_int(T, "T", minimum=1)
+        self._d = check_int(d, "d", minimum=1)
+        self._noise = _check_noise(noise)
+        if not self._noise.is_private:
+            raise ValueError("a Mechanism needs private noise; NodeNoise.none() is test-only")
+        self._sensitivity = Sensitivity(
+            check_positive(sensitivity, "sensitivity"), norm=self._noise.sensitivity_norm,
+            relation=NeighbourRelation.REPLACE_ONE, description=description)
+
+    @property
+    def T(self) -> int:
+        return self._T
+
+    @property
+    def d(self) -> int:
+        return self._d
+
+    @property
+    def noise(self) -> NodeNoise:
+        return self._noise
+
+    @property
+    def sensitivity(self) -> Sensitivity:
+        return self._sensitivity
+
+    def _check_data(self, data: object) -> np.ndarray:
+        """The stream ``data``, of shape ``(T, d)``, validated."""
+        return check_finite_array(data, "data", shape=(self._T, self._d))
+
+
+class TreeAggregator(_StreamingAggregator):
+    """Streaming binary mechanism over ``n_runs`` independent runs (p-sum implementation).
+
+    Parameters
+    ----------
+    T : int
+        Horizon, >= 1: the number of leaves :meth:`add` accepts.
+    d : int
+        Dimension of each leaf, >= 1.
+    noise : NodeNoise
+        Noise added once to every node that enters a prefix sum.
+    n_runs : int
+        Number of independent runs (leading batch axis of every array), >= 1.
+    rng : numpy.random.Generator
+        Source of all node noise.
+
+    Notes
+    -----
+    After ``t`` calls of :meth:`add`, :meth:`prefix_sum` returns, for every run, the sum of the
+    noisy nodes :func:`nodes_for_prefix` ``(t)``. Exactly one node is noised per :meth:`add` (the
+    node of level ``v(t)`` ending at ``t``; its value is the new leaf plus the live nodes below it,
+    which are then discarded), so :attr:`noise_draws` equals ``t``, the number of completed nodes
+    that any prefix sum uses. Memory: ``2 (floor(log2 T) + 1)`` arrays of shape ``(n_runs, d)``.
+    See the module docstring for the references (CSS11 Sec. 3.4; JKT12 Alg 5; ST13 Alg 2).
+    """
+
+    def __init__(self, T: int, d: int, noise: NodeNoise, n_runs: int,
+                 rng: np.random.Generator) -> None:
+        super().__init__(T, d, noise, n_runs, rng)
+        levels = self._T.bit_length()
+        self._clean = np.zeros((levels, self._n, self._d))
+        self._noisy = np.zeros((levels, self._n, self._d))
+
     def add(self, x: np.ndarray) -> None:
         """Add leaf ``t + 1``: shape ``(n_runs, d)`` (one leaf per run) or ``(d,)`` (shared).
 
         Raises ``ValueError`` after ``T`` leaves.
         """
-        if self._t >= self._T:
-            raise ValueError(f"add() called more than T = {self._T} times")
-        leaf = _as_leaf(x, self._n, self._d)
+        leaf = self._next_leaf(x)
         t = self._t + 1
         j = (t & -t).bit_length() - 1  # level of the node completing at t
         node = leaf + self._clean[:j].sum(axis=0) if j else np.array(leaf, dtype=np.float64)
@@ -384,14 +468,7 @@ class TreeAggregator:
         for level in reversed(range(t.bit_length())):
             if (t >> level) & 1:
                 prefix += self._noisy[level]
-        self._prefix = prefix
-
-    def prefix_sum(self) -> np.ndarray:
-        """Noisy sum of leaves ``1..t`` per run, shape ``(n_runs, d)``; zeros before any leaf.
-
-        Repeated calls return identical values (a fresh copy each time).
-        """
-        return self._prefix.copy()
+        self._release = prefix
 
     def dp_event(self, sensitivity: float) -> dp_accounting.DpEvent:
         """Per-leaf privacy: :meth:`NodeNoise.composed_event` over ``max_nodes_per_leaf(T)`` nodes.
@@ -419,22 +496,11 @@ def tree_prefix_sums(xs: np.ndarray, noise: NodeNoise, n_runs: int,
     numpy.ndarray, shape ``(n_runs, T, d)``
         ``out[:, t - 1]`` is :meth:`TreeAggregator.prefix_sum` after leaf ``t``.
     """
-    arr = check_finite_array(xs, "xs", ndim=(2, 3))
-    n = check_int(n_runs, "n_runs", minimum=1)
-    if arr.ndim == 3 and arr.shape[0] != n:
-        raise ValueError(f"xs has {arr.shape[0]} runs on its leading axis but n_runs = {n}")
-    T, d = arr.shape[-2], arr.shape[-1]
-    if T < 1 or d < 1:
-        raise ValueError(f"xs must have T >= 1 leaves of dimension d >= 1, got shape {arr.shape}")
-    agg = TreeAggregator(T, d, noise, n, rng)
-    out = np.empty((n, T, d))
-    for t in range(T):
-        agg.add(arr[..., t, :])
-        out[:, t] = agg._prefix
-    return out
+    arr, n = _check_stream(xs, n_runs)
+    return TreeAggregator(arr.shape[-2], arr.shape[-1], noise, n, rng)._releases(arr)
 
 
-class TreeAggregationMechanism(Mechanism):
+class TreeAggregationMechanism(_StreamingMechanism):
     """The binary mechanism as a :class:`~dpaudit.mechanisms.base.Mechanism`.
 
     ``sample(xs, n, rng)`` releases all ``T`` noisy prefix sums of the stream ``xs`` (shape
@@ -448,36 +514,12 @@ class TreeAggregationMechanism(Mechanism):
     name = "tree-aggregation"
 
     def __init__(self, T: int, d: int, noise: NodeNoise, sensitivity: float) -> None:
-        self._T = check_int(T, "T", minimum=1)
-        self._d = check_int(d, "d", minimum=1)
-        self._noise = _check_noise(noise)
-        if not self._noise.is_private:
-            raise ValueError("a Mechanism needs private noise; NodeNoise.none() is test-only")
-        self._sensitivity = Sensitivity(
-            check_positive(sensitivity, "sensitivity"), norm=self._noise.sensitivity_norm,
-            relation=NeighbourRelation.REPLACE_ONE,
-            description="distance between one leaf and its replacement")
-
-    @property
-    def T(self) -> int:
-        return self._T
-
-    @property
-    def d(self) -> int:
-        return self._d
-
-    @property
-    def noise(self) -> NodeNoise:
-        return self._noise
-
-    @property
-    def sensitivity(self) -> Sensitivity:
-        return self._sensitivity
+        super().__init__(T, d, noise, sensitivity,
+                         description="distance between one leaf and its replacement")
 
     def sample(self, data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         """Noisy prefix sums of ``data`` (shape ``(T, d)``) for ``n`` runs: shape ``(n, T, d)``."""
-        arr = check_finite_array(data, "data", shape=(self._T, self._d))
-        return tree_prefix_sums(arr, self._noise, n, rng)
+        return tree_prefix_sums(self._check_data(data), self._noise, n, rng)
 
     def dp_event(self) -> dp_accounting.DpEvent:
         return self._noise.composed_event(self._sensitivity.bound, max_nodes_per_leaf(self._T))

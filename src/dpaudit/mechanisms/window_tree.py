@@ -68,17 +68,14 @@ from typing import Literal
 import dp_accounting
 import numpy as np
 
-from dpaudit._validation import (
-    check_delta,
-    check_epsilon,
-    check_finite_array,
-    check_generator,
-    check_int,
-    check_positive,
+from dpaudit._validation import check_delta, check_epsilon, check_int, check_positive
+from dpaudit.mechanisms.tree_aggregation import (
+    NodeNoise,
+    TreeNode,
+    _check_stream,
+    _StreamingAggregator,
+    _StreamingMechanism,
 )
-from dpaudit.claims import NeighbourRelation
-from dpaudit.mechanisms.base import Mechanism, Sensitivity
-from dpaudit.mechanisms.tree_aggregation import NodeNoise, TreeNode, _as_leaf, _check_noise
 
 __all__ = [
     "WindowLayout",
@@ -199,7 +196,7 @@ def max_window_nodes_per_leaf(W: int, T: int, layout: WindowLayout = "exact") ->
     return max(len(window_nodes_containing(i, W, T, layout)) for i in range(1, last + 1))
 
 
-class WindowTreeAggregator:
+class WindowTreeAggregator(_StreamingAggregator):
     """Streaming window tree mechanism over ``n_runs`` independent runs.
 
     Parameters
@@ -231,12 +228,8 @@ class WindowTreeAggregator:
 
     def __init__(self, T: int, W: int, d: int, noise: NodeNoise, n_runs: int,
                  rng: np.random.Generator, *, layout: WindowLayout = "exact") -> None:
-        self._T = check_int(T, "T", minimum=1)
+        super().__init__(T, d, noise, n_runs, rng)
         self._W = check_int(W, "W", minimum=1)
-        self._d = check_int(d, "d", minimum=1)
-        self._noise = _check_noise(noise)
-        self._n = check_int(n_runs, "n_runs", minimum=1)
-        self._rng = check_generator(rng)
         self._layout = _check_layout(layout)
         self._w = noisy_width(self._W, self._layout)
         self._max_level = self._w.bit_length() - 1
@@ -247,29 +240,10 @@ class WindowTreeAggregator:
         self._deferred: dict[int, list[tuple[TreeNode, dict]]] = defaultdict(list)
         self._replay = copy.deepcopy(self._rng)  # scratch generator for redraws
         self._expiry: dict[int, list[TreeNode]] = defaultdict(list)
-        self._release = np.zeros((self._n, self._d))
-        self._t = 0
-        self._noise_draws = 0
-
-    @property
-    def T(self) -> int:
-        return self._T
 
     @property
     def W(self) -> int:
         return self._W
-
-    @property
-    def d(self) -> int:
-        return self._d
-
-    @property
-    def n_runs(self) -> int:
-        return self._n
-
-    @property
-    def noise(self) -> NodeNoise:
-        return self._noise
 
     @property
     def layout(self) -> str:
@@ -281,16 +255,6 @@ class WindowTreeAggregator:
         return self._w
 
     @property
-    def t(self) -> int:
-        """Number of leaves added so far."""
-        return self._t
-
-    @property
-    def noise_draws(self) -> int:
-        """Number of node-noise vectors drawn so far (per run)."""
-        return self._noise_draws
-
-    @property
     def live_nodes(self) -> int:
         """Number of noised nodes some future release still needs (stored or awaiting redraw)."""
         return len(self._node_noise) + sum(len(v) for v in self._deferred.values())
@@ -300,9 +264,7 @@ class WindowTreeAggregator:
 
         Raises ``ValueError`` after ``T`` leaves.
         """
-        if self._t >= self._T:
-            raise ValueError(f"add() called more than T = {self._T} times")
-        leaf = _as_leaf(x, self._n, self._d)
+        leaf = self._next_leaf(x)
         t = self._t + 1
         self._prefix += leaf
         # Nodes completing at t: levels 0..v(t), capped at the largest usable level. Each used
@@ -337,13 +299,6 @@ class WindowTreeAggregator:
             del self._node_noise[node]
         self._t = t
 
-    def prefix_sum(self) -> np.ndarray:
-        """The release ``s_t`` per run, shape ``(n_runs, d)``; zeros before any leaf.
-
-        Repeated calls return identical values (a fresh copy each time).
-        """
-        return self._release.copy()
-
     def dp_event(self, sensitivity: float) -> dp_accounting.DpEvent:
         """Window-DP per protected leaf: composition over :func:`max_window_nodes_per_leaf` nodes.
 
@@ -375,22 +330,12 @@ def window_tree_prefix_sums(xs: np.ndarray, W: int, noise: NodeNoise, n_runs: in
     numpy.ndarray, shape ``(n_runs, T, d)``
         ``out[:, t - 1]`` is :meth:`WindowTreeAggregator.prefix_sum` after leaf ``t``.
     """
-    arr = check_finite_array(xs, "xs", ndim=(2, 3))
-    n = check_int(n_runs, "n_runs", minimum=1)
-    if arr.ndim == 3 and arr.shape[0] != n:
-        raise ValueError(f"xs has {arr.shape[0]} runs on its leading axis but n_runs = {n}")
-    T, d = arr.shape[-2], arr.shape[-1]
-    if T < 1 or d < 1:
-        raise ValueError(f"xs must have T >= 1 leaves of dimension d >= 1, got shape {arr.shape}")
-    agg = WindowTreeAggregator(T, W, d, noise, n, rng, layout=layout)
-    out = np.empty((n, T, d))
-    for t in range(T):
-        agg.add(arr[..., t, :])
-        out[:, t] = agg._release
-    return out
+    arr, n = _check_stream(xs, n_runs)
+    agg = WindowTreeAggregator(arr.shape[-2], W, arr.shape[-1], noise, n, rng, layout=layout)
+    return agg._releases(arr)
 
 
-class WindowTreeMechanism(Mechanism):
+class WindowTreeMechanism(_StreamingMechanism):
     """The window tree mechanism as a :class:`~dpaudit.mechanisms.base.Mechanism`.
 
     ``sample(xs, n, rng)`` returns all ``T`` releases for ``n`` runs, shape ``(n, T, d)``.
@@ -403,46 +348,23 @@ class WindowTreeMechanism(Mechanism):
 
     def __init__(self, T: int, W: int, d: int, noise: NodeNoise, sensitivity: float, *,
                  layout: WindowLayout = "exact") -> None:
-        self._T = check_int(T, "T", minimum=1)
+        super().__init__(T, d, noise, sensitivity,
+                         description="distance between one leaf and its replacement (window DP)")
         self._W = check_int(W, "W", minimum=1)
-        self._d = check_int(d, "d", minimum=1)
-        self._noise = _check_noise(noise)
         self._layout = _check_layout(layout)
-        if not self._noise.is_private:
-            raise ValueError("a Mechanism needs private noise; NodeNoise.none() is test-only")
-        self._sensitivity = Sensitivity(
-            check_positive(sensitivity, "sensitivity"), norm=self._noise.sensitivity_norm,
-            relation=NeighbourRelation.REPLACE_ONE,
-            description="distance between one leaf and its replacement (window DP)")
-
-    @property
-    def T(self) -> int:
-        return self._T
 
     @property
     def W(self) -> int:
         return self._W
 
     @property
-    def d(self) -> int:
-        return self._d
-
-    @property
-    def noise(self) -> NodeNoise:
-        return self._noise
-
-    @property
     def layout(self) -> str:
         return self._layout
 
-    @property
-    def sensitivity(self) -> Sensitivity:
-        return self._sensitivity
-
     def sample(self, data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         """All releases on ``data`` (shape ``(T, d)``) for ``n`` runs: shape ``(n, T, d)``."""
-        arr = check_finite_array(data, "data", shape=(self._T, self._d))
-        return window_tree_prefix_sums(arr, self._W, self._noise, n, rng, layout=self._layout)
+        return window_tree_prefix_sums(self._check_data(data), self._W, self._noise, n, rng,
+                                       layout=self._layout)
 
     def dp_event(self) -> dp_accounting.DpEvent:
         k = max_window_nodes_per_leaf(self._W, self._T, self._layout)
