@@ -20,6 +20,7 @@ from dpaudit.learners.domains import Box
 from dpaudit.learners.giga import GIGA
 from dpaudit.learners.igd import IGD
 from dpaudit.learners.jkt12_claims import CLAIM_IDS
+from dpaudit.learners.pocp import pocp_c
 from dpaudit.learners.qftl import QFTL
 
 TINY = Budget("tiny", samples=2_000, sensitivity_examples=8, grid="coarse", max_T=64)
@@ -139,9 +140,8 @@ def test_pol_bounds_are_attained_by_the_constructed_pair():
 # The registered audits, end to end
 # --------------------------------------------------------------------------------------------------
 
-# COLT's POCP/PGIGA fail only at the large-epsilon extreme of the grid (eps = 1000, delta = 0.01,
-# T = 1024, where the printed c < 0); PIGD's realised pair there stays below the claim while the
-# accountant exceeds it.
+# COLT's POCP/PGIGA fail only at large epsilon (eps >~ 800 at delta = 0.01, T = 1024, where the
+# printed c < 0); PIGD's realised pair there stays below the claim while the accountant exceeds it.
 EXPECTED_TINY = {
     "jkt12-colt/pocp": "violated", "jkt12-arxiv/pocp": "violated",
     "jkt12-colt/pigd": "inconclusive", "jkt12-arxiv/pigd": "violated",
@@ -226,3 +226,247 @@ def test_audit_at_the_quick_budget(claim_id):
     audit = jkt12.AUDITORS[claim_id](AuditContext(registry.BUDGETS["quick"], seed=0))
     assert audit.verdict == EXPECTED_TINY[claim_id]
     assert audit.seconds < 60
+
+
+# --------------------------------------------------------------------------------------------------
+# The proof's regime of the exponent c (COLT: c >= 0 iff eps <= (1/2) ln(2/delta))
+# --------------------------------------------------------------------------------------------------
+
+POCP_FAMILY = [f"jkt12-{v}/{a}" for v in ("colt", "arxiv") for a in ("pocp", "pigd", "pgiga")]
+
+
+@pytest.mark.parametrize("claim_id", POCP_FAMILY)
+def test_c_is_recorded_at_every_point(claim_id, tiny_audits):
+    version = claim_id.split("/")[0].split("-")[1]
+    for p in tiny_audits[claim_id].points:
+        q = p.parameters
+        assert q["c"] == pytest.approx(pocp_c(version, q["T"], q["epsilon"], q["delta"]),
+                                       rel=1e-12, abs=1e-15)
+    if version == "arxiv":
+        # arXiv's Lemma 1 assumes c > 0: every audited point is inside that regime.
+        assert all(p.parameters["c"] > 0 for p in tiny_audits[claim_id].points)
+        assert any(f.startswith("Proof regime (arXiv)") and "needs no restriction" in f
+                   for f in tiny_audits[claim_id].findings)
+
+
+# Verdict within the proof's regime c >= 0 (the reviewer's and the auditor's reading).
+EXPECTED_IN_REGIME = {"jkt12-colt/pocp": "it holds", "jkt12-colt/pigd": "it holds",
+                      "jkt12-colt/pgiga": "it is inconclusive"}
+
+
+@pytest.mark.parametrize("claim_id", sorted(EXPECTED_IN_REGIME))
+def test_colt_regime_boundary_threshold_and_restricted_verdict(claim_id, tiny_audits):
+    audit = tiny_audits[claim_id]
+    # Every refutation (and every accountant above the claim) lies at c < 0.
+    for p in audit.points:
+        if p.counterexample() is not None or p.epsilon_accountant > p.claimed_epsilon:
+            assert p.parameters["c"] < 0
+    boundary = [p for p in audit.points if p.parameters.get("setting") == "c = 0 boundary"]
+    assert len(boundary) == 1
+    b = boundary[0].parameters
+    assert b["c"] == 0.0 and b["epsilon"] == pytest.approx(0.5 * math.log(2 / b["delta"]))
+    assert boundary[0].counterexample() is None
+    thresholds = [p for p in audit.points if "violation_threshold" in p.evidence]
+    assert thresholds
+    for p in thresholds:
+        th = p.evidence["violation_threshold"]
+        assert th["epsilon_above"] / th["epsilon_below"] <= 1 + jkt12.THRESHOLD_REL_TOL + 1e-12
+        assert th["value_below"] <= th["claimed_below"] * (1 + 1e-6)
+        assert th["value_above"] > th["claimed_above"] * (1 + 1e-6)
+        assert p.parameters["epsilon"] == th["epsilon_above"] and p.parameters["c"] < 0
+        value = p.epsilon_exact if th["kind"] == "exact" else p.epsilon_accountant
+        assert value > p.claimed_epsilon
+    regime = next(f for f in audit.findings if f.startswith("Proof regime (COLT)"))
+    assert EXPECTED_IN_REGIME[claim_id] in regime
+    assert regime.count("as stated") >= 1 and "c < 0" in regime
+    assert any(f.startswith("Outside the regime (c < 0)") for f in audit.findings)
+
+
+def test_colt_pocp_threshold_matches_an_independent_closed_form(tiny_audits):
+    # QFTL on the regression pair: x_{t+1} - x'_{t+1} = 2R^2/(t alpha + R^2) exactly, noise
+    # beta/t, so the release is one Gaussian mechanism with mu = sqrt(sum_t (2R^2 t/((t alpha +
+    # R^2) beta))^2); the printed beta uses lambda_A = (2R^2/alpha)(1 + R^2/(2 alpha)).
+    R, a = jkt12.QFTL_R, jkt12.QFTL_ALPHA
+    lam = 2 * R * R / a * (1 + R * R / (2 * a))
+    th = next(p.evidence["violation_threshold"] for p in tiny_audits["jkt12-colt/pocp"].points
+              if "violation_threshold" in p.evidence)
+    base = next(p.parameters for p in tiny_audits["jkt12-colt/pocp"].points
+                if "violation_threshold" in p.evidence)
+    T, dl = base["T"], base["delta"]
+
+    def exact(eps: float) -> float:
+        c = math.log(math.log(2 / dl) / (2 * eps)) / (2 * math.log(T))
+        power = T ** (0.5 + c)
+        beta = lam * power * math.sqrt(2 / eps * (math.log(T / dl) + math.sqrt(eps) / power))
+        t = np.arange(1, T)
+        return gaussian_epsilon(math.sqrt(np.sum((2 * R * R * t / ((t * a + R * R) * beta)) ** 2)),
+                                2 * dl)
+
+    assert exact(th["epsilon_below"]) <= 3 * th["epsilon_below"]
+    assert exact(th["epsilon_above"]) > 3 * th["epsilon_above"]
+    # and the c = 0 boundary is far inside: the claim holds there with a wide margin.
+    e0 = 0.5 * math.log(2 / dl)
+    assert exact(e0) < 0.1 * 3 * e0
+
+
+# --------------------------------------------------------------------------------------------------
+# Bonferroni over the empirical tests of a claim
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("claim_id", CLAIM_IDS)
+def test_empirical_tests_split_alpha(claim_id, tiny_audits):
+    audit = tiny_audits[claim_id]
+    records = []
+    for p in audit.points:
+        for key in ("empirical", "empirical_search"):
+            if key in p.evidence:
+                records.append(p.evidence[key])
+    assert records  # every claim has at least one empirical test
+    for r in records:
+        b = r["bonferroni"]
+        assert b["tests"] == len(records)
+        assert b["per_test_alpha"] * b["tests"] == pytest.approx(audit.alpha, rel=1e-12)
+        if "confidence" in r:  # the engine's own record of the level it ran at
+            assert r["confidence"]["alpha"] == pytest.approx(b["per_test_alpha"], rel=1e-12)
+    assert sorted(r["bonferroni"]["test"] for r in records) == list(range(1, len(records) + 1))
+
+
+# --------------------------------------------------------------------------------------------------
+# PQFTL: the empirical pair at its own parameters, and the driver of the failure
+# --------------------------------------------------------------------------------------------------
+
+
+def _pqftl_state_epsilon(R: float, T: int, eps: float, dl: float, log_reading: str,
+                         u_bound: float | None = None) -> float:
+    """Independent closed form (COLT, d = 1): nodes containing f_1 among the T-1 released sums,
+    u-tree shift 2R^2 at sigma_u (bound R, or u_bound), V-tree shift R^2 at sigma_V (bound R^2)."""
+    log_T = math.log2(T) if log_reading == "tree" else math.log(T)
+
+    def sigma(bound: float) -> float:
+        return math.sqrt(bound ** 2 / (eps / 2) ** 2 * log_T ** 2 * math.log(log_T / (dl / 2)))
+
+    nodes = sum(1 for h in range(12) if 2 ** h <= T - 1)  # leaf 1 and its complete ancestors
+    mu = math.sqrt(nodes) * math.hypot(2 * R * R / sigma(u_bound or R), R * R / sigma(R * R))
+    return gaussian_epsilon(mu, dl)
+
+
+def test_pqftl_empirical_pair_is_recorded_at_its_parameters(tiny_audits):
+    audit = tiny_audits["jkt12-colt/pqftl"]
+    tested = [p for p in audit.points if p.epsilon_lower_bound is not None]
+    assert tested
+    for p in audit.points:
+        emp_point = (p.parameters["alpha"] == jkt12.PQFTL_EMPIRICAL_ALPHA
+                     and p.parameters["d"] == 1)
+        if p.epsilon_lower_bound is not None or "empirical_pair" in p.evidence:
+            assert emp_point
+        if "empirical" in p.evidence:
+            # below the state's exact epsilon for this very pair (an upper bound on the release)
+            upper = p.evidence["empirical_pair"]["state_epsilon_of_the_pair"]
+            assert p.epsilon_lower_bound <= upper
+    worst = audit.worst_point()
+    assert worst.parameters["alpha"] == jkt12.PQFTL_EMPIRICAL_ALPHA and worst.epsilon_exact is None
+    assert worst.epsilon_accountant == pytest.approx(
+        _pqftl_state_epsilon(worst.parameters["R"], worst.parameters["T"],
+                             worst.parameters["epsilon"], worst.parameters["delta"],
+                             worst.parameters["log_reading"]), rel=1e-9)
+    driver = next(f for f in audit.findings if f.startswith("Driver: Algorithm 4 line 8"))
+    big = _pqftl_state_epsilon(10.0, 64, 1.0, 1e-5, "tree")
+    fixed = _pqftl_state_epsilon(10.0, 64, 1.0, 1e-5, "tree", u_bound=100.0)
+    assert f"{big:.3g}" in driver and f"{fixed:.3g}" in driver and fixed < 1.0 < big
+    small = next(f for f in audit.findings if f.startswith("At R = 1"))
+    r64 = _pqftl_state_epsilon(1.0, 64, 1.0, 1e-5, "tree")
+    r3 = _pqftl_state_epsilon(1.0, 3, 1.0, 1e-5, "natural")
+    assert r64 == pytest.approx(0.423, abs=1e-3) and r3 == pytest.approx(1.60, abs=1e-2)
+    assert f"{r64:.3g}" in small and f"{r3:.3g}" in small
+
+
+# --------------------------------------------------------------------------------------------------
+# PrivateSum: the per-step reading next to the sequence reading
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("claim_id", ["jkt12-colt/privatesum", "jkt12-arxiv/privatesum"])
+def test_privatesum_per_step_value(claim_id, tiny_audits):
+    audit = tiny_audits[claim_id]
+    for p in audit.points:
+        step = p.evidence["per_step"]
+        sigma = p.evidence["sigma"]
+        assert step["mu"] == pytest.approx(2 * p.parameters["R"] / sigma, rel=1e-12)
+        assert step["epsilon"] == pytest.approx(gaussian_epsilon(step["mu"],
+                                                                 p.parameters["delta"]))
+        assert step["epsilon"] <= p.epsilon_exact * (1 + 1e-12)  # one output <= the sequence
+    reading = next(f for f in audit.findings if f.startswith("Reading:"))
+    assert "per-step reading: violated" in reading and "sequence reading: violated" in reading
+    # T = 2, eps = 1, delta = 1e-5, R = 1: W^_1 and W^_2 are single nodes (independent); the
+    # sequence shifts (2, 2) -> mu = 2 sqrt 2 / sigma, one output mu = 2 / sigma.
+    for log_T, words in ((1.0, "(tree reading)"), (math.log(2), "(natural reading)")):
+        sigma = math.sqrt(log_T ** 2 * math.log(log_T / 1e-5))  # eps = 1: eps^2 = eps
+        step, seq = gaussian_epsilon(2 / sigma, 1e-5), gaussian_epsilon(2 * math.sqrt(2) / sigma,
+                                                                        1e-5)
+        assert f"{step:.3g} per step vs {seq:.3g} for the sequence {words}" in reading
+    assert (gaussian_epsilon(2 / math.sqrt(math.log(1e5)), 1e-5) == pytest.approx(2.397, abs=1e-3))
+
+
+# --------------------------------------------------------------------------------------------------
+# POL: the replaced loss is in the class (l >= 0 on C, l(0; z) <= 1) and changes no iterate
+# --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d,G,nu,D,sign", [(1, 0.999, 1e-4, 1.0, 1.0), (3, 0.9, 1e-5, 0.577, -1.0),
+                                           (2, 0.5, 1e-3, 0.7, 1.0)])
+def test_pol_shifted_loss(d, G, nu, D, sign):
+    loss = jkt12.pol_near_linear_loss(d, G, sign, nu, D)
+    plain = jkt12.near_linear_loss(d, G, 0.0, sign, nu)
+    box = Box(d, -D, D)
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-D, D, size=(500, d))
+    # Same gradient; the value is the closed form -sign G x_1 + nu^2 x_1^2/2 + G D - nu^2 D^2/2,
+    # up to the float error of r = y - nu x_1 rounded at the scale |y| = G/nu and multiplied by
+    # ~2|y|: a few y^2 machine epsilons (8 of them allowed).
+    tol = 8 * (G / nu) ** 2 * np.finfo(float).eps
+    np.testing.assert_array_equal(loss.grad(x), plain.grad(x))
+    closed = -sign * G * x[:, 0] + nu * nu * x[:, 0] ** 2 / 2 + G * D - nu * nu * D * D / 2
+    np.testing.assert_allclose(loss.value(x), closed, rtol=0, atol=tol)
+    assert loss.value(x).min() >= -tol and float(loss.value(np.zeros(d))) <= G * D + tol
+    # identical IGD iterates (POL's learner) with the shifted and the plain loss
+    alpha = 0.05
+    fill = [jkt12.filler_loss(d, 0.0)] * 6
+    runs = [IGD(box, alpha, np.zeros(d), extra_ridge=alpha).run([f] + fill, 1,
+                                                                 np.random.default_rng(0))
+            for f in (loss, plain)]
+    np.testing.assert_array_equal(runs[0], runs[1])
+    m = jkt12.pol_loss_membership(loss, box, G + nu * nu * box.radius)
+    assert m["l(0) <= 1"] and m["l >= 0 on C"]
+    with pytest.raises(ValueError, match="outside the declared class"):
+        jkt12.pol_loss_membership(jkt12.pol_near_linear_loss(d, 2.0, sign, nu, 1.0),
+                                  Box(d, -1.0, 1.0), 10.0)  # l(0) = 2 > 1
+
+
+@pytest.mark.parametrize("claim_id", ["jkt12-colt/pol", "jkt12-arxiv/pol"])
+def test_pol_pairs_are_in_the_class(claim_id, tiny_audits):
+    for p in tiny_audits[claim_id].points:
+        for key in ("replaced (sign -)", "replaced (sign +)"):
+            m = p.evidence["loss_class"][key]
+            assert m["l(0) <= 1"] and m["l >= 0 on C"] and m["Lipschitz over C"] <= m["L"] * (
+                1 + 1e-9)
+            assert m["l(0)"] <= 1.0
+
+
+# --------------------------------------------------------------------------------------------------
+# Uniform starting point (arXiv PIGD)
+# --------------------------------------------------------------------------------------------------
+
+
+def test_arxiv_pigd_has_a_uniform_start_run(tiny_audits):
+    audit = tiny_audits["jkt12-arxiv/pigd"]
+    uniform = [p for p in audit.points if p.parameters.get("x1") == "uniform"]
+    assert len(uniform) == 1
+    u = uniform[0]
+    base = next(p for p in audit.points if "x1" not in p.parameters
+                and {k: v for k, v in p.parameters.items()}
+                == {k: v for k, v in u.parameters.items() if k != "x1"})
+    assert u.epsilon_exact is None and u.epsilon_lower_bound is not None
+    assert u.epsilon_accountant == base.epsilon_accountant
+    assert u.epsilon_lower_bound <= u.epsilon_accountant
+    assert any(f.startswith("Uniform start:") for f in audit.findings)
