@@ -11,7 +11,7 @@ SEED   ?= 0
 # idle OpenBLAS workers busy-waiting between calls halve sampling speed on small machines.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: audit test reports campaign bench check-html clean
+.PHONY: audit test reports utility campaign bench check-html clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ test: $(STAMP)
 ## Regenerate the committed reviewer reports (standard budget) in reports/.
 reports: $(STAMP)
 	$(BIN)/dpaudit audit-claims --all --budget standard --seed $(SEED) --jobs $(JOBS) --out reports
+
+## Regret experiments of JKT12 and ST13 next to the papers' numbers (~4-8 minutes), in reports/utility.
+utility: $(STAMP)
+	$(BIN)/python benchmarks/utility_report.py --seed $(SEED) --out reports/utility
 
 ## Long statistical campaigns (tightness at 10^7 samples, false-alarm rates, thorough audits).
 campaign: $(STAMP)
