@@ -45,6 +45,7 @@ def index_entry(record: Mapping[str, Any]) -> dict[str, Any]:
             "epsilon_accountant": worst.get("epsilon_accountant"),
             "epsilon_lower_bound": worst.get("epsilon_lower_bound"),
             "claimed_epsilon": worst.get("claimed_epsilon"),
+            "claimed_delta": worst.get("claimed_delta"),
         },
         "lemmas": [{"statement": lem["statement"], "status": lem["status"],
                     "worst_ratio": lem.get("worst_ratio")} for lem in record.get("lemmas", [])],
