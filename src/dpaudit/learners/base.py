@@ -23,7 +23,7 @@ import numpy as np
 from dpaudit._validation import check_generator, check_int
 from dpaudit.learners.losses import Loss
 
-__all__ = ["OnlineLearner"]
+__all__ = ["OnlineLearner", "RoundCounting", "StoredPointRelease"]
 
 
 class OnlineLearner(abc.ABC):
@@ -64,3 +64,30 @@ class OnlineLearner(abc.ABC):
             out[:, t, :] = self.predict()
             self.learn(loss)
         return out
+
+
+class RoundCounting(OnlineLearner):
+    """An :class:`OnlineLearner` that counts rounds in ``_t`` (0 before :meth:`reset`, 1 after it,
+    incremented by each :meth:`learn`) and exposes the count as :attr:`t`."""
+
+    _t: int = 0
+
+    @property
+    def t(self) -> int:
+        """The current round (1 after :meth:`reset`)."""
+        return self._t
+
+
+class StoredPointRelease(OnlineLearner):
+    """An :class:`OnlineLearner` that stores the points of the current round in ``_point``.
+
+    ``_point`` has shape ``(n_runs, d)`` and is ``None`` before :meth:`reset`; :meth:`predict`
+    returns a copy of it.
+    """
+
+    _point: np.ndarray | None = None
+
+    def predict(self) -> np.ndarray:
+        if self._point is None:
+            raise RuntimeError("call reset(n_runs, rng) before predict()")
+        return self._point.copy()

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from dpaudit._validation import check_generator, check_int, check_positive
-from dpaudit.learners.base import OnlineLearner
+from dpaudit.learners.base import RoundCounting, StoredPointRelease
 from dpaudit.learners.domains import Ball, Box, Domain
 from dpaudit.learners.losses import HingeLoss, LinearLoss, LogisticLoss, Loss, SquaredLoss
 from dpaudit.learners.starting_points import StartingPoint, check_starting_point, starting_points
@@ -62,7 +62,7 @@ def giga_burn_in(alpha: float, smoothness: float) -> int:
     return max(1, math.ceil(q - 1e-9 * q))
 
 
-class GIGA(OnlineLearner):
+class GIGA(StoredPointRelease, RoundCounting):
     """Projected gradient descent with ``eta_t = 2/(alpha t)`` after a random burn-in.
 
     Parameters
@@ -94,18 +94,13 @@ class GIGA(OnlineLearner):
         self.smoothness = check_positive(smoothness, "smoothness")
         self.t_q = giga_burn_in(self.alpha, self.smoothness)
         self.x1 = check_starting_point(x1, domain, domain.dim)
-        self._x: np.ndarray | None = None
+        self._point: np.ndarray | None = None
         self._rng: np.random.Generator | None = None
         self._t = 0
 
     @property
     def dim(self) -> int:
         return self.domain.dim
-
-    @property
-    def t(self) -> int:
-        """The current round (1 after :meth:`reset`)."""
-        return self._t
 
     def learning_rate(self, t: int) -> float:
         """eta_t = 2 / (alpha t) (Algorithm 3 line 6)."""
@@ -115,16 +110,11 @@ class GIGA(OnlineLearner):
     def reset(self, n_runs: int, rng: np.random.Generator) -> None:
         n_runs = check_int(n_runs, "n_runs", minimum=1)
         self._rng = check_generator(rng)
-        self._x = starting_points(self.x1, self.domain, n_runs, self.dim, self._rng)
+        self._point = starting_points(self.x1, self.domain, n_runs, self.dim, self._rng)
         self._t = 1
 
-    def predict(self) -> np.ndarray:
-        if self._x is None:
-            raise RuntimeError("call reset(n_runs, rng) before predict()")
-        return self._x.copy()
-
     def learn(self, loss: Loss) -> None:
-        if self._x is None or self._rng is None:
+        if self._point is None or self._rng is None:
             raise RuntimeError("call reset(n_runs, rng) before learn()")
         if loss.dim != self.dim:
             raise ValueError(f"loss dimension {loss.dim} != learner dimension {self.dim}")
@@ -132,8 +122,9 @@ class GIGA(OnlineLearner):
         t = self._t
         if t + 1 <= self.t_q:
             # Burn-in: x_{t+1} is another random point of C (line 3, Lemma 5's base case).
-            self._x = starting_points(self.x1, self.domain, self._x.shape[0], self.dim, self._rng)
+            self._point = starting_points(self.x1, self.domain, self._point.shape[0], self.dim,
+                                          self._rng)
         else:
-            step = self._x - self.learning_rate(t) * loss.grad(self._x)
-            self._x = self.domain.project(step)
+            step = self._point - self.learning_rate(t) * loss.grad(self._point)
+            self._point = self.domain.project(step)
         self._t += 1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpaudit._validation import check_generator, check_int, check_nonnegative, check_positive
-from dpaudit.learners.base import OnlineLearner
+from dpaudit.learners.base import RoundCounting, StoredPointRelease
 from dpaudit.learners.domains import Ball, Box, Domain
 from dpaudit.learners.implicit_step import DEFAULT_TOLERANCE, implicit_step
 from dpaudit.learners.losses import Loss
@@ -24,7 +24,7 @@ from dpaudit.learners.starting_points import StartingPoint, check_starting_point
 __all__ = ["IGD"]
 
 
-class IGD(OnlineLearner):
+class IGD(StoredPointRelease, RoundCounting):
     """Implicit gradient descent with ``eta_t = 1/(alpha t)``, vectorised over runs.
 
     Parameters
@@ -59,17 +59,12 @@ class IGD(OnlineLearner):
         self.x1 = check_starting_point(x1, domain, domain.dim)
         self.extra_ridge = check_nonnegative(extra_ridge, "extra_ridge")
         self.tol = check_positive(tol, "tol")
-        self._x: np.ndarray | None = None
+        self._point: np.ndarray | None = None
         self._t = 0
 
     @property
     def dim(self) -> int:
         return self.domain.dim
-
-    @property
-    def t(self) -> int:
-        """The current round (1 after :meth:`reset`)."""
-        return self._t
 
     def learning_rate(self, t: int) -> float:
         """eta_t = 1 / (alpha t) (Algorithm 2 line 6)."""
@@ -79,20 +74,15 @@ class IGD(OnlineLearner):
     def reset(self, n_runs: int, rng: np.random.Generator) -> None:
         n_runs = check_int(n_runs, "n_runs", minimum=1)
         rng = check_generator(rng)
-        self._x = starting_points(self.x1, self.domain, n_runs, self.dim, rng)
+        self._point = starting_points(self.x1, self.domain, n_runs, self.dim, rng)
         self._t = 1
 
-    def predict(self) -> np.ndarray:
-        if self._x is None:
-            raise RuntimeError("call reset(n_runs, rng) before predict()")
-        return self._x.copy()
-
     def learn(self, loss: Loss) -> None:
-        if self._x is None:
+        if self._point is None:
             raise RuntimeError("call reset(n_runs, rng) before learn()")
         if loss.dim != self.dim:
             raise ValueError(f"loss dimension {loss.dim} != learner dimension {self.dim}")
         eta = self.learning_rate(self._t)
-        self._x = implicit_step(loss, self._x, eta, self.domain, extra_ridge=self.extra_ridge,
-                                tol=self.tol)
+        self._point = implicit_step(loss, self._point, eta, self.domain,
+                                    extra_ridge=self.extra_ridge, tol=self.tol)
         self._t += 1

@@ -42,7 +42,7 @@ import numpy as np
 
 from dpaudit._validation import (check_delta, check_epsilon, check_generator, check_int,
                                  check_positive)
-from dpaudit.learners.base import OnlineLearner
+from dpaudit.learners.base import OnlineLearner, RoundCounting, StoredPointRelease
 from dpaudit.learners.domains import Ball, Box, Domain
 from dpaudit.learners.giga import GIGA, gradient_lipschitz
 from dpaudit.learners.igd import IGD
@@ -128,12 +128,17 @@ def pocp_beta(version: Version, T: int, lam: float, epsilon: float, delta: float
                                    * (math.log(T / delta) + math.sqrt(epsilon) / power))
 
 
+def _printed_lambda(version: Version, bound: float, bound_name: str, alpha: float) -> float:
+    """``2 bound / alpha`` (COLT) or ``2 bound`` (arXiv): the lambda of PIGD and PGIGA's noise."""
+    version = check_version(version)
+    bound = check_positive(bound, bound_name)
+    alpha = check_positive(alpha, "alpha")
+    return 2.0 * bound / alpha if version == "colt" else 2.0 * bound
+
+
 def pigd_lambda(version: Version, L: float, alpha: float) -> float:
     """lambda of PIGD's printed noise: COLT ``2L/alpha`` (Lemma 4); arXiv ``2L`` (Lemma 4, Alg 2)."""
-    version = check_version(version)
-    L = check_positive(L, "L")
-    alpha = check_positive(alpha, "alpha")
-    return 2.0 * L / alpha if version == "colt" else 2.0 * L
+    return _printed_lambda(version, L, "L", alpha)
 
 
 def pigd_beta(version: Version, T: int, L: float, alpha: float, epsilon: float,
@@ -148,10 +153,7 @@ def pigd_beta(version: Version, T: int, L: float, alpha: float, epsilon: float,
 
 def pgiga_lambda(version: Version, G: float, alpha: float) -> float:
     """lambda of PGIGA's printed noise: COLT ``2G/alpha``; arXiv ``2G`` (Alg. 3 line 8)."""
-    version = check_version(version)
-    G = check_positive(G, "G")
-    alpha = check_positive(alpha, "alpha")
-    return 2.0 * G / alpha if version == "colt" else 2.0 * G
+    return _printed_lambda(version, G, "G", alpha)
 
 
 def pgiga_beta(version: Version, T: int, G: float, alpha: float, epsilon: float,
@@ -163,7 +165,32 @@ def pgiga_beta(version: Version, T: int, G: float, alpha: float, epsilon: float,
     return pocp_beta(version, T, pgiga_lambda(version, G, alpha), epsilon, delta)
 
 
-class POCP(OnlineLearner):
+class _OutputPerturbation(StoredPointRelease):
+    """State shared by the output-perturbation learners (Algorithm 1 here, Algorithm 7 in
+    :mod:`dpaudit.learners.pocp_doubling`): the non-private ``base`` learner A, the released
+    x^_t (``_point``), the noise generator and the round counter.
+
+    Subclasses set ``base``, ``domain`` and ``x1_hat`` in ``__init__``; :meth:`reset` restarts A
+    and draws the first released point x^_1 (independently of the data).
+    """
+
+    base: OnlineLearner
+    domain: Domain | None
+    x1_hat: StartingPoint
+
+    @property
+    def dim(self) -> int:
+        return self.base.dim
+
+    def reset(self, n_runs: int, rng: np.random.Generator) -> None:
+        n_runs = check_int(n_runs, "n_runs", minimum=1)
+        self._rng = check_generator(rng)
+        self.base.reset(n_runs, self._rng)
+        self._point = starting_points(self.x1_hat, self.domain, n_runs, self.dim, self._rng)
+        self._t = 1
+
+
+class POCP(_OutputPerturbation, RoundCounting):
     """Algorithm 1: a non-private OCP learner plus Gaussian output perturbation and projection.
 
     Parameters
@@ -206,18 +233,9 @@ class POCP(OnlineLearner):
         self.version = check_version(version)
         self.x1_hat = check_starting_point(x1_hat, domain, base.dim)
         self.beta = pocp_beta(self.version, self.T, self.lam, self.epsilon, self.delta)
-        self._xhat: np.ndarray | None = None
+        self._point: np.ndarray | None = None
         self._rng: np.random.Generator | None = None
         self._t = 0
-
-    @property
-    def dim(self) -> int:
-        return self.base.dim
-
-    @property
-    def t(self) -> int:
-        """The current round (1 after :meth:`reset`)."""
-        return self._t
 
     def project(self, x: np.ndarray) -> np.ndarray:
         """Pi_C (the identity when C = R^d)."""
@@ -237,20 +255,8 @@ class POCP(OnlineLearner):
         if loss.dim != self.dim:
             raise ValueError(f"loss dimension {loss.dim} != learner dimension {self.dim}")
 
-    def reset(self, n_runs: int, rng: np.random.Generator) -> None:
-        n_runs = check_int(n_runs, "n_runs", minimum=1)
-        self._rng = check_generator(rng)
-        self.base.reset(n_runs, self._rng)
-        self._xhat = starting_points(self.x1_hat, self.domain, n_runs, self.dim, self._rng)
-        self._t = 1
-
-    def predict(self) -> np.ndarray:
-        if self._xhat is None:
-            raise RuntimeError("call reset(n_runs, rng) before predict()")
-        return self._xhat.copy()
-
     def learn(self, loss: Loss) -> None:
-        if self._xhat is None or self._rng is None:
+        if self._point is None or self._rng is None:
             raise RuntimeError("call reset(n_runs, rng) before learn()")
         t = self._t
         if t > self.T:
@@ -262,9 +268,9 @@ class POCP(OnlineLearner):
             x_next = self.base.predict()
             if self.releases_noise(t):
                 noisy = x_next + sample_gaussian(self.noise_std(t), x_next.shape, self._rng)
-                self._xhat = self.project(noisy)
+                self._point = self.project(noisy)
             else:
-                self._xhat = starting_points(self.x1_hat, self.domain, x_next.shape[0], self.dim,
+                self._point = starting_points(self.x1_hat, self.domain, x_next.shape[0], self.dim,
                                              self._rng)
         self._t += 1
 

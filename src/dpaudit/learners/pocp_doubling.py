@@ -17,13 +17,13 @@ import math
 
 import numpy as np
 
-from dpaudit._validation import (check_delta, check_epsilon, check_generator, check_int,
+from dpaudit._validation import (check_delta, check_epsilon, check_int,
                                  check_positive)
 from dpaudit.learners.base import OnlineLearner
 from dpaudit.learners.domains import Domain
 from dpaudit.learners.losses import Loss
-from dpaudit.learners.pocp import check_base_and_domain
-from dpaudit.learners.starting_points import StartingPoint, check_starting_point, starting_points
+from dpaudit.learners.pocp import _OutputPerturbation, check_base_and_domain
+from dpaudit.learners.starting_points import StartingPoint, check_starting_point
 from dpaudit.mechanisms.gaussian import sample_gaussian
 
 __all__ = ["doubling_beta", "POCPDoubling"]
@@ -61,7 +61,7 @@ def doubling_beta(t: int, lam: float, epsilon: float, delta: float) -> float:
     return lam * math.sqrt(2.0 * p / epsilon * (math.log(p / delta) + math.sqrt(epsilon / p)))
 
 
-class POCPDoubling(OnlineLearner):
+class POCPDoubling(_OutputPerturbation):
     """Algorithm 7: POCP whose noise doubles its privacy budget schedule, for unknown T.
 
     Parameters
@@ -90,32 +90,16 @@ class POCPDoubling(OnlineLearner):
         self.epsilon = check_epsilon(epsilon)
         self.delta = _check_open_delta(delta)
         self.x1_hat = check_starting_point(x1_hat, domain, base.dim)
-        self._xhat: np.ndarray | None = None
+        self._point: np.ndarray | None = None
         self._rng: np.random.Generator | None = None
         self._t = 0
-
-    @property
-    def dim(self) -> int:
-        return self.base.dim
 
     def noise_std(self, t: int) -> float:
         """beta_t / t, the per-coordinate standard deviation of b_{t+1}."""
         return doubling_beta(t, self.lam, self.epsilon, self.delta) / check_int(t, "t", minimum=1)
 
-    def reset(self, n_runs: int, rng: np.random.Generator) -> None:
-        n_runs = check_int(n_runs, "n_runs", minimum=1)
-        self._rng = check_generator(rng)
-        self.base.reset(n_runs, self._rng)
-        self._xhat = starting_points(self.x1_hat, self.domain, n_runs, self.dim, self._rng)
-        self._t = 1
-
-    def predict(self) -> np.ndarray:
-        if self._xhat is None:
-            raise RuntimeError("call reset(n_runs, rng) before predict()")
-        return self._xhat.copy()
-
     def learn(self, loss: Loss) -> None:
-        if self._xhat is None or self._rng is None:
+        if self._point is None or self._rng is None:
             raise RuntimeError("call reset(n_runs, rng) before learn()")
         if loss.dim != self.dim:
             raise ValueError(f"loss dimension {loss.dim} != learner dimension {self.dim}")
@@ -123,5 +107,5 @@ class POCPDoubling(OnlineLearner):
         self.base.learn(loss)
         x_next = self.base.predict()
         noisy = x_next + sample_gaussian(self.noise_std(t), x_next.shape, self._rng)
-        self._xhat = noisy if self.domain is None else self.domain.project(noisy)
+        self._point = noisy if self.domain is None else self.domain.project(noisy)
         self._t += 1

@@ -30,7 +30,7 @@ import numpy as np
 
 from dpaudit._validation import (check_delta, check_epsilon, check_generator, check_int,
                                  check_positive)
-from dpaudit.learners.base import OnlineLearner
+from dpaudit.learners.base import RoundCounting, StoredPointRelease
 from dpaudit.learners.losses import Loss
 from dpaudit.learners.pocp import Version, check_version
 from dpaudit.learners.private_sum import LogReading, PrivateSumTree, private_sum_sigma
@@ -50,7 +50,7 @@ def pqftl_sigmas(version: Version, T: int, R: float, epsilon: float, delta: floa
     return sigma_V, sigma_u
 
 
-class PQFTL(OnlineLearner):
+class PQFTL(StoredPointRelease, RoundCounting):
     """Algorithm 4, vectorised over runs.
 
     Parameters
@@ -91,33 +91,23 @@ class PQFTL(OnlineLearner):
                                                   self.delta, log_reading)
         self._tree_V = PrivateSumTree(self._dim * self._dim, self.T, self.sigma_V)
         self._tree_u = PrivateSumTree(self._dim, self.T, self.sigma_u)
-        self._xhat: np.ndarray | None = None
+        self._point: np.ndarray | None = None
         self._t = 0
 
     @property
     def dim(self) -> int:
         return self._dim
 
-    @property
-    def t(self) -> int:
-        """The current round (1 after :meth:`reset`)."""
-        return self._t
-
     def reset(self, n_runs: int, rng: np.random.Generator) -> None:
         n_runs = check_int(n_runs, "n_runs", minimum=1)
         rng = check_generator(rng)
         self._tree_V.reset(n_runs, rng)
         self._tree_u.reset(n_runs, rng)
-        self._xhat = np.zeros((n_runs, self._dim))
+        self._point = np.zeros((n_runs, self._dim))
         self._t = 1
 
-    def predict(self) -> np.ndarray:
-        if self._xhat is None:
-            raise RuntimeError("call reset(n_runs, rng) before predict()")
-        return self._xhat.copy()
-
     def learn(self, loss: Loss) -> None:
-        if self._xhat is None:
+        if self._point is None:
             raise RuntimeError("call reset(n_runs, rng) before learn()")
         t = self._t
         if t > self.T:
@@ -125,9 +115,9 @@ class PQFTL(OnlineLearner):
                                "beyond it")
         loss = check_quadratic_loss(loss, self._dim, self.alpha, self.R)
         if t <= self.T - 1:
-            n, d = self._xhat.shape
+            n, d = self._point.shape
             V_hat = self._tree_V.update(np.outer(loss.v, loss.v).reshape(-1)).reshape(n, d, d)
             u_hat = self._tree_u.update(loss.y * loss.v)
             A = t * self.alpha * np.eye(d) + V_hat
-            self._xhat = np.linalg.solve(A, u_hat[..., None])[..., 0]
+            self._point = np.linalg.solve(A, u_hat[..., None])[..., 0]
         self._t += 1

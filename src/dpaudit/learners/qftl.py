@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpaudit._validation import check_generator, check_int, check_positive
-from dpaudit.learners.base import OnlineLearner
+from dpaudit.learners.base import RoundCounting
 from dpaudit.learners.losses import Loss, SquaredLoss
 
 __all__ = ["QFTL", "check_quadratic_loss"]
@@ -42,7 +42,7 @@ def check_quadratic_loss(loss: Loss, dim: int, alpha: float,
     return loss
 
 
-class QFTL(OnlineLearner):
+class QFTL(RoundCounting):
     """FTL for quadratic losses in closed form, vectorised over runs (all runs coincide).
 
     Parameters
@@ -68,11 +68,6 @@ class QFTL(OnlineLearner):
     @property
     def dim(self) -> int:
         return self._dim
-
-    @property
-    def t(self) -> int:
-        """The current round (1 after :meth:`reset`)."""
-        return self._t
 
     def reset(self, n_runs: int, rng: np.random.Generator) -> None:
         self._n_runs = check_int(n_runs, "n_runs", minimum=1)
