@@ -4,6 +4,11 @@ Statistical margins. Every test runs at fixed seeds, so it is deterministic; the
 likely a *correct* auditor would be to fail it at a random seed. False-alarm counts over ``R``
 repetitions are compared with ``binom(R, alpha).ppf(0.999)``: a valid auditor (false-alarm
 probability <= alpha per repetition) exceeds it with probability < 1e-3.
+
+Single-audit range checks ``lower < bound <= true epsilon``: the upper side is the bound's own
+(1 - alpha) guarantee, so at a random seed a correct auditor would break it with probability at
+most alpha (0.05); the lower sides lie below what the fixed seeds give and below the exact
+value, and guard against a collapse of power rather than pin a seed's value.
 """
 
 from __future__ import annotations
@@ -742,8 +747,10 @@ def test_tightness_gaussian_mechanism_delta_1e5() -> None:
     r = audit(gaussian(1 / mu), 0.0, 1.0, epsilon=1.0, delta=1e-5, samples=1_000_000, seed=0)
     # Ceiling for a threshold event at 9e5 test runs: max_t ln((p_lo - 1e-5) / q_hi) with the
     # exact tail probabilities plugged in is 0.762 (at t = 3.2 sigma); seeds 0-7 give 0.60-0.75.
+    # The floor 0.55 sits below that whole spread (it guards against a collapse of tightness, not
+    # a particular seed's value); the ceiling 1.0 is the exact epsilon (validity).
     print(f"Gaussian (1, 1e-5), 1e6 samples: ratio {r.epsilon_lower_bound:.4f}")
-    assert 0.65 <= r.epsilon_lower_bound <= 1.0
+    assert 0.55 <= r.epsilon_lower_bound <= 1.0
 
 
 @pytest.mark.slow

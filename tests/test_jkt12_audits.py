@@ -225,7 +225,6 @@ def test_audits_are_reproducible_from_the_seed():
 def test_audit_at_the_quick_budget(claim_id):
     audit = jkt12.AUDITORS[claim_id](AuditContext(registry.BUDGETS["quick"], seed=0))
     assert audit.verdict == EXPECTED_TINY[claim_id]
-    assert audit.seconds < 60
 
 
 # --------------------------------------------------------------------------------------------------

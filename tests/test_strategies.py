@@ -202,7 +202,11 @@ def test_first_last_and_interior_positions_are_generated(where):
     cond = {"first": lambda p: p.T >= 3 and p.position == 0,
             "last": lambda p: p.T >= 3 and p.position == p.T - 1,
             "interior": lambda p: 0 < p.position < p.T - 1}[where]
-    pair = find(neighbouring_streams(cls, 1, 10), cond)
+    # The search stops at the first hit. Where the first hit comes depends on Hypothesis's search
+    # path, which changes with the modules imported in the worker (measured: example 12 to 194 of
+    # 200 for "interior"), so the budget is 2000 examples: reaching a position that a third or more
+    # of generated pairs have is then not a matter of luck.
+    pair = find(neighbouring_streams(cls, 1, 10), cond, max_examples=2000)
     assert cond(pair)
 
 
