@@ -213,3 +213,18 @@ def test_classification_labels_are_not_bounded_by_the_feature_bound():
     cls = LossClass("logistic", Ball(2), lipschitz=1.0, data_bound=0.5)
     assert cls.violations(LogisticLoss(np.array([0.3, 0.0]), -1.0)) == []
     assert "||v|| exceeds" in cls.violations(LogisticLoss(np.array([0.6, 0.0]), 1.0))[0]
+
+
+def test_shifted_squared_loss_differs_from_squared_loss_by_a_constant_only():
+    # Same gradient (so the same iterates for every learner), value lower by reference^2 / 2,
+    # computed without cancelling huge squares.
+    from dpaudit.learners.losses import ShiftedSquaredLoss, SquaredLoss
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(5, 3))
+    base = SquaredLoss(np.array([0.5, -1.0, 2.0]), 0.7, ridge=0.1)
+    shifted = ShiftedSquaredLoss(base.v, base.y, 0.1, reference=1.5)
+    np.testing.assert_allclose(shifted.grad(x), base.grad(x))
+    np.testing.assert_allclose(shifted.value(x), base.value(x) - 0.5 * 1.5 ** 2)
+    huge = ShiftedSquaredLoss(np.array([1e-8]), 1e8, reference=1e8)  # value at 0 is exactly 0
+    assert float(huge.value(np.zeros((1, 1)))[0]) == 0.0

@@ -73,7 +73,6 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 import dpaudit
-from dpaudit._validation import check_finite_array
 from dpaudit.audits.accounting import (calibrate_gaussian_noise_multiplier, gaussian_epsilon,
                                        gaussian_epsilon_pld, heterogeneous_gaussian_mu)
 from dpaudit.audits.claim_audit import (EXACT_TOLERANCE, ClaimAudit, GridPoint, LemmaCheck,
@@ -86,7 +85,7 @@ from dpaudit.learners.domains import Ball, Box
 from dpaudit.learners.giga import GIGA, giga_burn_in
 from dpaudit.learners.igd import IGD
 from dpaudit.learners.jkt12_claims import CLAIM_IDS, claimed_privacy, get_claim
-from dpaudit.learners.losses import Loss, LossClass, SquaredLoss
+from dpaudit.learners.losses import Loss, LossClass, ShiftedSquaredLoss, SquaredLoss
 from dpaudit.learners.pocp import (PGIGA, PIGD, POCP, Version, pgiga_beta, pigd_beta, pocp_beta,
                                    pocp_c)
 from dpaudit.learners.pocp_doubling import POCPDoubling, doubling_beta
@@ -131,36 +130,6 @@ def near_linear_loss(d: int, G: float, ridge: float, sign: float, nu: float) -> 
     v = np.zeros(d)
     v[0] = nu
     return SquaredLoss(v, sign * G / nu, ridge)
-
-
-@dataclass(frozen=True, eq=False)
-class ShiftedSquaredLoss(SquaredLoss):
-    """``1/2 (y - <v, x>)^2 - 1/2 reference^2 + ridge/2 ||x||^2``: a :class:`SquaredLoss` minus
-    the constant ``reference^2 / 2``.
-
-    The gradient, hence every iterate of IGD (whose implicit step only uses y, v and the ridge),
-    GIGA and QFTL, is that of the unshifted loss. The value is computed as
-    ``1/2 (r - reference)(r + reference)`` with ``r = y - <v, x>``, which avoids the cancellation
-    of two huge squares (|y| ~ G/nu). Used to put POL's near-linear pair in the class of COLT
-    Sec. 5 (``l: C x Z -> R^+``) and arXiv Sec. 4.2 (also ``l(0; z) <= 1``).
-    """
-
-    reference: float = 0.0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "reference",
-                           float(check_finite_array(self.reference, "reference", ndim=0)))
-
-    @property
-    def offset(self) -> float:
-        """The constant added to the squared loss: ``-reference^2 / 2``."""
-        return -0.5 * self.reference ** 2
-
-    def value(self, x: np.ndarray) -> np.ndarray:
-        x = self._x(x)
-        r = self.y - x @ self.v
-        return 0.5 * (r - self.reference) * (r + self.reference) + self._ridge_value(x)
 
 
 def pol_near_linear_loss(d: int, G: float, sign: float, nu: float, half_width: float

@@ -28,8 +28,8 @@ from scipy.special import expit
 from dpaudit._validation import check_finite_array, check_nonnegative, check_positive
 from dpaudit.learners.domains import Domain
 
-__all__ = ["Loss", "LinearLoss", "SquaredLoss", "LogisticLoss", "HingeLoss", "LossClass",
-           "LossKind"]
+__all__ = ["Loss", "LinearLoss", "SquaredLoss", "ShiftedSquaredLoss", "LogisticLoss", "HingeLoss",
+           "LossClass", "LossKind"]
 
 LossKind = Literal["linear", "squared", "logistic", "hinge"]
 
@@ -151,6 +151,36 @@ class SquaredLoss(_LabelledLoss):
         D = domain.radius
         nv = float(np.linalg.norm(self.v))
         return (abs(self.y) + nv * D) * nv + self.ridge * D
+
+
+@dataclass(frozen=True, eq=False)
+class ShiftedSquaredLoss(SquaredLoss):
+    """``1/2 (y - <v, x>)^2 - 1/2 reference^2 + ridge/2 ||x||^2``: a :class:`SquaredLoss` minus
+    the constant ``reference^2 / 2``.
+
+    The gradient, hence every iterate of IGD (whose implicit step only uses y, v and the ridge),
+    GIGA and QFTL, is that of the unshifted loss. The value is computed as
+    ``1/2 (r - reference)(r + reference)`` with ``r = y - <v, x>``, which avoids the cancellation
+    of two huge squares (|y| ~ G/nu). Used to put POL's near-linear pair in the class of COLT
+    Sec. 5 (``l: C x Z -> R^+``) and arXiv Sec. 4.2 (also ``l(0; z) <= 1``).
+    """
+
+    reference: float = 0.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "reference",
+                           float(check_finite_array(self.reference, "reference", ndim=0)))
+
+    @property
+    def offset(self) -> float:
+        """The constant added to the squared loss: ``-reference^2 / 2``."""
+        return -0.5 * self.reference ** 2
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        r = self.y - x @ self.v
+        return 0.5 * (r - self.reference) * (r + self.reference) + self._ridge_value(x)
 
 
 @dataclass(frozen=True, eq=False)
