@@ -12,6 +12,7 @@ pure-DP ones, whose epsilon is ``sensitivity / scale``.
 from __future__ import annotations
 
 import abc
+import math
 from typing import Any, Self
 
 import numpy as np
@@ -108,7 +109,12 @@ class PureScaleMechanism(AdditiveNoiseMechanism):
         """The mechanism with ``scale = sensitivity / epsilon`` (exactly ``epsilon``-DP)."""
         sensitivity = check_positive(sensitivity, "sensitivity")
         epsilon = check_epsilon(epsilon)
-        return cls(sensitivity, sensitivity / epsilon, relation)
+        scale = sensitivity / epsilon
+        if not (math.isfinite(scale) and scale > 0.0):
+            raise ValueError(f"epsilon={epsilon!r} with sensitivity={sensitivity!r} gives the noise "
+                             f"scale sensitivity / epsilon = {scale!r}, not a positive finite "
+                             "float; use a larger epsilon or a smaller sensitivity")
+        return cls(sensitivity, scale, relation)
 
     @property
     def scale(self) -> float:

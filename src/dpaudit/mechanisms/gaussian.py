@@ -115,7 +115,21 @@ def classical_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
         sigma > 0.
     """
     sensitivity, epsilon, delta = _check_gaussian_target(sensitivity, epsilon, delta)
-    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    ratio = 1.25 / delta
+    # For subnormal delta the quotient overflows; log(1.25) - log(delta) is then the same number.
+    log_ratio = math.log(ratio) if math.isfinite(ratio) else math.log(1.25) - math.log(delta)
+    return _finite_sigma(sensitivity * math.sqrt(2.0 * log_ratio) / epsilon, sensitivity,
+                         epsilon, delta)
+
+
+def _finite_sigma(sigma: float, sensitivity: float, epsilon: float, delta: float) -> float:
+    """``sigma`` if it is a positive finite float; else a ValueError naming the target."""
+    if not (math.isfinite(sigma) and sigma > 0.0):
+        raise ValueError(f"the calibrated sigma for sensitivity={sensitivity!r}, "
+                         f"epsilon={epsilon!r}, delta={delta!r} is {sigma!r}, not a positive "
+                         "finite float; sensitivity / epsilon is out of range (make sensitivity "
+                         "smaller or epsilon larger)")
+    return sigma
 
 
 def _tail_bound_mu(epsilon: float, delta: float) -> float:
@@ -269,14 +283,23 @@ def _analytic_noise_multiplier(epsilon: float, delta: float, value_discretizatio
     # root; if the PLD disagreed with the closed form by more, calibration raises instead of
     # returning a wrong sigma.
     exact = 1.0 / _closed_form_mu(epsilon, delta)
-    return float(mechanism_calibration.calibrate_dp_mechanism(
-        make_accountant,
-        dp_accounting.GaussianDpEvent,
-        epsilon,
-        delta,
-        bracket_interval=mechanism_calibration.ExplicitBracketInterval(exact / 1.01, exact * 1.01),
-        tol=_CALIBRATION_RTOL * exact,
-    ))
+    try:
+        return float(mechanism_calibration.calibrate_dp_mechanism(
+            make_accountant,
+            dp_accounting.GaussianDpEvent,
+            epsilon,
+            delta,
+            bracket_interval=mechanism_calibration.ExplicitBracketInterval(exact / 1.01,
+                                                                           exact * 1.01),
+            tol=_CALIBRATION_RTOL * exact,
+        ))
+    except (ValueError, ArithmeticError, RuntimeError) as exc:
+        # Do not leak the solver's words ("brentq raised ..."): say which target failed and why.
+        raise ValueError(
+            f"analytic_sigma cannot calibrate epsilon={epsilon!r}, delta={delta!r}: the PLD "
+            f"accountant (grid {value_discretization_interval!r}) does not reproduce the closed-form "
+            f"noise multiplier {exact:.6g} within 1%, which happens when epsilon is far outside "
+            "the accountant's resolution; use a larger epsilon") from exc
 
 
 def analytic_sigma(sensitivity: float, epsilon: float, delta: float, *,
@@ -323,12 +346,14 @@ def analytic_sigma(sensitivity: float, epsilon: float, delta: float, *,
     if delta < _PLD_MIN_DELTA:
         if value_discretization_interval is not None:
             check_positive(value_discretization_interval, "value_discretization_interval")
-        return sensitivity / _closed_form_mu(epsilon, delta)
+        return _finite_sigma(sensitivity / _closed_form_mu(epsilon, delta), sensitivity, epsilon,
+                             delta)
     if value_discretization_interval is None:
         vdi = min(DEFAULT_VALUE_DISCRETIZATION_INTERVAL, epsilon / 10.0)
     else:
         vdi = check_positive(value_discretization_interval, "value_discretization_interval")
-    return sensitivity * _analytic_noise_multiplier(epsilon, delta, vdi)
+    return _finite_sigma(sensitivity * _analytic_noise_multiplier(epsilon, delta, vdi),
+                         sensitivity, epsilon, delta)
 
 
 class GaussianMechanism(AdditiveNoiseMechanism):
