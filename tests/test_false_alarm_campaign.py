@@ -18,6 +18,7 @@ import pytest
 from scipy import optimize, stats
 
 from dpaudit.audits.empirical import audit
+from dpaudit.mechanisms.discrete import discrete_gaussian_sigma_for
 from dpaudit.mechanisms.exponential import ExponentialMechanism
 from dpaudit.mechanisms.gaussian import GaussianMechanism
 from dpaudit.mechanisms.laplace import LaplaceMechanism
@@ -80,13 +81,9 @@ def _calibrated() -> dict[str, tuple]:
 
 
 def _discrete() -> dict[str, tuple]:
-    try:
-        from dpaudit.mechanisms.discrete import discrete_gaussian_sigma_for  # noqa: F401
-    except ImportError:  # pragma: no cover - before the discrete noise landed
-        return {}
-    mu = _gaussian_mu_for(EPSILON, 1e-5)
+    # Exact noise on the grid 0.25 Z: Laplace at scale 1 (exactly 1-DP for a shift of 4 units),
+    # and the smallest discrete Gaussian sigma that is exactly (1, 1e-5)-DP for that shift.
     sigma = discrete_gaussian_sigma_for(EPSILON, 1e-5, 1.0, granularity=0.25)
-    del mu
     return {
         "discrete laplace (granularity 0.25)": (
             LaplaceMechanism(1.0, 1.0 / EPSILON, noise="discrete", granularity=0.25), 0.0, 1.0,
