@@ -378,6 +378,9 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The parent's SIGTERM handler must not be inherited: Pool.terminate() stops workers with it.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Workers start with SIGINT blocked (see _run_tasks); a Ctrl-C that arrived before the line
+    # above is pending and is now discarded by SIG_IGN instead of raising in the bootstrap.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _finished_record(task: _Task) -> dict[str, Any] | None:
@@ -487,8 +490,17 @@ def _run_tasks(tasks: Sequence[_Task], jobs: int, progress: _Progress) -> list[_
             progress.finished(outcome)
         return outcomes
     ctx = _pool_context()
-    with ctx.Pool(processes=min(jobs, len(tasks)), initializer=_worker_init,
-                  maxtasksperchild=1) as pool:  # leaving the block terminates the workers
+    # Block SIGINT while the pool (and its worker-handler thread, which forks the replacement
+    # workers of maxtasksperchild=1) is created: every worker then starts with SIGINT blocked
+    # until _worker_init ignores it, so a Ctrl-C during a worker's start-up cannot print a
+    # KeyboardInterrupt traceback from it. The parent unblocks at once and handles Ctrl-C.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool = ctx.Pool(processes=min(jobs, len(tasks)), initializer=_worker_init,
+                        maxtasksperchild=1)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    with pool:  # leaving the block terminates the workers
         for outcome in pool.imap_unordered(_run_task, tasks):
             outcomes.append(outcome)
             progress.finished(outcome)
