@@ -23,14 +23,13 @@ from typing import Any, Callable, Sequence
 
 import hypothesis
 import numpy as np
-from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis import strategies as st
 from scipy import stats
 
 from dpaudit.audits.claim_audit import LemmaCheck
 from dpaudit.audits.claim_driver import LemmaOutcome, fmt
 from dpaudit.audits.registry import AuditContext
-from dpaudit.audits.sensitivity import check_sensitivity
+from dpaudit.audits.sensitivity import LEMMA_SEARCH_SETTINGS, check_sensitivity
 from dpaudit.learners.bandit_ftal import (
     PrivateBanditFTAL,
     PrivateBanditFTALConvex,
@@ -97,14 +96,6 @@ def noise_law_check(d: int, T: int, bound: float, epsilon: float, samples: int,
                  f"mu(ceil(log2 T)+1)/eps = {s:.4g}), direction uniform on the sphere")
     return LemmaCheck(statement, "holds" if ok else "violated", None, 2 * n,
                       None if ok else {"pvalues": pvalues, "level": level})
-
-
-_HYP_SETTINGS = dict(database=None, deadline=None, derandomize=False,
-                     verbosity=Verbosity.quiet, report_multiple_bugs=False,
-                     phases=(Phase.explicit, Phase.generate, Phase.shrink),
-                     suppress_health_check=(HealthCheck.too_slow, HealthCheck.data_too_large,
-                                            HealthCheck.large_base_example,
-                                            HealthCheck.filter_too_much))
 
 
 @dataclass
@@ -194,7 +185,7 @@ def structural_checks(kind: str, d: int, make_learner: Callable[[int], Any], exa
     def fail(key: str, detail: dict[str, Any]) -> None:
         outcome.failures[key] = detail
 
-    @hypothesis.settings(max_examples=examples, **_HYP_SETTINGS)
+    @hypothesis.settings(max_examples=examples, **LEMMA_SEARCH_SETTINGS)
     @hypothesis.seed(seed)
     @hypothesis.given(_unchecked_streams(d, STRUCTURAL_MAX_T), st.integers(0, 2 ** 32 - 1))
     def search(stream: list[Loss], run_seed: int) -> None:
@@ -280,7 +271,7 @@ def tree_structure_checks(examples: int, seed: int) -> list[LemmaCheck]:
     failures: dict[str, dict[str, Any]] = {}
     tried = 0
 
-    @hypothesis.settings(max_examples=examples, **_HYP_SETTINGS)
+    @hypothesis.settings(max_examples=examples, **LEMMA_SEARCH_SETTINGS)
     @hypothesis.seed(seed)
     @hypothesis.given(st.integers(1, 130), st.integers(1, 3),
                       st.floats(1e-3, 1e3, allow_nan=False), st.floats(0.0, 1e4, allow_nan=False))
