@@ -95,4 +95,4 @@ def test_verdict_sentence_names_the_strongest_refutation():
     strong = GridPoint({"T": 33}, 1.0, 0.0, epsilon_exact=1.357, epsilon_accountant=1.7)
     audit = ClaimAudit(CLAIM, [weak, strong])
     verdict, why = audit.verdict_and_reason
-    assert verdict == "violated" and why.startswith("At T=33:") and audit.worst_point() is strong
+    assert verdict == "violated" and "strongest at T=33:" in why and audit.worst_point() is strong

@@ -110,6 +110,14 @@ class PrivacyClaim:
         Sensitivity statements the proof relies on.
     notes:
         Reading choices made where the printed text is ambiguous or garbled.
+    formula:
+        The claimed privacy as the paper states it, over its parameters, in plain text (e.g.
+        ``"(3 eps, 2 delta)"``): the one statement of the claim that ``dpaudit list``, the CLI
+        summary, the index and the verdict sentence print; each audited point gives an instance.
+        Empty: the claim is the fixed ``(epsilon, delta)``.
+    citation:
+        The paper in words (authors, title, venue, version), printed in the index and paper pages
+        instead of the file name.
     """
 
     id: str
@@ -122,6 +130,8 @@ class PrivacyClaim:
     release: Release = Release.FULL_SEQUENCE
     lemmas: tuple[SensitivityLemma, ...] = ()
     notes: str = ""
+    formula: str = ""
+    citation: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or "/" not in self.id:
@@ -139,6 +149,11 @@ class PrivacyClaim:
     @property
     def paper(self) -> str:
         return self.provenance.paper
+
+    @property
+    def privacy_statement(self) -> str:
+        """The claimed privacy as stated: :attr:`formula`, or ``(epsilon, delta)`` when fixed."""
+        return self.formula or f"({self.epsilon:.4g}, {self.delta:.3g})"
 
     def with_privacy(self, epsilon: float, delta: float | None = None) -> "PrivacyClaim":
         """The same claim instantiated at another (epsilon, delta) in its stated range."""
@@ -158,6 +173,8 @@ class PrivacyClaim:
             "release": self.release.value,
             "lemmas": [lem.to_dict() for lem in self.lemmas],
             "notes": self.notes,
+            "formula": self.formula,
+            "citation": self.citation,
         }
 
     @classmethod
@@ -171,4 +188,6 @@ class PrivacyClaim:
             release=Release(d.get("release", "full-sequence")),
             lemmas=tuple(SensitivityLemma.from_dict(x) for x in d.get("lemmas", [])),
             notes=d.get("notes", ""),
+            formula=d.get("formula", ""),
+            citation=d.get("citation", ""),
         )

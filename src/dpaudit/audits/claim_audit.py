@@ -34,10 +34,27 @@ from typing import Any, Literal, Mapping
 from dpaudit.claims import PrivacyClaim
 
 __all__ = ["GridPoint", "LemmaCheck", "ClaimAudit", "decide_verdict", "format_parameters", "Verdict",
-           "EXACT_TOLERANCE"]
+           "EXACT_TOLERANCE", "EXACT", "CERTIFIED", "EXACT_KINDS", "NOT_CHECKED", "exact_label",
+           "violation_region"]
 
 Verdict = Literal["holds", "violated", "inconclusive"]
-LemmaStatus = Literal["holds", "violated", "inconclusive"]
+LemmaStatus = Literal["holds", "violated", "inconclusive", "not checked"]
+
+#: ``GridPoint.exact_kind``: what the formal value ``epsilon_exact`` is. ``EXACT``: a closed form
+#: (or an exact composition) of the release on the pair; ``CERTIFIED``: a rigorous lower end of a
+#: numerical bracket (e.g. an optimistic privacy-loss distribution of a projected release). Both
+#: refute a claim they exceed; only the first is "the" epsilon of the pair.
+EXACT = "exact"
+CERTIFIED = "certified lower bound (numerical)"
+EXACT_KINDS = (EXACT, CERTIFIED)
+#: ``LemmaCheck.status`` of a lemma the claim relies on but no check evaluated (``note`` says why).
+NOT_CHECKED = "not checked"
+
+
+def exact_label(kind: str | None) -> str:
+    """``"exact epsilon"`` or ``"certified lower bound on epsilon (numerical)"`` for sentences."""
+    return ("certified lower bound on epsilon (numerical)" if kind == CERTIFIED
+            else "exact epsilon")
 
 #: Relative tolerance on exact (floating-point) epsilon comparisons: an exact epsilon must exceed the
 #: claim by more than this factor to be a formal counterexample.
@@ -69,7 +86,9 @@ class GridPoint:
     pair found (formal evidence); ``epsilon_accountant``: dp-accounting epsilon of the implemented
     noise schedule under worst-case sensitivity; ``epsilon_lower_bound``: valid empirical lower
     bound (statistical evidence, with ``alpha`` its level); ``evidence``: anything else
-    (counts, events, samples, seeds, pair description).
+    (counts, events, samples, seeds, pair description); ``exact_kind``: :data:`EXACT` when
+    ``epsilon_exact`` is a closed form, :data:`CERTIFIED` when it is the certified lower end of a
+    numerical bracket.
     """
 
     parameters: Mapping[str, Any]
@@ -79,12 +98,17 @@ class GridPoint:
     epsilon_accountant: float | None = None
     epsilon_lower_bound: float | None = None
     evidence: Mapping[str, Any] = field(default_factory=dict)
+    exact_kind: str = EXACT
+
+    def __post_init__(self) -> None:
+        if self.exact_kind not in EXACT_KINDS:
+            raise ValueError(f"exact_kind must be one of {EXACT_KINDS}, got {self.exact_kind!r}")
 
     def counterexample(self, tol: float = EXACT_TOLERANCE) -> str | None:
         """Why this point refutes the claim, or None."""
         c = self.claimed_epsilon
         if self.epsilon_exact is not None and self.epsilon_exact > c * (1 + tol):
-            return f"exact epsilon {self.epsilon_exact:.6g} > claimed {c:.6g}"
+            return f"{exact_label(self.exact_kind)} {self.epsilon_exact:.6g} > claimed {c:.6g}"
         if self.epsilon_lower_bound is not None and self.epsilon_lower_bound > c:
             return f"empirical lower bound {self.epsilon_lower_bound:.6g} > claimed {c:.6g}"
         return None
@@ -105,6 +129,7 @@ class GridPoint:
         return {"parameters": dict(self.parameters), "claimed_epsilon": self.claimed_epsilon,
                 "claimed_delta": self.claimed_delta,
                 "epsilon_exact": _json_float(self.epsilon_exact),
+                "exact_kind": None if self.epsilon_exact is None else self.exact_kind,
                 "epsilon_accountant": _json_float(self.epsilon_accountant),
                 "epsilon_lower_bound": _json_float(self.epsilon_lower_bound),
                 "evidence": dict(self.evidence)}
@@ -115,29 +140,38 @@ class GridPoint:
             v = d.get(k)
             return None if v is None else float(v)
         return cls(d["parameters"], d["claimed_epsilon"], d["claimed_delta"], f("epsilon_exact"),
-                   f("epsilon_accountant"), f("epsilon_lower_bound"), d.get("evidence", {}))
+                   f("epsilon_accountant"), f("epsilon_lower_bound"), d.get("evidence", {}),
+                   d.get("exact_kind") or EXACT)
 
 
 @dataclass(frozen=True)
 class LemmaCheck:
-    """Outcome of a property-based check of one sensitivity lemma."""
+    """Outcome of a property-based check of one sensitivity lemma.
+
+    ``status`` :data:`NOT_CHECKED` records a lemma the claim relies on that no check evaluated;
+    ``note`` then says why (reports print it; the verdict rules treat it as "not evidence").
+    """
 
     statement: str
     status: LemmaStatus
     worst_ratio: float | None = None
     examples: int = 0
     counterexample: Mapping[str, Any] | None = None
+    note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"statement": self.statement, "status": self.status,
-                "worst_ratio": _json_float(self.worst_ratio), "examples": self.examples,
-                "counterexample": None if self.counterexample is None else dict(self.counterexample)}
+        d = {"statement": self.statement, "status": self.status,
+             "worst_ratio": _json_float(self.worst_ratio), "examples": self.examples,
+             "counterexample": None if self.counterexample is None else dict(self.counterexample)}
+        if self.note:
+            d["note"] = self.note
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "LemmaCheck":
         wr = d.get("worst_ratio")
         return cls(d["statement"], d["status"], None if wr is None else float(wr),
-                   d.get("examples", 0), d.get("counterexample"))
+                   d.get("examples", 0), d.get("counterexample"), d.get("note", ""))
 
 
 def format_parameters(parameters: Mapping[str, Any]) -> str:
@@ -147,18 +181,62 @@ def format_parameters(parameters: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={fmt(v)}" for k, v in parameters.items()) or "(no parameters)"
 
 
+def _fmt_value(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def violation_region(points: list[GridPoint]) -> str:
+    """Where the refuting points lie among the audited ones, in words.
+
+    ``"at every audited point (9 of 9)"``; ``"only for epsilon >= 818 (3 of 9 audited points)"``
+    when one numeric parameter separates the refuting points from the others (the first such
+    parameter in the points' order); else ``"at 4 of 9 audited points"``. Empty when nothing
+    refutes the claim.
+    """
+    bad = [p.counterexample() is not None for p in points]
+    k, n = sum(bad), len(points)
+    if k == 0:
+        return ""
+    if k == n:
+        return f"at every audited point ({n} of {n})"
+    names: list[str] = []
+    for p in points:
+        names += [x for x in p.parameters if x not in names]
+    for name in names:
+        vals = [p.parameters.get(name) for p in points]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            continue
+        refuting = [v for v, b in zip(vals, bad) if b]
+        other = [v for v, b in zip(vals, bad) if not b]
+        if min(refuting) > max(other):
+            return (f"only for {name} >= {_fmt_value(min(refuting))} ({k} of {n} audited "
+                    "points)")
+        if max(refuting) < min(other):
+            return (f"only for {name} <= {_fmt_value(max(refuting))} ({k} of {n} audited "
+                    "points)")
+    return f"at {k} of {n} audited points"
+
+
 def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[Verdict, str]:
-    """Apply the verdict rules of the module docstring; return (verdict, one-sentence reason)."""
+    """Apply the verdict rules of the module docstring; return (verdict, one-sentence reason).
+
+    Lemmas with status :data:`NOT_CHECKED` are not evidence either way: they never turn a verdict
+    into "inconclusive", and a "holds" reason says how many were not checked instead of claiming
+    that every lemma held.
+    """
     refuting = [p for p in points if p.counterexample() is not None]
     if refuting:  # state the strongest refutation (the report's worst point)
         p = max(refuting, key=lambda q: q.refutation_ratio())
-        return "violated", f"At {format_parameters(p.parameters)}: {p.counterexample()}."
+        return "violated", (f"Violated {violation_region(points)}; strongest at "
+                            f"{format_parameters(p.parameters)}: {p.counterexample()}.")
     if not points:
         return "inconclusive", "No parameter point was audited."
     no_acc = [p for p in points if p.epsilon_accountant is None]
     over = [p for p in points if p.epsilon_accountant is not None
             and p.epsilon_accountant > p.claimed_epsilon * (1 + EXACT_TOLERANCE)]
-    bad_lemmas = [lem for lem in lemmas if lem.status != "holds"]
+    checked = [lem for lem in lemmas if lem.status != NOT_CHECKED]
+    unchecked = len(lemmas) - len(checked)
+    bad_lemmas = [lem for lem in checked if lem.status != "holds"]
     if over:
         p = max(over, key=lambda q: q.epsilon_accountant / q.claimed_epsilon)
         return ("inconclusive", f"No realisable counterexample found, but the accountant gives "
@@ -170,8 +248,15 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
     if no_acc:
         return ("inconclusive", f"No counterexample found, but {len(no_acc)} of {len(points)} "
                 "points have no accountant bound to certify the claim.")
+    if unchecked:
+        lemma_text = (f"each of the {len(checked)} checked lemmas held ({unchecked} of the "
+                      f"claim's lemmas not checked; the lemma table says why)" if checked else
+                      f"none of the claim's {unchecked} lemmas was checked (the lemma table "
+                      "says why)")
+    else:
+        lemma_text = "every lemma held" if checked else "the claim relies on no lemma"
     return "holds", (f"No counterexample at {len(points)} audited points; the accountant is at or "
-                     "below the claim at every point and every lemma held.")
+                     f"below the claim at every point and {lemma_text}.")
 
 
 @dataclass
@@ -217,11 +302,13 @@ class ClaimAudit:
             "claimed": {"epsilon": self.claim.epsilon, "delta": self.claim.delta},
             "verdict": verdict,
             "reason": reason,
+            "violation_region": violation_region(self.points),
             "worst_case": {
                 "parameters": {} if w is None else dict(w.parameters),
                 "claimed_epsilon": None if w is None else w.claimed_epsilon,
                 "claimed_delta": None if w is None else w.claimed_delta,
                 "epsilon_exact": None if w is None else _json_float(w.epsilon_exact),
+                "exact_kind": None if w is None or w.epsilon_exact is None else w.exact_kind,
                 "epsilon_accountant": None if w is None else _json_float(w.epsilon_accountant),
                 "epsilon_lower_bound": None if w is None else _json_float(w.epsilon_lower_bound),
             },

@@ -27,13 +27,15 @@ dp-accounting's small immutable event objects):
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from dpaudit.audits.claim_audit import ClaimAudit, GridPoint, LemmaCheck, format_parameters
+from dpaudit.audits.claim_audit import (CERTIFIED, EXACT, EXACT_KINDS, NOT_CHECKED, ClaimAudit,
+                                        GridPoint, LemmaCheck, format_parameters)
 from dpaudit.audits.registry import AuditContext, Budget
 from dpaudit.claims import PrivacyClaim
 
@@ -92,13 +94,17 @@ class PointPlan:
     "epsilon_accountant": [...], "epsilon_exact": [...], ...}``) for the figure, computed from the
     same objects as the table; ``recommendation()``: the calibration that would deliver the claim;
     ``followups``: extra tested points (own parameters, own test) run when this point is the
-    highest-ranked tested point; ``model``: paper-private state for the paper's hooks.
+    highest-ranked tested point; ``model``: paper-private state for the paper's hooks;
+    ``exact_kind``: what ``exact`` is, ``"exact"`` (a closed form of the release on the pair) or
+    ``"certified lower bound (numerical)"`` (the rigorous lower end of a numerical bracket, e.g.
+    an optimistic privacy-loss distribution); reports, JSON and figures label it so.
     """
 
     parameters: Mapping[str, Any]
     claimed_epsilon: float
     claimed_delta: float
     exact: float | None = None
+    exact_kind: str = EXACT
     exact_upper: float | None = None
     accountant: float | None = None
     empirical: EmpiricalPlan | None = None
@@ -108,11 +114,16 @@ class PointPlan:
     followups: tuple["PointPlan", ...] = ()
     model: Any = None
 
+    def __post_init__(self) -> None:
+        if self.exact_kind not in EXACT_KINDS:
+            raise ValueError(f"exact_kind must be one of {EXACT_KINDS}, got {self.exact_kind!r}")
+
     def grid_point(self, lower_bound: float | None = None,
                    evidence: Mapping[str, Any] | None = None) -> GridPoint:
         return GridPoint(dict(self.parameters), self.claimed_epsilon, self.claimed_delta,
                          self.exact, self.accountant, lower_bound,
-                         dict(self.evidence) if evidence is None else dict(evidence))
+                         dict(self.evidence) if evidence is None else dict(evidence),
+                         self.exact_kind)
 
     def ratio(self) -> float:
         """Largest exact-or-accountant to claim ratio (ranks points for the empirical tests)."""
@@ -145,11 +156,23 @@ class AddedPoints:
 @dataclass(frozen=True)
 class LemmaOutcome:
     """What a paper's lemma checks return: the checks, the trace for the sensitivity figure
-    (``figures["sensitivity"]`` convention of :mod:`dpaudit.audits.claim_audit`) and prose."""
+    (``figures["sensitivity"]`` convention of :mod:`dpaudit.audits.claim_audit`) and prose.
+
+    ``not_checked``: statement of a lemma of the claim -> why no check evaluates it. Every lemma of
+    the claim with no check of the same statement is recorded as ``"not checked"`` with this
+    reason (or :data:`DEFAULT_NOT_CHECKED`), so a report never says "every lemma held" for a lemma
+    nobody looked at.
+    """
 
     checks: tuple[LemmaCheck, ...] = ()
     sensitivity_trace: Mapping[str, Any] | None = None
     findings: tuple[str, ...] = ()
+    not_checked: Mapping[str, str] = field(default_factory=dict)
+
+
+#: Why a lemma of the claim is "not checked" when the declaration gives no reason.
+DEFAULT_NOT_CHECKED = ("no check of this statement as printed is declared for this claim (the "
+                       "checks that ran test the statements listed with them)")
 
 
 @dataclass(frozen=True)
@@ -229,20 +252,61 @@ def _run_test(plan: PointPlan, ctx: AuditContext, claim_id: str, key: tuple[Any,
 def _summary(claim_id: str, points: Sequence[GridPoint], worst: GridPoint) -> str:
     ratios_exact = [p.epsilon_exact / p.claimed_epsilon for p in points
                     if p.epsilon_exact is not None]
+    kinds = {p.exact_kind for p in points if p.epsilon_exact is not None}
+    exact_name = ("exact" if kinds == {EXACT} else "certified lower bound (numerical)"
+                  if kinds == {CERTIFIED} else "exact or certified")
     ratios_acc = [p.epsilon_accountant / p.claimed_epsilon for p in points
                   if p.epsilon_accountant is not None]
     n_bad = sum(p.counterexample() is not None for p in points)
     parts = [f"{claim_id}: {len(points)} grid points, {n_bad} with a formal or statistical "
              "counterexample;"]
     if ratios_exact:
-        parts.append(f"exact/claimed in [{min(ratios_exact):.3g}, {max(ratios_exact):.3g}];")
+        parts.append(f"{exact_name}/claimed in [{min(ratios_exact):.3g}, "
+                     f"{max(ratios_exact):.3g}];")
     if ratios_acc:
         parts.append(f"accountant/claimed in [{min(ratios_acc):.3g}, {max(ratios_acc):.3g}].")
+    exact_word = "exact" if worst.exact_kind == EXACT else CERTIFIED
     parts.append(f"Worst point ({format_parameters(worst.parameters)}): claimed "
-                 f"{fmt(worst.claimed_epsilon)}, exact {fmt(worst.epsilon_exact)}, accountant "
+                 f"{fmt(worst.claimed_epsilon)}, {exact_word} {fmt(worst.epsilon_exact)}, accountant "
                  f"{fmt(worst.epsilon_accountant)}, empirical lower bound "
                  f"{fmt(worst.epsilon_lower_bound)}.")
     return " ".join(parts)
+
+
+#: Relative tolerance when a figure's value at the claimed delta is held against the table's.
+FIGURE_RTOL = 1e-6
+
+
+def _table_check(curve: Mapping[str, Any], wp: GridPoint) -> dict[str, Any]:
+    """The table's values at the worst point next to the curve's at the claimed delta.
+
+    ``agrees`` is ``True`` when the curve is evaluated at the claimed delta and gives the table's
+    exact and accountant epsilons there (relative ``FIGURE_RTOL``), ``False`` when it gives other
+    values (the figure's caption then says so), ``None`` when the claimed delta is not on the
+    curve's grid (the figure marks the table's values as points).
+    """
+    deltas = list(curve.get("deltas") or [])
+    out: dict[str, Any] = {"delta": wp.claimed_delta, "epsilon_exact": wp.epsilon_exact,
+                           "exact_kind": wp.exact_kind,
+                           "epsilon_accountant": wp.epsilon_accountant, "agrees": None,
+                           "mismatches": []}
+    idx = next((i for i, d in enumerate(deltas)
+                if d is not None and math.isclose(float(d), wp.claimed_delta, rel_tol=1e-12,
+                                                  abs_tol=0.0)), None)
+    if idx is None:
+        return out
+    agrees = True
+    for key, table in (("epsilon_exact", wp.epsilon_exact),
+                       ("epsilon_accountant", wp.epsilon_accountant)):
+        series = curve.get(key)
+        if table is None or not series or series[idx] is None:
+            continue
+        value = float(series[idx])
+        if not (value == table or math.isclose(value, table, rel_tol=FIGURE_RTOL, abs_tol=1e-12)):
+            agrees = False
+            out["mismatches"].append({"series": key, "curve": value, "table": table})
+    out["agrees"] = agrees
+    return out
 
 
 def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
@@ -287,6 +351,9 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
         res = _run_test(plan, ctx, claim.id, key, a_test)
         emp = {k: v for k, v in res.to_dict().items() if k != "histogram"}
         emp["statistic_name"] = plan.empirical.statistic_name
+        if plan.empirical.statistic is not None:  # name it in words, not by its Python qualname
+            emp["statistic"] = dict(emp.get("statistic") or {},
+                                    description=plan.empirical.statistic_name)
         emp["bonferroni"] = _bonferroni(ctx, n_tests, rank, plan.empirical.what)
         ev = dict(plan.evidence)
         ev["empirical"] = emp
@@ -311,6 +378,10 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
     lemma_fn = _optional(decl, "lemmas")
     outcome = lemma_fn(ctx, lemma_parameters) if lemma_fn is not None else LemmaOutcome()
     lemmas = list(outcome.checks)
+    checked = {lem.statement for lem in lemmas}
+    lemmas += [LemmaCheck(lem.statement, NOT_CHECKED,
+                          note=outcome.not_checked.get(lem.statement, DEFAULT_NOT_CHECKED))
+               for lem in claim.lemmas if lem.statement not in checked]
 
     ctx.progress(len(grid) + 2, total, f"{claim.id}: worst point, figures and findings")
     run = ClaimRun(claim, ctx, plans, points, tested, lemmas, skipped, dict(added.notes))
@@ -330,6 +401,10 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
             hist["parameters"] = dict(shown.plan.parameters)
             hist["statistic"] = shown.plan.empirical.statistic_name
             hist["worst_point"] = shown.index == w
+            hist["worst_parameters"] = dict(wp.parameters)
+            chosen = shown.result.to_dict().get("event") or {}
+            hist["event"] = (chosen.get("event") or {}).get("description")
+            hist["event_test_counts"] = chosen.get("test")
             figures["histogram"] = hist
         if wplan.curve is not None:
             curve = dict(wplan.curve())
@@ -337,6 +412,8 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
             curve["lower_bound"] = (None if wp.epsilon_lower_bound is None
                                     else [wp.epsilon_lower_bound, wp.claimed_delta])
             curve["parameters"] = dict(wp.parameters)
+            curve["exact_kind"] = wp.exact_kind
+            curve["table"] = _table_check(curve, wp)
             figures["privacy_curve"] = curve
         if (wplan.recommendation is not None and audit.verdict != "holds"
                 and (wp.counterexample() is not None

@@ -29,7 +29,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from dpaudit.audits.accounting import calibrate_gaussian_noise_multiplier, gaussian_epsilon
-from dpaudit.audits.claim_audit import EXACT_TOLERANCE, GridPoint, format_parameters
+from dpaudit.audits.claim_audit import (CERTIFIED, EXACT, EXACT_TOLERANCE, GridPoint,
+                                        format_parameters)
 from dpaudit.audits.claim_driver import (AddedPoints, ClaimRun, EmpiricalPlan, LemmaOutcome,
                                          PointPlan, Skip, coarse, fmt)
 from dpaudit.audits.registry import AuditContext, Budget, register
@@ -38,7 +39,7 @@ from dpaudit.learners.pocp import Version, pocp_c
 from dpaudit.mechanisms.private_sum import private_sum_sigma
 from dpaudit.papers.jkt12.claims import CLAIM_IDS, claimed_privacy, get_claim
 from dpaudit.papers.jkt12.exact import (CURVE_DELTAS, _cross_check, _tree_mu, privatesum_step_mu,
-                                        pqftl_state_mu, release_epsilon_curve)
+                                        pqftl_state_mu, release_epsilon)
 from dpaudit.papers.jkt12.lemmas import (_instance_step_check, _lemma1_ratio, _pgiga_lemmas,
                                          _pigd_lemmas, _pocp_lemmas, _pol_lemmas, _step_check,
                                          _tree_lemmas)
@@ -81,13 +82,17 @@ def _mechanism(model: _Model) -> Callable[[Any, int, np.random.Generator], np.nd
 
 
 def _privacy_curve(model: _Model, max_clipped: int) -> dict[str, Any]:
-    """The series of the privacy-curve figure at ``model``'s point, from the same release model
-    as the table's exact and accountant values."""
-    curve = release_epsilon_curve(model.m0, model.m1, model.sigmas, CURVE_DELTAS,
-                                  model.half_width, max_clipped_steps=max_clipped)
+    """The series of the privacy-curve figure at ``model``'s point, computed exactly as the
+    table's exact (or certified) and accountant values: one :func:`release_epsilon` per delta with
+    the point's ``max_clipped`` steps, on a grid that contains the claimed delta, so the curve
+    passes through the table's values there (the driver checks it)."""
+    delta_c = model.claimed[1]
+    deltas = sorted(set(CURVE_DELTAS) | ({delta_c} if 0 < delta_c < 1 else set()))
+    curve = [release_epsilon(model.m0, model.m1, model.sigmas, d, model.half_width,
+                             max_clipped_steps=max_clipped) for d in deltas]
     acc = [gaussian_epsilon(model.accountant_mu, d) if model.accountant_mu > 0 else 0.0
-           for d in CURVE_DELTAS]
-    return {"deltas": CURVE_DELTAS, "epsilon_accountant": acc,
+           for d in deltas]
+    return {"deltas": deltas, "epsilon_accountant": acc,
             "epsilon_exact": [c.lower for c in curve],
             "epsilon_exact_unprojected": [c.upper for c in curve]}
 
@@ -274,10 +279,13 @@ def _family_plan(fam: _Family, model: _Model, point: GridPoint, max_clipped: int
                                         data1=model.streams[1], statistic=_lr_statistic(model),
                                         statistic_name=LR_STATISTIC,
                                         what="x1 = 'uniform' run")))
+    used_clipped = point.evidence["exact_release"].get("max_clipped_steps", max_clipped)
     return PointPlan(parameters=point.parameters, claimed_epsilon=point.claimed_epsilon,
                      claimed_delta=point.claimed_delta, exact=point.epsilon_exact,
+                     # Projected onto a box: the lower end of a numerical bracket (exact.py).
+                     exact_kind=EXACT if model.half_width is None else CERTIFIED,
                      exact_upper=point.evidence["exact_release"]["upper"], accountant=base_acc,
-                     empirical=emp, curve=lambda: _privacy_curve(model, max_clipped),
+                     empirical=emp, curve=lambda: _privacy_curve(model, used_clipped),
                      recommendation=lambda: _recommendation(model), evidence=point.evidence,
                      followups=tuple(followups), model=model)
 
@@ -361,11 +369,13 @@ class FamilyDeclaration:
 
 
 def _tree_curve(m: _TreeModel, exact_available: bool) -> dict[str, Any]:
-    return {"deltas": CURVE_DELTAS,
+    delta_c = m.claimed[1]
+    deltas = sorted(set(CURVE_DELTAS) | ({delta_c} if 0 < delta_c < 1 else set()))
+    return {"deltas": deltas,
             "epsilon_accountant": [gaussian_epsilon(m.accountant_mu, d) if m.accountant_mu > 0
-                                   else 0.0 for d in CURVE_DELTAS],
-            "epsilon_exact": [gaussian_epsilon(m.mu, d) for d in CURVE_DELTAS]
-            if exact_available and m.mu > 0 else None}
+                                   else 0.0 for d in deltas],
+            "epsilon_exact": [gaussian_epsilon(m.mu, d) if m.mu > 0 else 0.0 for d in deltas]
+            if exact_available else None}
 
 
 def _tree_recommendation(m: _TreeModel, point: GridPoint) -> str:

@@ -50,6 +50,11 @@ __all__ = ["CLAIM_IDS", "REPRESENTATIVE", "JKT12_CLAIMS", "claimed_privacy", "ge
 
 COLT = ("jkt12-colt.txt", "COLT 2012")
 ARXIV = ("jkt12-arxiv.txt", "arXiv")
+#: The paper in words, per version (reports print it instead of the file name).
+CITATION = {COLT: "Jain, Kothari, Thakurta: Differentially Private Online Learning, COLT 2012 "
+                  "(proceedings version)",
+            ARXIV: "Jain, Kothari, Thakurta: Differentially Private Online Learning, arXiv "
+                   "version"}
 
 CLAIM_IDS: tuple[str, ...] = (
     "jkt12-colt/pocp", "jkt12-colt/pigd", "jkt12-colt/pgiga", "jkt12-colt/pqftl",
@@ -123,6 +128,7 @@ def _build() -> dict[str, PrivacyClaim]:
         colt = tag == "colt"
         claims.append(PrivacyClaim(
             id=f"jkt12-{tag}/pocp", epsilon=3 * eps, delta=2 * dl,
+            formula="(3 eps, 2 delta)", citation=CITATION[src],
             provenance=_prov(src, "Theorem 1 (POCP Privacy)", f"{_POCP_BETA}, {c}",
                              "App. A.2 (proof; Alg. 1 not printed in the body)" if colt
                              else "Sec. 3.1, Algorithm 1 line 7"),
@@ -138,6 +144,7 @@ def _build() -> dict[str, PrivacyClaim]:
         lem4 = "2L/(alpha t)" if colt else "2L/t"
         claims.append(PrivacyClaim(
             id=f"jkt12-{tag}/pigd", epsilon=3 * eps, delta=2 * dl,
+            formula="(3 eps, 2 delta)", citation=CITATION[src],
             provenance=_prov(src, "Theorem 7 (PIGD Privacy)" if colt else "Theorem 3 (PIGD Privacy)",
                              ("beta = 2 L T^{0.5+c}/alpha sqrt((2/eps)(ln(T/delta) + "
                               "sqrt(eps)/T^{0.5+c}))" if colt else
@@ -158,6 +165,7 @@ def _build() -> dict[str, PrivacyClaim]:
                    + _regime_note(colt))))
         claims.append(PrivacyClaim(
             id=f"jkt12-{tag}/pgiga", epsilon=3 * eps, delta=2 * dl,
+            formula="(3 eps, 2 delta)", citation=CITATION[src],
             provenance=_prov(src, "Theorem 9 (PGIGA Privacy)" if colt else "Theorem 5 (PGIGA Privacy)",
                              ("beta = 2 G T^{0.5+c}/alpha sqrt(...)" if colt
                               else "beta = 2 G T^{0.5+c} sqrt(...)") + f", {c}",
@@ -179,6 +187,7 @@ def _build() -> dict[str, PrivacyClaim]:
         sigma = _SIGMA_COLT if colt else _SIGMA_ARXIV
         claims.append(PrivacyClaim(
             id=f"jkt12-{tag}/pqftl", epsilon=eps, delta=dl,
+            formula="(eps, delta)", citation=CITATION[src],
             provenance=_prov(src, "Theorem 3 (PQFTL Privacy)" if colt else "Theorem 7 (PQFTL Privacy)",
                              f"PrivateSum(v_t v_t^T, ..., R^2, eps/2, delta/2, T), "
                              f"PrivateSum(y_t v_t, ..., R, eps/2, delta/2, T); {sigma}",
@@ -197,6 +206,7 @@ def _build() -> dict[str, PrivacyClaim]:
                    "x^_1..x^_T, a post-processing of the noisy sums (V^_t, u^_t).")))
         claims.append(PrivacyClaim(
             id=f"jkt12-{tag}/privatesum", epsilon=eps, delta=dl,
+            formula="(eps, delta)", citation=CITATION[src],
             provenance=_prov(src, "Theorem 11 (Algorithm 5: Privacy)" if colt
                              else "Theorem 9 (Algorithm 5: Privacy)", sigma,
                              "App. D.2, Algorithm 5 line 3" if colt
@@ -214,6 +224,7 @@ def _build() -> dict[str, PrivacyClaim]:
                    "as ln.")))
         claims.append(PrivacyClaim(
             id=f"jkt12-{tag}/pol", epsilon=eps, delta=dl,
+            formula="(eps_p, delta)", citation=CITATION[src],
             provenance=_prov(src, "Theorem 5 (POL Privacy)" if colt else "Theorem 10 (POL Privacy)",
                              _POL_BETA, "Sec. 5, Algorithm 6 line 13" if colt
                              else "Sec. 4.2, Algorithm 6 line 13"),
@@ -227,6 +238,7 @@ def _build() -> dict[str, PrivacyClaim]:
             notes="Released: the single point x^ (Release.FINAL)."))
     claims.append(PrivacyClaim(
         id="jkt12-colt/pocp-doubling", epsilon=3 * eps * math.log2(REPRESENTATIVE["T"]),
+        formula="(3 eps log2 T, delta log2 T + 2 / T^(2 eps))", citation=CITATION[COLT],
         delta=(dl * math.log2(REPRESENTATIVE["T"])
                + 2.0 / REPRESENTATIVE["T"] ** (2 * eps)),
         provenance=_prov(COLT, "Theorem 13", _DOUBLING_BETA, "Sec. 6.2, App. F, Algorithm 7 line 7"),

@@ -126,7 +126,7 @@ def _exact_point(model: _Model, max_clipped: int) -> tuple[GridPoint, dict[str, 
     eps_acc = gaussian_epsilon(model.accountant_mu, delta_c) if model.accountant_mu > 0 else 0.0
     evidence = dict(model.evidence)
     evidence.update({
-        "exact_release": ex.to_dict(),
+        "exact_release": dict(ex.to_dict(), max_clipped_steps=max_clipped),
         "accountant": {"mu": model.accountant_mu, "epsilon": eps_acc,
                        "sensitivity": model.accountant_note},
         model.noise_name: model.noise_value,

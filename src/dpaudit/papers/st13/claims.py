@@ -32,6 +32,9 @@ __all__ = [
 
 PAPER = "st13.txt"
 VERSION = "NeurIPS 2013, with supplementary appendices A-E"
+#: The paper in words (reports print it instead of the file name).
+CITATION = ("Smith, Thakurta: (Nearly) Optimal Algorithms for Private Online Learning in "
+            "Full-information and Bandit Settings, NeurIPS 2013 (with supplementary appendices)")
 
 #: Algorithm 2 line 9, verbatim up to typography.
 TREE_CALIBRATION = ("n ~ lambda exp(-||n||_2 eps / (mu (ceil(log2 T) + 1))) added once to every "
@@ -84,6 +87,8 @@ _COMMON_RANGE = {
 
 TREE_AGGREGATION = PrivacyClaim(
     id="st13/tree-aggregation",
+    formula="(eps, 0)",
+    citation=CITATION,
     epsilon=1.0,
     delta=0.0,
     provenance=Provenance(
@@ -105,6 +110,8 @@ TREE_AGGREGATION = PrivacyClaim(
 
 PFTAL_CLAIM = PrivacyClaim(
     id="st13/pftal",
+    formula="(eps, 0)",
+    citation=CITATION,
     epsilon=1.0,
     delta=0.0,
     provenance=Provenance(
@@ -136,6 +143,8 @@ PFTAL_CLAIM = PrivacyClaim(
 
 PFTAL_CONVEX_CLAIM = PrivacyClaim(
     id="st13/pftal-convex",
+    formula="(eps, 0)",
+    citation=CITATION,
     epsilon=1.0,
     delta=0.0,
     provenance=Provenance(
@@ -157,6 +166,8 @@ PFTAL_CONVEX_CLAIM = PrivacyClaim(
 
 BANDIT_FTAL_CLAIM = PrivacyClaim(
     id="st13/bandit-ftal",
+    formula="(eps, 0)",
+    citation=CITATION,
     epsilon=1.0,
     delta=0.0,
     provenance=Provenance(
@@ -180,6 +191,8 @@ BANDIT_FTAL_CLAIM = PrivacyClaim(
 
 BANDIT_FTAL_CONVEX_CLAIM = PrivacyClaim(
     id="st13/bandit-ftal-convex",
+    formula="(eps, 0)",
+    citation=CITATION,
     epsilon=1.0,
     delta=0.0,
     provenance=Provenance(
