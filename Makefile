@@ -47,9 +47,12 @@ campaign: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_audit.py
 
-## Render reports in headless Chromium and save screenshots (needs Debian's chromium).
+## Screenshots of every page type (index, paper page, violated, holds, inconclusive) at 1400 and
+## 800 px wide, in out/screenshots (needs Debian's chromium; audits at the quick budget first when
+## $(OUT) has no index yet). Look at them: this is the reader's-eye check of the reports.
 check-html: $(STAMP)
-	bash scripts/check_html.sh $(OUT)
+	[ -f $(OUT)/index.json ] || $(MAKE) audit
+	bash scripts/check_html.sh --types $(OUT)
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .hypothesis

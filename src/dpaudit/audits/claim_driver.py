@@ -318,7 +318,7 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
     plans: list[PointPlan] = []
     skipped: list[Skip] = []
     for i, params in enumerate(grid):
-        ctx.progress(i, total, f"{claim.id}: exact and accountant at {format_parameters(params)}")
+        ctx.progress(i, total, f"point {i + 1} of {len(grid)}: exact and accountant epsilon")
         planned = decl.plan(params, ctx)
         if isinstance(planned, Skip):
             skipped.append(planned)
@@ -332,7 +332,6 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
                         [dict(s.parameters) for s in skipped])
 
     # Which points get an empirical test: fixed here, from the plans only.
-    ctx.progress(len(grid), total, f"{claim.id}: empirical lower bounds")
     candidates = [i for i, p in enumerate(plans) if p.empirical is not None]
     tested_points = _optional(decl, "tested_points")
     k = tested_points(ctx.budget) if tested_points is not None else None
@@ -342,13 +341,18 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
     followups = [f for f in followups if f.empirical is not None]
     n_tests = len(candidates) + len(followups)
     a_test = ctx.alpha / n_tests if n_tests else ctx.alpha
+    total = len(grid) + n_tests + 3
+    done = [len(grid)]
     points = [p.grid_point() for p in plans]
     tested: list[TestedPoint] = []
     findings_tail: list[str] = []
 
     def record(index: int, plan: PointPlan, key: tuple[Any, ...], rank: int) -> GridPoint:
         assert plan.empirical is not None
+        ctx.progress(done[0], total, f"empirical test {rank + 1} of {n_tests} "
+                                     f"({plan.empirical.what})")
         res = _run_test(plan, ctx, claim.id, key, a_test)
+        done[0] += 1
         emp = {k: v for k, v in res.to_dict().items() if k != "histogram"}
         emp["statistic_name"] = plan.empirical.statistic_name
         if plan.empirical.statistic is not None:  # name it in words, not by its Python qualname
@@ -374,7 +378,7 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
         points.append(record(len(plans) - 1, fplan, (candidates[0], "followup", j),
                              len(candidates) + j))
 
-    ctx.progress(len(grid) + 1, total, f"{claim.id}: sensitivity lemmas")
+    ctx.progress(done[0], total, "checking the sensitivity lemmas")
     lemma_fn = _optional(decl, "lemmas")
     outcome = lemma_fn(ctx, lemma_parameters) if lemma_fn is not None else LemmaOutcome()
     lemmas = list(outcome.checks)
@@ -383,7 +387,7 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
                           note=outcome.not_checked.get(lem.statement, DEFAULT_NOT_CHECKED))
                for lem in claim.lemmas if lem.statement not in checked]
 
-    ctx.progress(len(grid) + 2, total, f"{claim.id}: worst point, figures and findings")
+    ctx.progress(done[0] + 1, total, "worst point, figures and findings")
     run = ClaimRun(claim, ctx, plans, points, tested, lemmas, skipped, dict(added.notes))
     audit = ClaimAudit(claim=claim, points=points, lemmas=lemmas, seed=ctx.seed,
                        budget=ctx.budget.name, alpha=ctx.alpha)
@@ -402,8 +406,12 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
             hist["statistic"] = shown.plan.empirical.statistic_name
             hist["worst_point"] = shown.index == w
             hist["worst_parameters"] = dict(wp.parameters)
-            chosen = shown.result.to_dict().get("event") or {}
+            as_dict = shown.result.to_dict()
+            chosen = as_dict.get("event") or {}
+            if as_dict.get("event_outcomes"):
+                hist["event_outcomes"] = as_dict["event_outcomes"]["description"]
             hist["event"] = (chosen.get("event") or {}).get("description")
+            hist["event_tail"] = (chosen.get("event") or {}).get("tail")
             hist["event_test_counts"] = chosen.get("test")
             figures["histogram"] = hist
         if wplan.curve is not None:
@@ -435,7 +443,7 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
     audit.seconds = time.perf_counter() - start
     audit.reproduce = (f"dpaudit audit {claim.id} --budget {ctx.budget.name} --seed {ctx.seed} "
                        f"--alpha {ctx.alpha}")
-    ctx.progress(total, total, f"{claim.id}: done")
+    ctx.progress(total, total, "done")
     return audit
 
 

@@ -364,6 +364,7 @@ class AuditResult:
     pair_index: int | None = None
     pilot: tuple[Mapping[str, Any], ...] = ()
     pilot_samples: int = 0
+    event_outcomes: Mapping[str, Any] | None = None
 
     @property
     def bonferroni_factor(self) -> int:
@@ -374,6 +375,39 @@ class AuditResult:
     def pilot_runs(self) -> int:
         """Mechanism runs spent on pilots: both inputs of every candidate pair (0 without one)."""
         return 2 * len(self.pilot) * self.pilot_samples
+
+    def summary_lines(self) -> list[str]:
+        """The result in a few short lines (what :meth:`__str__` and :meth:`_repr_html_` show)."""
+        level = f"{100 * (1 - self.alpha):.4g}%"
+        lines = [f"epsilon >= {self.epsilon_lower_bound:.4g} ({level} one-sided, exact "
+                 f"Clopper-Pearson, Bonferroni over {self.bonferroni.m} events) vs claimed "
+                 f"({self.claimed_epsilon:.4g}, {self.claimed_delta:.3g}): {self.verdict}"]
+        if self.event is not None:
+            c0, c1 = self.event.test_counts
+            n0, n1 = self.event.test_nobs
+            lines.append(f"event: {self.event.event.describe()}")
+            if self.event_outcomes:
+                lines.append(f"  = {self.event_outcomes.get('description', '')}")
+            lines.append(f"  test split: {c0} of {n0} runs on data0, {c1} of {n1} on data1")
+        else:
+            lines.append("no event: the scores never differed between the inputs")
+        stat = str(self.statistic.get("description", self.statistic.get("name", "")))
+        lines.append(f"statistic: {stat.split(';')[0]}")
+        lines.append(f"{self.samples} runs per input (test {self.n_test}), seed {self.seed}")
+        return lines
+
+    def __str__(self) -> str:
+        head, *rest = self.summary_lines()
+        return "AuditResult: " + head + "".join("\n  " + line for line in rest)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        head, *rest = self.summary_lines()
+        colour = "#b3261e" if self.verdict == "violated" else "#1e7a3c"
+        items = "".join(f"<li>{html.escape(line.strip())}</li>" for line in rest)
+        return (f"<div><b>AuditResult</b>: <span style='color:{colour}'>{html.escape(head)}"
+                f"</span><ul style='margin:4px 0'>{items}</ul></div>")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable record (infinities as the strings ``"inf"``/``"-inf"``)."""
@@ -404,6 +438,7 @@ class AuditResult:
                                "verdict")},
             "event": (_no_event_record(self.n_test) if self.event is None
                       else self.event.to_dict()),
+            **({"event_outcomes": dict(self.event_outcomes)} if self.event_outcomes else {}),
             "gdp_event": (_no_event_record(self.n_test) if self.gdp_event is None
                           else self.gdp_event.to_dict()),
             "evaluated_events": [e.to_dict() for e in self.evaluated_events],
@@ -422,6 +457,33 @@ class AuditResult:
                       / self.samples,
                       "pilot": [dict(p) for p in self.pilot]},
         }
+
+
+#: Outcomes listed by name in the description of a discrete event (the count is always given).
+EVENT_OUTCOMES_SHOWN = 12
+
+
+def _event_outcomes(scorer: Any, best: "EvaluatedEvent | None") -> dict[str, Any] | None:
+    """A discrete event as the set of outcomes it contains (outcome-likelihood-ratio statistic).
+
+    The chosen threshold event on the outcome scores is the set of outcomes seen on the fit split
+    whose estimated log likelihood ratio is on the event's side of the threshold (plus every
+    unseen outcome, which scores 0, when 0 is on that side).
+    """
+    from dpaudit.audits.statistics import OutcomeScorer
+
+    if best is None or not isinstance(scorer, OutcomeScorer):
+        return None
+    inside = best.event.indicator(np.asarray(scorer.log_ratios, dtype=np.float64))
+    keys = [k.item() if hasattr(k, "item") else k for k in np.asarray(scorer.keys)[inside]]
+    unseen = bool(best.event.indicator(np.zeros(1))[0])
+    shown = ", ".join(repr(k) if isinstance(k, str) else str(k)
+                      for k in keys[:EVENT_OUTCOMES_SHOWN])
+    more = f" and {len(keys) - EVENT_OUTCOMES_SHOWN} more" if len(keys) > EVENT_OUTCOMES_SHOWN else ""
+    text = (f"the set of {len(keys)} outcome{'s' if len(keys) != 1 else ''} {{{shown}{more}}}"
+            + (" plus every outcome not seen on the fit split" if unseen else ""))
+    return {"outcomes": [str(k) for k in keys[:200]], "count": len(keys),
+            "includes_unseen": unseen, "description": text}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -822,6 +884,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     eps_lb = max(0.0, raw)
     verdict: Verdict = "violated" if eps_lb > epsilon else "not violated"
     mu_lb = gdp_event.mu_lower_bound if gdp_event is not None else 0.0
+    event_outcomes = _event_outcomes(tr.scorer, best)
     histogram = tr.histogram.to_dict(
         threshold=None if best is None else best.event.threshold,
         statistic=str(tr.scorer_info.get("description", tr.scorer_info.get("name", ""))),
@@ -835,4 +898,5 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         n_select=tr.n_select, n_test=n_test, alpha=alpha, bonferroni=bonf,
         candidates_compared=tr.n_candidates, seed=seed, chunk_size=tr.chunk_rows,
         seconds=time.perf_counter() - t_start, sampling_seconds=clock[0], histogram=histogram,
-        pair_index=pair_index, pilot=tuple(pilot), pilot_samples=n_pilot)
+        pair_index=pair_index, pilot=tuple(pilot), pilot_samples=n_pilot,
+        event_outcomes=event_outcomes)

@@ -15,9 +15,9 @@ import jinja2
 from dpaudit import __version__
 from dpaudit.reporting.plots import Plot, data_uri
 from dpaudit.reporting.view import (claim_context, index_reproduce_command, index_rows,
-                                    verdict_counts)
+                                    paper_sections, run_settings, verdict_counts)
 
-__all__ = ["render_claim_html", "render_index_html"]
+__all__ = ["render_claim_html", "render_index_html", "render_paper_html"]
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("dpaudit.reporting", "templates"),
@@ -38,8 +38,17 @@ def render_claim_html(record: Mapping[str, Any], plots: Sequence[Plot] = (),
     return _ENV.get_template("claim.html.j2").render(**ctx)
 
 
-def render_index_html(records: Sequence[Mapping[str, Any]], out: str = "DIR") -> str:
-    """The standalone HTML index: one row per claim with its verdict and a link to its page."""
+def render_index_html(records: Sequence[Mapping[str, Any]], out: str = "DIR",
+                      registered: Sequence[str] | None = None) -> str:
+    """The standalone HTML index: the papers, then one row per claim with its verdict and a link
+    to its page."""
     return _ENV.get_template("index.html.j2").render(
         rows=index_rows(records), counts=verdict_counts(records), total=len(records),
-        reproduce=index_reproduce_command(records, out), version=__version__)
+        papers=paper_sections(records), settings=run_settings(records),
+        reproduce=index_reproduce_command(records, out, registered), version=__version__)
+
+
+def render_paper_html(paper: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:
+    """The standalone HTML page of one paper (an entry of :func:`~dpaudit.reporting.view.paper_sections`)."""
+    return _ENV.get_template("paper.html.j2").render(paper=paper, settings=run_settings(records),
+                                                     version=__version__)

@@ -15,7 +15,9 @@ Schema (issue 5; fields may be added, never renamed)::
 Added fields: top level ``dpaudit_version`` and ``counts`` (claims per verdict); per claim
 ``reason`` (the verdict's one-sentence reason), ``version`` (of the paper), ``markdown`` and
 ``json`` (paths of the other two files, relative to DIR), ``budget``, ``seed``, ``alpha``;
-``worst_case.claimed_epsilon`` (the claim instantiated at the worst point).
+``worst_case.claimed_epsilon`` (the claim instantiated at the worst point); ``violation_region``
+(where the refuting points lie), ``formula`` (the claimed privacy over the claim's parameters),
+``citation``, ``paper_page`` (``papers/<paper>.html``), ``worst_case.exact_kind``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from dpaudit import __version__
-from dpaudit.reporting.view import verdict_counts
+from dpaudit.reporting.view import (citation, claim_formula, exact_kind, paper_page,
+                                    verdict_counts)
 
 __all__ = ["INDEX_SCHEMA", "build_index", "index_entry"]
 
@@ -42,6 +45,8 @@ def index_entry(record: Mapping[str, Any]) -> dict[str, Any]:
         "worst_case": {
             "parameters": dict(worst.get("parameters") or {}),
             "epsilon_exact": worst.get("epsilon_exact"),
+            "exact_kind": (exact_kind(worst) if worst.get("epsilon_exact") is not None
+                           else None),
             "epsilon_accountant": worst.get("epsilon_accountant"),
             "epsilon_lower_bound": worst.get("epsilon_lower_bound"),
             "claimed_epsilon": worst.get("claimed_epsilon"),
@@ -53,6 +58,10 @@ def index_entry(record: Mapping[str, Any]) -> dict[str, Any]:
         "markdown": f"{record['id']}.md",
         "json": f"{record['id']}.json",
         "reason": record.get("reason", ""),
+        "violation_region": str(record.get("violation_region") or ""),
+        "formula": claim_formula(record),
+        "citation": citation(record),
+        "paper_page": paper_page(record),
         "version": record.get("claim", {}).get("provenance", {}).get("version", ""),
         "budget": record.get("budget"),
         "seed": record.get("seed"),

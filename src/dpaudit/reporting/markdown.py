@@ -13,10 +13,10 @@ import jinja2
 
 from dpaudit.reporting.plots import Plot
 from dpaudit.reporting.view import (claim_context, index_reproduce_command, index_rows,
-                                    verdict_counts)
+                                    paper_sections, run_settings, verdict_counts)
 
-__all__ = ["render_claim_markdown", "render_index_markdown", "markdown_cell", "markdown_code",
-           "figure_filename"]
+__all__ = ["render_claim_markdown", "render_index_markdown", "render_paper_markdown",
+           "markdown_cell", "markdown_code", "figure_filename"]
 
 
 def markdown_cell(text: Any) -> str:
@@ -73,11 +73,19 @@ def render_claim_markdown(record: Mapping[str, Any], plots: Sequence[Plot] = (),
     return _collapse_blank_lines(_ENV.get_template("claim.md.j2").render(**ctx))
 
 
-def render_index_markdown(records: Sequence[Mapping[str, Any]], out: str = "DIR") -> str:
-    """The Markdown index: one row per claim, linking each claim's Markdown and HTML pages."""
+def render_index_markdown(records: Sequence[Mapping[str, Any]], out: str = "DIR",
+                          registered: Sequence[str] | None = None) -> str:
+    """The Markdown index: the papers, then one row per claim, linking each claim's pages."""
     return _collapse_blank_lines(_ENV.get_template("index.md.j2").render(
         rows=index_rows(records), counts=verdict_counts(records), total=len(records),
-        reproduce=index_reproduce_command(records, out)))
+        papers=paper_sections(records), settings=run_settings(records),
+        reproduce=index_reproduce_command(records, out, registered)))
+
+
+def render_paper_markdown(paper: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:
+    """The Markdown page of one paper (an entry of :func:`~dpaudit.reporting.view.paper_sections`)."""
+    return _collapse_blank_lines(_ENV.get_template("paper.md.j2").render(
+        paper=paper, settings=run_settings(records)))
 
 
 def _collapse_blank_lines(text: str) -> str:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import base64
 import io
 import math
-from dataclasses import dataclass
+import textwrap
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from dpaudit.reporting.view import as_float, format_parameters, format_value
+from dpaudit.reporting.view import as_float, format_parameters, format_value, varying_parameters
 
 __all__ = ["Plot", "PlotError", "render_plots", "evidence_png", "histogram_png",
            "privacy_curve_png", "sensitivity_png", "regret_png", "data_uri"]
@@ -36,12 +37,15 @@ class PlotError(ValueError):
 
 @dataclass(frozen=True)
 class Plot:
-    """One drawn figure: ``name`` (also its file suffix), ``title``, ``caption`` and PNG bytes."""
+    """One drawn figure: ``name`` (also its file suffix), ``title``, ``caption``, PNG bytes and
+    ``data``: the values actually drawn (series by name), so tests can hold every figure against
+    the JSON its table is rendered from."""
 
     name: str
     title: str
     caption: str
     png: bytes
+    data: Mapping[str, Any] = field(default_factory=dict)
 
 
 def data_uri(png: bytes) -> str:
@@ -62,13 +66,26 @@ def _new_figure(size: tuple[float, float] = _SIZE) -> tuple[Figure, Any]:
 
 def _to_png(fig: Figure, left: float = 0.85, right: float = 0.25, bottom: float = 0.6,
             top: float = 0.4) -> bytes:
-    """PNG bytes of ``fig`` with fixed margins in inches (much cheaper than ``tight_layout``)."""
+    """PNG bytes of ``fig``. The saved area is the tight bounding box of everything drawn (plus a
+    small pad), so titles, tick labels and legends outside the axes are never clipped."""
     width, height = fig.get_size_inches()
     fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height,
                         top=1 - top / height)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None}, bbox_inches="tight",
+                pad_inches=0.12)
     return buf.getvalue()
+
+
+def _legend_outside(ax: Any) -> None:
+    """The legend to the right of the axes, never over the data."""
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              borderaxespad=0.0)
+
+
+def _title(ax: Any, text: str, width: int = 70) -> None:
+    ax.set_title("\n".join(textwrap.wrap(text, width)) if text else "", fontsize=8.5,
+                 color=_GREY, loc="left")
 
 
 def _floats(values: Any, name: str) -> list[float | None]:
@@ -92,13 +109,31 @@ def _finite_pairs(xs: Sequence[float | None], ys: Sequence[float | None]) -> tup
     return px, py
 
 
+def _event_label(spec: Mapping[str, Any], threshold: float) -> str:
+    tail = spec.get("event_tail")
+    op = "<=" if tail == "lower" else ">"
+    text = f"chosen event: statistic {op} {threshold:.4g}"
+    if spec.get("event_outcomes"):
+        text += "\n  = " + "\n    ".join(textwrap.wrap(str(spec["event_outcomes"]), 48))
+    counts = spec.get("event_test_counts")
+    if isinstance(counts, Mapping) and counts.get("nobs0"):
+        text += (f"\n  in the event (test split): {counts.get('count0')} of {counts.get('nobs0')} "
+                 f"on D, {counts.get('count1')} of {counts.get('nobs1')} on D'")
+    return text
+
+
 def histogram_png(spec: Mapping[str, Any]) -> bytes:
-    """Histograms of the audit statistic on both neighbouring inputs, with the chosen event marked.
+    """Histograms of the audit statistic on both neighbouring inputs, the chosen event shaded.
 
     ``spec``: ``{"edges": [n+1], "counts0": [n], "counts1": [n], "threshold": float | None,
-    "statistic": str, "parameters": {...}}``; optional ``"event"`` (text describing the event) and
-    ``"labels"`` (two legend labels).
+    "statistic": str, "parameters": {...}}``; optional ``"event_tail"`` (``"upper"``: the event
+    is statistic > threshold, ``"lower"``: <=), ``"event_test_counts"`` (``count0/nobs0/count1/
+    nobs1`` of the event on the test split) and ``"labels"`` (two legend labels).
     """
+    return _histogram(spec)[0]
+
+
+def _histogram(spec: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
     edges = _floats(spec.get("edges"), "edges")
     c0 = _floats(spec.get("counts0"), "counts0")
     c1 = _floats(spec.get("counts1"), "counts1")
@@ -115,35 +150,55 @@ def histogram_png(spec: Mapping[str, Any]) -> bytes:
         ax.set_yscale("log")
     threshold = as_float(spec.get("threshold"))
     if threshold is not None and math.isfinite(threshold):
-        event = spec.get("event") or f"threshold {threshold:.4g}"
+        lo, hi = edges[0], edges[-1]
+        if spec.get("event_tail") == "lower":
+            span = (lo, min(max(threshold, lo), hi))
+        else:
+            span = (max(min(threshold, hi), lo), hi)
+        if span[1] > span[0]:
+            ax.axvspan(span[0], span[1], color=_RED, alpha=0.08, linewidth=0)
         ax.axvline(threshold, color=_RED, linestyle="--", linewidth=1.4,
-                   label=f"chosen event: {event}")
-    ax.set_xlabel(str(spec.get("statistic") or "audit statistic"))
+                   label=_event_label(spec, threshold))
+    ax.set_xlabel("\n".join(textwrap.wrap(str(spec.get("statistic") or "audit statistic"), 80)))
     ax.set_ylabel("count (test split)")
     params = spec.get("parameters")
     if params:
-        ax.set_title(format_parameters(params), fontsize=9, color=_GREY)
-    ax.legend(fontsize=8, frameon=False)
-    return _to_png(fig)
+        _title(ax, format_parameters(params))
+    _legend_outside(ax)
+    data = {"edges": edges, "counts0": c0, "counts1": c1, "threshold": threshold,
+            "parameters": dict(params or {})}
+    return _to_png(fig), data
 
 
 def privacy_curve_png(spec: Mapping[str, Any]) -> bytes:
     """epsilon(delta): the accountant and exact curves, the claimed point and the empirical bound.
 
     ``spec``: ``{"deltas": [...], "epsilon_accountant": [...], "epsilon_exact": [...],
-    "epsilon_noisy_sums": [...], "claimed": [eps, delta], "lower_bound": [eps_lb, delta] | None}``
-    (any curve may be absent; ``epsilon_noisy_sums`` is the epsilon of the noisy internal sums, an
-    upper bound on the release's).
+    "epsilon_noisy_sums": [...], "claimed": [eps, delta], "lower_bound": [eps_lb, delta] | None,
+    "exact_kind": str, "table": {...}}`` (any curve may be absent; ``epsilon_noisy_sums`` is the
+    epsilon of the noisy internal sums, an upper bound on the release's; ``table``: the table's
+    values at the worst point, drawn as hollow markers at the claimed delta).
 
     The claim ``(eps_c, delta_c)`` says ``epsilon(delta) <= eps_c`` for every ``delta >= delta_c``,
     so it is drawn as a star with a dotted line to the right; a lower bound at ``delta_lb`` holds for
     every ``delta <= delta_lb`` (epsilon(delta) is non-increasing), so it is drawn with a dotted
-    line to the left. On a log delta axis a point at delta = 0 sits on the left edge, labelled so.
+    line to the left. Values a log axis cannot show (delta = 0, infinite epsilon) are drawn at the
+    axis edge with a marker and listed in a note under the axes.
     """
+    return _privacy_curve(spec)[0]
+
+
+def _privacy_curve(spec: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
     deltas = _floats(spec.get("deltas") or [], "deltas")
+    certified = spec.get("exact_kind") == "certified lower bound (numerical)"
+    exact_name = ("certified lower bound (numerical), worst pair found" if certified
+                  else "exact (worst pair found)")
     curves = []
-    for key, label, colour, style in (("epsilon_accountant", "accountant", _BLUE, "-"),
-                                      ("epsilon_exact", "exact (worst pair found)", _PURPLE, "--"),
+    drawn: dict[str, Any] = {"deltas": deltas}
+    for key, label, colour, style in (("epsilon_accountant", "accountant (upper bound)", _BLUE, "-"),
+                                      ("epsilon_exact", exact_name, _PURPLE, "--"),
+                                      ("epsilon_exact_unprojected",
+                                       "without the projection (upper bound)", _GREY, "-."),
                                       ("epsilon_noisy_sums", "noisy sums (upper bound on release)",
                                        _GREY, ":")):
         ys = spec.get(key)
@@ -152,9 +207,8 @@ def privacy_curve_png(spec: Mapping[str, Any]) -> bytes:
         ys = _floats(ys, key)
         if len(ys) != len(deltas):
             raise PlotError(f"{key} must have one value per delta")
-        xs, ys2 = _finite_pairs(deltas, ys)
-        if xs:
-            curves.append((xs, ys2, label, colour, style))
+        drawn[key] = ys
+        curves.append((key, ys, label, colour, style))
 
     def pair(key: str) -> tuple[float, float] | None:
         value = spec.get(key)
@@ -168,21 +222,46 @@ def privacy_curve_png(spec: Mapping[str, Any]) -> bytes:
         return e, d
 
     claimed, lower = pair("claimed"), pair("lower_bound")
-    if not curves and claimed is None and lower is None:
+    if not any(any(y is not None for y in c[1]) for c in curves) and claimed is None \
+            and lower is None:
         raise PlotError("privacy curve has nothing to draw")
-    positive = [x for c in curves for x in c[0] if x > 0]
+    positive = [d for d in deltas if d is not None and d > 0]
     positive += [p[1] for p in (claimed, lower) if p is not None and p[1] > 0]
     log_x = bool(positive) and max(positive) / min(positive) > 10
-    fig, ax = _new_figure()
-    for xs, ys, label, colour, style in curves:
-        if log_x:
-            xs, ys = [x for x in xs if x > 0], [y for x, y in zip(xs, ys) if x > 0]
-        ax.plot(xs, ys, style, color=colour, linewidth=1.8, label=label)
     if log_x:
-        ax.set_xscale("log")
         lo, hi = min(positive) / 3, max(positive) * 3
     else:
         lo, hi = min([0.0] + positive), max(positive + [1e-9]) * 1.05
+    finite_eps = [y for c in curves for y in c[1] if y is not None and math.isfinite(y)]
+    finite_eps += [p[0] for p in (claimed, lower) if p is not None]
+    top = max(finite_eps + [1e-9]) * 1.08
+    fig, ax = _new_figure((7.4, 3.9))
+    notes: list[str] = []
+    for key, ys, label, colour, style in curves:
+        xs2, ys2 = [], []
+        edge = []
+        for d, y in zip(deltas, ys):
+            if d is None or y is None:
+                continue
+            if log_x and d <= 0:
+                edge.append((lo, y))
+                continue
+            if not math.isfinite(y):
+                edge.append((d, top))
+                continue
+            xs2.append(d)
+            ys2.append(y)
+        if xs2:
+            ax.plot(xs2, ys2, style, color=colour, linewidth=1.8, label=label)
+        for x, y in edge:
+            ax.plot([x], [min(y, top) if math.isfinite(y) else top], marker="<" if x == lo else "^",
+                    color=colour, markersize=8, linestyle="none", clip_on=False)
+        for d, y in zip(deltas, ys):
+            if d is not None and y is not None and ((log_x and d <= 0) or not math.isfinite(y)):
+                notes.append(f"{label.split(' (')[0]}: epsilon {format_value(y)} at delta "
+                             f"{format_value(d)} (marker at the axis edge)")
+    if log_x:
+        ax.set_xscale("log")
     ax.set_xlim(lo, hi)
 
     def where(d: float) -> tuple[float, str]:
@@ -195,6 +274,22 @@ def privacy_curve_png(spec: Mapping[str, Any]) -> bytes:
         ax.plot([x, hi], [claimed[0], claimed[0]], ":", color=_RED, linewidth=1.2)
         ax.plot([x], [claimed[0]], marker="*", markersize=15, color=_RED, linestyle="none",
                 clip_on=False, label=f"claimed ({claimed[0]:.4g}, {claimed[1]:.3g}){note}")
+    table = spec.get("table") if isinstance(spec.get("table"), Mapping) else None
+    if table is not None:
+        td = as_float(table.get("delta"))
+        te, ta = as_float(table.get("epsilon_exact")), as_float(table.get("epsilon_accountant"))
+        if td is not None:
+            x, _ = where(td)
+            if te is not None and math.isfinite(te):
+                ax.plot([x], [te], marker="o", markersize=9, markerfacecolor="none",
+                        markeredgecolor=_PURPLE, linestyle="none", clip_on=False,
+                        label=f"table at claimed delta: {'certified' if certified else 'exact'} "
+                              f"{te:.4g}")
+            if ta is not None and math.isfinite(ta):
+                ax.plot([x], [ta], marker="s", markersize=9, markerfacecolor="none",
+                        markeredgecolor=_BLUE, linestyle="none", clip_on=False,
+                        label=f"table at claimed delta: accountant {ta:.4g}")
+        drawn["table"] = {"delta": td, "epsilon_exact": te, "epsilon_accountant": ta}
     if lower is not None:
         x, note = where(lower[1])
         if x > lo:
@@ -202,35 +297,79 @@ def privacy_curve_png(spec: Mapping[str, Any]) -> bytes:
         ax.plot([x], [lower[0]], marker="^", markersize=10, color=_GREEN, linestyle="none",
                 clip_on=False, label=f"empirical lower bound {lower[0]:.4g}"
                 + (note or f" at delta {lower[1]:.3g}"))
-    ax.set_xlabel("delta")
+    ax.set_xlabel("delta" + ("\n" + "\n".join(textwrap.wrap("; ".join(notes), 90))
+                             if notes else ""))
     ax.set_ylabel("epsilon")
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8, frameon=False)
-    return _to_png(fig)
+    ax.set_ylim(bottom=0, top=top)
+    params = spec.get("parameters")
+    if params:
+        _title(ax, "at " + format_parameters(params))
+    _legend_outside(ax)
+    drawn["claimed"] = list(claimed) if claimed else None
+    drawn["lower_bound"] = list(lower) if lower else None
+    drawn["notes"] = notes
+    return _to_png(fig), drawn
 
 
 def sensitivity_png(spec: Mapping[str, Any]) -> bytes:
-    """Observed vs claimed sensitivity over rounds t. ``spec``: ``{"t", "observed", "claimed", "statement"}``."""
+    """Observed / claimed sensitivity over rounds t (a ratio axis: 1 is the claimed bound).
+
+    ``spec``: ``{"t", "observed", "claimed", "statement"}``.
+    """
+    return _sensitivity(spec)[0]
+
+
+def _sensitivity(spec: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
     t = _floats(spec.get("t"), "t")
     observed = _floats(spec.get("observed"), "observed")
     claimed = _floats(spec.get("claimed"), "claimed")
     if not t or len(observed) != len(t) or len(claimed) != len(t):
         raise PlotError("sensitivity needs t, observed and claimed of equal, non-zero length")
+    xs, ratios, zero_claim, zero_obs = [], [], [], []
+    for ti, o, c in zip(t, observed, claimed):
+        if ti is None or o is None or c is None:
+            continue
+        if c <= 0:
+            zero_claim.append(ti)
+            continue
+        r = o / c
+        if r <= 0:
+            zero_obs.append(ti)
+        xs.append(ti)
+        ratios.append(r)
     fig, ax = _new_figure()
-    x1, y1 = _finite_pairs(t, claimed)
-    x0, y0 = _finite_pairs(t, observed)
-    ax.plot(x1, y1, color=_RED, linewidth=1.8, linestyle="--", label="claimed bound")
-    ax.plot(x0, y0, color=_BLUE, linewidth=1.4, marker="o", markersize=2.5,
-            label="largest observed ||x_t - x'_t||")
-    ys = [y for y in y0 + y1 if y > 0]
-    if ys and len(ys) == len(y0) + len(y1) and max(ys) / min(ys) > 10:
+    pos = [r for r in ratios if r > 0 and math.isfinite(r)]
+    log_y = bool(pos) and max(pos + [1.0]) / min(pos + [1.0]) > 20
+    floor = min(pos + [1.0]) / 3 if log_y else 0.0
+    ax.axhline(1.0, color=_RED, linestyle="--", linewidth=1.6, label="claimed bound (ratio 1)")
+    shown = [(x, r) for x, r in zip(xs, ratios) if r > 0 or not log_y]
+    if shown:
+        ax.plot([x for x, _ in shown], [r for _, r in shown], color=_BLUE, linewidth=1.4,
+                marker="o", markersize=3, label="largest observed ||x_t - x'_t|| / claimed")
+    if log_y and zero_obs:
+        ax.plot(zero_obs, [floor] * len(zero_obs), linestyle="none", marker="v", color=_GREY,
+                markersize=5, clip_on=False, label="observed 0 (drawn at the bottom edge)")
+    over = [(x, r) for x, r in zip(xs, ratios) if r > 1 + 1e-9]
+    if over:
+        x_w, r_w = max(over, key=lambda xr: xr[1])
+        ax.plot([x_w], [r_w], marker="o", markersize=9, markerfacecolor="none",
+                markeredgecolor=_RED, linestyle="none",
+                label=f"largest violation: {r_w:.3g}x the bound at t = {format_value(x_w)}")
+    if log_y:
         ax.set_yscale("log")
+        ax.set_ylim(bottom=floor)
+    else:
+        ax.set_ylim(bottom=0, top=max(ratios + [1.0]) * 1.15)
     ax.set_xlabel("round t")
-    ax.set_ylabel("sensitivity")
+    ax.set_ylabel("observed / claimed sensitivity")
     if spec.get("statement"):
-        ax.set_title(str(spec["statement"]), fontsize=9, color=_GREY)
-    ax.legend(fontsize=8, frameon=False)
-    return _to_png(fig)
+        _title(ax, str(spec["statement"]))
+    note = ""
+    if zero_claim:
+        note = f"claimed bound 0 at {len(zero_claim)} rounds (not drawn)"
+        ax.text(0.0, -0.28, note, transform=ax.transAxes, fontsize=7.5, color=_GREY)
+    _legend_outside(ax)
+    return _to_png(fig), {"t": xs, "ratio": ratios, "note": note}
 
 
 def regret_png(spec: Mapping[str, Any]) -> bytes:
@@ -256,7 +395,7 @@ def regret_png(spec: Mapping[str, Any]) -> bytes:
             ax.minorticks_off()
     ax.set_xlabel("horizon T")
     ax.set_ylabel(str(spec.get("ylabel") or "regret"))
-    ax.legend(fontsize=8, frameon=False)
+    _legend_outside(ax)
     return _to_png(fig)
 
 
@@ -265,14 +404,18 @@ def evidence_png(points: Sequence[Mapping[str, Any]], max_points: int = 40) -> b
 
     One row per point (the ``max_points`` with the largest ratio when there are more); a ratio above
     1 (right of the red line) is evidence against the claim for an exact epsilon or lower bound,
-    and a loose or wrong analysis for the accountant.
+    and a loose or wrong analysis for the accountant. A ratio a log axis cannot show (0: e.g. a
+    lower bound of 0, or infinity) is drawn at the axis edge with a hollow marker and counted in
+    a note, never silently left out.
     """
-    # Label points by the parameters that vary between them (the others are in the table).
-    names: list[str] = []
-    for p in points:
-        names += [k for k in (p.get("parameters") or {}) if k not in names]
-    varying = [k for k in names
-               if len({repr((p.get("parameters") or {}).get(k)) for p in points}) > 1] or names
+    return _evidence(points, max_points)[0]
+
+
+def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
+              ) -> tuple[bytes, dict[str, Any]]:
+    varying = varying_parameters(points)
+    certified = any(p.get("exact_kind") == "certified lower bound (numerical)" for p in points
+                    if as_float(p.get("epsilon_exact")) is not None)
     rows = []
     for p in points:
         claimed = as_float(p.get("claimed_epsilon"))
@@ -294,68 +437,125 @@ def evidence_png(points: Sequence[Mapping[str, Any]], max_points: int = 40) -> b
         keep = sorted(range(len(rows)), key=lambda i: -rows[i][2])[:max_points]
         omitted = len(rows) - max_points
         rows = [rows[i] for i in sorted(keep)]
-    height = min(2.0 + 0.28 * len(rows), 13.0)
-    fig, ax = _new_figure((8.4, height))
+    height = min(2.0 + 0.3 * len(rows), 13.0)
+    fig, ax = _new_figure((6.4, height))
     ys = list(range(len(rows)))[::-1]
     finite_vals: list[float] = []
-    styles = (("epsilon_accountant", "accountant", _BLUE, "o", 7),
-              ("epsilon_exact", "exact", _PURPLE, "D", 6),
-              ("epsilon_lower_bound", "empirical lower bound", _GREEN, "^", 8))
-    cap = None
     for _, ratios, _ in rows:
         finite_vals += [r for r in ratios.values() if r is not None and math.isfinite(r) and r > 0]
-    if finite_vals:
-        cap = max(finite_vals) * 1.5
+    positive = finite_vals + [1.0]
+    log_x = max(positive) / min(positive) > 20
+    lo_edge = min(positive) / 2 if log_x else 0.0
+    hi_edge = max(positive) * (2.0 if log_x else 1.15)
+    styles = (("epsilon_accountant", "accountant", _BLUE, "o", 7),
+              ("epsilon_exact", "certified lower bound (numerical)" if certified else "exact",
+               _PURPLE, "D", 6),
+              ("epsilon_lower_bound", "empirical lower bound", _GREEN, "^", 8))
+    drawn: dict[str, list[float | None]] = {}
+    edge_notes: list[str] = []
     for key, label, colour, marker, size in styles:
-        xs, yy = [], []
+        xs, yy, ex, ey = [], [], [], []
+        series: list[float | None] = []
         for y, (_, ratios, _) in zip(ys, rows):
             r = ratios[key]
+            series.append(r)
             if r is None:
                 continue
             if math.isinf(r) and r > 0:
-                if cap is None:
-                    continue
-                r = cap
-            if r <= 0:
-                continue
-            xs.append(r)
-            yy.append(y)
+                ex.append(hi_edge)
+                ey.append(y)
+            elif r <= 0 and log_x:
+                ex.append(lo_edge)
+                ey.append(y)
+            else:
+                xs.append(r)
+                yy.append(y)
+        drawn[key] = series
         if xs:
             ax.plot(xs, yy, linestyle="none", marker=marker, markersize=size, color=colour,
                     alpha=0.85, label=label)
+        if ex:
+            ax.plot(ex, ey, linestyle="none", marker=marker, markersize=size,
+                    markerfacecolor="none", markeredgecolor=colour, clip_on=False,
+                    label=f"{label}: 0 or infinite (at the axis edge)")
+            n0 = sum(1 for x in ex if x == lo_edge)
+            ninf = len(ex) - n0
+            if n0:
+                edge_notes.append(f"{n0} {label} value(s) of 0 drawn at the left edge")
+            if ninf:
+                edge_notes.append(f"{ninf} infinite {label} value(s) drawn at the right edge")
     ax.axvline(1.0, color=_RED, linestyle="--", linewidth=1.4, label="claimed epsilon")
     ax.set_yticks(ys)
     labels = [r[0] for r in rows]
-    labels = [lab if len(lab) <= 48 else lab[:45] + "..." for lab in labels]
-    ax.set_yticklabels(labels, fontsize=7)
-    positive = finite_vals + [1.0]
-    if max(positive) / min(positive) > 20:
+    labels = [lab if len(lab) <= 60 else lab[:57] + "..." for lab in labels]
+    ax.set_yticklabels(labels, fontsize=8)
+    if log_x:
         ax.set_xscale("log")
-    ax.set_xlabel("epsilon / claimed epsilon")
+    ax.set_xlim(lo_edge if log_x else 0.0, hi_edge)
+    xlabel = "epsilon / claimed epsilon"
+    if edge_notes:
+        xlabel += "\n" + "; ".join(edge_notes)
+    ax.set_xlabel(xlabel)
     if omitted:
-        ax.set_title(f"{len(rows)} points with the largest ratios ({omitted} more in the table)",
-                     fontsize=9, color=_GREY)
-    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    # Room for the longest tick label (7 pt DejaVu Sans: about 0.058 in per character) and for
-    # the legend on the right.
-    longest = max(len(lab) for lab in labels)
-    return _to_png(fig, left=0.25 + 0.058 * longest, right=1.9, bottom=0.6,
-                   top=0.4 if omitted else 0.15)
+        _title(ax, f"{len(rows)} points with the largest ratios ({omitted} more in the table)")
+    _legend_outside(ax)
+    return _to_png(fig), {"labels": [r[0] for r in rows], **drawn, "notes": edge_notes,
+                          "varying": varying}
 
 
-_FIGURES: tuple[tuple[str, str, str, Callable[[Mapping[str, Any]], bytes]], ...] = (
-    ("histogram", "Output histograms on the two neighbouring inputs",
-     "The audit statistic on the test split for both inputs of the worst pair; the dashed line marks "
-     "the event whose probabilities give the empirical lower bound.", histogram_png),
-    ("privacy_curve", "Privacy curve",
-     "epsilon as a function of delta for the implemented mechanism (accountant and, where the output "
-     "law is known, exact), with the claimed point and the empirical lower bound.", privacy_curve_png),
-    ("sensitivity", "Observed vs claimed sensitivity",
-     "The largest distance between the two neighbouring trajectories found by the property-based "
-     "search, next to the sensitivity the proof claims, round by round.", sensitivity_png),
-    ("regret", "Regret", "Regret of the audited learner (and any baselines) as the horizon grows.",
-     regret_png),
+def _histogram_caption(record: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
+    worst = (record.get("worst_case") or {}).get("parameters") or {}
+    shown = spec.get("parameters") or {}
+    is_worst = spec.get("worst_point")
+    if is_worst is None:
+        is_worst = bool(worst) and dict(shown) == dict(worst)
+    where = (f"at the worst audited point ({format_parameters(shown)})" if is_worst else
+             f"at {format_parameters(shown)}, the highest-ranked point with an empirical test: "
+             f"the worst point ({format_parameters(worst)}) had no empirical test, so its "
+             "histogram does not exist")
+    return (f"The audit statistic ({spec.get('statistic') or 'audit statistic'}) on the test "
+            f"split for both neighbouring inputs, {where}. The shaded side of the dashed line is "
+            "the chosen event, with its counts on each input; its probabilities give the "
+            "empirical lower bound.")
+
+
+def _curve_caption(spec: Mapping[str, Any]) -> str:
+    certified = spec.get("exact_kind") == "certified lower bound (numerical)"
+    text = ("epsilon as a function of delta at the worst audited point, from the same objects as "
+            "the table: the accountant (upper bound) and "
+            + ("the certified lower bound (numerical bracket of the projected release)"
+               if certified else "the exact epsilon of the worst pair")
+            + ", with the claimed point, the table's values at the claimed delta (hollow "
+              "markers) and the empirical lower bound.")
+    table = spec.get("table") if isinstance(spec.get("table"), Mapping) else {}
+    if table.get("agrees") is False:
+        bad = "; ".join(f"{m.get('series')}: curve {format_value(as_float(m.get('curve')))} vs "
+                        f"table {format_value(as_float(m.get('table')))}"
+                        for m in table.get("mismatches", []))
+        text += (f" WARNING: at the claimed delta the curve differs from the table ({bad}); the "
+                 "curve is computed differently and the table is authoritative.")
+    elif table.get("agrees") is None and table:
+        text += " The claimed delta is not on the curve's grid; the hollow markers are the table."
+    return text
+
+
+_FIGURES: tuple[tuple[str, str, Callable[[Mapping[str, Any]], tuple[bytes, dict[str, Any]]]], ...] = (
+    ("histogram", "Output histograms on the two neighbouring inputs", _histogram),
+    ("privacy_curve", "Privacy curve", _privacy_curve),
+    ("sensitivity", "Observed vs claimed sensitivity", _sensitivity),
+    ("regret", "Regret", lambda spec: (regret_png(spec), {})),
 )
+
+_CAPTIONS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], str]] = {
+    "histogram": _histogram_caption,
+    "privacy_curve": lambda record, spec: _curve_caption(spec),
+    "sensitivity": lambda record, spec: (
+        "The largest distance between the two neighbouring trajectories found by the "
+        "property-based search divided by the sensitivity the proof claims, round by round: above "
+        "the dashed line at 1 the lemma is violated."),
+    "regret": lambda record, spec: "Regret of the audited learner (and any baselines) as the "
+                                   "horizon grows.",
+}
 
 
 def render_plots(record: Mapping[str, Any]) -> tuple[list[Plot], list[str]]:
@@ -369,21 +569,25 @@ def render_plots(record: Mapping[str, Any]) -> tuple[list[Plot], list[str]]:
     points = record.get("points") or []
     if points:
         try:
+            png, data = _evidence(points)
             plots.append(Plot("evidence", "Evidence against the claim, point by point",
-                              "Each audited parameter point: exact, accountant and empirical "
-                              "lower-bound epsilon divided by the claimed epsilon. Points right of "
-                              "the dashed line exceed the claim.", evidence_png(points)))
+                              "Each audited parameter point (labelled by the parameters that vary): "
+                              "the exact or certified, accountant and empirical lower-bound "
+                              "epsilon divided by the claimed epsilon, the same values as the "
+                              "table. Points right of the dashed line exceed the claim.", png,
+                              data))
         except PlotError as exc:
             problems.append(f"The evidence chart was not drawn: {exc}.")
     figures = record.get("figures") or {}
-    for name, title, caption, draw in _FIGURES:
+    for name, title, draw in _FIGURES:
         spec = figures.get(name)
         if not spec:
             continue
         try:
             if not isinstance(spec, Mapping):
                 raise PlotError("its data is not a JSON object")
-            plots.append(Plot(name, title, caption, draw(spec)))
+            png, data = draw(spec)
+            plots.append(Plot(name, title, _CAPTIONS[name](record, spec), png, data))
         except (PlotError, TypeError, ValueError) as exc:
             problems.append(f"The {name.replace('_', ' ')} figure was not drawn: {exc}.")
     return plots, problems

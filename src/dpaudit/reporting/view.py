@@ -43,6 +43,18 @@ __all__ = [
     "verdict_counts",
     "worst_claimed",
     "readable_reason",
+    "claim_formula",
+    "citation",
+    "exact_kind",
+    "exact_header",
+    "format_exact",
+    "lower_bound_state",
+    "varying_parameters",
+    "paper_key",
+    "paper_version",
+    "paper_page",
+    "paper_sections",
+    "run_settings",
 ]
 
 #: Schema tag of a saved claim audit (``DIR/<claim id>.json``).
@@ -139,20 +151,46 @@ def _algorithm_name(claim_id: str) -> str:
     return claim_id.rsplit("/", 1)[-1]
 
 
+EXACT = "exact"
+CERTIFIED = "certified lower bound (numerical)"
+
+
+def claim_formula(record: Mapping[str, Any]) -> str:
+    """The one statement of the claimed privacy: the paper's formula (``"(3 eps, 2 delta)"``) or,
+    for a claim with fixed parameters, ``"(1, 1e-05)"``. Printed the same way by ``dpaudit list``,
+    the CLI summary, the index and the verdict sentence."""
+    claim = record.get("claim", {})
+    formula = str(claim.get("formula") or "").strip()
+    if formula:
+        return formula
+    return format_privacy(claim.get("epsilon", record["claimed"]["epsilon"]),
+                          claim.get("delta", record["claimed"]["delta"]))
+
+
+def citation(record: Mapping[str, Any]) -> str:
+    """The paper in words (authors, title, venue, version); the file name when none was given."""
+    claim = record.get("claim", {})
+    prov = claim.get("provenance", {})
+    text = str(claim.get("citation") or "").strip()
+    if text:
+        return text
+    paper = prov.get("paper", "") or record.get("paper", "")
+    version = prov.get("version", "")
+    return f"{paper} ({version})" if version else paper
+
+
 def claim_statement(record: Mapping[str, Any]) -> str:
     """The claim as a sentence a reviewer can check against the paper.
 
-    Example: ``Theorem 7 of jkt12-colt.txt (COLT 2012) states that pigd is (3, 2e-05)-differentially
-    private under replace-one neighbours, releasing the full-sequence.``
+    Example: ``Theorem 7 (PIGD Privacy) of Jain, Kothari, Thakurta: Differentially Private Online
+    Learning, COLT 2012 states that pigd is (3 eps, 2 delta)-differentially private for every
+    parameter in its stated range, under replace-one neighbours, ...``
     """
     claim = record["claim"]
     prov = claim.get("provenance", {})
     where = prov.get("theorem") or "A statement"
-    paper = prov.get("paper", "")
-    version = prov.get("version", "")
-    src = f" of {paper}" if paper else ""
-    if version:
-        src += f" ({version})"
+    src = citation(record)
+    src = f" of {src}" if src else ""
     release = {
         "full-sequence": "the whole output sequence released",
         "final": "only the final output released",
@@ -162,8 +200,9 @@ def claim_statement(record: Mapping[str, Any]) -> str:
         "replace-one": "replace-one neighbours (one loss replaced by any other in the class)",
         "add-remove": "add/remove-one neighbours",
     }.get(claim.get("neighbour", ""), f"{claim.get('neighbour', '')} neighbours")
+    scope = " for every parameter in its stated range" if claim.get("formula") else ""
     return (f"{where}{src} states that {_algorithm_name(claim['id'])} is "
-            f"{format_privacy(claim['epsilon'], claim['delta'])}-differentially private under "
+            f"{claim_formula(record)}-differentially private{scope}, under "
             f"{neighbour}, with {release}.")
 
 
@@ -187,11 +226,18 @@ def readable_reason(reason: str) -> str:
 
 
 def verdict_sentence(record: Mapping[str, Any]) -> str:
-    """The verdict in one sentence: the verdict word followed by the decisive reason."""
+    """The verdict in one sentence: the claim's formula, the verdict, where, and the decisive reason.
+
+    ``The claimed (3 eps, 2 delta)-DP guarantee of jkt12-colt/pocp is violated only for
+    epsilon >= 818 (3 of 9 audited points); strongest at epsilon=1000, ...: exact epsilon ... >
+    claimed 3000.``
+    """
     verdict = _VERDICT_TEXT.get(record.get("verdict", ""), str(record.get("verdict")))
     reason = readable_reason(str(record.get("reason", "")).strip())
-    claimed = format_privacy(record["claimed"]["epsilon"], record["claimed"]["delta"])
-    head = f"The claimed {claimed}-DP guarantee of {record['id']} {_verdict_verb(verdict)}"
+    head = f"The claimed {claim_formula(record)}-DP guarantee of {record['id']}"
+    if verdict == "violated" and reason.startswith("Violated "):
+        return f"{head} is v{reason[1:]}"
+    head = f"{head} {_verdict_verb(verdict)}"
     return f"{head}: {reason}" if reason else f"{head}."
 
 
@@ -209,22 +255,62 @@ def reproduce_command(record: Mapping[str, Any]) -> str:
             f"--seed {record.get('seed', 0)} --alpha {format_value(float(record.get('alpha', 0.05)))}")
 
 
-def index_reproduce_command(records: Sequence[Mapping[str, Any]], out: str = "DIR") -> str:
-    """The command regenerating an index, when all its claims share budget, seed and alpha."""
+def index_reproduce_command(records: Sequence[Mapping[str, Any]], out: str = "DIR",
+                            registered: Sequence[str] | None = None) -> str:
+    """The command regenerating an index, when all its claims share budget, seed and alpha.
+
+    ``--all`` instead of the ids when the index holds exactly the ``registered`` claims.
+    """
     keys = {(r.get("budget"), r.get("seed"), r.get("alpha")) for r in records}
     if len(keys) != 1:
         return ""
     budget, seed, alpha = next(iter(keys))
     ids = " ".join(r["id"] for r in records)
+    if registered is not None and set(registered) == {r["id"] for r in records}:
+        ids = "--all"
     return (f"dpaudit audit-claims {ids} --budget {budget} --seed {seed} "
             f"--alpha {format_value(float(alpha))} --out {out}")
 
 
+def exact_kind(point: Mapping[str, Any]) -> str:
+    """``"exact"`` or ``"certified lower bound (numerical)"`` for a saved point (old records:
+    exact)."""
+    return CERTIFIED if point.get("exact_kind") == CERTIFIED else EXACT
+
+
+def exact_header(points: Sequence[Mapping[str, Any]]) -> str:
+    """Column title of the formal value: by the kinds present among ``points``."""
+    kinds = {exact_kind(p) for p in points if as_float(p.get("epsilon_exact")) is not None}
+    if kinds == {CERTIFIED}:
+        return "certified lower bound ε (numerical)"
+    if kinds == {EXACT, CERTIFIED}:
+        return "exact or certified ε"
+    return "exact ε"
+
+
+def format_exact(point: Mapping[str, Any]) -> str:
+    """The formal value of a point: ``2829`` when exact, ``≥ 2829`` when a certified lower bound."""
+    v = format_epsilon(point.get("epsilon_exact"))
+    if as_float(point.get("epsilon_exact")) is not None and exact_kind(point) == CERTIFIED:
+        return f"≥ {v}"
+    return v
+
+
+def lower_bound_state(point: Mapping[str, Any]) -> str:
+    """``"not run"`` (no empirical test at the point), ``"no evidence"`` (ran, bound 0) or
+    ``"evidence"`` (ran, bound above 0)."""
+    lb = as_float(point.get("epsilon_lower_bound"))
+    if lb is None:
+        return "not run"
+    return "evidence" if lb > 0 else "no evidence"
+
+
 def evidence_epsilon(worst_case: Mapping[str, Any]) -> tuple[str, str]:
-    """The best formal evidence at the worst point: ``(formatted epsilon, "exact"|"accountant"|"")``."""
+    """The best formal evidence at the worst point: ``(formatted epsilon, kind)`` with kind
+    ``"exact"``, ``"certified lower bound (numerical)"``, ``"accountant"`` or ``""``."""
     exact = as_float(worst_case.get("epsilon_exact"))
     if exact is not None:
-        return format_epsilon(exact), "exact"
+        return format_epsilon(exact), exact_kind(worst_case)
     acc = as_float(worst_case.get("epsilon_accountant"))
     if acc is not None:
         return format_epsilon(acc), "accountant"
@@ -248,17 +334,26 @@ def worst_claimed(record: Mapping[str, Any]) -> tuple[Any, Any]:
 
 @dataclass(frozen=True)
 class EvidenceTable:
-    """The grid points of an audit as table rows.
+    """The grid points of an audit as table rows, evidence first.
 
-    ``parameter_names``: the union of parameter names, in first-seen order; ``rows``: one dict per
-    point with ``parameters`` (formatted values by name), ``claimed``, ``delta``, ``exact``,
-    ``accountant``, ``lower_bound``, ``ratio`` (largest evidence / claimed), ``counterexample`` (the
-    reason the point refutes the claim, or ``""``), ``worst`` (whether it is the report's worst point)
-    and ``evidence`` (pretty JSON of the point's other evidence, truncated).
+    ``parameter_names``: the union of parameter names, in first-seen order; ``varying``: those
+    that differ between points (the row label); ``exact_header``: the title of the formal column
+    (exact, certified lower bound, or both); ``rows``: one dict per point with ``label`` (the
+    varying parameters), ``parameters`` (formatted values by name), ``parameters_text`` (all of
+    them), ``claimed``, ``delta``, ``exact`` (``≥ x`` for a certified lower bound),
+    ``exact_kind``, ``accountant``, ``lower_bound`` and ``lower_bound_state`` (``"not run"``:
+    ``—``; ``"no evidence"``: ran, bound 0; ``"evidence"``), ``ratio`` (largest evidence /
+    claimed), ``counterexample`` (why the point refutes the claim, or ``""``), ``worst`` and
+    ``evidence`` (pretty JSON of the point's other evidence, truncated).
     """
 
     parameter_names: tuple[str, ...]
     rows: tuple[dict[str, Any], ...]
+    varying: tuple[str, ...] = ()
+    exact_header: str = "exact ε"
+    has_certified: bool = False
+    has_not_run: bool = False
+    has_no_evidence: bool = False
 
 
 def _counterexample(point: Mapping[str, Any]) -> str:
@@ -267,7 +362,9 @@ def _counterexample(point: Mapping[str, Any]) -> str:
     exact = as_float(point.get("epsilon_exact"))
     lb = as_float(point.get("epsilon_lower_bound"))
     if exact is not None and exact > claimed * (1 + 1e-6):
-        return f"exact epsilon {format_epsilon(exact)} > claimed {format_epsilon(claimed)}"
+        what = ("certified lower bound on epsilon (numerical)" if exact_kind(point) == CERTIFIED
+                else "exact epsilon")
+        return f"{what} {format_epsilon(exact)} > claimed {format_epsilon(claimed)}"
     if lb is not None and lb > claimed:
         return f"empirical lower bound {format_epsilon(lb)} > claimed {format_epsilon(claimed)}"
     return ""
@@ -282,6 +379,16 @@ def _ratio(point: Mapping[str, Any]) -> float | None:
     return max(vals) / float(point["claimed_epsilon"])
 
 
+def varying_parameters(points: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Parameter names whose value differs between ``points`` (all names when none differs)."""
+    names: list[str] = []
+    for p in points:
+        names += [k for k in (p.get("parameters") or {}) if k not in names]
+    varying = [k for k in names
+               if len({repr((p.get("parameters") or {}).get(k)) for p in points}) > 1]
+    return varying or names
+
+
 def evidence_table(record: Mapping[str, Any], evidence_chars: int = 3000) -> EvidenceTable:
     """Rows of the three kinds of evidence (exact, accountant, lower bound) per audited point."""
     points = list(record.get("points", []))
@@ -290,6 +397,7 @@ def evidence_table(record: Mapping[str, Any], evidence_chars: int = 3000) -> Evi
         for k in p.get("parameters", {}):
             if k not in names:
                 names.append(k)
+    varying = varying_parameters(points)
     worst_params = record.get("worst_case", {}).get("parameters")
     rows = []
     worst_marked = False
@@ -298,19 +406,27 @@ def evidence_table(record: Mapping[str, Any], evidence_chars: int = 3000) -> Evi
         is_worst = bool(worst_params) and not worst_marked and dict(params) == dict(worst_params)
         worst_marked = worst_marked or is_worst
         ratio = _ratio(p)
+        state = lower_bound_state(p)
         rows.append({
+            "label": format_parameters({k: params[k] for k in varying if k in params}),
             "parameters": {k: format_value(params[k]) if k in params else "" for k in names},
+            "parameters_text": format_parameters(params),
             "claimed": format_epsilon(p["claimed_epsilon"]),
             "delta": format_delta(p.get("claimed_delta")),
-            "exact": format_epsilon(p.get("epsilon_exact")),
+            "exact": format_exact(p),
+            "exact_kind": exact_kind(p) if as_float(p.get("epsilon_exact")) is not None else "",
             "accountant": format_epsilon(p.get("epsilon_accountant")),
             "lower_bound": format_epsilon(p.get("epsilon_lower_bound")),
+            "lower_bound_state": state,
             "ratio": "—" if ratio is None else format_epsilon(ratio, 3),
             "counterexample": _counterexample(p),
             "worst": is_worst,
             "evidence": pretty_json(p.get("evidence", {}), evidence_chars) if p.get("evidence") else "",
         })
-    return EvidenceTable(tuple(names), tuple(rows))
+    return EvidenceTable(tuple(names), tuple(rows), tuple(varying), exact_header(points),
+                         any(r["exact_kind"] == CERTIFIED for r in rows),
+                         any(r["lower_bound_state"] == "not run" for r in rows),
+                         any(r["lower_bound_state"] == "no evidence" for r in rows))
 
 
 def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -330,6 +446,7 @@ def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
             "worst_ratio": format_epsilon(lem.get("worst_ratio"), 4),
             "examples": lem.get("examples", 0),
             "counterexample": pretty_json(ce) if ce else "",
+            "note": lem.get("note", ""),
         })
     # Lemmas the claim relies on that were not checked are listed too, so nothing is silently absent.
     checked = {lem["statement"] for lem in record.get("lemmas", [])}
@@ -338,7 +455,8 @@ def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
             where = ", ".join(x for x in (prov.get("theorem", ""), prov.get("paper", ""),
                                           prov.get("version", "")) if x)
             rows.append({"statement": statement, "where": where, "status": "not checked",
-                         "worst_ratio": "—", "examples": 0, "counterexample": ""})
+                         "worst_ratio": "—", "examples": 0, "counterexample": "",
+                         "note": "no check of this statement is recorded in this audit"})
     return rows
 
 
@@ -409,7 +527,8 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
     reproduce = reproduce_command(record)
     extra = str(record.get("reproduce") or "").strip()
     provenance_rows = [(label, value) for label, value in (
-        ("Paper", prov.get("paper", "")),
+        ("Paper", citation(record)),
+        ("Source file", prov.get("paper", "")),
         ("Version", prov.get("version", "")),
         ("Statement", prov.get("theorem", "")),
         ("Equation", prov.get("equation", "")),
@@ -419,8 +538,16 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
         ("Released", claim.get("release", "")),
     ) if value]
     code_labels = {"Equation", "Printed calibration"}
+    wclaimed = worst_claimed(record)
+    claimed_at_worst = as_float(wclaimed[0])
+    lb = as_float(worst.get("epsilon_lower_bound"))
+    exact_v = as_float(worst.get("epsilon_exact"))
     return {
         "id": record["id"],
+        "formula": claim_formula(record),
+        "citation": citation(record),
+        "paper_key": paper_key(record),
+        "region": str(record.get("violation_region") or ""),
         "verdict": record["verdict"],
         "reason": readable_reason(record.get("reason", "")),
         "verdict_sentence": verdict_sentence(record),
@@ -433,9 +560,17 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
         "notes": claim.get("notes", ""),
         "worst": {
             "parameters": format_parameters(worst.get("parameters")),
-            "claimed": format_epsilon(worst_claimed(record)[0]),
-            "claimed_pair": format_privacy(*worst_claimed(record)),
-            "exact": format_epsilon(worst.get("epsilon_exact")),
+            "claimed": format_epsilon(wclaimed[0]),
+            "claimed_pair": format_privacy(*wclaimed),
+            "exact": format_exact(worst),
+            "exact_label": ("certified lower bound ε (numerical)"
+                            if exact_v is not None and exact_kind(worst) == CERTIFIED
+                            else "exact ε"),
+            "exact_bad": (exact_v is not None and claimed_at_worst is not None
+                          and exact_v > claimed_at_worst * (1 + 1e-6)),
+            "lower_bound_bad": (lb is not None and claimed_at_worst is not None
+                                and lb > claimed_at_worst),
+            "lower_bound_state": lower_bound_state(worst),
             "accountant": format_epsilon(worst.get("epsilon_accountant")),
             "lower_bound": format_epsilon(worst.get("epsilon_lower_bound")),
             "evidence": ev,
@@ -444,7 +579,7 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
         "n_points": len(record.get("points", [])),
         "table": evidence_table(record),
         "lemmas": lemma_rows(record),
-        "findings": [str(f) for f in record.get("findings", [])],
+        "findings": [readable_reason(str(f)) for f in record.get("findings", [])],
         "recommended_calibration": record.get("recommended_calibration") or "",
         "reproduce": reproduce,
         "reproduce_extra": extra if extra and extra != reproduce else "",
@@ -460,31 +595,116 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def paper_key(record: Mapping[str, Any]) -> str:
+    """The paper a claim belongs to, all versions together: ``jkt12-colt/pigd`` -> ``jkt12``."""
+    return record["id"].split("/", 1)[0].split("-", 1)[0]
+
+
+def paper_version(record: Mapping[str, Any]) -> str:
+    """The version of the paper a claim is printed in (``COLT 2012``, ``arXiv``, ...)."""
+    prov = record.get("claim", {}).get("provenance", {})
+    return prov.get("version", "") or record["id"].split("/", 1)[0]
+
+
+def paper_page(record: Mapping[str, Any]) -> str:
+    """Path of the claim's paper page, relative to the report directory."""
+    return f"papers/{paper_key(record)}.html"
+
+
+def _lemma_counts(record: Mapping[str, Any]) -> tuple[int, int, int]:
+    lemmas = record.get("lemmas", [])
+    not_checked = sum(1 for lem in lemmas if lem.get("status") == "not checked")
+    failed = sum(1 for lem in lemmas if lem.get("status") not in ("holds", "not checked"))
+    return len(lemmas) - not_checked, failed, not_checked
+
+
 def index_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One formatted row per claim for the index tables, in the order given."""
     rows = []
     for r in records:
         worst = r.get("worst_case", {})
-        prov = r.get("claim", {}).get("provenance", {})
+        checked, failed, unchecked = _lemma_counts(r)
         rows.append({
             "id": r["id"],
             "paper": r.get("paper", ""),
-            "version": prov.get("version", ""),
+            "citation": citation(r),
+            "paper_key": paper_key(r),
+            "paper_page": paper_page(r),
+            "version": paper_version(r),
             "theorem": r.get("theorem", ""),
-            "claimed": format_privacy(r["claimed"]["epsilon"], r["claimed"]["delta"]),
+            "claimed": claim_formula(r),
             "worst_claimed": format_privacy(*worst_claimed(r)),
-            "exact": format_epsilon(worst.get("epsilon_exact")),
+            "exact": format_exact(worst),
+            "exact_kind": (exact_kind(worst) if as_float(worst.get("epsilon_exact")) is not None
+                           else ""),
             "accountant": format_epsilon(worst.get("epsilon_accountant")),
             "lower_bound": format_epsilon(worst.get("epsilon_lower_bound")),
+            "lower_bound_state": lower_bound_state(worst),
             "worst_parameters": format_parameters(worst.get("parameters")),
             "verdict": r["verdict"],
+            "region": str(r.get("violation_region") or ""),
             "reason": readable_reason(r.get("reason", "")),
-            "lemmas_failed": sum(1 for lem in r.get("lemmas", []) if lem.get("status") != "holds"),
-            "lemmas": len(r.get("lemmas", [])),
+            "verdict_sentence": verdict_sentence(r),
+            "lemmas_failed": failed,
+            "lemmas": checked,
+            "lemmas_not_checked": unchecked,
             "budget": r.get("budget", ""),
             "seed": r.get("seed", ""),
+            "recommended_calibration": r.get("recommended_calibration") or "",
         })
     return rows
+
+
+def run_settings(records: Sequence[Mapping[str, Any]]) -> str:
+    """``budget standard, seed 0, alpha 0.05`` when all claims share them, else a per-claim note."""
+    keys = {(r.get("budget"), r.get("seed"), r.get("alpha")) for r in records}
+    if len(keys) == 1:
+        budget, seed, alpha = next(iter(keys))
+        return (f"budget {budget}, seed {seed}, alpha {format_value(float(alpha or 0.05))} "
+                "(every claim)")
+    return "mixed budgets or seeds: see each claim's row"
+
+
+def paper_sections(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The paper-level view: one entry per paper with its claims grouped by algorithm/theorem.
+
+    Each entry: ``key``, ``citations`` (one per version), ``versions`` (in first-seen order),
+    ``counts`` (verdicts), ``groups`` (one per algorithm: ``name`` and ``cells``, one per version
+    with the row of :func:`index_rows` or ``None`` when that version states no such claim),
+    ``recommendations`` (``(claim id, text)``) and ``page`` (path relative to the report dir).
+    """
+    by_paper: dict[str, list[Mapping[str, Any]]] = {}
+    for r in sorted(records, key=lambda r: r["id"]):
+        by_paper.setdefault(paper_key(r), []).append(r)
+    out = []
+    for key, recs in by_paper.items():
+        rows = index_rows(recs)
+        versions: list[str] = []
+        for row in rows:
+            if row["version"] not in versions:
+                versions.append(row["version"])
+        groups: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            algo = row["id"].rsplit("/", 1)[-1]
+            g = groups.setdefault(algo, {"name": algo, "cells": {v: None for v in versions}})
+            g["cells"][row["version"]] = row
+        citations: list[str] = []
+        for row in rows:
+            if row["citation"] not in citations:
+                citations.append(row["citation"])
+        out.append({
+            "key": key,
+            "citations": citations,
+            "versions": versions,
+            "counts": verdict_counts(recs),
+            "groups": [{"name": g["name"], "cells": [g["cells"][v] for v in versions]}
+                       for g in groups.values()],
+            "recommendations": [(row["id"], row["recommended_calibration"]) for row in rows
+                                if row["recommended_calibration"]],
+            "page": f"papers/{key}.html",
+            "rows": rows,
+        })
+    return out
 
 
 def verdict_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:

@@ -37,13 +37,13 @@ import numpy as np
 
 from dpaudit import __version__
 from dpaudit.audits.claim_audit import ClaimAudit
-from dpaudit.reporting.html import render_claim_html, render_index_html
+from dpaudit.reporting.html import render_claim_html, render_index_html, render_paper_html
 from dpaudit.reporting.index import INDEX_SCHEMA, build_index
 from dpaudit.reporting.markdown import (figure_filename, render_claim_markdown,
-                                        render_index_markdown)
+                                        render_index_markdown, render_paper_markdown)
 from dpaudit.reporting.plots import render_plots
 from dpaudit.reporting.schema import check_against_schema
-from dpaudit.reporting.view import CLAIM_SCHEMA, validate_claim_record
+from dpaudit.reporting.view import CLAIM_SCHEMA, paper_sections, validate_claim_record
 
 __all__ = ["ClaimPaths", "IndexPaths", "claim_record", "claim_paths", "write_claim_report",
            "render_claim_files", "load_claim_record", "load_report_directory", "write_index",
@@ -330,10 +330,14 @@ def load_report_directory(out_dir: str | os.PathLike[str]) -> list[dict[str, Any
 
 
 def write_index(out_dir: str | os.PathLike[str], records: Sequence[Mapping[str, Any]],
-                display_dir: str | None = None) -> IndexPaths:
-    """Write ``index.json``, ``index.md`` and ``index.html`` for these records.
+                display_dir: str | None = None,
+                registered: Sequence[str] | None = None) -> IndexPaths:
+    """Write ``index.json``, ``index.md``, ``index.html`` and one page per paper
+    (``papers/<paper>.{md,html}``) for these records.
 
-    ``display_dir`` is the directory name printed in the "reproduce" command (default: ``out_dir``).
+    ``display_dir`` is the directory name printed in the "reproduce" command (default: ``out_dir``);
+    ``registered``: the ids of every registered claim (the command says ``--all`` when the index
+    holds exactly those).
     """
     root = Path(out_dir)
     shown = display_dir if display_dir is not None else str(out_dir)
@@ -341,16 +345,21 @@ def write_index(out_dir: str | os.PathLike[str], records: Sequence[Mapping[str, 
     paths = IndexPaths(root / "index.json", root / "index.md", root / "index.html")
     index = json.loads(to_json_text(build_index(ordered)))
     check_against_schema(index, INDEX_SCHEMA, f"the index of {shown}")
+    for paper in paper_sections(ordered):
+        recs = [r for r in ordered if r["id"] in {row["id"] for row in paper["rows"]}]
+        atomic_write(root / "papers" / f"{paper['key']}.html", render_paper_html(paper, recs))
+        atomic_write(root / "papers" / f"{paper['key']}.md", render_paper_markdown(paper, recs))
     atomic_write(paths.json, to_json_text(index))
-    atomic_write(paths.markdown, render_index_markdown(ordered, shown))
-    atomic_write(paths.html, render_index_html(ordered, shown))
+    atomic_write(paths.markdown, render_index_markdown(ordered, shown, registered))
+    atomic_write(paths.html, render_index_html(ordered, shown, registered))
     return paths
 
 
-def rerender_directory(out_dir: str | os.PathLike[str],
-                       display_dir: str | None = None) -> tuple[list[dict[str, Any]], IndexPaths]:
+def rerender_directory(out_dir: str | os.PathLike[str], display_dir: str | None = None,
+                       registered: Sequence[str] | None = None
+                       ) -> tuple[list[dict[str, Any]], IndexPaths]:
     """Re-render every claim's Markdown/HTML/figures and the index from the saved JSON alone."""
     records = load_report_directory(out_dir)
     for record in records:
         render_claim_files(out_dir, record)
-    return records, write_index(out_dir, records, display_dir)
+    return records, write_index(out_dir, records, display_dir, registered)
