@@ -152,7 +152,9 @@ def test_audit_claims_writes_reports_and_index_and_exits_1_on_a_violation(tmp_pa
     assert saved["kind"] == "learner"
     assert "1 violated, 1 inconclusive, 1 holds." in out
     # The evidence at the worst point (epsilon = 0.5) next to what the claim says there.
-    assert re.search(rf"^{VIOLATED} +\(0\.5, 0\) +1 +0\.5 +[\d.]+ +violated$", out, re.M)
+    # The claim's one statement, then the evidence at the worst point next to its instance there.
+    assert re.search(rf"^{VIOLATED} +\(1, 0\) +\(0\.5, 0\) +1 +0\.5 +[\d.]+ +violated$", out,
+                     re.M)
     # Not a terminal: one plain progress line per claim, no progress bars.
     assert err.count("] fake-") == 3 and "\r" not in err
     assert calls == {HOLDS: 1, VIOLATED: 1, INCONCLUSIVE: 1}
@@ -238,8 +240,8 @@ def test_audit_one_claim(tmp_path, calls, capsys) -> None:
     status, out, _ = run(capsys, "audit", VIOLATED, "--budget", "quick", "--seed", "3",
                          "--alpha", "0.01", "--out", str(tmp_path))
     assert status == cli.EXIT_VIOLATED
-    assert f"The claimed (1, 0)-DP guarantee of {VIOLATED} is violated: At epsilon=0.5: " \
-           "exact epsilon 1 > claimed 0.5." in out
+    assert f"The claimed (1, 0)-DP guarantee of {VIOLATED} is violated at every " \
+           "audited point (3 of 3); strongest at epsilon=0.5: exact epsilon 1 > claimed 0.5." in out
     assert f"Report: {tmp_path / VIOLATED}.html" in out
     record = json.loads((tmp_path / f"{VIOLATED}.json").read_text())
     assert (record["seed"], record["alpha"]) == (3, 0.01)
@@ -264,7 +266,7 @@ def test_report_rerenders_from_saved_json(tmp_path, calls, capsys) -> None:
     (tmp_path / f"{VIOLATED}.html").unlink()
     (tmp_path / "index.md").unlink()
     status, out, _ = run(capsys, "report", str(tmp_path))
-    assert status == cli.EXIT_VIOLATED
+    assert status == cli.EXIT_OK  # it rendered: report re-renders, it does not audit
     assert (tmp_path / f"{VIOLATED}.html").read_text() == html
     assert (tmp_path / "index.md").is_file()
     assert "Re-rendered 2 reports" in out
@@ -296,7 +298,8 @@ def test_progress_bars_on_a_terminal(tmp_path, calls, capsys, monkeypatch) -> No
 # ------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv, message", [
-    (["audit", "nope/x"], "unknown claim id 'nope/x'; run `dpaudit list`"),
+    (["audit", "nope/x"], "unknown claim id 'nope/x' (`dpaudit list` shows the registered"),
+    (["audit", VIOLATED[:-2]], f"did you mean {VIOLATED} or {HOLDS}?"),
     (["audit-claims", "--all", HOLDS, "--out", "{out}"], "give either --all or claim ids"),
     (["audit-claims", "--out", "{out}"], "give the claim ids to audit, or --all"),
     (["audit-claims", HOLDS, "--out", "{file}"], "exists and is not a directory"),
@@ -306,7 +309,6 @@ def test_progress_bars_on_a_terminal(tmp_path, calls, capsys, monkeypatch) -> No
     (["audit", HOLDS, "--seed", "-1"], "argument --seed: must be a non-negative integer"),
     (["audit", HOLDS, "--budget", "huge"], "argument --budget: invalid choice"),
     (["audit-claims", HOLDS, "--jobs", "0", "--out", "{out}"], "argument --jobs"),
-    (["audit-claims", HOLDS], "the following arguments are required: --out"),
     (["frobnicate"], "invalid choice"),
     ([], "the following arguments are required: COMMAND"),
 ])
@@ -344,11 +346,13 @@ def test_unexpected_errors_are_one_sentence_unless_traceback_is_asked(tmp_path, 
 def test_list_shows_claims_with_provenance(calls, capsys) -> None:
     status, out, err = run(capsys, "list")
     assert status == cli.EXIT_OK or "could not import" in err
-    assert "Claims (5; audit one with `dpaudit audit CLAIM_ID`):" in out
+    assert "Claims (5; audit one with `dpaudit audit CLAIM_ID`, details with --long):" in out
     line = next(ln for ln in out.splitlines() if VIOLATED in ln)
-    assert "learner" in line and "(1, 0)-DP" in line
-    assert "fake.txt (COLT 2012), Theorem 2, eq. b = 1 / eps" in line
+    assert "(1, 0)-DP" in line and "Theorem 2 (COLT 2012)" in line
     assert "Mechanisms (" in out and "Learners (" in out
+    assert max(len(ln) for ln in out.splitlines()) <= 100  # fits a 100-column terminal
+    status, out, _ = run(capsys, "list", "--long")
+    assert "fake.txt (COLT 2012), Theorem 2, eq. b = 1 / eps" in out and "kind: learner" in out
     status, out, _ = run(capsys, "list", "--json")
     payload = json.loads(out)
     assert [c["id"] for c in payload["claims"]] == sorted(FAKES)

@@ -260,23 +260,26 @@ def test_markdown_report_has_every_required_section(rendered: Path) -> None:
     # The claim quoted with its provenance.
     assert ("Theorem 3 of demo.txt (COLT 2012) states that half-laplace is (1, 0)-differentially "
             "private") in md
-    for text in ("| Paper | demo.txt |", "| Version | COLT 2012 |", "| Location | Section 4.1 |",
+    for text in ("| Paper | demo.txt (COLT 2012) |", "| Source file | demo.txt |",
+                 "| Version | COLT 2012 |", "| Location | Section 4.1 |",
                  "`Lap(Delta/(2*epsilon))`", "`epsilon` | (0, inf)", "Read the garbled 2"):
         assert text in md
     assert "`` b = Delta / (2 eps) \\| see `eq. 7` ``" in md  # pipes and backticks survive
     # Verdict in one sentence, worst point, evidence table with one row per point.
-    assert ("**Verdict.** The claimed (1, 0)-DP guarantee of demo-colt/half-laplace is violated: "
-            "At epsilon=0.5, T=1: exact epsilon 1 > claimed 0.5.") in md
-    assert "At **epsilon=0.5, T=1**, where the claim is (0.5, 0)-DP: exact epsilon 1, accountant " \
+    assert ("**Verdict.** The claimed (1, 0)-DP guarantee of demo-colt/half-laplace is violated "
+            "at every audited point (6 of 6); strongest at epsilon=0.5, T=1: "
+            "exact epsilon 1 > claimed 0.5.") in md
+    assert "At **epsilon=0.5, T=1**, where the claim (1, 0) is (0.5, 0)-DP: exact ε 1, accountant " \
            "epsilon 0.5, empirical lower bound 0.8 (one-sided 95%)." in md
-    table = [ln for ln in md.splitlines() if re.match(r"^\| (▶)?✗? \| [\d.]+ \| \d+ \|", ln)]
-    assert len(table) == 6 and table[0].startswith("| ▶✗ | 0.5 | 1 | 0.5 | 0 | 1 | 0.5 | 0.8 | 2 |")
+    # Evidence columns first (claimed, delta, exact, accountant, lower bound, ratio), then the point.
+    table = [ln for ln in md.splitlines() if re.match(r"^\| (▶)?✗? \| [\d.]+ \| [\d.e-]+ \|", ln)]
+    assert len(table) == 6 and table[0].startswith("| ▶✗ | 0.5 | 0 | 1 | 0.5 | 0.8 | 2 | ")
     # Lemma checks with the counterexample, findings, recommendation, reproduction, caveats.
     assert "| IGD sensitivity <= 2L/(alpha t) (Lemma 4) | Lemma 4, jkt12-colt.txt, COLT 2012 | " \
            "**violated** | 1.1 | 300 |" in md
     assert '"position": 3' in md
     assert "- The printed scale is half of what the proof needs." in md
-    assert "## Recommended calibration\n\nLap(Delta/epsilon)" in md
+    assert "## Recommended recalibration\n\nLap(Delta/epsilon)" in md
     assert "dpaudit audit demo-colt/half-laplace --budget quick --seed 7 --alpha 0.05" in md
     assert "Mironov 2012" in md
     # Figures are linked as the PNG files next to the page.
@@ -303,10 +306,11 @@ def test_html_report_is_standalone_and_well_formed(rendered: Path) -> None:
     for src in page.images:
         assert src.startswith("data:image/png;base64,")
         width, height = png_size(base64.b64decode(src.split(",", 1)[1]))
-        assert 400 <= width <= 1200 and 250 <= height <= 1500
-    # Every link is relative (opens offline): back to the index and to the sibling files.
+        assert 400 <= width <= 1400 and 250 <= height <= 1500
+    # Every link is relative (opens offline): back to the index, the paper page and the siblings.
     hrefs = {u for tag, u in page.urls if tag == "a"}
-    assert hrefs == {"../index.html", "half-laplace.md", "half-laplace.json"}
+    assert hrefs == {"../index.html", "../papers/demo.html", "half-laplace.md",
+                     "half-laplace.json"}
     assert "<style>" in text and "stylesheet" not in text
     for text_piece in ("Theorem 3 of demo.txt (COLT 2012)", "Lap(Delta/epsilon)",
                        "dpaudit audit demo-colt/half-laplace --budget quick --seed 7",
@@ -339,7 +343,10 @@ def test_plots_are_deterministic_pngs(rendered: Path) -> None:
         rendered / "demo-colt/half-laplace.histogram.png").read_bytes()
     for name in ("histogram", "privacy_curve", "sensitivity", "regret"):
         png = (rendered / f"demo-colt/half-laplace.{name}.png").read_bytes()
-        assert png_size(png) == (726, 407)  # 6.6 x 3.7 inches at 110 dpi
+        # Cropped to everything drawn (bbox_inches="tight"): about 6.6 x 3.7 inches at 110 dpi
+        # plus the legend outside the axes.
+        width, height = png_size(png)
+        assert 600 <= width <= 1300 and 300 <= height <= 700
         assert b"matplotlib" not in png  # no software stamp: committed reports do not churn
 
 
@@ -448,10 +455,11 @@ def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:
     md = render_index_markdown(records, "reports")
     rows = [ln for ln in md.splitlines() if ln.startswith("| `demo-")]
     assert rows == [
-        "| `demo-arxiv/gauss` | demo.txt (arXiv v2) | Theorem 9 | (2, 1e-05) | (2, 1e-05) | — | 1.9 "
-        "| 1.2 | **holds** | [md](demo-arxiv/gauss.md) · [html](demo-arxiv/gauss.html) |",
-        "| `demo-colt/half-laplace` | demo.txt (COLT 2012) | Theorem 3 | (1, 0) | (0.5, 0) | 1 | 0.5 "
-        "| 0.8 | **violated** | [md](demo-colt/half-laplace.md) · [html](demo-colt/half-laplace.html) |",
+        "| `demo-arxiv/gauss` | **holds** |  | (2, 1e-05) | (2, 1e-05) | — | 1.9 | 1.2 | "
+        "demo.txt (arXiv v2) | Theorem 9 | [md](demo-arxiv/gauss.md) · [html](demo-arxiv/gauss.html) |",
+        "| `demo-colt/half-laplace` | **violated** | at every audited point (6 of 6) | (1, 0) | "
+        "(0.5, 0) | 1 | 0.5 | 0.8 | demo.txt (COLT 2012) | Theorem 3 | "
+        "[md](demo-colt/half-laplace.md) · [html](demo-colt/half-laplace.html) |",
     ]
     assert ("dpaudit audit-claims demo-arxiv/gauss demo-colt/half-laplace --budget quick --seed 7 "
             "--alpha 0.05 --out reports") in md
@@ -483,7 +491,7 @@ def test_html_renders_in_headless_chromium(rendered: Path, tmp_path_factory) -> 
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     image = imread(shots / "half-laplace.png")
-    assert image.shape[1] == 1280
+    assert image.shape[1] == 1400
     # A rendered page, not a blank or error page: dark text on the light background, the red
     # verdict band, and the embedded figures (many distinct colours).
     pixels = image[::4, ::4, :3].reshape(-1, 3)  # every 16th pixel is plenty for these checks

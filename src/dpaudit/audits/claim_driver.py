@@ -273,6 +273,25 @@ def _summary(claim_id: str, points: Sequence[GridPoint], worst: GridPoint) -> st
     return " ".join(parts)
 
 
+def _label(statement: str) -> str:
+    """The statement's label, e.g. ``"Lemma 1"`` of ``"Lemma 1: each noisy output ..."``."""
+    head, sep, _ = statement.partition(":")
+    return head.strip() if sep and len(head) <= 40 else ""
+
+
+def _not_checked_note(statement: str, outcome: LemmaOutcome, checks: Sequence[LemmaCheck]) -> str:
+    """Why a lemma of the claim is not checked: the declaration's reason, else the default, naming
+    a check of a restated form (same label, e.g. "Lemma 1") when one ran."""
+    if statement in outcome.not_checked:
+        return outcome.not_checked[statement]
+    label = _label(statement)
+    restated = [c for c in checks if label and _label(c.statement) == label]
+    if restated:
+        return (f"the printed statement is not checked as such; a restated form ran: "
+                f"'{restated[0].statement}' ({restated[0].status})")
+    return DEFAULT_NOT_CHECKED
+
+
 #: Relative tolerance when a figure's value at the claimed delta is held against the table's.
 FIGURE_RTOL = 1e-6
 
@@ -384,7 +403,7 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
     lemmas = list(outcome.checks)
     checked = {lem.statement for lem in lemmas}
     lemmas += [LemmaCheck(lem.statement, NOT_CHECKED,
-                          note=outcome.not_checked.get(lem.statement, DEFAULT_NOT_CHECKED))
+                          note=_not_checked_note(lem.statement, outcome, lemmas))
                for lem in claim.lemmas if lem.statement not in checked]
 
     ctx.progress(done[0] + 1, total, "worst point, figures and findings")
