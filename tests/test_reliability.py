@@ -118,12 +118,33 @@ def test_classical_sigma_at_a_subnormal_delta_is_finite() -> None:
         np.sqrt(2 * (np.log(1.25) - np.log(1e-320))), rel=1e-12)
 
 
-def test_analytic_gaussian_does_not_leak_solver_text() -> None:
-    with pytest.raises(ValueError) as info:
-        GaussianMechanism.analytic(1e300, 1e-300, 0.5)
-    assert "brentq" not in str(info.value) and "epsilon=1e-300" in str(info.value)
+def test_analytic_gaussian_does_not_leak_solver_text(monkeypatch) -> None:
+    # Before: "`brentq` raised ValueError ... ExplicitBracketInterval(...)" reached the caller.
+    from dp_accounting import mechanism_calibration
+
+    from dpaudit.mechanisms import gaussian
+
     with pytest.raises(ValueError, match=r"sensitivity=1e\+308, epsilon=0.01"):
         analytic_sigma(1e308, 0.01, 1e-10)
+
+    def failing(*args, **kwargs):
+        raise ValueError("`brentq` raised ValueError. This often means the supplied bracket ...")
+    monkeypatch.setattr(mechanism_calibration, "calibrate_dp_mechanism", failing)
+    gaussian._analytic_noise_multiplier.cache_clear()
+    with pytest.raises(ValueError) as info:
+        analytic_sigma(1e300, 0.37, 1e-5)
+    gaussian._analytic_noise_multiplier.cache_clear()
+    assert "brentq" not in str(info.value) and "epsilon=0.37, delta=1e-05" in str(info.value)
+
+
+def test_analytic_gaussian_at_tiny_epsilon_returns_the_closed_form_quickly() -> None:
+    # Before: the PLD grid (step epsilon / 10) ran for minutes or raised MemoryError.
+    from dpaudit.mechanisms.gaussian import _closed_form_mu
+
+    for eps, delta in [(1e-12, 1e-5), (1e-8, 0.5), (1e-300, 0.999999)]:
+        assert analytic_sigma(1.0, eps, delta) == pytest.approx(1 / _closed_form_mu(eps, delta),
+                                                                rel=1e-12)
+    assert GaussianMechanism.analytic(1e300, 1e-300, 0.5).sigma < float("inf")
 
 
 def test_public_audit_is_the_engine() -> None:
