@@ -33,6 +33,23 @@ def test_object_outputs_of_numbers_are_audited_as_numbers() -> None:
     assert as_object.output_kind == "continuous"
 
 
+def test_object_outputs_of_decimals_are_numbers_and_decimal_nan_is_refused() -> None:
+    import decimal
+
+    def decimals(d, n, g):
+        x = np.array([decimal.Decimal(repr(v)) for v in half_scale_laplace(d, n, g)],
+                     dtype=object)
+        if d == 1 and decimals.poison:
+            x[2] = decimal.Decimal("NaN")
+        return x
+    decimals.poison = False
+    r = audit(decimals, 0.0, 1.0, epsilon=1.0, samples=20_000, seed=0)
+    assert r.output_kind == "continuous" and r.verdict == "violated"
+    decimals.poison = True
+    with pytest.raises(ValueError, match=r"data1.*returned nan in run 2 "):
+        audit(decimals, 0.0, 1.0, samples=1_000)
+
+
 def test_object_outputs_of_labels_stay_discrete() -> None:
     def labels(d, n, g):
         return np.array(["a", "b"], dtype=object)[(g.random(n) < (0.7 if d else 0.3)).astype(int)]
