@@ -37,7 +37,7 @@ def test_object_outputs_of_decimals_are_numbers_and_decimal_nan_is_refused() -> 
     import decimal
 
     def decimals(d, n, g):
-        x = np.array([decimal.Decimal(repr(v)) for v in half_scale_laplace(d, n, g)],
+        x = np.array([decimal.Decimal(str(float(v))) for v in half_scale_laplace(d, n, g)],
                      dtype=object)
         if d == 1 and decimals.poison:
             x[2] = decimal.Decimal("NaN")
