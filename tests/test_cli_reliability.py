@@ -145,9 +145,11 @@ def test_empty_out_is_refused(tmp_path, fakes, capsys, monkeypatch, out) -> None
     assert list(tmp_path.iterdir()) == []
 
 
-def test_unwritable_out_exits_2(fakes, capsys) -> None:
-    # /proc/self is a directory nobody can create files in, root included (os.access says yes).
-    status, _, err = run(capsys, "audit-claims", A, "--budget", "quick", "--out", "/proc/self")
+@pytest.mark.parametrize("target", ["/sys", "/proc", "/proc/self"])
+def test_unwritable_out_exits_2(fakes, capsys, target) -> None:
+    # Before: os.access(W_OK) says yes to root on /sys and /proc, the audit ran and the first
+    # write failed with exit 3. Now a write is tried first.
+    status, _, err = run(capsys, "audit-claims", A, "--budget", "quick", "--out", target)
     assert status == cli.EXIT_USAGE, err
     assert "not writable" in err and err.count("\n") == 1
 
