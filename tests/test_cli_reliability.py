@@ -261,3 +261,16 @@ def test_sigkill_at_random_points_then_rerun_gives_the_same_index(tmp_path) -> N
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
     for cid in ("sig/c0", "sig/c1", "sig/c2"):
         assert json.loads((out / f"{cid}.json").read_text())["id"] == cid
+
+
+def test_float_audit_command_shows_the_evidence(capsys) -> None:
+    status, out, _ = run(capsys, "float-audit")
+    assert status == cli.EXIT_VIOLATED
+    assert "can never output on input 1" in out and "0x1.62e42fefa39efp-1" in out
+    status, out, _ = run(capsys, "float-audit", "--sampler", "textbook", "--json")
+    assert status == cli.EXIT_VIOLATED and json.loads(out)["epsilon"] == "inf"
+    status, out, _ = run(capsys, "float-audit", "--f1", "1e-300")   # same doubles: nothing found
+    assert status == cli.EXIT_OK
+    for argv in (["--scale", "0"], ["--f0", "nan"], ["--f0", "1", "--f1", "1"]):
+        status, _, err = run(capsys, "float-audit", *argv)
+        assert status == cli.EXIT_USAGE and "Traceback" not in err

@@ -270,6 +270,14 @@ CORRUPT_CLAIM = st.one_of(st.binary(max_size=40), st.sampled_from(
     [b"[]", b"{}", b"null", b"{\"schema\": \"dpaudit.claim/1\"}", b"{\"schema\": 1}"]))
 
 
+@_settings(40)
+@given(option=st.sampled_from(["--f0", "--f1", "--scale"]),
+       value=st.sampled_from(["nan", "inf", "-inf", "x", "", "1e999", "0x1p1"]))
+def test_fuzz_cli_float_audit(fake_registry, capsys, option, value) -> None:
+    if option == "--scale" or value not in ("0x1p1",):
+        _expect_cli(["float-audit", option, value], capsys)
+
+
 @_settings(80)
 @given(command=st.sampled_from(["audit", "audit-claims"]), option=BAD_OPTIONS,
        claim=st.sampled_from([FAKE, "nope/x", "no-slash", "../x/y"]))
