@@ -274,3 +274,19 @@ def test_float_audit_command_shows_the_evidence(capsys) -> None:
     for argv in (["--scale", "0"], ["--f0", "nan"], ["--f0", "1", "--f1", "1"]):
         status, _, err = run(capsys, "float-audit", *argv)
         assert status == cli.EXIT_USAGE and "Traceback" not in err
+
+
+def test_stale_temp_files_of_dead_processes_are_removed_and_others_kept(tmp_path, fakes,
+                                                                         capsys) -> None:
+    out = tmp_path / "out"
+    (out / "fake-colt").mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = out / "fake-colt" / f".a.json.{dead}.abc_12.tmp"      # killed mid-write
+    live = out / "fake-colt" / f".b.json.{os.getpid()}.xyz.tmp"  # a running writer's
+    elsewhere = out / "unrelated" / f".c.json.{dead}.q.tmp"     # not a dpaudit folder
+    elsewhere.parent.mkdir()
+    for p in (stale, live, elsewhere):
+        p.write_text("partial")
+    assert run(capsys, "audit-claims", A, "--budget", "quick", "--out", str(out))[0] == 0
+    assert not stale.exists() and live.exists() and elsewhere.exists()

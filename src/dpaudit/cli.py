@@ -601,9 +601,9 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
                                           render_claim_files, write_index)
 
     out_dir = _prepare_out(args.out)
-    remove_stale_temp_files(out_dir)
     try:
         earlier = read_manifest(out_dir) or []
+        remove_stale_temp_files(out_dir, sorted(set(earlier) | set(claim_ids)))
         # Claims earlier runs wrote here and this run does not redo: they must load now, before
         # any work, or the index would silently lose them.
         kept = load_claim_records(out_dir, [cid for cid in earlier if cid not in claim_ids])
