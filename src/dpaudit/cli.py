@@ -18,12 +18,12 @@ redoes them). ``--jobs N`` audits N claims at a time in worker processes.
 Exit status: 0 when no audited claim is violated, 1 when one is, 2 for usage or input errors,
 3 when an audit or the tool itself failed (the traceback of a failed audit is saved next to its
 report as ``<claim>.error.log``), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM, how
-CI cancels a job); both write the index of the claims finished so far.
+CI cancels a job); both write the index of the claims finished so far. Errors are one sentence on
+stderr; add ``--traceback`` to see Python's traceback instead.
 
-The index lists exactly the claims that dpaudit runs wrote into DIR (``DIR/dpaudit-manifest.json``);
-a saved claim that cannot be read is redone by ``audit-claims`` when it is one of the claims asked
-for, and is otherwise an error (exit 2) naming the file, never a smaller index. Errors are one sentence on stderr; add
-``--traceback`` to see Python's traceback instead.
+The index lists exactly the claims that dpaudit runs wrote into DIR (``DIR/dpaudit-manifest.json``).
+A saved claim that cannot be read is redone by ``audit-claims`` when it is one of the claims asked
+for, and is otherwise an error (exit 2) naming the file: never a smaller index.
 """
 
 from __future__ import annotations
@@ -398,8 +398,9 @@ def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = No
         return _Outcome(task.claim_id, record, seconds=time.perf_counter() - t0)
     except Exception as exc:  # one failed claim must not lose the others' results
         try:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text(traceback.format_exc(), encoding="utf-8")
+            from dpaudit.reporting.writer import atomic_write
+
+            atomic_write(log, traceback.format_exc())
             log_name: str | None = str(log)
         except OSError:
             log_name = None
