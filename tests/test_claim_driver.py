@@ -19,7 +19,7 @@ from dpaudit.audits.claim_audit import LemmaCheck
 from dpaudit.audits.claim_driver import (MIRONOV_CAVEAT, AddedPoints, ClaimRun, EmpiricalPlan,
                                          LemmaOutcome, PointPlan, Skip, run_claim)
 from dpaudit.audits.registry import AuditContext, Budget
-from dpaudit.claims import PrivacyClaim, Provenance
+from dpaudit.claims import PrivacyClaim, Provenance, SensitivityLemma
 
 TINY = Budget("tiny", samples=20_000, sensitivity_examples=10, grid="coarse", max_T=8)
 CLAIM = PrivacyClaim("toy/laplace", 1.0, 0.0, Provenance("toy.txt", "v1", "Theorem 1"))
@@ -183,3 +183,32 @@ def test_more_points_are_audited_and_their_notes_reach_findings() -> None:
     assert [p.parameters["epsilon"] for p in audit.points] == [1.0, 4.0]
     assert "notes: boundary" in audit.findings
     assert all(math.isfinite(p.epsilon_lower_bound) for p in audit.points)
+
+
+@dataclass(frozen=True)
+class LemmaToy(ToyDeclaration):
+    """The toy claim relying on four lemmas, of which the declaration checks some."""
+
+    claim: PrivacyClaim = PrivacyClaim(
+        "toy/lemmas", 1.0, 0.0, Provenance("toy.txt", "v1", "Theorem 1"),
+        lemmas=tuple(SensitivityLemma(s, Provenance("toy.txt", "v1", "Lemma"))
+                     for s in ("toy lemma", "bound b", "Lemma 2: as printed", "nobody looked")))
+
+    def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]) -> LemmaOutcome:
+        return LemmaOutcome((LemmaCheck("toy lemma", "holds", 1.0, 1),
+                             LemmaCheck("bound b [read as b = 1]", "holds", 0.5, 1),
+                             LemmaCheck("Lemma 2: restated", "holds", 0.9, 1)),
+                            not_checked={"nobody looked": "needs a proof assistant"})
+
+
+def test_lemmas_nobody_checked_are_recorded_with_why_and_never_said_to_hold() -> None:
+    audit = run_claim(LemmaToy(), AuditContext(TINY, seed=0))
+    status = {lem.statement: (lem.status, lem.note) for lem in audit.lemmas}
+    # Checked as printed, or under a stated reading ("statement [reading]"): no extra row.
+    assert "toy lemma" in status and "bound b" not in status
+    assert status["nobody looked"] == ("not checked", "needs a proof assistant")
+    st, note = status["Lemma 2: as printed"]
+    assert st == "not checked" and "a restated form ran: 'Lemma 2: restated' (holds)" in note
+    verdict, reason = audit.verdict, audit.to_dict()["reason"]
+    assert verdict == "holds" and "every lemma held" not in reason
+    assert "each of the 3 checked lemmas held (2 of the claim's lemmas not checked" in reason

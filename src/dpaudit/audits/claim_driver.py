@@ -272,6 +272,14 @@ def _summary(claim_id: str, points: Sequence[GridPoint], worst: GridPoint) -> st
     return " ".join(parts)
 
 
+def _is_checked(statement: str, checks: Sequence[LemmaCheck]) -> bool:
+    """Whether a check evaluates the claim's lemma ``statement``: a check of the same statement,
+    or of the statement under a stated reading (``statement + " [reading]"``, e.g. st13's
+    ``"... [tree_bound = lipschitz]"``: one check per reading of the printed bound)."""
+    return any(c.statement == statement or c.statement.startswith(statement + " [")
+               for c in checks)
+
+
 def _label(statement: str) -> str:
     """The statement's label, e.g. ``"Lemma 1"`` of ``"Lemma 1: each noisy output ..."``."""
     head, sep, _ = statement.partition(":")
@@ -400,10 +408,9 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
     lemma_fn = _optional(decl, "lemmas")
     outcome = lemma_fn(ctx, lemma_parameters) if lemma_fn is not None else LemmaOutcome()
     lemmas = list(outcome.checks)
-    checked = {lem.statement for lem in lemmas}
     lemmas += [LemmaCheck(lem.statement, NOT_CHECKED,
                           note=_not_checked_note(lem.statement, outcome, lemmas))
-               for lem in claim.lemmas if lem.statement not in checked]
+               for lem in claim.lemmas if not _is_checked(lem.statement, lemmas)]
 
     ctx.progress(done[0] + 1, total, "worst point, figures and findings")
     run = ClaimRun(claim, ctx, plans, points, tested, lemmas, skipped, dict(added.notes))
