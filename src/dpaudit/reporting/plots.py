@@ -28,6 +28,8 @@ __all__ = ["Plot", "PlotError", "render_plots", "evidence_png", "histogram_png",
 _BLUE, _ORANGE, _GREEN, _RED, _PURPLE, _GREY = ("#0072B2", "#E69F00", "#009E73", "#D55E00",
                                                 "#CC79A7", "#555555")
 _DPI = 110
+#: Relative tolerance when a figure's value is held against the table's.
+FIGURE_RTOL = 1e-6
 _SIZE = (6.6, 3.7)
 
 
@@ -319,6 +321,18 @@ def sensitivity_png(spec: Mapping[str, Any]) -> bytes:
     return _sensitivity(spec)[0]
 
 
+def _sensitivity_ratios(spec: Mapping[str, Any]) -> list[float]:
+    """observed / claimed at every round with a positive claimed bound (what the figure draws)."""
+    try:
+        t = _floats(spec.get("t"), "t")
+        observed = _floats(spec.get("observed"), "observed")
+        claimed = _floats(spec.get("claimed"), "claimed")
+    except PlotError:
+        return []
+    return [o / c for ti, o, c in zip(t, observed, claimed)
+            if ti is not None and o is not None and c is not None and c > 0]
+
+
 def _sensitivity(spec: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
     t = _floats(spec.get("t"), "t")
     observed = _floats(spec.get("observed"), "observed")
@@ -437,7 +451,10 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
         keep = sorted(range(len(rows)), key=lambda i: -rows[i][2])[:max_points]
         omitted = len(rows) - max_points
         rows = [rows[i] for i in sorted(keep)]
-    height = min(2.0 + 0.3 * len(rows), 13.0)
+    # Point labels wrap onto two lines (never cut to look alike: the parameters that tell points
+    # apart may come last); rows are taller when they do.
+    two_lines = any(len(r[0]) > 55 for r in rows)
+    height = min(2.0 + (0.46 if two_lines else 0.3) * len(rows), 16.0)
     fig, ax = _new_figure((6.4, height))
     ys = list(range(len(rows)))[::-1]
     finite_vals: list[float] = []
@@ -487,8 +504,8 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
     ax.axvline(1.0, color=_RED, linestyle="--", linewidth=1.4, label="claimed epsilon")
     ax.set_yticks(ys)
     labels = [r[0] for r in rows]
-    labels = [lab if len(lab) <= 60 else lab[:57] + "..." for lab in labels]
-    ax.set_yticklabels(labels, fontsize=8)
+    labels = ["\n".join(textwrap.wrap(lab, 55, max_lines=2, placeholder=" ...")) for lab in labels]
+    ax.set_yticklabels(labels, fontsize=7.5 if two_lines else 8)
     if log_x:
         ax.set_xscale("log")
     ax.set_xlim(lo_edge if log_x else 0.0, hi_edge)
@@ -539,6 +556,32 @@ def _curve_caption(spec: Mapping[str, Any]) -> str:
     return text
 
 
+def _sensitivity_caption(record: Mapping[str, Any], spec: Mapping[str, Any]) -> str:
+    """Says which trajectory is drawn and holds its largest ratio against the lemma table's."""
+    text = ("Distance between the two neighbouring trajectories of one example pair found by the "
+            "property-based search, divided by the sensitivity the lemma claims, round by round: "
+            "above the dashed line at 1 the lemma is violated.")
+    peak = max((r for r in _sensitivity_ratios(spec) if math.isfinite(r)), default=None)
+    statement = str(spec.get("statement") or "")
+    # The checks of the drawn statement: as printed, or under a stated reading ("... [reading]").
+    checks = [(str(lem.get("statement")), as_float(lem.get("worst_ratio")))
+              for lem in record.get("lemmas") or [] if lem.get("status") != "not checked"
+              and (lem.get("statement") == statement
+                   or str(lem.get("statement")).startswith(statement + " ["))]
+    checks = [(s, r) for s, r in checks if r is not None]
+    if peak is None or not checks:
+        return text
+    same = [s for s, r in checks if math.isclose(peak, r, rel_tol=FIGURE_RTOL, abs_tol=1e-12)]
+    if same:
+        which = "" if same[0] == statement else f" of the check '{same[0][len(statement):].strip()}'"
+        return text + (f" The pair drawn is the one with the largest ratio the search saw{which}, "
+                       f"{peak:.4g}x: the lemma table's worst ratio for it.")
+    worst = max(r for _, r in checks)
+    return text + (f" The pair drawn is the shrunk (simplest) counterexample, ratio {peak:.4g}x; "
+                   f"the largest ratio the search saw, {worst:.4g}x (the lemma table's), came "
+                   "from a larger example before shrinking.")
+
+
 _FIGURES: tuple[tuple[str, str, Callable[[Mapping[str, Any]], tuple[bytes, dict[str, Any]]]], ...] = (
     ("histogram", "Output histograms on the two neighbouring inputs", _histogram),
     ("privacy_curve", "Privacy curve", _privacy_curve),
@@ -549,10 +592,7 @@ _FIGURES: tuple[tuple[str, str, Callable[[Mapping[str, Any]], tuple[bytes, dict[
 _CAPTIONS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], str]] = {
     "histogram": _histogram_caption,
     "privacy_curve": lambda record, spec: _curve_caption(spec),
-    "sensitivity": lambda record, spec: (
-        "The largest distance between the two neighbouring trajectories found by the "
-        "property-based search divided by the sensitivity the proof claims, round by round: above "
-        "the dashed line at 1 the lemma is violated."),
+    "sensitivity": lambda record, spec: _sensitivity_caption(record, spec),
     "regret": lambda record, spec: "Regret of the audited learner (and any baselines) as the "
                                    "horizon grows.",
 }
