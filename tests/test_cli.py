@@ -184,6 +184,33 @@ def test_rerun_resumes_and_reproduces(tmp_path, calls, capsys) -> None:
     assert without_timing(again) == without_timing(first)
 
 
+def test_resume_never_reuses_results_of_other_code_or_version(tmp_path, calls, capsys,
+                                                              monkeypatch) -> None:
+    run(capsys, *quick(tmp_path, HOLDS))
+    saved = json.loads((tmp_path / f"{HOLDS}.json").read_text())
+    assert saved["audit_code_sha256"] == cli.audit_code_hash(HOLDS)
+    assert saved["dpaudit_version"] == cli.__version__
+    run(capsys, *quick(tmp_path, HOLDS))
+    assert calls[HOLDS] == 1  # same code, same settings: resumed
+    # The audit code changed (a paper's folder or the engine): the saved result is stale.
+    monkeypatch.setattr(cli, "audit_code_hash", lambda claim_id: "0" * 64)
+    run(capsys, *quick(tmp_path, HOLDS))
+    assert calls[HOLDS] == 2
+    assert json.loads((tmp_path / f"{HOLDS}.json").read_text())["audit_code_sha256"] == "0" * 64
+    # Another dpaudit version: stale too.
+    monkeypatch.setattr(cli, "__version__", "0.0.0-other")
+    run(capsys, *quick(tmp_path, HOLDS))
+    assert calls[HOLDS] == 3
+
+
+def test_audit_code_hash_covers_the_papers_folder_and_the_engine(calls) -> None:
+    import dpaudit.cli as module
+    digest = module.audit_code_hash(HOLDS)
+    assert re.fullmatch(r"[0-9a-f]{64}", digest) and digest == module.audit_code_hash(HOLDS)
+    # The fake claims live in tests/, not in a paper folder: the hash still covers the engine.
+    assert set(module._ENGINE_SOURCES) >= {"audits", "mechanisms", "learners"}
+
+
 def test_ctrl_c_keeps_finished_claims_and_a_rerun_resumes(tmp_path, calls, capsys,
                                                          monkeypatch) -> None:
     status, out, err = run(capsys, *quick(tmp_path, HOLDS, INTERRUPT, VIOLATED))

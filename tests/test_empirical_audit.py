@@ -340,6 +340,23 @@ def test_discrete_labels_and_strings() -> None:
     assert r.output_kind == "discrete" and 0.6 < r.epsilon_lower_bound <= math.log(0.7 / 0.3)
 
 
+def test_discrete_event_is_a_set_of_outcomes_and_the_result_prints_short() -> None:
+    def rr_strings(bit, n, rng):
+        keep = rng.random(n) < math.exp(2.0) / (1 + math.exp(2.0))
+        return np.where(keep == bool(bit), "yes", "no")
+    r = audit(rr_strings, 1, 0, epsilon=1.0, samples=20_000, seed=0)
+    # Randomised response: the event is one answer, more likely on data0 (bit 1 says "yes").
+    assert r.event_outcomes == {"outcomes": ["yes"], "count": 1, "includes_unseen": False,
+                                "description": "the set of 1 outcome {'yes'}"}
+    assert r.to_dict()["event_outcomes"] == r.event_outcomes
+    text = str(r)
+    assert text.startswith(f"AuditResult: epsilon >= {r.epsilon_lower_bound:.4g} (95% one-sided")
+    assert "  = the set of 1 outcome {'yes'}" in text and "violated" in text.splitlines()[0]
+    assert len(text.splitlines()) <= 6 and max(map(len, text.splitlines())) <= 160
+    assert r._repr_html_().startswith("<div><b>AuditResult</b>") and "&#x27;yes&#x27;" in \
+        r._repr_html_()
+
+
 def test_discrete_tuples_pick_the_likelihood_ratio_prefix_set() -> None:
     # Outcomes (a, b) with a, b in {0, 1, 2}: data1 moves mass to (2, 2); the best event is
     # {(2, 2)} with ratio 3 (every other outcome has ratio 3/4).
