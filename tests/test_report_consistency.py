@@ -69,14 +69,16 @@ def test_evidence_chart_draws_the_tables_ratios(rendered) -> None:
     record, figs, _, _ = rendered
     data = figs["evidence"].data
     varying = view.varying_parameters(record["points"])
-    table: dict[str, Mapping[str, Any]] = {}
-    for p in record["points"]:
-        label = view.format_parameters({k: p["parameters"][k] for k in varying
-                                        if k in p["parameters"]})
-        table.setdefault(label, p)
+    rows = view.evidence_table(record).rows
     assert data["labels"], "the evidence chart drew no point"
     for i, label in enumerate(data["labels"]):
-        point = table[label]
+        # "#n parameters": row n of the evidence table, with that row's parameters.
+        number, _, params = label.partition(" ")
+        n = int(number.lstrip("#"))
+        point = record["points"][n - 1]
+        assert rows[n - 1]["number"] == n and params == rows[n - 1]["label"], (label, rows[n - 1])
+        assert params == view.format_parameters({k: point["parameters"][k] for k in varying
+                                                 if k in point["parameters"]})
         claimed = point["claimed_epsilon"]
         for key in ("epsilon_exact", "epsilon_accountant", "epsilon_lower_bound"):
             value = view.as_float(point.get(key))

@@ -431,7 +431,7 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
     certified = any(p.get("exact_kind") == "certified lower bound (numerical)" for p in points
                     if as_float(p.get("epsilon_exact")) is not None)
     rows = []
-    for p in points:
+    for number, p in enumerate(points, start=1):
         claimed = as_float(p.get("claimed_epsilon"))
         if not claimed:
             continue
@@ -442,8 +442,9 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
         ratios = {k: (None if v is None else v / claimed) for k, v in vals.items()}
         top = max((r for r in ratios.values() if r is not None), default=0.0)
         params = p.get("parameters") or {}
-        rows.append((format_parameters({k: params[k] for k in varying if k in params}), ratios,
-                     top))
+        # "#n": the row of the evidence table (same numbering), so alike labels stay apart.
+        rows.append((f"#{number} " + format_parameters({k: params[k] for k in varying
+                                                        if k in params}), ratios, top))
     if not rows:
         raise PlotError("no audited point carries any epsilon")
     omitted = 0
@@ -611,7 +612,8 @@ def render_plots(record: Mapping[str, Any]) -> tuple[list[Plot], list[str]]:
         try:
             png, data = _evidence(points)
             plots.append(Plot("evidence", "Evidence against the claim, point by point",
-                              "Each audited parameter point (labelled by the parameters that vary): "
+                              "Each audited parameter point (#n: its row in the evidence "
+                              "table, then the parameters that vary): "
                               "the exact or certified, accountant and empirical lower-bound "
                               "epsilon divided by the claimed epsilon, the same values as the "
                               "table. Points right of the dashed line exceed the claim.", png,

@@ -401,13 +401,14 @@ def evidence_table(record: Mapping[str, Any], evidence_chars: int = 3000) -> Evi
     worst_params = record.get("worst_case", {}).get("parameters")
     rows = []
     worst_marked = False
-    for p in points:
+    for number, p in enumerate(points, start=1):
         params = p.get("parameters", {})
         is_worst = bool(worst_params) and not worst_marked and dict(params) == dict(worst_params)
         worst_marked = worst_marked or is_worst
         ratio = _ratio(p)
         state = lower_bound_state(p)
         rows.append({
+            "number": number,  # the point's label in the evidence chart (#number)
             "label": format_parameters({k: params[k] for k in varying if k in params}),
             "parameters": {k: format_value(params[k]) if k in params else "" for k in names},
             "parameters_text": format_parameters(params),
