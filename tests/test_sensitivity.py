@@ -207,8 +207,9 @@ def test_lemma_check_and_trace_follow_the_claim_audit_conventions():
     with pytest.raises(ValueError, match="no counterexample"):
         holds.trace("x", which="counterexample")
 
-    bad = check_sensitivity(mean_gradient_learner(WIDE), one_g, LINEAR, T=(1, 8), examples=60,
-                            seed=0)
+    # extremes=False: the counterexample must come from the Hypothesis search, hence be shrunk.
+    bad = check_sensitivity(mean_gradient_learner(WIDE), one_g, LINEAR, T=(1, 8), examples=200,
+                            seed=0, extremes=False)
     lemma = bad.to_lemma_check("L/(lam t)")
     assert lemma.status == "violated"
     assert lemma.counterexample["ratio"] == pytest.approx(2.0)
