@@ -67,8 +67,9 @@ import numpy as np
 from dpaudit._validation import (check_delta, check_epsilon, check_int, check_probability)
 from dpaudit.audits.confidence import (Bonferroni, ProportionBound, gdp_mu_lower_bound,
                                        log_ratio_lower_bound, proportion_bound)
-from dpaudit.audits.statistics import (HistogramAccumulator, IdentityScorer,
-                                       LikelihoodRatioFitter, LinearDiscriminantFitter,
+from dpaudit.audits.learned_statistics import (SEQUENCE_MAX_VALUES, candidates_for,
+                                               check_statistics, choose)
+from dpaudit.audits.statistics import (HistogramAccumulator, LikelihoodRatioFitter,
                                        RankedEvent, ThresholdEvent, UserScorer, flatten_outputs,
                                        outcome_keys, sweep_thresholds)
 
@@ -505,6 +506,7 @@ class _Config:
     output_kind: OutputKind
     statistic: Callable[[np.ndarray], np.ndarray] | None
     chunk_size: int | None
+    statistics: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -562,7 +564,8 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
                          f"{probes[1].dtype}) differ in shape or type; they must be comparable")
     chunk_rows = _chunk_rows(probes[0], cfg.chunk_size)
 
-    fitter: LinearDiscriminantFitter | LikelihoodRatioFitter | None = None
+    fitter: LikelihoodRatioFitter | None = None
+    family: list[Any] = []
     if cfg.statistic is not None:
         scorer: Callable[[np.ndarray], np.ndarray] = UserScorer(cfg.statistic)
         kind = "user"
@@ -574,34 +577,42 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
         if probes[0].dtype.kind not in "biuf":
             raise TypeError(f"continuous outputs must be numeric, got dtype {probes[0].dtype}; use "
                             "output_kind='discrete' or a statistic")
-        if flatten_outputs(probes[0]).shape[1] == 1:
-            scorer = IdentityScorer()
-        else:
-            fitter = LinearDiscriminantFitter()
+        # Issue 15: a family of learned statistics, fitted on the fit split and chosen on the
+        # selection split (dpaudit.audits.learned_statistics).
+        family = candidates_for(flatten_outputs(probes[0]).shape[1], cfg.statistics)
+        if len(family) == 1 and not family[0].fitted:
+            scorer = family[0].fitter.finish()[0]
+            family = []
 
-    if fitter is not None:
-        n_fit = n_train // 2
-        for j, s in enumerate(streams):
-            fitter.update(probes[j], j)
-            for x in s.chunks(n_fit - probe_rows, chunk_rows):
-                fitter.update(x, j)
-        scorer = fitter.finish()
-        n_select = n_train - n_fit
-        select_scores = [[] for _ in streams]
+    choice_table: tuple[dict[str, Any], ...] = ()
+    if family:
+        sc, n_fit, n_select, scorer, choice_table = _fit_and_choose(
+            family, streams, probes, cfg, n_train, n_test, chunk_rows)
     else:
-        n_fit = 0
-        n_select = n_train
-        if isinstance(scorer, UserScorer):
-            # Counts are binomial only if each run is scored on its own output: check on the probe.
-            first = scorer.check_row_wise(probes[0], probes[1])
+        if fitter is not None:
+            n_fit = n_train // 2
+            for j, s in enumerate(streams):
+                fitter.update(probes[j], j)
+                for x in s.chunks(n_fit - probe_rows, chunk_rows):
+                    fitter.update(x, j)
+            scorer = fitter.finish()
+            n_select = n_train - n_fit
+            select_scores: list[list[np.ndarray]] = [[] for _ in streams]
         else:
-            first = [scorer(p) for p in probes]
-        select_scores = [[f] for f in first]
-    done = n_select - (0 if fitter is not None else probe_rows)
-    for j, s in enumerate(streams):
-        for x in s.chunks(done, chunk_rows):
-            select_scores[j].append(scorer(x))
-    sc = [np.concatenate(v) for v in select_scores]
+            n_fit = 0
+            n_select = n_train
+            if isinstance(scorer, UserScorer):
+                # Counts are binomial only if each run is scored on its own output: check on the
+                # probe.
+                first = scorer.check_row_wise(probes[0], probes[1])
+            else:
+                first = [scorer(p) for p in probes]
+            select_scores = [[f] for f in first]
+        done = n_select - (0 if fitter is not None else probe_rows)
+        for j, s in enumerate(streams):
+            for x in s.chunks(done, chunk_rows):
+                select_scores[j].append(scorer(x))
+        sc = [np.concatenate(v) for v in select_scores]
 
     bonf = Bonferroni(cfg.alpha, cfg.test_events)
     eps_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
@@ -610,9 +621,81 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
     gdp_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
                                  alpha=Bonferroni(cfg.alpha).per_interval_alpha, objective="gdp")
     info = scorer.to_dict() if hasattr(scorer, "to_dict") else {"name": repr(scorer)}
+    if choice_table:
+        info = {**info, "chosen_from": list(choice_table)}
     return _Trained(scorer, kind, n_fit, n_select, chunk_rows, eps_sweep.best(cfg.test_events),
                     gdp_sweep.best(1), eps_sweep.n_candidates,
                     HistogramAccumulator.from_training(sc[0], sc[1]), streams, info)
+
+
+def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.ndarray],
+                    cfg: _Config, n_train: int, n_test: int, chunk_rows: int
+                    ) -> tuple[list[np.ndarray], int, int, Any, tuple[dict[str, Any], ...]]:
+    """Issue 15: fit every statistic of ``family`` on the fit split, score the selection split with
+    each and keep the one whose best event projects the highest bound
+    (:func:`dpaudit.audits.learned_statistics.choose`). The test split is not drawn here.
+
+    Returns the chosen statistic's selection scores per input, ``n_fit``, ``n_select``, the scorer
+    and the table of candidates. Scalars are drawn as one sequence of training runs routed by row
+    index (their selection rows are kept, 8 bytes each), so that when the identity is chosen its
+    threshold is picked, as before issue 15, on all training runs (it learned nothing from the fit
+    split); vectors are drawn fit split first, then the selection split streamed.
+    """
+    probe_rows = probes[0].shape[0]
+    n_fit = n_train // 2
+    n_select = n_train - n_fit
+    scalar = flatten_outputs(probes[0]).shape[1] == 1
+    for c in family:
+        c.fitter.prepare(probes[0], probes[1])
+    unfitted = [i for i, c in enumerate(family) if not c.fitted]
+    fixed_scores: dict[int, list[list[np.ndarray]]] = {i: [[], []] for i in unfitted}
+    held: list[list[np.ndarray]] = [[], []]
+    for j, s in enumerate(streams):
+        def feed(x: np.ndarray, j: int = j) -> None:
+            for c in family:
+                c.fitter.update(x, j)
+            for i in unfitted:
+                fixed_scores[i][j].append(family[i].fitter.scorer(x))
+        feed(probes[j])
+        if scalar:
+            pos = probe_rows
+            for x in s.chunks(n_train - probe_rows, chunk_rows):
+                cut = max(0, min(x.shape[0], n_fit - pos))
+                if cut:
+                    feed(x[:cut])
+                if cut < x.shape[0]:
+                    held[j].append(x[cut:])
+                pos += x.shape[0]
+        else:
+            for x in s.chunks(n_fit - probe_rows, chunk_rows):
+                feed(x)
+    scorers: list[Any] = []
+    fitted: list[bool] = []
+    origin: list[int] = []
+    for i, c in enumerate(family):
+        for scr in c.fitter.finish():
+            scorers.append(scr)
+            fitted.append(c.fitted)
+            origin.append(i)
+    if not scorers:
+        raise ValueError(f"statistics={[c.name for c in family]}: none of these statistics "
+                         "applies to these outputs (e.g. 'sequence' needs integer-valued rows "
+                         f"with at most {SEQUENCE_MAX_VALUES} distinct values)")
+    sel: list[list[list[np.ndarray]]] = [[[], []] for _ in scorers]
+    for j, s in enumerate(streams):
+        for x in (held[j] if scalar else s.chunks(n_select, chunk_rows)):
+            for k, scr in enumerate(scorers):
+                sel[k][j].append(scr(x))
+    sc_all = [[np.concatenate(v) for v in pair] for pair in sel]
+    choice = choose(scorers, fitted, [p[0] for p in sc_all], [p[1] for p in sc_all],
+                    n_test=n_test, alpha=Bonferroni(cfg.alpha, cfg.test_events).per_interval_alpha,
+                    delta=cfg.delta)
+    k = choice.index
+    if not choice.fitted:
+        i = origin[k]
+        sc = [np.concatenate(fixed_scores[i][j] + [sc_all[k][j]]) for j in (0, 1)]
+        return sc, 0, n_train, choice.scorer, choice.table
+    return sc_all[k], n_fit, n_select, choice.scorer, choice.table
 
 
 def _evaluate(ranked: RankedEvent, counts: tuple[int, int], n_test: int, bonf: Bonferroni,
@@ -663,7 +746,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
           pairs: Sequence[tuple[Any, Any]] | None = None, pilot_samples: int | None = None,
           statistic: Callable[[np.ndarray], np.ndarray] | None = None,
           train_fraction: float | None = None, test_events: int = 1,
-          output_kind: OutputKind = "auto", chunk_size: int | None = None) -> AuditResult:
+          output_kind: OutputKind = "auto", chunk_size: int | None = None,
+          statistics: Sequence[str] | None = None) -> AuditResult:
     """Empirical one-sided ``(1 - alpha)`` lower confidence bound on a mechanism's epsilon.
 
     Parameters
@@ -720,6 +804,16 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     chunk_size : int, optional
         Runs per mechanism call; default fills about 8 MB (at most 131072 runs). Part of what
         makes a result reproducible.
+    statistics : sequence of str, optional
+        The family of learned statistics compared on the selection split for continuous outputs
+        (:mod:`dpaudit.audits.learned_statistics`): names from ``"identity"``, ``"histogram"``
+        (scalars), ``"linear"``, ``"naive-bayes"``, ``"sequence"`` (vectors), ``"logistic"``,
+        ``"gradient-boosting"``, ``"knn"``. Default: identity and histogram ratios for scalars;
+        linear discriminant, naive Bayes, logistic regression and sequence features for vectors.
+        Each is fitted on the fit split only; the one whose best event projects the highest bound
+        on the selection split is used; the test split is drawn afterwards and only the chosen
+        statistic's events are counted on it (no extra Bonferroni factor). Discrete outputs always
+        use the outcome likelihood ratio, a user ``statistic`` replaces the family.
 
     Returns
     -------
@@ -768,7 +862,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         pilot_samples = check_int(pilot_samples, "pilot_samples", minimum=MIN_SAMPLES)
     n_train, n_test = _split_sizes(samples, train_fraction)
     check_memory_budget(samples, max(n_train, pilot_samples or 0))
-    cfg = _Config(epsilon, delta, alpha, test_events, output_kind, statistic, chunk_size)
+    cfg = _Config(epsilon, delta, alpha, test_events, output_kind, statistic, chunk_size,
+                  check_statistics(statistics))
     root = np.random.SeedSequence(seed)
     main_seq = root.spawn(1)[0]
     clock = [0.0]
