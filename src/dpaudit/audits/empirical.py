@@ -67,6 +67,7 @@ import numpy as np
 from dpaudit._validation import (check_delta, check_epsilon, check_int, check_probability)
 from dpaudit.audits.confidence import (Bonferroni, ProportionBound, gdp_mu_lower_bound,
                                        log_ratio_lower_bound, proportion_bound)
+from dpaudit.audits.power import PowerStatement, power_statement
 from dpaudit.audits.learned_statistics import (SEQUENCE_MAX_VALUES, candidates_for,
                                                check_statistics, choose)
 from dpaudit.audits.statistics import (HistogramAccumulator, LikelihoodRatioFitter,
@@ -336,6 +337,10 @@ class AuditResult:
         Per candidate pair: projected bound and statistic of its pilot run.
     pilot_samples : int
         Pilot runs per input per pair (0 without a pilot); :attr:`pilot_runs` is the total.
+    power : PowerStatement or None
+        With every "not violated" result that has an event: the smallest epsilon whose loss on
+        the chosen event would have been detected with probability >= 0.8 at this budget
+        (:mod:`dpaudit.audits.power`), so that a pass is never read as "private".
     """
 
     claimed_epsilon: float
@@ -365,6 +370,7 @@ class AuditResult:
     pair_index: int | None = None
     pilot: tuple[Mapping[str, Any], ...] = ()
     pilot_samples: int = 0
+    power: PowerStatement | None = None
 
     @property
     def bonferroni_factor(self) -> int:
@@ -422,6 +428,7 @@ class AuditResult:
                       "pilot_fraction_of_samples": len(self.pilot) * self.pilot_samples
                       / self.samples,
                       "pilot": [dict(p) for p in self.pilot]},
+            "power": None if self.power is None else self.power.to_dict(),
         }
 
 
@@ -916,6 +923,9 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     raw = best.log_ratio_lower_bound if best is not None else -math.inf
     eps_lb = max(0.0, raw)
     verdict: Verdict = "violated" if eps_lb > epsilon else "not violated"
+    power = None
+    if verdict == "not violated" and best is not None:
+        power = power_statement(best.q.count, n_test, bonf.per_interval_alpha, epsilon, delta)
     mu_lb = gdp_event.mu_lower_bound if gdp_event is not None else 0.0
     histogram = tr.histogram.to_dict(
         threshold=None if best is None else best.event.threshold,
@@ -930,4 +940,4 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         n_select=tr.n_select, n_test=n_test, alpha=alpha, bonferroni=bonf,
         candidates_compared=tr.n_candidates, seed=seed, chunk_size=tr.chunk_rows,
         seconds=time.perf_counter() - t_start, sampling_seconds=clock[0], histogram=histogram,
-        pair_index=pair_index, pilot=tuple(pilot), pilot_samples=n_pilot)
+        pair_index=pair_index, pilot=tuple(pilot), pilot_samples=n_pilot, power=power)
