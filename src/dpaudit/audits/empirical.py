@@ -59,11 +59,15 @@ import inspect
 import math
 import numbers
 import os
+import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hypothesis.strategies import SearchStrategy
 
 from dpaudit._validation import (check_delta, check_epsilon, check_int, check_probability)
 from dpaudit.audits.confidence import (Bonferroni, ProportionBound, gdp_mu_lower_bound,
@@ -717,6 +721,23 @@ def _evaluate(ranked: RankedEvent, counts: tuple[int, int], n_test: int, bonf: B
     return EvaluatedEvent(ev, ranked, p, q, raw, max(0.0, raw), mu)
 
 
+def _is_strategy(obj: Any) -> bool:
+    """A Hypothesis strategy? (Checked without importing Hypothesis: a caller holding a strategy
+    has imported it already.)"""
+    hyp = sys.modules.get("hypothesis.strategies")
+    return hyp is not None and isinstance(obj, hyp.SearchStrategy)
+
+
+def _describe_input(x: Any) -> Any:
+    """A JSON-friendly record of one input found by a pair search (lists for arrays, else repr)."""
+    if isinstance(x, np.ndarray) and x.size <= 1000:
+        return x.tolist()
+    if isinstance(x, (bool, int, float, str)) or x is None:
+        return x
+    r = repr(x)
+    return r if len(r) <= 2000 else r[:2000] + "..."
+
+
 def _check_pairs(data0: Any, data1: Any, pairs: Sequence[tuple[Any, Any]] | None
                  ) -> list[tuple[Any, Any]]:
     if pairs is None:
@@ -751,7 +772,8 @@ def _check_pairs(data0: Any, data1: Any, pairs: Sequence[tuple[Any, Any]] | None
 def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
           data0: Any = _NOT_GIVEN, data1: Any = _NOT_GIVEN, epsilon: float = 1.0,
           delta: float = 0.0, samples: int = 1_000_000, alpha: float = 0.05, seed: int = 0, *,
-          pairs: Sequence[tuple[Any, Any]] | None = None, pilot_samples: int | None = None,
+          pairs: Sequence[tuple[Any, Any]] | SearchStrategy[Any] | None = None,
+          pair_candidates: int | None = None, pilot_samples: int | None = None,
           statistic: Callable[[np.ndarray], np.ndarray] | None = None,
           train_fraction: float | None = None, test_events: int = 1,
           output_kind: OutputKind = "auto", chunk_size: int | None = None,
@@ -784,6 +806,15 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         Candidate neighbouring pairs, instead of ``data0``/``data1``. Each gets a pilot of
         ``pilot_samples`` runs per input; the main audit runs on the most promising pair with
         fresh samples (see the module docstring for why no further correction is needed).
+        A Hypothesis strategy of ``(data0, data1)`` pairs (e.g.
+        :func:`dpaudit.audits.pair_search.statdp_patterns`) is searched instead: a targeted
+        Hypothesis search pilots up to ``pair_candidates`` distinct pairs, each steering the next
+        draws by its projected bound (:mod:`dpaudit.audits.pair_search`); the pilot budget is
+        computed with ``pair_candidates`` as the number of pairs, and each pilot record states the
+        pair it tried.
+    pair_candidates : int >= 1, optional
+        Cap on the pairs a strategy search pilots (default
+        :data:`~dpaudit.audits.pair_search.DEFAULT_PAIR_CANDIDATES`, 16); only with a strategy.
     pilot_samples : int >= 10, optional
         Pilot runs per input per pair, extra to ``samples``; default
         ``max(100, int(0.2 * samples) // len(pairs))``: 20% of ``samples`` per input in total
@@ -865,7 +896,19 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     if statistic is not None:
         _check_arity(statistic, "statistic", 1,
                      "statistic(outputs) -> one real score per run (shape (n,))")
-    candidates = _check_pairs(data0, data1, pairs)
+    strategy = None
+    if pairs is not None and _is_strategy(pairs):
+        if any(d is not _NOT_GIVEN and d is not None for d in (data0, data1)):
+            raise ValueError("give either data0 and data1 or pairs, not both")
+        strategy = pairs
+        n_cand = check_int(16 if pair_candidates is None
+                           else pair_candidates, "pair_candidates", minimum=1)
+        candidates: list[tuple[Any, Any]] = []
+    else:
+        if pair_candidates is not None:
+            raise ValueError("pair_candidates applies only when pairs is a Hypothesis strategy")
+        candidates = _check_pairs(data0, data1, pairs)
+        n_cand = len(candidates)
     if pilot_samples is not None:
         pilot_samples = check_int(pilot_samples, "pilot_samples", minimum=MIN_SAMPLES)
     n_train, n_test = _split_sizes(samples, train_fraction)
@@ -881,23 +924,41 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     n_pilot = 0
     if pairs is not None:
         pair_index = 0
-        if len(candidates) > 1:
+        if n_cand > 1:
+            # The candidate count (a list's length, or the search's cap) fixes the pilot budget
+            # before any sampling.
             n_pilot = pilot_samples if pilot_samples is not None else max(
-                MIN_PILOT_SAMPLES, int(PILOT_FRACTION * samples) // len(candidates))
-            projected = []
-            for j, (pilot_seq, (d0, d1)) in enumerate(zip(root.spawn(len(candidates)),
-                                                          candidates)):
+                MIN_PILOT_SAMPLES, int(PILOT_FRACTION * samples) // n_cand)
+            projected: list[float] = []
+
+            def pilot_audit(d0: Any, d1: Any) -> float:
+                j = len(projected)
+                pilot_seq = root.spawn(1)[0]
                 tr = _train(mechanism, d0, d1, pilot_seq, cfg, n_pilot, n_test, clock)
                 # The pilot's selection split stands in for the main run's: project its best event
                 # to the main test size exactly as the main run will rank events.
                 best = tr.eps_sweep_best[0].rank_value if tr.eps_sweep_best else -math.inf
                 projected.append(best)
-                pilot.append({"pair_index": j, "projected_log_ratio_bound": _json_float(best),
-                              "statistic": tr.scorer_info, "output_kind": tr.kind,
-                              "event": (tr.eps_sweep_best[0].to_dict()
-                                        if tr.eps_sweep_best
-                                        else _no_ranked_event_record(tr.n_select))})
+                rec = {"pair_index": j, "projected_log_ratio_bound": _json_float(best),
+                       "statistic": tr.scorer_info, "output_kind": tr.kind,
+                       "event": (tr.eps_sweep_best[0].to_dict()
+                                 if tr.eps_sweep_best
+                                 else _no_ranked_event_record(tr.n_select))}
+                if strategy is not None:
+                    rec["pair"] = [_describe_input(d0), _describe_input(d1)]
+                pilot.append(rec)
+                return best
+
+            if strategy is not None:
+                from dpaudit.audits.pair_search import search_pairs
+                candidates = search_pairs(strategy, pilot_audit, n_cand, seed)
+            else:
+                for d0, d1 in candidates:
+                    pilot_audit(d0, d1)
             pair_index = int(np.argmax(projected))
+        elif strategy is not None:
+            from dpaudit.audits.pair_search import search_pairs
+            candidates = search_pairs(strategy, lambda d0, d1: 0.0, 1, seed)
         data0, data1 = candidates[pair_index]
 
     tr = _train(mechanism, data0, data1, main_seq, cfg, n_train, n_test, clock)
