@@ -84,3 +84,12 @@ def test_power_is_attached_to_every_pass_and_only_to_passes() -> None:
     st = power_statement(tiny.event.q.count, tiny.n_test, tiny.bonferroni.per_interval_alpha,
                          3.0, 0.0)
     assert st.detectable_epsilon > 3.0
+
+
+def test_huge_claims_do_not_overflow() -> None:
+    # Claims far beyond exp's range (some grid points of bundled claims reach them): nothing is
+    # detectable, and the answer is a number, not an OverflowError.
+    from dpaudit.audits.power import detection_probability, smallest_detectable_epsilon
+    assert detection_probability(0.5, 0.01, 10_000, 10_000, 0.05, 1_000.0) == 0.0
+    assert smallest_detectable_epsilon(0.01, 10_000, 10_000, 0.05, 1_000.0) == math.inf
+    assert smallest_detectable_epsilon(0.01, 10_000, 10_000, 0.05, 800.0, delta=0.01) == math.inf

@@ -90,7 +90,9 @@ class _Detector:
         pmf = stats.binom.pmf(kp, self.n_p, p)
         # An alarm needs q_hi(Kq) < need; q_hi increases with Kq.
         p_lo = _smooth(_cp_lower, kp, self.n_p, self.a)
-        need = (p_lo - self.delta) / math.exp(self.epsilon)
+        # exp(-epsilon) underflows to 0 for huge claims (nothing is then detectable); exp(+eps)
+        # would overflow.
+        need = (p_lo - self.delta) * math.exp(-self.epsilon)
         idx = np.searchsorted(self.q_hi, need, side="left") - 1
         # idx = -1: no Kq in the window qualifies (the CDF below the window is < 1e-18);
         # idx = last: every Kq up to the window's end qualifies (the CDF there is 1 - 1e-18).
@@ -127,11 +129,15 @@ def smallest_detectable_epsilon(q: float, n_p: int, n_q: int, interval_alpha: fl
     if det(1.0) < power:
         return math.inf
     lo, hi = epsilon, max(top, epsilon)
-    if det(min(1.0, math.exp(lo) * q + delta)) >= power:
+
+    def rate(e: float) -> float:  # min(1, e^e q + delta) without overflow for huge claims
+        return 1.0 if e >= math.log((1.0 - delta) / q) else min(1.0, math.exp(e) * q + delta)
+
+    if det(rate(lo)) >= power:
         return lo
     for _ in range(50):
         mid = 0.5 * (lo + hi)
-        p = min(1.0, math.exp(mid) * q + delta)
+        p = rate(mid)
         if det(p) >= power:
             hi = mid
         else:
