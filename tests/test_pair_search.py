@@ -82,3 +82,18 @@ def test_strategy_validation() -> None:
         audit(mech, samples=1_000, pairs=st.just(0.0), pair_candidates=2)
     r = audit(mech, samples=1_000, pairs=st.just((0.0, 1.0)), pair_candidates=1)
     assert r.pilot_runs == 0 and r.pair_index == 0
+
+
+def test_search_does_not_depend_on_loaded_modules(tmp_path, monkeypatch) -> None:
+    # Hypothesis mixes literal constants of loaded local modules into float draws; the search
+    # must not (a user's import would otherwise change which pairs are piloted).
+    pairs = st.floats(0.0, 3.0).map(lambda s: (0.0, s))
+    seen_a: list[float] = []
+    search_pairs(pairs, lambda a, b: seen_a.append(b) or b, 8, seed=1)
+    (tmp_path / "dpaudit_user_constants.py").write_text("A = 2.718281828\nB = 0.123456789\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+    importlib.import_module("dpaudit_user_constants")
+    seen_b: list[float] = []
+    search_pairs(pairs, lambda a, b: seen_b.append(b) or b, 8, seed=1)
+    assert seen_a == seen_b

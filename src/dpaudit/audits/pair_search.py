@@ -18,8 +18,9 @@ neighbourhoods (every query may change by at most 1), "one above rest below", "o
 above", "half half", "all above", "all below", plus the "X shape" pair, each in both orders.
 
 Reproducibility: Hypothesis is run with ``@seed(seed)``, no example database, no explicit or
-shrinking phase, so the sequence of drawn pairs is a function of the seed and of the pilot results
-(themselves functions of the seed).
+shrinking phase, and without the literal constants Hypothesis harvests from loaded modules
+(:func:`dpaudit.audits.sensitivity.independent_of_loaded_modules`), so the sequence of drawn pairs
+is a function of the seed, the strategy and the pilot results (themselves functions of the seed).
 """
 
 from __future__ import annotations
@@ -133,7 +134,9 @@ def search_pairs(strategy: st.SearchStrategy[Any], evaluate: Callable[[Any, Any]
         v = seen[k]
         target(v if math.isfinite(v) else -1e6, label="projected log-ratio bound")
 
-    run()
+    from dpaudit.audits.sensitivity import independent_of_loaded_modules
+    with independent_of_loaded_modules():  # draws must not depend on which modules are loaded
+        run()
     if not order:
         raise ValueError("the pairs strategy generated no pair")
     return order
