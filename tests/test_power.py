@@ -93,3 +93,16 @@ def test_huge_claims_do_not_overflow() -> None:
     assert detection_probability(0.5, 0.01, 10_000, 10_000, 0.05, 1_000.0) == 0.0
     assert smallest_detectable_epsilon(0.01, 10_000, 10_000, 0.05, 1_000.0) == math.inf
     assert smallest_detectable_epsilon(0.01, 10_000, 10_000, 0.05, 800.0, delta=0.01) == math.inf
+
+
+def test_cached_interpolated_lower_ends_match_exact_clopper_pearson() -> None:
+    # The detector interpolates the Clopper-Pearson lower ends of long windows on a sparse aligned
+    # grid and caches them across bisection calls; relative error must stay below 1e-8.
+    from dpaudit.audits.power import _cp_lower, _Detector, _window
+    for n, p in [(900_000, 0.3), (9_000_000, 0.2), (900_000, 0.01), (50_000, 0.2)]:
+        det = _Detector(p, n, n, 0.05, 1.0, 0.0)
+        for shift in (0.0, 0.001, -0.002):
+            kp = _window(n, p + shift)
+            exact = _cp_lower(kp, n, 0.05)
+            approx = det._p_lo(kp)
+            assert np.max(np.abs(approx - exact) / np.maximum(exact, 1e-300)) < 1e-8
