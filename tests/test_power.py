@@ -106,3 +106,15 @@ def test_cached_interpolated_lower_ends_match_exact_clopper_pearson() -> None:
             exact = _cp_lower(kp, n, 0.05)
             approx = det._p_lo(kp)
             assert np.max(np.abs(approx - exact) / np.maximum(exact, 1e-300)) < 1e-8
+
+
+def test_log_gamma_binomial_pmf_matches_scipy() -> None:
+    from dpaudit.audits.power import _binom_pmf, _window
+    for n, p in [(10, 0.3), (2_000, 0.5), (900_000, 0.3), (10_000_000, 0.01), (50, 0.0),
+                 (50, 1.0)]:
+        k = _window(n, p)
+        ref = stats.binom.pmf(k, n, p)
+        got = _binom_pmf(k, n, p)
+        big = ref > 1e-300
+        assert np.allclose(got[big], ref[big], rtol=1e-7, atol=0.0)
+        assert np.all(got[~big] < 1e-290)
