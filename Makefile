@@ -46,6 +46,7 @@ campaign: $(STAMP)
 ## Speed and tightness of the audit engine, measured in one run.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_audit.py
+	$(BIN)/python benchmarks/bench_dpsniper.py --samples 1000000
 
 ## Screenshots of every page type (index, paper page, violated, holds, inconclusive) at 1400 and
 ## 800 px wide, in out/screenshots (needs Debian's chromium; audits at the quick budget first when
