@@ -289,3 +289,17 @@ def test_gaussian_window_tree_redrawn_per_query_is_found_by_its_statistic():
         pt.empirical, mechanism=A.window_tree_mechanism(8, tiny)))
     gp = A.evaluate(bug, samples=SAMPLES, alpha=0.05, seed=0)
     assert gp.epsilon_lower_bound > 1.0
+
+
+@pytest.mark.parametrize("cid,prm", [
+    ("pfcoco/prop-a1", {"epsilon": 0.5, "d": 1}),
+    ("pfcoco/standard-tree", {"epsilon": 0.1, "T": 2, "d": 1}),
+    ("pfcoco/window-tree-gamma", {"epsilon": 10.0, "W": 4, "T": 5, "d": 1,
+                                  "boundary": "inclusive"}),
+])
+def test_no_inversion_on_correct_mechanisms(cid, prm):
+    # Regression: unrounded Laplace log-likelihood ratios let an event of one ulp (the rounding
+    # pattern of x + noise, Mironov 2012) give a lower bound of 4.4 on a 0.5-DP release.
+    pt = A.plan(cid, prm)
+    gp = A.evaluate(pt, samples=SAMPLES, alpha=0.05, seed=0)
+    assert gp.epsilon_lower_bound <= pt.exact_upper
