@@ -303,3 +303,17 @@ def test_no_inversion_on_correct_mechanisms(cid, prm):
     pt = A.plan(cid, prm)
     gp = A.evaluate(pt, samples=SAMPLES, alpha=0.05, seed=0)
     assert gp.epsilon_lower_bound <= pt.exact_upper
+
+
+def test_claims_are_registered_and_run_through_the_claim_driver():
+    from dpaudit.audits.registry import AuditContext, all_claims, get
+
+    ids = {rc.claim.id for rc in all_claims()}
+    assert {c.id for c in PFCOCO_CLAIMS} <= ids
+    assert get("pfcoco/window-tree-gamma").kind == "mechanism"
+    assert get("pfcoco/wdp-cocop-gamma").kind == "learner"
+    a = get("pfcoco/standard-tree").audit(AuditContext(BUDGETS["quick"], 0, 0.05))
+    assert a.verdict == "violated" and a.recommended_calibration
+    assert a.to_dict()["claim"]["release"] == "full-sequence" and "window" not in a.claim.to_dict()
+    b = get("pfcoco/prop-a3").audit(AuditContext(BUDGETS["quick"], 0, 0.05))
+    assert b.verdict == "holds"

@@ -38,6 +38,7 @@ from dpaudit.audits.accounting import (
     calibrate_gaussian_noise_multiplier,
     epsilon_of_event,
     gaussian_epsilon,
+    homogeneous_pure_composition_epsilon,
 )
 from dpaudit.audits.claim_audit import GridPoint, LemmaCheck
 from dpaudit.audits.empirical import audit as empirical_audit
@@ -63,6 +64,26 @@ __all__ = ["EmpiricalTest", "PointNumbers", "SkipPoint", "grid", "plan", "lemmas
            "node_llr_statistic"]
 
 CLAIMS = {c.id: c for c in PFCOCO_CLAIMS}
+#: The deltas of the privacy-curve figure.
+CURVE_DELTAS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
+
+
+def gaussian_curve(mu_exact: float | None, mu_accountant: float | None) -> dict[str, Any]:
+    """Privacy-curve series of Gaussian releases with shifts ``mu`` (closed form)."""
+    def series(mu: float | None) -> list[float] | None:
+        if mu is None:
+            return None
+        return [math.inf if math.isinf(mu) else gaussian_epsilon(mu, d) for d in CURVE_DELTAS]
+    return {"deltas": list(CURVE_DELTAS), "epsilon_exact": series(mu_exact),
+            "epsilon_accountant": series(mu_accountant)}
+
+
+def pure_curve(epsilon0: float | None, count: int) -> dict[str, Any]:
+    """Privacy-curve series of ``count`` pure ``epsilon0``-DP nodes (optimal composition, an upper
+    value for l2-Laplace nodes; their exact curve below ``delta = 0`` is not known in closed form)."""
+    acc = (None if epsilon0 is None else
+           [homogeneous_pure_composition_epsilon(epsilon0, count, d) for d in CURVE_DELTAS])
+    return {"deltas": list(CURVE_DELTAS), "epsilon_exact": None, "epsilon_accountant": acc}
 #: Training share of the empirical tests (statistic fixed; only the threshold is chosen).
 TRAIN_FRACTION = 0.3
 
@@ -94,6 +115,7 @@ class PointNumbers:
     empirical: EmpiricalTest | None = None
     recommendation: str | None = None
     evidence: Mapping[str, Any] = field(default_factory=dict)
+    curve: Callable[[], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -266,7 +288,11 @@ def grid(claim_id: str, budget: Any) -> list[dict[str, Any]]:
                         out.append({"epsilon": e, "delta_1": d1, "delta_2": d2, "k": k})
     else:
         raise KeyError(f"unknown pfcoco claim id {claim_id!r}; known: {sorted(CLAIMS)}")
-    return out
+    unique: list[dict[str, Any]] = []
+    for prm in out:  # the inclusive reading maps several (W, T) to the same horizon
+        if prm not in unique:
+            unique.append(prm)
+    return unique
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,8 +317,11 @@ def _plan_window_tree(params: Mapping[str, Any], gauss: bool) -> PointNumbers | 
         # worst case over the class: the release is linear-Gaussian, so every pair differing in
         # leaf j by at most Delta is dominated by the Gaussian mechanism with mu(j); take the
         # largest mu over the positions the reading protects at this horizon
-        acc = max(ex.gaussian_release_epsilon(W, T, j, Delta, noise.scale, delta)
-                  for j in scope.protected_positions(T, W))
+        mus = [ex.gaussian_release_mu(W, T, j, Delta, noise.scale)
+               for j in scope.protected_positions(T, W)]
+        acc = max(gaussian_epsilon(mu, delta) if math.isfinite(mu) else math.inf for mu in mus)
+        mu_i = ex.gaussian_release_mu(W, T, i, Delta, noise.scale)
+        curve = (lambda: gaussian_curve(mu_i, max(mus)))
     else:
         noise = option_noise("I", eps, 0.0, Delta, W)
         exact = ex.laplace_exact_epsilon(W, T, i, Delta, noise.scale)
@@ -303,6 +332,7 @@ def _plan_window_tree(params: Mapping[str, Any], gauss: bool) -> PointNumbers | 
         # horizon adds an exact exposure it does not model
         acc = (ex.accountant_epsilon("l2-laplace", noise.scale, Delta, k, 0.0)
                if not ex.exposed_exactly(W, T, i) else None)
+        curve = (lambda: pure_curve(None if acc is None else Delta / noise.scale, k))
     rec = None
     if exact is not None and exact > eps * (1 + 1e-9):
         rec = (f"scale the node noise by {exact / eps:.4g} (the exact epsilon over the claimed) "
@@ -315,7 +345,7 @@ def _plan_window_tree(params: Mapping[str, Any], gauss: bool) -> PointNumbers | 
                         "leaf") + " (first coordinate)")
     return PointNumbers(parameters=dict(params), claimed_epsilon=eps, claimed_delta=delta,
                         exact=exact, exact_upper=upper, accountant=acc, empirical=emp,
-                        recommendation=rec,
+                        recommendation=rec, curve=curve,
                         evidence={"position": i, "noise_scale": noise.scale,
                                   "nodes_with_leaf": len(ex.noisy_nodes_with_leaf(W, T, i)),
                                   "leaf_exposed_exactly": ex.exposed_exactly(W, T, i)})
@@ -391,7 +421,14 @@ def _plan_learner(params: Mapping[str, Any], gauss: bool, cocol: bool
     if gauss:
         sums = ex.gaussian_release_epsilon(W, horizon, i, gap, noise.scale, delta)
         exact, upper = None, sums
-        acc = None if exposed else ex.accountant_epsilon("gaussian", noise.scale, 2 * L, k, delta)
+        # worst case over the class (shift <= 2L by clipping) and over the protected positions
+        # of the linear-Gaussian noisy sums; the release is a post-processing of them
+        mu_acc = max(ex.gaussian_release_mu(W, horizon, j, 2 * L, noise.scale)
+                     for j in scope.protected_positions(horizon, W))
+        acc = math.inf if math.isinf(mu_acc) else gaussian_epsilon(mu_acc, delta)
+        mu_sums = ex.gaussian_release_mu(W, horizon, i, gap, noise.scale)
+        curve = (lambda: {**gaussian_curve(None, mu_acc),
+                          "epsilon_noisy_sums": gaussian_curve(mu_sums, None)["epsilon_exact"]})
     else:
         sums = ex.laplace_exact_epsilon(W, horizon, i, gap, noise.scale)
         up = sums if sums is not None else ex.node_composition_epsilon(W, horizon, i, gap,
@@ -399,6 +436,7 @@ def _plan_learner(params: Mapping[str, Any], gauss: bool, cocol: bool
         exact = sums if (not cocol and params.get("update", "exact") == "exact") else None
         upper = up
         acc = None if exposed else ex.accountant_epsilon("l2-laplace", noise.scale, 2 * L, k, 0.0)
+        curve = (lambda: pure_curve(None if exposed else 2 * L / noise.scale, k))
     rec = None
     if (acc is not None and acc > eps * (1 + 1e-9)) or (exact is not None and exact > eps):
         if gauss:
@@ -420,7 +458,7 @@ def _plan_learner(params: Mapping[str, Any], gauss: bool, cocol: bool
                                         "node log-likelihood ratio of the replaced round"))
     return PointNumbers(parameters=dict(params), claimed_epsilon=eps, claimed_delta=delta,
                         exact=exact, exact_upper=upper, accountant=acc, empirical=emp,
-                        recommendation=rec,
+                        recommendation=rec, curve=curve,
                         evidence={"position": i, "horizon": horizon, "gradient_gap": gap,
                                   "printed_sensitivity": Dp, "noise_scale": noise.scale,
                                   "mu": mu, "D": domain.diameter, "leaf_exposed_exactly": exposed})
@@ -444,7 +482,8 @@ def _plan_standard_tree(params: Mapping[str, Any]) -> PointNumbers:
                                        "leaf 1 (first coordinate)")
     return PointNumbers(parameters=dict(params), claimed_epsilon=eps, claimed_delta=0.0,
                         exact=exact, exact_upper=exact, accountant=acc, empirical=emp,
-                        recommendation=rec, evidence={"nodes_with_leaf_1": k,
+                        recommendation=rec, curve=lambda: pure_curve(Delta / noise.scale, k),
+                        evidence={"nodes_with_leaf_1": k,
                                                       "printed_count": math.log2(T)})
 
 
@@ -599,7 +638,7 @@ def to_point_plan(numbers: PointNumbers) -> Any:
                      claimed_delta=numbers.claimed_delta, exact=numbers.exact,
                      exact_upper=numbers.exact_upper, accountant=numbers.accountant,
                      empirical=emp, recommendation=(None if rec is None else (lambda: rec)),
-                     evidence=dict(numbers.evidence))
+                     evidence=dict(numbers.evidence), curve=numbers.curve)
 
 
 def _fmt(x: float | None) -> str:
