@@ -361,7 +361,7 @@ def _domain(params: Mapping[str, Any]) -> Domain:
 
 
 def _learner_statistic(learner: Any, pair: Any, gauss: bool) -> Callable[[np.ndarray], np.ndarray]:
-    """Invert the released points to noisy sums (exact update), subtract world 0's clean sums
+    """Invert the released points to noisy sums (either update), subtract world 0's clean sums
     (computed from the released points and world 0's losses), score the residual by
     :func:`node_llr_statistic`."""
     T = len(pair.losses0)
@@ -378,7 +378,10 @@ def _learner_statistic(learner: Any, pair: Any, gauss: bool) -> Callable[[np.nda
         n = out.shape[0]
         S = np.cumsum(out[:, :T], axis=1)
         t = np.arange(1, T + 1)[None, :, None]
-        g_noisy = mu * t * (S / t - out[:, 1:T + 1])
+        if learner.update == "exact":  # x~_{t+1} = S_t / t - g~_t / (mu t) where interior
+            g_noisy = mu * t * (S / t - out[:, 1:T + 1])
+        else:  # printed eq. (10): x~_{t+1} = S_t - g~_t / mu where interior
+            g_noisy = mu * (S - out[:, 1:T + 1])
         grads = np.stack([_clip(losses[k].grad(out[:, k]), L) for k in range(T)], axis=1)
         resid = g_noisy - np.cumsum(grads, axis=1)
         return inner(resid[:, :, 0].reshape(n, T))
@@ -433,7 +436,9 @@ def _plan_learner(params: Mapping[str, Any], gauss: bool, cocol: bool
         sums = ex.laplace_exact_epsilon(W, horizon, i, gap, noise.scale)
         up = sums if sums is not None else ex.node_composition_epsilon(W, horizon, i, gap,
                                                                        noise.scale)
-        exact = sums if (not cocol and params.get("update", "exact") == "exact") else None
+        # both updates centre the first stream's clean trajectory at the centre (module
+        # docstring of pairs), so the release reveals the sums there
+        exact = None if cocol else sums
         upper = up
         acc = None if exposed else ex.accountant_epsilon("l2-laplace", noise.scale, 2 * L, k, 0.0)
         curve = (lambda: pure_curve(None if exposed else 2 * L / noise.scale, k))
