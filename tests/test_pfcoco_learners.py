@@ -1,5 +1,5 @@
-"""pfcoco learners: LLOO correctness (vs linprog), FTAL update readings, zero-noise equality with the
-non-private baselines, the W >= T baseline, and the printed node-noise laws."""
+"""pfcoco learners: LLOO correctness (vs linprog), FTAL update readings, zero-noise equality with
+the non-private baselines, the W >= T baseline, and the printed node-noise laws."""
 
 import math
 

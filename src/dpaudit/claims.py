@@ -113,7 +113,8 @@ class WindowScope:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "WindowScope":
-        return cls(window=d.get("window", "W"), boundary=WindowBoundary(d.get("boundary", "strict")))
+        return cls(window=d.get("window", "W"),
+                   boundary=WindowBoundary(d.get("boundary", "strict")))
 
 
 def _check_index(value: object, name: str, minimum: int) -> int:
@@ -219,7 +220,8 @@ class PrivacyClaim:
         object.__setattr__(self, "neighbour", NeighbourRelation(self.neighbour))
         object.__setattr__(self, "release", Release(self.release))
         if self.window is not None and not isinstance(self.window, WindowScope):
-            raise TypeError(f"window must be a WindowScope or None, got {type(self.window).__name__}")
+            raise TypeError("window must be a WindowScope or None, got "
+                            f"{type(self.window).__name__}")
         if self.release is Release.WINDOW and self.window is None:
             object.__setattr__(self, "window", WindowScope())
         if self.window is not None and self.release is not Release.WINDOW:

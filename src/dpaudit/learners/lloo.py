@@ -111,7 +111,7 @@ class SimplexLLOO(LocalLinearOracle):
 
 @dataclass(frozen=True)
 class BoxLLOO(LocalLinearOracle):
-    """LLOO for the box ``[lo, hi]^d``: the exact minimiser over the l_inf ball, ``rho = sqrt(d)``."""
+    """LLOO for the box ``[lo, hi]^d``: the minimiser over the l_inf ball, ``rho = sqrt(d)``."""
 
     domain: Box
 
@@ -128,7 +128,7 @@ class BoxLLOO(LocalLinearOracle):
 
 
 def lloo_for(domain: Domain) -> LocalLinearOracle:
-    """The LLOO of a supported polytope (:class:`Simplex`, :class:`Box`); ``TypeError`` otherwise."""
+    """The LLOO of a supported polytope (:class:`Simplex`, :class:`Box`), else ``TypeError``."""
     if isinstance(domain, Simplex):
         return SimplexLLOO(domain)
     if isinstance(domain, Box):

@@ -80,7 +80,7 @@ def gaussian_curve(mu_exact: float | None, mu_accountant: float | None) -> dict[
 
 def pure_curve(epsilon0: float | None, count: int) -> dict[str, Any]:
     """Privacy-curve series of ``count`` pure ``epsilon0``-DP nodes (optimal composition, an upper
-    value for l2-Laplace nodes; their exact curve below ``delta = 0`` is not known in closed form)."""
+    value for l2-Laplace nodes; their exact curve for ``delta > 0`` has no closed form here)."""
     acc = (None if epsilon0 is None else
            [homogeneous_pure_composition_epsilon(epsilon0, count, d) for d in CURVE_DELTAS])
     return {"deltas": list(CURVE_DELTAS), "epsilon_exact": None, "epsilon_accountant": acc}
@@ -683,7 +683,8 @@ def findings(claim_id: str, run: Any) -> list[str]:
         out.append("What an expired entry leaks (a measured fact, not a violation: window DP does "
                    "not protect it). Leaf 1 with W = 8, eps = 1, Delta_2 = 1: with Gamma nodes "
                    f"the releases up to T = 9 are exactly {rows[0]['gamma_epsilon']:.4g}-DP for it "
-                   "(the leaf sits in an exact sum from T = 9 on); with Gaussian nodes (ln reading, "
+                   "(the leaf sits in an exact sum from T = 9 on); with Gaussian nodes "
+                   "(ln reading, "
                    f"delta = 1e-5) the exact epsilon of the releases up to T grows as {g}: every "
                    "release after expiry contains the leaf exactly and adds a partly fresh noise "
                    "sum, so the leakage grows without bound in T (about like sqrt(T)) but is "
@@ -693,7 +694,8 @@ def findings(claim_id: str, run: Any) -> list[str]:
                    "only: a leaf still lies in at most floor(log2 W) + 1 noisy nodes.")
         if claim_id.endswith("gamma"):
             out.append("Gamma nodes and T > W: the composition over the leaf's noisy nodes is an "
-                       "upper value for the pair (exact_upper); the exact pure epsilon is certified "
+                       "upper value for the pair (exact_upper); the exact pure epsilon is "
+                       "certified "
                        "only where the releases are in bijection with the nodes (T <= W) and at "
                        "the inclusive boundary for W a power of two; elsewhere the empirical bound "
                        "is the evidence.")

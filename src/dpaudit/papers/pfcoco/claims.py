@@ -128,7 +128,8 @@ WINDOW_TREE_GAMMA = PrivacyClaim(
     id="pfcoco/window-tree-gamma", epsilon=1.0, delta=0.0,
     provenance=Provenance(PAPER, VERSION, "Lemma 1 (window tree, Gamma perturbation)",
                           "||n_i||_2 ~ Gamma(d, Delta_2 (ceil(log2 W) + 1) / eps) added to each "
-                          "relevant node => window eps-DP with window size W", "Sec. III-B.1, eq. (11)"),
+                          "relevant node => window eps-DP with window size W",
+                          "Sec. III-B.1, eq. (11)"),
     calibration="||n||_2 ~ Gamma(d, Delta_2 (ceil(log2 W) + 1) / eps) per noisy node (eq. (11))",
     parameter_range=_TREE_RANGE, release=Release.WINDOW, window=WINDOW_SCOPE,
     lemmas=(NODE_COUNT_LEMMA,),
@@ -141,8 +142,10 @@ WINDOW_TREE_GAUSSIAN = PrivacyClaim(
     id="pfcoco/window-tree-gaussian", epsilon=1.0, delta=1e-5,
     provenance=Provenance(PAPER, VERSION, "Lemma 3 (window tree, Gaussian perturbation)",
                           "n_i ~ N(0, sigma^2 I_d), sigma^2 = 8 Delta_2^2 (ceil(log2 W) + 1)^2 "
-                          "ln^2(2/delta) / eps^2 => window (eps, delta)-DP", "Sec. III-B.2, eq. (13)"),
-    calibration="sigma^2 = 8 Delta_2^2 (ceil(log2 W) + 1)^2 ln^p(2/delta) / eps^2, p = 2 (eq. (13))",
+                          "ln^2(2/delta) / eps^2 => window (eps, delta)-DP",
+                          "Sec. III-B.2, eq. (13)"),
+    calibration=("sigma^2 = 8 Delta_2^2 (ceil(log2 W) + 1)^2 ln^p(2/delta) / eps^2, "
+                 "p = 2 (eq. (13))"),
     parameter_range={**_TREE_RANGE, "delta": "(0, 1)"}, release=Release.WINDOW,
     window=WINDOW_SCOPE, lemmas=(NODE_COUNT_LEMMA,),
     notes=" ".join([_DEF6 + ".", _BOUNDARY_NOTE, _GAUSS_NOTE, _LAYOUT_NOTE,
@@ -186,7 +189,8 @@ WDP_COCOP_GAUSSIAN = PrivacyClaim(
 )
 
 _COCOL_NOTES = ("Losses: L-Lipschitz and mu-strongly convex on the polytope P (gradients clipped "
-                "to L). Released: x~_1..x~_{T+1}. Oracle argument of Alg. 2 line 7: grad J~_t(x~_t) "
+                "to L). Released: x~_1..x~_{T+1}. Oracle argument of Alg. 2 line 7: "
+                "grad J~_t(x~_t) "
                 "(the printed argument is a scaled minimiser); constants alpha, C0, C1, C_W, r_t "
                 "are garbled and derived (dpaudit.learners.wdp_cocol); privacy does not depend on "
                 "them. LLOO: Garber-Hazan for the simplex, the l_inf-ball oracle for the box. ")
@@ -218,7 +222,8 @@ STANDARD_TREE = PrivacyClaim(
                           "T) ... any particular instance change will affect at most 3 (log2 T) "
                           "nodes in the tree. By composition theorem, the continuous private "
                           "running sum release would be eps-DP.", "Sec. III-A, Fig. 1"),
-    calibration=("every node (eps / log2 T)-DP: l2-Laplace node noise of scale Delta_2 log2 T / eps "
+    calibration=("every node (eps / log2 T)-DP: l2-Laplace node noise of scale "
+                 "Delta_2 log2 T / eps "
                  "(the paper's Gamma noise, Lemma 1)"),
     parameter_range={"epsilon": "(0, inf)", "T (horizon)": ">= 2 (log2 T > 0)", "d": ">= 1",
                      "Delta_2": "(0, inf)"},

@@ -123,7 +123,7 @@ def sensitivity_lemma_check(examples: int, seed: int = 0, *, max_d: int = 4) -> 
 
 
 def window_node_count_check(max_W: int = 40, horizons_per_window: int = 3) -> LemmaCheck:
-    """Every leaf lies in at most ``ceil(log2 W) + 1`` noisy nodes while protected (both layouts)."""
+    """A leaf lies in at most ``ceil(log2 W) + 1`` noisy nodes while protected (both layouts)."""
     worst, tried, bad = 0.0, 0, None
     for layout in ("exact", "power_of_two"):
         for W in range(1, max_W + 1):

@@ -113,7 +113,7 @@ def centre_radius(domain: Domain) -> float:
 
 @dataclass(frozen=True, eq=False)
 class CentredQuadratic(Loss):
-    """``f(x) = <g, x> + mu/2 ||x - c||^2`` (pfcoco pairs; exact Lipschitz constant on the domain)."""
+    """``f(x) = <g, x> + mu/2 ||x - c||^2`` (pfcoco pairs; Lipschitz constant on the domain)."""
 
     g: np.ndarray
     mu: float
