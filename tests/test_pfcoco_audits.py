@@ -190,7 +190,10 @@ def test_grids_cover_range_extremes_and_both_sides_of_the_window():
 
 
 def test_sensitivity_lemma_is_refuted_with_a_valid_shrunk_counterexample():
-    r = lem.sensitivity_lemma_check(60, seed=0)
+    # 300 examples (the standard budget): measured 20/20 seeds violated at 300 against 17/20 at
+    # 60, and at 60 the outcome also moved with which modules were imported (Hypothesis mixes their
+    # literal constants into draws), so 60 would make this test order-dependent.
+    r = lem.sensitivity_lemma_check(300, seed=0)
     assert r.status == "violated" and r.worst_ratio > 1.0
     c = r.counterexample
     assert c["observed"] > c["claimed"] == pytest.approx(c["L"] + c["mu"] * c["D"])

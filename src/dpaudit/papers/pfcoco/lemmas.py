@@ -26,10 +26,10 @@ from typing import Any, Callable
 
 import hypothesis
 import numpy as np
-from hypothesis import HealthCheck, Phase, Verbosity
 from hypothesis import strategies as st
 
 from dpaudit.audits.claim_audit import LemmaCheck
+from dpaudit.audits.sensitivity import LEMMA_SEARCH_SETTINGS
 from dpaudit.learners.domains import Domain
 from dpaudit.learners.losses import Loss, LossKind
 from dpaudit.mechanisms.tree_aggregation import max_nodes_per_leaf
@@ -42,11 +42,6 @@ from dpaudit.papers.pfcoco.claims import (
 
 __all__ = ["sensitivity_lemma_check", "window_node_count_check", "standard_tree_count_check",
            "data_access_check", "class_member_gap", "RecordingLoss"]
-
-_HYP = dict(database=None, deadline=None, verbosity=Verbosity.quiet, report_multiple_bugs=False,
-            phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
-            suppress_health_check=(HealthCheck.too_slow, HealthCheck.filter_too_much))
-
 
 class _Violation(Exception):
     def __init__(self, example: dict[str, Any]) -> None:
@@ -94,7 +89,7 @@ def sensitivity_lemma_check(examples: int, seed: int = 0, *, max_d: int = 4) -> 
     worst: dict[str, Any] = {"ratio": 0.0}
     tried = [0]
 
-    @hypothesis.settings(max_examples=max(1, examples), **_HYP)
+    @hypothesis.settings(max_examples=max(1, examples), **LEMMA_SEARCH_SETTINGS)
     @hypothesis.seed(seed)
     @hypothesis.given(d=st.integers(1, max_d), R=st.floats(0.1, 10.0), L=st.floats(0.1, 10.0),
                       frac=st.floats(1e-3, 1.0), data=st.data())
