@@ -294,6 +294,102 @@ def test_gaussian_window_tree_redrawn_per_query_is_found_by_its_statistic():
     assert gp.epsilon_lower_bound > 1.0
 
 
+def _learner_with_noise(pt, factor):
+    """Planted bug: the audited learner with its node noise scale divided by ``factor``."""
+    from dpaudit.learners.wdp_cocol import WDPCOCOL
+    from dpaudit.learners.wdp_cocop import WDPCOCOP
+
+    prm, evd = pt.parameters, pt.evidence
+    gauss = "delta" in prm
+    scale = evd["noise_scale"] / factor
+    noise = NodeNoise.gaussian(scale) if gauss else NodeNoise.l2_laplace(scale)
+
+    def mechanism(losses, n, rng):
+        kw = dict(option="II" if gauss else "I", epsilon=prm["epsilon"],
+                  delta=prm.get("delta", 0.0), log_power=prm.get("log_power", 2), noise=noise)
+        if "domain" in prm:
+            learner = WDPCOCOL(A._domain(prm), evd["mu"], 1.0, evd["horizon"], prm["W"], **kw)
+        else:
+            learner = WDPCOCOP(A._domain(prm), evd["mu"], 1.0, evd["horizon"], prm["W"],
+                               update=prm["update"], **kw)
+        return learner.release(losses, n, rng)
+    return dataclasses.replace(pt, empirical=dataclasses.replace(pt.empirical,
+                                                                 mechanism=mechanism))
+
+
+# mu D / L = 0.5: the learner pair's gradient gap 2L - mu D = 1.5 equals the printed L + mu D, so
+# the printed calibration is right for this pair and only a planted bug can exceed the claim.
+_COCOP_G = {"epsilon": 1.0, "W": 8, "T": 8, "d": 1, "muD_over_L": 0.5, "boundary": "strict",
+            "update": "exact", "delta": 1e-5, "log_power": 1}
+_COCOL = {"epsilon": 1.0, "W": 8, "T": 8, "domain": "box", "d": 1, "muD_over_L": 0.5,
+          "boundary": "strict"}
+
+
+@pytest.mark.parametrize("cid,prm,factor", [
+    # noisy sums of the bug: exact 3.76 (Gaussian, sigma/20) -> measured bound 1.64 at seed 0
+    ("pfcoco/wdp-cocop-gaussian", _COCOP_G, 20),
+    # sums of the bug: exact 3.0 (l2-Laplace, scale/4) -> measured 1.76; correct learner 0.36
+    ("pfcoco/wdp-cocol-gamma", _COCOL, 4),
+    # sums of the bug: exact 8.5 (Gaussian, sigma/40) -> measured 2.23 (the learned statistic on
+    # the LLOO's piecewise-constant release needs a larger departure than the inverted sums)
+    ("pfcoco/wdp-cocol-gaussian", {**_COCOL, "delta": 1e-5, "log_power": 1}, 40),
+])
+def test_learner_with_undersized_noise_is_reported_violated(cid, prm, factor):
+    pt = A.plan(cid, prm)
+    correct = A.evaluate(pt, samples=SAMPLES, alpha=0.05, seed=0)
+    assert correct.counterexample() is None
+    assert correct.epsilon_lower_bound <= pt.exact_upper  # the sums' value bounds the release
+    e = pt.evidence
+    if "delta" in prm:
+        bug_value = ex.gaussian_release_epsilon(prm["W"], e["horizon"], e["position"],
+                                                e["gradient_gap"], e["noise_scale"] / factor,
+                                                prm["delta"])
+    else:
+        bug_value = ex.node_composition_epsilon(prm["W"], e["horizon"], e["position"],
+                                                e["gradient_gap"], e["noise_scale"] / factor)
+    assert bug_value > 2 * prm["epsilon"]  # the planted bug is a real, large violation
+    gp = A.evaluate(_learner_with_noise(pt, factor), samples=SAMPLES, alpha=0.05, seed=0)
+    assert prm["epsilon"] < gp.epsilon_lower_bound <= bug_value
+    assert gp.counterexample() is not None
+
+
+def _with_mechanism(pt, mechanism):
+    return dataclasses.replace(pt, empirical=dataclasses.replace(pt.empirical,
+                                                                 mechanism=mechanism))
+
+
+def test_prop_a1_with_half_the_noise_is_reported_violated():
+    # l2-Laplace scale 1 instead of 1/eps = 2: exactly 1-DP against the claimed 0.5; measured 0.93
+    from dpaudit.mechanisms.l2_laplace import sample_l2_laplace
+
+    pt = A.plan("pfcoco/prop-a1", {"epsilon": 0.5, "d": 1})
+    bug = _with_mechanism(pt, A._single_release(lambda n, rng: sample_l2_laplace(1.0, n, 1, rng)))
+    gp = A.evaluate(bug, samples=SAMPLES, alpha=0.05, seed=0)
+    assert 0.5 < gp.epsilon_lower_bound <= 1.0
+
+
+def test_prop_a3_without_the_log_factor_is_reported_violated():
+    # sigma = 1/eps (the factor c = sqrt(2 ln(1.25/delta)) dropped): exact 1.99 at delta = 1e-5
+    # against the claimed 0.5; measured 0.99
+    pt = A.plan("pfcoco/prop-a3", {"epsilon": 0.5, "delta": 1e-5})
+    bug = _with_mechanism(pt, A._single_release(lambda n, rng: rng.normal(0.0, 2.0, size=(n, 1))))
+    gp = A.evaluate(bug, samples=SAMPLES, alpha=0.05, seed=0)
+    assert 0.5 < gp.epsilon_lower_bound <= gaussian_epsilon(0.5, 1e-5)
+
+
+def test_prop_a6_with_steps_at_three_times_epsilon_is_reported_violated():
+    # 100 randomized-response steps at 0.3 instead of 0.1: the claimed eps' = 4.77 at delta 1e-3
+    # is exceeded (three times the steps' composition 3.1); measured 6.0, correct steps 2.0
+    prm = {"epsilon": 0.1, "delta_1": 0.0, "delta_2": 1e-3, "k": 100}
+    pt = A.plan("pfcoco/prop-a6", prm)
+    p = 1.0 / (1.0 + math.exp(-0.3))
+    bug = _with_mechanism(pt, lambda bit, n, rng: rng.binomial(100, p if bit else 1 - p, size=n))
+    correct = A.evaluate(pt, samples=SAMPLES, alpha=0.05, seed=0)
+    assert correct.epsilon_lower_bound <= pt.exact < pt.claimed_epsilon
+    gp = A.evaluate(bug, samples=SAMPLES, alpha=0.05, seed=0)
+    assert gp.epsilon_lower_bound > pt.claimed_epsilon
+
+
 @pytest.mark.parametrize("cid,prm", [
     ("pfcoco/prop-a1", {"epsilon": 0.5, "d": 1}),
     ("pfcoco/standard-tree", {"epsilon": 0.1, "T": 2, "d": 1}),
