@@ -141,6 +141,32 @@ def test_window_tree_gamma_exact_values():
     assert ex.node_composition_epsilon(4, 5, 1, 1.0, 3.0) is None  # exposed exactly
 
 
+def test_laplace_release_upper_matches_known_values_and_bounds_exposed_leaves():
+    # where no release exposes the leaf it is the node composition; at the certified inclusive
+    # case (W = 2^K, leaf 1, T = W + 1) it equals the exact value (K + 2) Delta / s
+    for W, T, i in ((8, 8, 1), (8, 8, 2), (8, 20, 13), (16, 200, 185), (6, 6, 1)):
+        assert ex.laplace_release_upper(W, T, i, 1.0, 2.0) == pytest.approx(
+            ex.node_composition_epsilon(W, T, i, 1.0, 2.0))
+    for K in range(0, 5):
+        W = 1 << K
+        assert ex.laplace_release_upper(W, W + 1, 1, 1.0, 1.0) == pytest.approx(K + 2)
+    # W = 1: s_t = exact prefix + leaf t + its own node, so leaf 4 at T = 5 lies in two fresh
+    # independent nodes: exactly 2 Delta / s
+    assert ex.laplace_release_upper(1, 5, 4, 1.0, 1.0) == pytest.approx(2.0)
+    # an exposed leaf whose value is not certified still gets a finite bound; the inclusive
+    # reading's points now carry an accountant (worst case over the class) and an upper value
+    assert ex.laplace_exact_epsilon(6, 7, 1, 1.0, 1.0) is None
+    assert ex.laplace_release_upper(6, 7, 1, 1.0, 1.0) == pytest.approx(4.0)
+    pt = A.plan("pfcoco/window-tree-gamma", {"epsilon": 1.0, "W": 6, "T": 7, "d": 1,
+                                             "boundary": "inclusive"})
+    assert pt.exact is None and pt.exact_upper == pytest.approx(1.0) == pt.accountant
+    gp = A.evaluate(pt, samples=SAMPLES, alpha=0.05, seed=0)
+    assert gp.epsilon_lower_bound <= pt.exact_upper
+    # expired leaves: the bound grows with the horizon (the exact sum keeps exposing the leaf)
+    ups = [ex.laplace_release_upper(8, T, 1, 1.0, 1.0) for T in (9, 16, 64)]
+    assert ups == sorted(ups) and ups[0] == pytest.approx(5.0)
+
+
 def test_standard_tree_exact_is_one_node_above_the_printed_count():
     for T in (2, 3, 8, 100):
         pt = A.plan("pfcoco/standard-tree", {"epsilon": 1.0, "T": T, "d": 1})
@@ -177,6 +203,9 @@ def test_grids_cover_range_extremes_and_both_sides_of_the_window():
         assert any(p["T"] > p["W"] for p in g) and any(p["T"] < p["W"] for p in g)
         assert {p["boundary"] for p in g} == {"strict", "inclusive"}
         assert min(p["epsilon"] for p in g) <= 0.1 and max(p["epsilon"] for p in g) >= 10
+    for cid in ("pfcoco/wdp-cocop-gaussian", "pfcoco/wdp-cocol-gamma",
+                "pfcoco/wdp-cocol-gaussian"):
+        assert {p["boundary"] for p in A.grid(cid, BUDGETS["quick"])} == {"strict", "inclusive"}
     g = A.grid("pfcoco/window-tree-gaussian", BUDGETS["quick"])
     assert {p["log_power"] for p in g} == {1, 2}
     for cid in A.CLAIMS:

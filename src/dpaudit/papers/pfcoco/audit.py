@@ -261,10 +261,10 @@ def grid(claim_id: str, budget: Any) -> list[dict[str, Any]]:
     elif claim_id in ("pfcoco/wdp-cocol-gamma", "pfcoco/wdp-cocol-gaussian"):
         gauss = claim_id.endswith("gaussian")
         for dom in ("box", "simplex"):
-            for W, T in ((8, 8), (4, 12)):
+            for W, T, b in ((8, 8, "strict"), (4, 12, "strict"), (8, 8, "inclusive")):
                 for ratio in (0.01, 1.5):
                     prm = {"epsilon": 1.0, "W": W, "T": T, "domain": dom, "d": 1 if dom == "box"
-                           else 3, "muD_over_L": ratio, "boundary": "strict"}
+                           else 3, "muD_over_L": ratio, "boundary": b}
                     out.append({**prm, "delta": 1e-5, "log_power": 1} if gauss else prm)
     elif claim_id == "pfcoco/standard-tree":
         Ts = (2, 3, 8, 64) if coarse else (2, 3, 8, 64, 100, 256)
@@ -303,6 +303,23 @@ def _scope(params: Mapping[str, Any]) -> WindowScope:
     return WindowScope("W", WindowBoundary(params.get("boundary", "strict")))
 
 
+def _laplace_accountant(W: int, T: int, oldest: int, sensitivity: float, scale: float,
+                        k: int) -> float | None:
+    """Worst case over the class and the protected positions, l2-Laplace nodes.
+
+    dp-accounting's composition of the ``k`` noisy nodes a leaf can lie in while no release
+    contains it exactly; under the inclusive reading the oldest protected leaf is also inside an
+    exact sum at the last horizon (only that leaf can be): there the composition of the shifted
+    node noises of :func:`~dpaudit.papers.pfcoco.exact.laplace_release_upper` (basic composition
+    of pure epsilons) is the bound, ``None`` if it does not exist.
+    """
+    acc = ex.accountant_epsilon("l2-laplace", scale, sensitivity, k, 0.0)
+    if not ex.exposed_exactly(W, T, oldest):
+        return acc
+    lp = ex.laplace_release_upper(W, T, oldest, sensitivity, scale)
+    return None if lp is None else max(acc, lp)
+
+
 def _plan_window_tree(params: Mapping[str, Any], gauss: bool) -> PointNumbers | SkipPoint:
     eps, W, T, d = params["epsilon"], params["W"], params["T"], params["d"]
     delta = params.get("delta", 0.0)
@@ -325,14 +342,12 @@ def _plan_window_tree(params: Mapping[str, Any], gauss: bool) -> PointNumbers | 
     else:
         noise = option_noise("I", eps, 0.0, Delta, W)
         exact = ex.laplace_exact_epsilon(W, T, i, Delta, noise.scale)
-        upper = exact if exact is not None else ex.node_composition_epsilon(W, T, i, Delta,
-                                                                            noise.scale)
+        upper = exact if exact is not None else ex.laplace_release_upper(W, T, i, Delta,
+                                                                         noise.scale)
         k = max_window_nodes_per_leaf(W, T)
-        # the accountant covers the mechanism's own window (strict); the inclusive reading's last
-        # horizon adds an exact exposure it does not model
-        acc = (ex.accountant_epsilon("l2-laplace", noise.scale, Delta, k, 0.0)
-               if not ex.exposed_exactly(W, T, i) else None)
-        curve = (lambda: pure_curve(None if acc is None else Delta / noise.scale, k))
+        acc = _laplace_accountant(W, T, i, Delta, noise.scale, k)
+        exposed = ex.exposed_exactly(W, T, i)
+        curve = (lambda: pure_curve(None if exposed else Delta / noise.scale, k))
     rec = None
     if exact is not None and exact > eps * (1 + 1e-9):
         rec = (f"scale the node noise by {exact / eps:.4g} (the exact epsilon over the claimed) "
@@ -434,13 +449,13 @@ def _plan_learner(params: Mapping[str, Any], gauss: bool, cocol: bool
                           "epsilon_noisy_sums": gaussian_curve(mu_sums, None)["epsilon_exact"]})
     else:
         sums = ex.laplace_exact_epsilon(W, horizon, i, gap, noise.scale)
-        up = sums if sums is not None else ex.node_composition_epsilon(W, horizon, i, gap,
-                                                                       noise.scale)
+        up = sums if sums is not None else ex.laplace_release_upper(W, horizon, i, gap,
+                                                                    noise.scale)
         # both updates centre the first stream's clean trajectory at the centre (module
         # docstring of pairs), so the release reveals the sums there
         exact = None if cocol else sums
         upper = up
-        acc = None if exposed else ex.accountant_epsilon("l2-laplace", noise.scale, 2 * L, k, 0.0)
+        acc = _laplace_accountant(W, horizon, i, 2 * L, noise.scale, k)
         curve = (lambda: pure_curve(None if exposed else 2 * L / noise.scale, k))
     rec = None
     if (acc is not None and acc > eps * (1 + 1e-9)) or (exact is not None and exact > eps):
@@ -448,6 +463,10 @@ def _plan_learner(params: Mapping[str, Any], gauss: bool, cocol: bool
             z = calibrate_gaussian_noise_multiplier(eps, delta, count=k)
             rec = (f"sigma = {z * 2 * L:.4g} (noise multiplier {z:.4g} for {k} nodes at the "
                    f"class's sensitivity 2L = {2 * L:g}); printed sigma = {noise.scale:.4g}")
+        elif exposed and acc is not None:
+            rec = (f"l2-Laplace scale {noise.scale * acc / eps:.4g} (inclusive reading: the "
+                   f"replaced round also sits in an exact sum at horizon {horizon}; bound of "
+                   f"the shifted node noises at the class's sensitivity 2L = {2 * L:g})")
         else:
             rec = (f"l2-Laplace scale 2L (ceil(log2 W) + 1)/eps = {2 * L * k / eps:.4g} (the "
                    f"sensitivity of a replaced gradient is up to 2L, not L + mu D = {Dp:.4g})")
@@ -588,7 +607,8 @@ def expired_leakage(W: int, epsilon: float = 1.0, delta: float = 1e-5,
                     ) -> list[dict[str, Any]]:
     """What leaf 1 leaks once it has expired (never a violation): exact epsilon of the releases
     ``s_1..s_T`` for ``T = W + h``, Gaussian nodes of Lemma 3 (``Delta_2 = 1``); and, for ``W`` a
-    power of two and ``T = W + 1``, the exact pure epsilon with Gamma nodes of Lemma 1."""
+    power of two and ``T = W + 1``, the exact pure epsilon with Gamma nodes of Lemma 1, and an
+    upper value for them at every horizon (:func:`.exact.laplace_release_upper`)."""
     out = []
     sigma = paper_gaussian_noise(epsilon, delta, 1.0, W, log_power=log_power).scale
     s = option_noise("I", epsilon, 0.0, 1.0, W).scale
@@ -598,7 +618,9 @@ def expired_leakage(W: int, epsilon: float = 1.0, delta: float = 1e-5,
         lap = ex.laplace_exact_epsilon(W, T, 1, 1.0, s)
         out.append({"W": W, "T": T, "steps_after_expiry": h, "gaussian_epsilon": g,
                     "gaussian_mu": ex.gaussian_release_mu(W, T, 1, 1.0, sigma),
-                    "gamma_epsilon": lap, "claimed_epsilon": epsilon})
+                    "gamma_epsilon": lap,
+                    "gamma_upper": ex.laplace_release_upper(W, T, 1, 1.0, s),
+                    "claimed_epsilon": epsilon})
     return out
 
 
@@ -683,7 +705,9 @@ def findings(claim_id: str, run: Any) -> list[str]:
         out.append("What an expired entry leaks (a measured fact, not a violation: window DP does "
                    "not protect it). Leaf 1 with W = 8, eps = 1, Delta_2 = 1: with Gamma nodes "
                    f"the releases up to T = 9 are exactly {rows[0]['gamma_epsilon']:.4g}-DP for it "
-                   "(the leaf sits in an exact sum from T = 9 on); with Gaussian nodes "
+                   "(the leaf sits in an exact sum from T = 9 on), and at most "
+                   + ", ".join(f"T={r['T']}: {r['gamma_upper']:.3g}" for r in rows)
+                   + " (upper values: composition of the shifted node noises); with Gaussian nodes "
                    "(ln reading, "
                    f"delta = 1e-5) the exact epsilon of the releases up to T grows as {g}: every "
                    "release after expiry contains the leaf exactly and adds a partly fresh noise "

@@ -24,6 +24,15 @@ one leaf by ``Delta`` shifts the release vector by ``m = Delta * a`` where ``a_t
   release uses, so the exact value is ``(log2 W + 2) Delta / s`` (a sum of independent l2-Laplace
   vectors has a log-Lipschitz density with constant ``1/s`` whose ratio tends to ``e^(Delta/s)``
   along the shift).
+* **Laplace nodes, any horizon (upper value):** :func:`laplace_release_upper`. If ``B v = a`` with
+  ``v`` supported on nodes no release before the leaf's uses, shifting those nodes' noise by
+  ``v_j u`` turns world 0's release into world 1's (also for adaptively chosen inputs: the shift
+  ``u`` is a function of the earlier releases only, whose nodes are not moved, so the change of
+  variables is a shear), and each node's density ratio is at most ``e^(|v_j| Delta / s)``. The
+  smallest ``||v||_1`` (a linear programme) times ``Delta / s`` bounds the pure epsilon of the
+  release, also where a release contains the leaf exactly (inclusive boundary, expired leaves).
+  It equals the node count where no release exposes the leaf, and ``(log2 W + 2)`` at the
+  certified inclusive case above.
 * The accountant: :func:`dpaudit.audits.accounting.tree_leaf_epsilon` over the worst leaf's node
   count (:func:`dpaudit.mechanisms.window_tree.max_window_nodes_per_leaf`) at the class's
   worst-case sensitivity.
@@ -43,7 +52,8 @@ from dpaudit.mechanisms.window_tree import WindowLayout, window_nodes_for_prefix
 
 __all__ = ["release_structure", "leaf_exposure", "gaussian_release_mu",
            "gaussian_release_epsilon", "noisy_nodes_with_leaf", "exposed_exactly",
-           "node_composition_epsilon", "laplace_exact_epsilon", "accountant_epsilon",
+           "node_composition_epsilon", "laplace_exact_epsilon", "laplace_release_upper",
+           "accountant_epsilon",
            "standard_tree_structure"]
 
 
@@ -169,6 +179,38 @@ def laplace_exact_epsilon(W: int | None, T: int, position: int, shift: float, sc
         if not last & earlier:
             return (len(noisy_nodes_with_leaf(W, W, 1, layout)) + 1) * shift / scale
     return None
+
+
+@lru_cache(maxsize=1024)
+def _min_l1_shift(W: int | None, T: int, position: int, layout: str) -> float | None:
+    from scipy.optimize import linprog
+
+    B, nodes = release_structure(W, T, layout)  # type: ignore[arg-type]
+    cols = [j for j, n in enumerate(nodes) if n.last >= position]  # unused before the leaf
+    a = leaf_exposure(position, T)
+    Bj = B[:, cols]
+    m = len(cols)
+    # v = v_plus - v_minus, both >= 0; minimise sum(v_plus + v_minus) s.t. Bj v = a
+    res = linprog(np.ones(2 * m), A_eq=np.hstack([Bj, -Bj]), b_eq=a, bounds=(0, None),
+                  method="highs")
+    if res.status != 0:
+        return None
+    return float(res.fun)
+
+
+def laplace_release_upper(W: int | None, T: int, position: int, shift: float, scale: float,
+                          layout: WindowLayout = "exact") -> float | None:
+    """Upper value of the pure epsilon of ``s_1..s_T`` for l2-Laplace nodes (module docstring).
+
+    ``min ||v||_1 * shift / scale`` over ``B v = a`` with ``v`` on nodes that no release before
+    ``position`` uses; ``None`` if no such ``v`` exists.
+    """
+    shift = check_positive(shift, "shift")
+    scale = check_positive(scale, "scale")
+    T = check_int(T, "T", minimum=1)
+    position = check_int(position, "position", minimum=1, maximum=T)
+    k = _min_l1_shift(W, T, position, layout)
+    return None if k is None else k * shift / scale
 
 
 def accountant_epsilon(kind: str, scale: float, sensitivity: float, nodes_per_leaf: int,
