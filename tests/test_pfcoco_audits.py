@@ -153,6 +153,7 @@ def test_laplace_release_upper_matches_known_values_and_bounds_exposed_leaves():
     # W = 1: s_t = exact prefix + leaf t + its own node, so leaf 4 at T = 5 lies in two fresh
     # independent nodes: exactly 2 Delta / s
     assert ex.laplace_release_upper(1, 5, 4, 1.0, 1.0) == pytest.approx(2.0)
+    assert ex.laplace_exact_epsilon(1, 5, 4, 1.0, 1.0) == pytest.approx(2.0)
     # an exposed leaf whose value is not certified still gets a finite bound; the inclusive
     # reading's points now carry an accountant (worst case over the class) and an upper value
     assert ex.laplace_exact_epsilon(6, 7, 1, 1.0, 1.0) is None

@@ -163,15 +163,19 @@ def laplace_exact_epsilon(W: int | None, T: int, position: int, shift: float, sc
                           layout: WindowLayout = "exact") -> float | None:
     """Exact pure epsilon of the release for l2-Laplace nodes where it is known, else ``None``.
 
-    Known (module docstring): releases in bijection with the used nodes (and leaf ``position``
-    inside every release that contains it noisily); and leaf 1 at horizon ``W + 1`` for ``W`` a
-    power of two (inclusive boundary reading).
+    Known (module docstring): releases in bijection with the used nodes (then it is
+    :func:`laplace_release_upper`, the node composition where no release exposes the leaf); and
+    leaf 1 at horizon ``W + 1`` for ``W`` a power of two (inclusive boundary reading).
     """
     shift = check_positive(shift, "shift")
     scale = check_positive(scale, "scale")
     T = check_int(T, "T", minimum=1)
-    if _bijective(W, T, layout) and not exposed_exactly(W, T, position, layout):
-        return node_composition_epsilon(W, T, position, shift, scale, layout)
+    if _bijective(W, T, layout):
+        # B invertible: the shift of the nodes is the unique v = B^-1 a and the nodes are
+        # independent, so the loss is the sum of the nodes' losses, each approaching
+        # |v_j| shift / scale on a cone of positive probability - the bound is attained (also
+        # when a release contains the leaf exactly, e.g. W = 1 at the inclusive boundary)
+        return laplace_release_upper(W, T, position, shift, scale, layout)
     if (W is not None and position == 1 and T == W + 1 and W & (W - 1) == 0 and W >= 1):
         B, nodes = release_structure(W, T, layout)
         last = set(np.flatnonzero(B[T - 1]))
