@@ -199,7 +199,8 @@ def test_prop_a6_exact_below_advanced_composition():
 
 def test_grids_cover_range_extremes_and_both_sides_of_the_window():
     for cid in ("pfcoco/window-tree-gamma", "pfcoco/window-tree-gaussian",
-                "pfcoco/wdp-cocop-gamma"):
+                "pfcoco/wdp-cocop-gamma", "pfcoco/wdp-cocop-gaussian", "pfcoco/wdp-cocol-gamma",
+                "pfcoco/wdp-cocol-gaussian"):
         g = A.grid(cid, BUDGETS["quick"])
         assert any(p["T"] > p["W"] for p in g) and any(p["T"] < p["W"] for p in g)
         assert {p["boundary"] for p in g} == {"strict", "inclusive"}
