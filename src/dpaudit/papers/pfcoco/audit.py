@@ -260,12 +260,15 @@ def grid(claim_id: str, budget: Any) -> list[dict[str, Any]]:
                         "boundary": "strict", "update": "printed"})
     elif claim_id in ("pfcoco/wdp-cocol-gamma", "pfcoco/wdp-cocol-gaussian"):
         gauss = claim_id.endswith("gaussian")
-        # T = W, T > W, T < W; both readings; the epsilon range's ends and eps = 1
+        # T = W, T > W, T < W; both readings; the epsilon range's ends and eps = 1. eps = 1 comes
+        # first: the driver tests the highest-ranked points and breaks ties in grid order, and
+        # the accountant/claim ratio ties across eps, while an empirical test has most power at
+        # moderate eps (at 0.1 the gap is within sampling error, at 10 events have mass e^-10)
         for dom in ("box", "simplex"):
             for W, T, b in ((8, 8, "strict"), (4, 12, "strict"), (16, 8, "strict"),
                             (8, 8, "inclusive")):
                 for ratio in (0.01, 1.5):
-                    for e in sorted({*eps_set, 1.0}):
+                    for e in (1.0, *(x for x in eps_set if x != 1.0)):
                         prm = {"epsilon": e, "W": W, "T": T, "domain": dom,
                                "d": 1 if dom == "box" else 3, "muD_over_L": ratio, "boundary": b}
                         out.append({**prm, "delta": 1e-5, "log_power": 1} if gauss else prm)
