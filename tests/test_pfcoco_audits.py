@@ -182,6 +182,15 @@ def test_expired_leakage_is_finite_and_grows():
     assert rows[0]["gamma_epsilon"] == pytest.approx(4 / 3)
 
 
+def test_learner_expired_leakage_is_finite_and_grows():
+    for gauss in (True, False):
+        v = A.learner_expired_leakage(gauss, horizons=(9, 16, 64))
+        assert all(x is not None and math.isfinite(x) for x in v) and v == sorted(v)
+    # one step after expiry, Gamma nodes: round 1 in 4 noisy nodes + 1 fresh node of s_9, each
+    # shifted by 2L = 2 at scale (L + mu D) 4 / eps
+    assert A.learner_expired_leakage(False, horizons=(9,))[0] == pytest.approx(5 * 2 / 4.04)
+
+
 def test_prop_a3_exact_is_gaussian_closed_form_and_below_claim():
     for e in (0.01, 0.5, 0.99):
         pt = A.plan("pfcoco/prop-a3", {"epsilon": e, "delta": 1e-5})
