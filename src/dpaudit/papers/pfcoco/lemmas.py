@@ -6,7 +6,8 @@
   ``mu' >= mu``, ``c`` in the ball and ``||g - mu' c|| + mu' R <= L`` (its exact Lipschitz constant
   on the ball of radius ``R``). Membership is asserted on every generated loss (an invalid
   instance would produce a false alarm). The search maximises observed / claimed with
-  ``hypothesis.target``; a failure is reported as Hypothesis' shrunk counterexample.
+  ``hypothesis.target``; a failure is reported as Hypothesis' shrunk counterexample. The class's
+  canonical extreme pairs (:func:`canonical_class_pairs`) are evaluated first.
   (In one dimension the class's largest gradient gap is exactly ``2L - mu D`` - the chord argument
   of :mod:`dpaudit.papers.pfcoco.pairs` - so the statement fails whenever ``L > 2 mu D``.)
 * :func:`window_node_count_check`: while a leaf is protected it lies in at most
