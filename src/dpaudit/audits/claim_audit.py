@@ -13,6 +13,12 @@ Verdict rules (issue 4, AUDIT-METHOD section 2), applied by :func:`decide_verdic
 * ``"inconclusive"``: otherwise (e.g. the accountant is above the claim but no realisable pair
   exceeds it, or a lemma failed without a privacy counterexample, or no accountant exists).
 
+Lemma methods (issue 13): an SMT counterexample (``method="smt-refuted"``, replayed through the
+implementation) fails a lemma exactly like a shrunk Hypothesis counterexample; an SMT proof
+(``"smt-proved"``) is named in the ``holds`` reason; an SMT call that timed out
+(``"smt-unknown"``, status ``inconclusive``) is absent evidence: it never passes a lemma and does
+not by itself fail one.
+
 Conventions for ``GridPoint.evidence`` and ``ClaimAudit.figures`` (free-form, but reporting
 understands these keys; every value must be JSON-serialisable):
 
@@ -33,7 +39,7 @@ from typing import Any, Literal, Mapping
 
 from dpaudit.claims import PrivacyClaim
 
-__all__ = ["GridPoint", "LemmaCheck", "ClaimAudit", "decide_verdict", "format_parameters", "Verdict",
+__all__ = ["GridPoint", "LemmaCheck", "LemmaMethod", "LEMMA_METHODS", "ClaimAudit", "decide_verdict", "format_parameters", "Verdict",
            "EXACT_TOLERANCE"]
 
 Verdict = Literal["holds", "violated", "inconclusive"]
@@ -118,26 +124,50 @@ class GridPoint:
                    f("epsilon_accountant"), f("epsilon_lower_bound"), d.get("evidence", {}))
 
 
+#: How a lemma was checked. ``sampled``: a search over examples (Hypothesis, or exact evaluation
+#: at grid points): it can refute, never prove; ``smt-proved``: the SMT solver found no
+#: counterexample over the encoded class (:mod:`dpaudit.audits.symbolic`); ``smt-refuted``: an SMT
+#: counterexample, replayed through the implementation; ``smt-unknown``: the solver timed out or
+#: could not decide (never a pass); ``symbolic-explored``: a property explored by symbolic
+#: execution (e.g. CrossHair), stronger than sampling, not a proof.
+LemmaMethod = Literal["sampled", "smt-proved", "smt-refuted", "smt-unknown", "symbolic-explored"]
+LEMMA_METHODS: tuple[str, ...] = ("sampled", "smt-proved", "smt-refuted", "smt-unknown",
+                                  "symbolic-explored")
+
+
 @dataclass(frozen=True)
 class LemmaCheck:
-    """Outcome of a property-based check of one sensitivity lemma."""
+    """Outcome of a check of one sensitivity lemma (``method``: how it was checked, see
+    :data:`LemmaMethod`; ``details``: method-specific record, e.g. the SMT solver and encoding)."""
 
     statement: str
     status: LemmaStatus
     worst_ratio: float | None = None
     examples: int = 0
     counterexample: Mapping[str, Any] | None = None
+    method: LemmaMethod = "sampled"
+    details: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.method not in LEMMA_METHODS:
+            raise ValueError(f"method must be one of {', '.join(LEMMA_METHODS)}, "
+                             f"got {self.method!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"statement": self.statement, "status": self.status,
-                "worst_ratio": _json_float(self.worst_ratio), "examples": self.examples,
-                "counterexample": None if self.counterexample is None else dict(self.counterexample)}
+        out = {"statement": self.statement, "status": self.status,
+               "worst_ratio": _json_float(self.worst_ratio), "examples": self.examples,
+               "counterexample": None if self.counterexample is None else dict(self.counterexample),
+               "method": self.method}
+        if self.details is not None:
+            out["details"] = dict(self.details)
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "LemmaCheck":
         wr = d.get("worst_ratio")
         return cls(d["statement"], d["status"], None if wr is None else float(wr),
-                   d.get("examples", 0), d.get("counterexample"))
+                   d.get("examples", 0), d.get("counterexample"), d.get("method", "sampled"),
+                   d.get("details"))
 
 
 def format_parameters(parameters: Mapping[str, Any]) -> str:
@@ -158,7 +188,8 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
     no_acc = [p for p in points if p.epsilon_accountant is None]
     over = [p for p in points if p.epsilon_accountant is not None
             and p.epsilon_accountant > p.claimed_epsilon * (1 + EXACT_TOLERANCE)]
-    bad_lemmas = [lem for lem in lemmas if lem.status != "holds"]
+    # An SMT call that timed out is absent evidence, not a failed lemma (it never passes either).
+    bad_lemmas = [lem for lem in lemmas if lem.status != "holds" and lem.method != "smt-unknown"]
     if over:
         p = max(over, key=lambda q: q.epsilon_accountant / q.claimed_epsilon)
         return ("inconclusive", f"No realisable counterexample found, but the accountant gives "
@@ -170,8 +201,10 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
     if no_acc:
         return ("inconclusive", f"No counterexample found, but {len(no_acc)} of {len(points)} "
                 "points have no accountant bound to certify the claim.")
+    proved = sum(1 for lem in lemmas if lem.method == "smt-proved")
     return "holds", (f"No counterexample at {len(points)} audited points; the accountant is at or "
-                     "below the claim at every point and every lemma held.")
+                     "below the claim at every point and every lemma held"
+                     + (f" ({proved} proved by SMT over the encoded class)." if proved else "."))
 
 
 @dataclass
