@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 import z3
@@ -46,9 +46,10 @@ from dpaudit.learners.losses import LossClass, SquaredLoss
 from dpaudit.learners.pol import pol_alpha, pol_printed_sensitivity
 from dpaudit.learners.private_sum import PrivateSumTree, released_node_count
 
-__all__ = ["igd_step", "giga_step", "igd_lemmas", "giga_lemmas", "private_sum_node_lemmas",
+__all__ = ["igd_step", "giga_step", "pqftl_inputs", "pol_average", "qftl_next", "igd_lemmas",
+           "giga_lemmas", "private_sum_node_lemmas",
            "pqftl_input_lemmas", "node_count_lemmas", "pol_lemmas", "qftl_assumption_lemma",
-           "all_lemmas", "fast_lemmas", "smt_lemma_checks", "count_nodes_bv"]
+           "all_lemmas", "fast_lemmas", "lemmas_for_claim", "smt_lemma_checks", "count_nodes_bv"]
 
 Const = float | str  # a number, or a name: a symbolic constant (the proof covers every value)
 
@@ -66,8 +67,10 @@ def _fmt(x: Const) -> str:
 
 
 def _t_choices(t: z3.ArithRef, first: int, count: int) -> z3.BoolRef:
-    """t ranges over the integers first..first+count-1 (a finite disjunction: stays in NRA)."""
-    return z3.Or(*[t == k for k in range(first, first + count)])
+    """t ranges over the integers first..first+count-1 and first + 2^k up to 2^20 (a finite
+    disjunction: stays in real arithmetic; replays need an integer round)."""
+    ks = set(range(first, first + count)) | {first + 2 ** k for k in range(21)}
+    return z3.Or(*[t == k for k in sorted(ks)])
 
 
 # ==============================================================================================
@@ -159,8 +162,8 @@ def igd_lemmas(version: str, L: Const = 2.0, alpha: Const = 0.05, D: Const = 1.0
                 f"arithmetic: 2L/(alpha (t+1)) > {stated[which]} for some t >= 1",
                 common + (t >= 1,), needed(t) > bound(t)))
         refute = Obligation(
-            f"x_t = 0 (reached by the fillers), t in 1..16: replaced loss moves x_{{t+1}} by more "
-            f"than {stated[which]}",
+            f"x_t = 0 (reached by the fillers), t in 1..16 or 1 + 2^k: replaced loss moves "
+            f"x_{{t+1}} by more than {stated[which]}",
             common + f0.constraints + f1.constraints + (_t_choices(t, 1, 16),),
             absolute(igd_step(z3.RealVal(0), f0, t, az, Dz)
                      - igd_step(z3.RealVal(0), f1, t, az, Dz)) > bound(t), variables)
@@ -239,8 +242,8 @@ def giga_lemmas(G: float = 1.0, alpha: float = 0.3, D: float = 1.0) -> list[SmtL
 
     printed = SmtLemma(
         "Lemma 5: ||x_{t+1} - x'_{t+1}|| <= 2G/(alpha t) (GIGA)", enc,
-        (), Obligation(f"x_t = 0 (burn-in points and fillers), t in {t_q}..{t_q + 15}: replaced "
-                       f"loss moves x_{{t+1}} by more than 2G/(alpha t)",
+        (), Obligation(f"x_t = 0 (burn-in points and fillers), t in {t_q}..{t_q + 15} or "
+                       f"t_q + 2^k: replaced loss moves x_{{t+1}} by more than 2G/(alpha t)",
                        f0.constraints + f1.constraints + (_t_choices(t, t_q, 16),),
                        absolute(giga_step(z3.RealVal(0), f0, t, az, Dz)
                                 - giga_step(z3.RealVal(0), f1, t, az, Dz)) * az * t > 2 * Gz,
@@ -258,7 +261,7 @@ def giga_lemmas(G: float = 1.0, alpha: float = 0.3, D: float = 1.0) -> list[SmtL
     needed = SmtLemma(
         "GIGA, bound the PGIGA accountant uses: ||x_{t+1} - x'_{t+1}|| <= "
         "4G(tau-1)/(alpha (t-1) t) after a change at tau >= t_q", enc, (base, contraction),
-        Obligation(f"x_t = 0, t in {t_q}..{t_q + 15}: more than 4G/(alpha t)",
+        Obligation(f"x_t = 0, t in {t_q}..{t_q + 15} or t_q + 2^k: more than 4G/(alpha t)",
                    f0.constraints + f1.constraints + (_t_choices(t, t_q, 16),),
                    absolute(giga_step(z3.RealVal(0), f0, t, az, Dz)
                             - giga_step(z3.RealVal(0), f1, t, az, Dz)) * az * t > 4 * Gz,
@@ -303,9 +306,9 @@ def private_sum_node_lemmas(d: int = 1, R: Const = 1.0) -> list[SmtLemma]:
                  **{f"w'[{i}]": v for i, v in enumerate(w1)}}
     if isinstance(R, str):
         variables["R"] = Rz
-    enc = (f"node value B_s = (sum of the other vectors of s) + w_t, d = {d}, ||w_t||, ||w'_t|| <= R"
-           f" (R = {_fmt(R)}); replayed through PrivateSumTree (node differences of the release, "
-           f"common noise)")
+    enc = (f"node value B_s = (sum of the other vectors of s) + w_t, d = {d}, ||w_t||, "
+           f"||w'_t|| <= R (R = {_fmt(R)}); replayed through PrivateSumTree (node differences "
+           f"of the release, common noise)")
 
     def replay_for(factor: float):
         def replay(m: dict[str, float]) -> Replay:
@@ -332,6 +335,14 @@ def private_sum_node_lemmas(d: int = 1, R: Const = 1.0) -> list[SmtLemma]:
     return out
 
 
+def pqftl_inputs(y: z3.ArithRef, v: Sequence[z3.ArithRef]
+                 ) -> tuple[list[z3.ArithRef], list[z3.ArithRef]]:
+    """The tree inputs of PQFTL.learn (Algorithm 4 lines 7-8): ``y v`` and ``v v^T`` (row-major,
+    as ``np.outer(v, v).reshape(-1)``)."""
+    d = len(v)
+    return [y * a for a in v], [v[i] * v[j] for i in range(d) for j in range(d)]
+
+
 def pqftl_input_lemmas(d: int = 1, R: float = 2.0) -> list[SmtLemma]:
     """Algorithm 4: the u-tree gets y_t v_t with bound R (needed 2R^2), the V-tree v_t v_t^T with
     bound R^2 in Frobenius norm (needed R^2 in d = 1, sqrt(2) R^2 in d >= 2); |y|, ||v|| <= R."""
@@ -344,8 +355,9 @@ def pqftl_input_lemmas(d: int = 1, R: float = 2.0) -> list[SmtLemma]:
             *[c == 0 for c in v0[1:]])
     variables = {"y": y0, "y'": y1, **{f"v[{i}]": v for i, v in enumerate(v0)},
                  **{f"v'[{i}]": v for i, v in enumerate(v1)}}
-    u_diff = _sq([y0 * a - y1 * b for a, b in zip(v0, v1)])
-    V_diff = _sq([v0[i] * v0[j] - v1[i] * v1[j] for i in range(d) for j in range(d)])
+    (u0, V0), (u1, V1) = pqftl_inputs(y0, v0), pqftl_inputs(y1, v1)
+    u_diff = _sq([a - b for a, b in zip(u0, u1)])
+    V_diff = _sq([a - b for a, b in zip(V0, V1)])
     enc = (f"tree inputs of Algorithm 4 (y_t v_t, v_t v_t^T), d = {d}, |y|, ||v|| <= R = {R:g}"
            + (" (v_t on e_1 by rotation invariance)" if d > 1 else "") + "; "
            f"replayed through PrivateSumTree on the inputs PQFTL.learn passes")
@@ -453,6 +465,17 @@ def node_count_lemmas() -> list[SmtLemma]:
 # ==============================================================================================
 
 
+def pol_average(losses: Sequence[QuadraticLoss], alpha: z3.ArithRef, D: z3.ArithRef
+                ) -> z3.ArithRef:
+    """x~ = (x_1 + ... + x_T)/T for T = len(losses) + 1: IGD from x_1 = 0 with POL's extra ridge
+    alpha (Algorithm 6 line 9) on [-D, D]."""
+    x, total = z3.RealVal(0), z3.RealVal(0)
+    for k, f in enumerate(losses, start=1):
+        x = igd_step(x, f, z3.RealVal(k), alpha, D, extra_ridge=alpha)
+        total = total + x
+    return total / (len(losses) + 1)
+
+
 def pol_lemmas(T: int = 3, L: float = 1.0, epsilon_g: float = 0.1, x_star_norm: float = 1.0
                ) -> list[SmtLemma]:
     """``||x~ - x~'|| <= 2 L' ln T / T`` (printed) for POL's averaged IGD iterate, unrolled for a
@@ -475,11 +498,7 @@ def pol_lemmas(T: int = 3, L: float = 1.0, epsilon_g: float = 0.1, x_star_norm: 
     gs = [quadratic_loss_1d(f"f{k}'", **cls) for k in range(1, T)]
 
     def averaged(losses: list[QuadraticLoss]) -> z3.ArithRef:
-        x, total = z3.RealVal(0), z3.RealVal(0)
-        for k, f in enumerate(losses, start=1):
-            x = igd_step(x, f, z3.RealVal(k), az, Dz, extra_ridge=az)
-            total = total + x
-        return total / T
+        return pol_average(losses, az, Dz)
 
     enc = (f"POL: IGD with extra ridge alpha = {alpha:g} on [-{x_star_norm:g}, {x_star_norm:g}], "
            f"x_1 = 0, T = {T} unrolled (x~ averages x_1..x_T), squared losses + ridge >= 0 with "
@@ -539,6 +558,13 @@ def pol_lemmas(T: int = 3, L: float = 1.0, epsilon_g: float = 0.1, x_star_norm: 
 # ==============================================================================================
 
 
+def qftl_next(A: z3.ArithRef, B: z3.ArithRef, y: z3.ArithRef, v: z3.ArithRef, t: z3.ArithRef,
+              alpha: z3.ArithRef) -> z3.ArithRef:
+    """QFTL's x_{t+1} = u_t / (t alpha + V_t) in d = 1, with the other rounds' sums A (of y v) and
+    B (of v^2) and round t's loss (y, v)."""
+    return (A + y * v) / (t * alpha + B + v * v)
+
+
 def qftl_assumption_lemma(R: float = 0.5, alpha: float = 1.0) -> SmtLemma:
     """``||x_{t+1} - x'_{t+1}|| <= lambda_A / t``, ``lambda_A = (2R^2/alpha)(1 + R^2/(2 alpha))``
     for QFTL in d = 1: ``x_{t+1} = (A + y v)/(t alpha + B + v^2)`` with the other rounds'
@@ -552,8 +578,7 @@ def qftl_assumption_lemma(R: float = 0.5, alpha: float = 1.0) -> SmtLemma:
     cons = (t >= 1, absolute(A) <= (t - 1) * Rz * Rz, B >= 0, B <= (t - 1) * Rz * Rz,
             A * A <= (t - 1) * Rz * Rz * B,
             absolute(y0) <= Rz, absolute(y1) <= Rz, absolute(v0) <= Rz, absolute(v1) <= Rz)
-    x0 = (A + y0 * v0) / (t * az + B + v0 * v0)
-    x1 = (A + y1 * v1) / (t * az + B + v1 * v1)
+    x0, x1 = qftl_next(A, B, y0, v0, t, az), qftl_next(A, B, y1, v1, t, az)
     ob = Obligation("some aggregates and replaced loss move x_{t+1} by more than lambda_A/t",
                     cons, absolute(x0 - x1) * t > lam)
     return SmtLemma("Assumption (1) instantiated for QFTL on |y|, ||v|| <= R: ||x_{t+1} - "
@@ -574,7 +599,7 @@ def fast_lemmas() -> list[SmtLemma]:
     return (igd_lemmas("colt") + igd_lemmas("arxiv")[:1] + giga_lemmas()
             + private_sum_node_lemmas(1) + private_sum_node_lemmas(2)
             + pqftl_input_lemmas(1) + pqftl_input_lemmas(2, 1.0) + node_count_lemmas()
-            + pol_lemmas(2) + [qftl_assumption_lemma()])
+            + pol_lemmas(2))
 
 
 def all_lemmas() -> list[SmtLemma]:
@@ -582,13 +607,39 @@ def all_lemmas() -> list[SmtLemma]:
     constants) and POL unrolled for T = 3."""
     return (fast_lemmas() + igd_lemmas("colt", "L", "alpha", "D")
             + igd_lemmas("arxiv", "L", "alpha", "D")[:1] + private_sum_node_lemmas(2, "R")
-            + pol_lemmas(3))
+            + pol_lemmas(3) + [qftl_assumption_lemma()])
 
 
-def smt_lemma_checks(timeout_s: float = DEFAULT_TIMEOUT_S, *, thorough: bool = False
-                     ) -> list[LemmaCheck]:
+def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]:
+    """The encodings that concern one JKT12 claim (``jkt12-colt/pigd``, ...)."""
+    version, algo = claim_id.split("/", 1)
+    version = version.removeprefix("jkt12-")
+    if version not in ("colt", "arxiv"):
+        raise ValueError(f"not a JKT12 claim id: {claim_id!r}")
+    tree = private_sum_node_lemmas(1) + private_sum_node_lemmas(2) + node_count_lemmas()
+    table = {
+        "pigd": lambda: igd_lemmas(version)
+        + (igd_lemmas(version, "L", "alpha", "D") if thorough else []),
+        "pgiga": lambda: giga_lemmas(),
+        "privatesum": lambda: tree,
+        "pqftl": lambda: pqftl_input_lemmas(1) + pqftl_input_lemmas(2, 1.0) + tree,
+        "pol": lambda: pol_lemmas(2) + (pol_lemmas(3) if thorough else []),
+        "pocp": lambda: [qftl_assumption_lemma()] if thorough else [],
+        "pocp-doubling": lambda: [qftl_assumption_lemma()] if thorough else [],
+    }
+    if algo not in table:
+        raise ValueError(f"unknown JKT12 claim {claim_id!r}")
+    return table[algo]()
+
+
+def smt_lemma_checks(timeout_s: float = DEFAULT_TIMEOUT_S, *, claim_id: str | None = None,
+                     thorough: bool = False) -> list[LemmaCheck]:
     """LemmaCheck records of the JKT12 SMT encodings (``method`` smt-proved / smt-refuted /
-    smt-unknown), for a claim audit's lemma list. ``thorough`` adds the symbolic-constant
-    encodings (slower)."""
-    lemmas = all_lemmas() if thorough else fast_lemmas()
+    smt-unknown), for a claim audit's lemma list: those of ``claim_id`` (e.g.
+    ``"jkt12-colt/pigd"``), or all of them. ``thorough`` adds the symbolic-constant and longer
+    unrolled encodings (slower; QFTL's assumption (1) is only there)."""
+    if claim_id is not None:
+        lemmas = lemmas_for_claim(claim_id, thorough=thorough)
+    else:
+        lemmas = all_lemmas() if thorough else fast_lemmas()
     return [check_lemma(lem, timeout_s).to_lemma_check() for lem in lemmas]

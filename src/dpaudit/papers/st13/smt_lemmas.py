@@ -42,7 +42,7 @@ from dpaudit.mechanisms.tree_aggregation import nodes_containing
 
 __all__ = ["pftal_node_lemmas", "pftal_convex_node_lemmas", "input_bound_lemma",
            "leaf_count_lemma", "count_nodes_containing_bv", "all_lemmas", "fast_lemmas",
-           "smt_lemma_checks"]
+           "lemmas_for_claim", "smt_lemma_checks"]
 
 NODE_STATEMENT = ("replacing one tree input z_t by z'_t (both of l2 norm <= mu) moves every node "
                   "containing leaf t by at most mu in l2")
@@ -196,9 +196,28 @@ def all_lemmas() -> list[SmtLemma]:
     return fast_lemmas() + pftal_node_lemmas(1.0, 0.5, 0.5)
 
 
-def smt_lemma_checks(timeout_s: float = DEFAULT_TIMEOUT_S, *, thorough: bool = False
-                     ) -> list[LemmaCheck]:
-    """LemmaCheck records of the ST13 SMT encodings, for a claim audit's lemma list."""
-    lemmas = all_lemmas() if thorough else fast_lemmas()
-    return [check_lemma(lem, timeout_s).to_lemma_check() for lem in lemmas]
+def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]:
+    """The encodings that concern one ST13 claim (``st13/pftal``, ...)."""
+    table = {
+        "st13/tree-aggregation": lambda: [input_bound_lemma(), leaf_count_lemma()],
+        "st13/pftal": lambda: pftal_node_lemmas() + [input_bound_lemma(), leaf_count_lemma()]
+        + (pftal_node_lemmas(1.0, 0.5, 0.5) if thorough else []),
+        "st13/pftal-convex": lambda: pftal_convex_node_lemmas()
+        + pftal_convex_node_lemmas(reading="lipschitz") + [leaf_count_lemma()],
+        "st13/bandit-ftal": lambda: [leaf_count_lemma()],
+        "st13/bandit-ftal-convex": lambda: [leaf_count_lemma()],
+    }
+    if claim_id not in table:
+        raise ValueError(f"unknown ST13 claim {claim_id!r}")
+    return table[claim_id]()
 
+
+def smt_lemma_checks(timeout_s: float = DEFAULT_TIMEOUT_S, *, claim_id: str | None = None,
+                     thorough: bool = False) -> list[LemmaCheck]:
+    """LemmaCheck records of the ST13 SMT encodings, for a claim audit's lemma list: those of
+    ``claim_id`` (e.g. ``"st13/pftal"``), or all of them."""
+    if claim_id is not None:
+        lemmas = lemmas_for_claim(claim_id, thorough=thorough)
+    else:
+        lemmas = all_lemmas() if thorough else fast_lemmas()
+    return [check_lemma(lem, timeout_s).to_lemma_check() for lem in lemmas]

@@ -1,0 +1,159 @@
+"""The SMT engine (dpaudit.audits.symbolic): proofs, replayed refutations, unknown never passes,
+and the lemma ``method`` field with the verdict rules (issue 13)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import z3
+
+from dpaudit.audits.claim_audit import GridPoint, LemmaCheck, decide_verdict
+from dpaudit.audits.symbolic import (Obligation, Replay, SmtLemma, absolute, check_lemma, clip,
+                                     evaluate, quadratic_loss_1d, real, to_float)
+from dpaudit.learners.domains import Box
+from dpaudit.learners.igd import IGD
+from dpaudit.learners.losses import LossClass, SquaredLoss
+from dpaudit.papers.jkt12.smt_lemmas import igd_step
+
+L, ALPHA, D = 2.0, 0.05, 1.0  # the audit's IGD class (squared + ridge on [-1, 1])
+
+
+def _igd_lemma(factor: Fraction) -> SmtLemma:
+    """'A replaced loss at round t moves x_{t+1} by at most factor * 2L/(alpha (t+1))', x_t = 0.
+
+    factor = 1 is the tight bound the PIGD accountant uses (true); factor = 1/2 is the planted
+    wrong lemma (bound halved)."""
+    Lz, az, Dz = (z3.RealVal(Fraction(v)) for v in (L, ALPHA, D))
+    t = real("t")
+    f0 = quadratic_loss_1d("f", lipschitz=Lz, strong_convexity=az, radius=Dz)
+    f1 = quadratic_loss_1d("f'", lipschitz=Lz, strong_convexity=az, radius=Dz)
+    bound = z3.RealVal(factor) * 2 * Lz / (az * (t + 1))
+    zero = z3.RealVal(0)
+    # Rounds 1..8 and 2^k: the clip to [-D, D] hides the halved bound until t ~ 40.
+    rounds = list(range(1, 9)) + [2 ** k for k in range(4, 11)]
+    ob = Obligation("x_t = 0, t in 1..8 or 2^k", f0.constraints + f1.constraints
+                    + (z3.Or(*[t == k for k in rounds]),),
+                    absolute(igd_step(zero, f0, t, az, Dz) - igd_step(zero, f1, t, az, Dz))
+                    > bound, {"t": t, **f0.variables(), **f1.variables()})
+
+    def replay(m: dict[str, float]) -> Replay:
+        tt = int(round(m["t"]))
+        dom = Box(1, -D, D)
+        filler = SquaredLoss(np.zeros(1), 0.0, ALPHA)
+        ends = []
+        losses = []
+        for f in (f0, f1):
+            r = f.realise(m)
+            loss = SquaredLoss(np.array([r["v"]]), r["y"], r["ridge"])
+            losses.append(loss)
+            traj = IGD(dom, ALPHA, np.zeros(1)).run([filler] * (tt - 1) + [loss, filler], 1,
+                                                    np.random.default_rng(0))[0]
+            ends.append(traj[tt, 0])
+        cls = LossClass("squared", dom, L, ALPHA)
+        return Replay(abs(ends[0] - ends[1]), float(factor) * 2 * L / (ALPHA * (tt + 1)),
+                      {"t": tt, "violations": [cls.violations(f) for f in losses]})
+
+    return SmtLemma(f"IGD step <= {factor} * 2L/(alpha (t+1))", "test encoding", (ob,), ob, replay)
+
+
+def test_planted_wrong_lemma_is_refuted_with_a_replayable_counterexample() -> None:
+    res = check_lemma(_igd_lemma(Fraction(1, 2)), timeout_s=30)
+    assert res.status == "smt-refuted"
+    assert res.replay is not None and res.replay.ratio > 1.0
+    # The replay ran the real IGD on losses of the declared class.
+    assert res.replay.details["violations"] == [[], []]
+    # Replaying the reported counterexample again gives the same numbers (it is deterministic).
+    again = _igd_lemma(Fraction(1, 2)).replay(res.counterexample)  # type: ignore[misc]
+    assert again.observed == res.replay.observed
+    check = res.to_lemma_check()
+    assert (check.status, check.method) == ("violated", "smt-refuted")
+    assert check.counterexample["replayed"] is True and check.worst_ratio > 1.0
+
+
+def test_true_lemma_is_proved() -> None:
+    res = check_lemma(_igd_lemma(Fraction(1)), timeout_s=30)
+    assert res.status == "smt-proved", res.reason
+    assert res.solver.startswith("z3 ") and res.encoding == "test encoding"
+    check = res.to_lemma_check()
+    assert (check.status, check.method) == ("holds", "smt-proved")
+    assert check.details["queries"][0]["answer"] == "unsat"
+
+
+def test_timeout_is_unknown_never_a_pass() -> None:
+    # A hard degree-4 problem (QFTL over aggregates) with a 10 ms budget cannot be decided.
+    from dpaudit.papers.jkt12.smt_lemmas import qftl_assumption_lemma
+    res = check_lemma(qftl_assumption_lemma(), timeout_s=0.01)
+    assert res.status == "unknown"
+    check = res.to_lemma_check()
+    assert (check.status, check.method) == ("inconclusive", "smt-unknown")
+
+
+def test_a_counterexample_that_does_not_replay_is_not_a_refutation() -> None:
+    x = real("x")
+    ob = Obligation("x > 1", (x <= 2,), x > 1, {"x": x})
+    # The "implementation" disagrees with the encoding (it never exceeds the claim).
+    lemma = SmtLemma("drifted", "x in (1, 2]", (), ob, lambda m: Replay(0.5, 1.0))
+    res = check_lemma(lemma, timeout_s=5)
+    assert res.status == "unknown" and "did not reproduce" in res.reason
+    lemma2 = SmtLemma("drifted", "x in (1, 2]", (Obligation("x > 3", (x <= 2,), x > 3),), ob,
+                      lambda m: Replay(0.5, 1.0))
+    assert check_lemma(lemma2, timeout_s=5).status == "unknown"
+
+
+def test_evaluate_is_exact_piecewise_arithmetic() -> None:
+    a = real("a")
+    assert evaluate(clip(a, -1, 1), {a: 3.5}) == 1.0
+    assert evaluate(clip(a, -1, 1), {a: -0.25}) == -0.25
+    assert evaluate(absolute(a) * 3, {a: -0.1}) == pytest.approx(0.3, rel=1e-15)
+    assert to_float(z3.RealVal(Fraction(1, 3))) == 1 / 3
+    with pytest.raises(ValueError, match="free variables"):
+        evaluate(a + real("b"), {a: 1.0})
+
+
+def test_invalid_inputs_are_rejected() -> None:
+    with pytest.raises(ValueError, match="timeout_s"):
+        check_lemma(_igd_lemma(Fraction(1)), timeout_s=0)
+    with pytest.raises(ValueError, match="proof obligations or a refutation"):
+        SmtLemma("s", "e")
+    with pytest.raises(ValueError, match="replay"):
+        SmtLemma("s", "e", (), Obligation("o", (), z3.BoolVal(True)))
+
+
+# ---------------------------------------------------------------------------------------------
+# The method field and the verdict rules
+# ---------------------------------------------------------------------------------------------
+
+
+def _point() -> GridPoint:
+    return GridPoint({"T": 4}, 1.0, 0.0, 0.5, 0.9, 0.1)
+
+
+def test_lemma_method_round_trips_and_is_validated() -> None:
+    lem = LemmaCheck("s", "holds", None, 0, None, method="smt-proved",
+                     details={"solver": "z3", "queries": [{"answer": "unsat"}]})
+    d = lem.to_dict()
+    assert d["method"] == "smt-proved" and d["details"]["solver"] == "z3"
+    assert LemmaCheck.from_dict(d) == lem
+    old = {"statement": "s", "status": "holds", "worst_ratio": 1.0, "examples": 3,
+           "counterexample": None}
+    assert LemmaCheck.from_dict(old).method == "sampled"  # records saved before the field
+    assert "details" not in LemmaCheck("s", "holds").to_dict()
+    with pytest.raises(ValueError, match="method"):
+        LemmaCheck("s", "holds", method="proved")
+
+
+def test_verdict_rules_for_smt_lemmas() -> None:
+    proved = LemmaCheck("a", "holds", method="smt-proved")
+    sampled = LemmaCheck("b", "holds", 0.9, 100)
+    verdict, reason = decide_verdict([_point()], [proved, sampled])
+    assert verdict == "holds" and "1 proved by SMT" in reason
+    # An SMT counterexample counts like a shrunk one: the lemma fails.
+    refuted = LemmaCheck("c", "violated", 1.5, 0, {"replayed": True}, method="smt-refuted")
+    verdict, reason = decide_verdict([_point()], [sampled, refuted])
+    assert verdict == "inconclusive" and "'c' is violated" in reason
+    # A timeout is absent evidence: it neither passes nor fails the lemma.
+    unknown = LemmaCheck("d", "inconclusive", method="smt-unknown")
+    assert decide_verdict([_point()], [sampled, unknown])[0] == "holds"
+    assert "proved" not in decide_verdict([_point()], [sampled, unknown])[1]
