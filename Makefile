@@ -11,7 +11,7 @@ SEED   ?= 0
 # idle OpenBLAS workers busy-waiting between calls halve sampling speed on small machines.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: audit test reports utility campaign bench check-html clean
+.PHONY: audit test reports utility campaign smt bench check-html clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,12 @@ utility: $(STAMP)
 ## Long statistical campaigns (tightness at 10^7 samples, false-alarm rates, thorough audits).
 campaign: $(STAMP)
 	$(BIN)/python -m pytest -m slow -q
+
+## The symbolic tier: every SMT lemma encoding (z3), its slow tests, and the verdict table next to
+## the sampled checks (each solver call <= 60 s; the whole tier takes a few minutes).
+smt: $(STAMP)
+	$(BIN)/python -m pytest -p no:xdist -q -m slow tests/test_smt_lemmas.py tests/test_symbolic.py
+	$(BIN)/python benchmarks/smt_lemmas.py --json out/smt.json
 
 ## Speed and tightness of the audit engine, measured in one run.
 bench: $(STAMP)

@@ -269,7 +269,7 @@ def test_markdown_report_has_every_required_section(rendered: Path) -> None:
     assert len(table) == 6 and table[0].startswith("| ▶✗ | 0.5 | 1 | 0.5 | 0 | 1 | 0.5 | 0.8 | 2 |")
     # Lemma checks with the counterexample, findings, recommendation, reproduction, caveats.
     assert "| IGD sensitivity <= 2L/(alpha t) (Lemma 4) | Lemma 4, jkt12-colt.txt, COLT 2012 | " \
-           "**violated** | 1.1 | 300 |" in md
+           "**violated** | sampled | 1.1 | 300 |" in md
     assert '"position": 3' in md
     assert "- The printed scale is half of what the proof needs." in md
     assert "## Recommended calibration\n\nLap(Delta/epsilon)" in md

@@ -227,7 +227,7 @@ def test_fast_subset_tree_lemmas() -> None:
     assert status == "smt-refuted" and 1.0 < ratio <= 2.0 + 1e-12
     assert by_prefix("PrivateSum node change")[0][0] == "smt-proved"
     # "at most log T nodes": refuted (floor(log2 T) + 1 > log2 T); floor(log2 T) + 1 proved.
-    assert by_prefix("Theorem 11 / 9")[0][0] == "smt-refuted"
+    assert by_prefix("Theorem 11 (COLT) / 9")[0][0] == "smt-refuted"
     assert by_prefix("PrivateSum node count")[0][0] == "smt-proved"
     # ST13: mu refuted (2 mu needed), ceil(log2 T) + 1 nodes and the clipping bound proved.
     assert by_prefix("replacing one tree input")[0][0] == "smt-refuted"
@@ -251,13 +251,14 @@ def test_fast_subset_arxiv_igd_lemma_is_refuted_by_replay() -> None:
 #: Expected SMT verdicts (statement prefix, status); the sampled checks agree where they exist
 #: (see ``benchmarks/smt_lemmas.py``, which prints the comparison).
 EXPECTED = [
-    ("Lemma 4 (COLT)", "smt-proved"), ("Lemma 4 (arXiv)", "smt-refuted"),
+    ("Lemma 4: IGD L2-sensitivity <= 2L/(alpha t)", "smt-proved"),
+    ("Lemma 4: IGD L2-sensitivity <= 2L/t", "smt-refuted"),
     ("IGD, bound the PIGD accountant", "smt-proved"),
     ("Lemma 5", "smt-refuted"), ("GIGA, bound the PGIGA accountant", "smt-proved"),
     ("Lemma 6", "smt-refuted"), ("PrivateSum node change", "smt-proved"),
     ("Algorithm 4 line 8", "smt-refuted"), ("PQFTL u-tree", "smt-proved"),
     ("PQFTL V-tree", "smt-proved"),
-    ("Theorem 11 / 9", "smt-refuted"), ("PrivateSum node count", "smt-proved"),
+    ("Theorem 11 (COLT) / 9", "smt-refuted"), ("PrivateSum node count", "smt-proved"),
     ("||x~ - x~'||_2 <= 2 L' ln T / T", "smt-refuted"), ("POL, bound the accountant", "smt-proved"),
     ("replacing one tree input", "smt-refuted"), ("PFTAL node change", "smt-proved"),
     ("PFTAL-convex node change", "smt-proved"), ("every input passed", "smt-proved"),

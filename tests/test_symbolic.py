@@ -157,3 +157,25 @@ def test_verdict_rules_for_smt_lemmas() -> None:
     unknown = LemmaCheck("d", "inconclusive", method="smt-unknown")
     assert decide_verdict([_point()], [sampled, unknown])[0] == "holds"
     assert "proved" not in decide_verdict([_point()], [sampled, unknown])[1]
+
+
+def test_reports_show_the_method_the_solver_and_the_replay() -> None:
+    from dpaudit.audits.claim_audit import ClaimAudit
+    from dpaudit.claims import PrivacyClaim, Provenance, SensitivityLemma
+    from dpaudit.reporting.html import render_claim_html
+    from dpaudit.reporting.markdown import render_claim_markdown
+
+    refuted = check_lemma(_igd_lemma(Fraction(1, 2)), timeout_s=30).to_lemma_check()
+    proved = check_lemma(_igd_lemma(Fraction(1)), timeout_s=30).to_lemma_check()
+    claim = PrivacyClaim("demo/igd", 1.0, 1e-5, Provenance("demo.txt", "v1", "Theorem 1"),
+                         lemmas=(SensitivityLemma(refuted.statement,
+                                                  Provenance("demo.txt", "v1", "Lemma 4")),))
+    audit = ClaimAudit(claim, [_point()], lemmas=[refuted, proved], budget="quick")
+    record = ClaimAudit.from_dict(audit.to_dict()).to_dict()  # through JSON, as the CLI does
+    md = render_claim_markdown(record)
+    assert "| **violated** | smt-refuted |" in md and "| **holds** | smt-proved |" in md
+    assert "found by the SMT solver, replayed through the implementation" in md
+    assert "z3 " in md and "test encoding" in md
+    html = render_claim_html(record)
+    assert "smt-refuted" in html and "SMT counterexample, replayed through the implementation" \
+        in html

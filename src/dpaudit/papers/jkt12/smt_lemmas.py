@@ -42,6 +42,7 @@ from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, QuadraticLos
 from dpaudit.learners.domains import Ball, Box
 from dpaudit.learners.giga import GIGA, giga_burn_in
 from dpaudit.learners.igd import IGD
+from dpaudit.learners.jkt12_claims import get_claim
 from dpaudit.learners.losses import LossClass, SquaredLoss
 from dpaudit.learners.pol import pol_alpha, pol_printed_sensitivity
 from dpaudit.learners.private_sum import PrivateSumTree, released_node_count
@@ -176,10 +177,10 @@ def igd_lemmas(version: str, L: Const = 2.0, alpha: Const = 0.05, D: Const = 1.0
                   "needed": 2 * c["L"] / (c["alpha"] * (tt + 1))}[which]
             return _igd_replay(c["L"], c["alpha"], c["D"], tt, f0.realise(m), f1.realise(m), cl)
 
-        label = {"colt": "COLT", "arxiv": "arXiv"}.get(which)
-        statement = (f"Lemma 4 ({label}): ||x_{{t+1}} - x'_{{t+1}}|| <= {stated[which]} (IGD)"
-                     if label else "IGD, bound the PIGD accountant uses: ||x_{t+1} - x'_{t+1}|| "
-                     "<= 2L/(alpha (t+1))")
+        statement = (get_claim(f"jkt12-{which}/pigd").lemmas[0].statement
+                     if which != "needed" else "IGD, bound the PIGD accountant uses: "
+                     "||x_{t+1} - x'_{t+1}|| <= 2L/(alpha (t+1))")
+        statement += f" [d = 1, L = {_fmt(L)}, alpha = {_fmt(alpha)}, D = {_fmt(D)}]"
         out.append(SmtLemma(statement, enc, tuple(proof), refute, replay))
     return out
 
@@ -241,7 +242,8 @@ def giga_lemmas(G: float = 1.0, alpha: float = 0.3, D: float = 1.0) -> list[SmtL
         return replay
 
     printed = SmtLemma(
-        "Lemma 5: ||x_{t+1} - x'_{t+1}|| <= 2G/(alpha t) (GIGA)", enc,
+        get_claim("jkt12-colt/pgiga").lemmas[0].statement + f" [d = 1, G = {G:g}, "
+        f"alpha = {alpha:g}, D = {D:g}]", enc,
         (), Obligation(f"x_t = 0 (burn-in points and fillers), t in {t_q}..{t_q + 15} or "
                        f"t_q + 2^k: replaced loss moves x_{{t+1}} by more than 2G/(alpha t)",
                        f0.constraints + f1.constraints + (_t_choices(t, t_q, 16),),
@@ -260,7 +262,8 @@ def giga_lemmas(G: float = 1.0, alpha: float = 0.3, D: float = 1.0) -> list[SmtL
         > (t - 2) * absolute(x - x2))
     needed = SmtLemma(
         "GIGA, bound the PGIGA accountant uses: ||x_{t+1} - x'_{t+1}|| <= "
-        "4G(tau-1)/(alpha (t-1) t) after a change at tau >= t_q", enc, (base, contraction),
+        "4G(tau-1)/(alpha (t-1) t) after a change at tau >= t_q"
+        f" [d = 1, G = {G:g}, alpha = {alpha:g}, D = {D:g}]", enc, (base, contraction),
         Obligation(f"x_t = 0, t in {t_q}..{t_q + 15} or t_q + 2^k: more than 4G/(alpha t)",
                    f0.constraints + f1.constraints + (_t_choices(t, t_q, 16),),
                    absolute(giga_step(z3.RealVal(0), f0, t, az, Dz)
@@ -328,8 +331,7 @@ def private_sum_node_lemmas(d: int = 1, R: Const = 1.0) -> list[SmtLemma]:
         bound = factor * Rz
         ob = Obligation(f"some node moves by more than {label}", cons, _sq(diff) > bound * bound,
                         variables)
-        stmt = ("Lemma 6: ||B_s(D) - B_s(D')||_2 <= R for every node s (w_t replaced, "
-                "||w_t|| <= R)" if factor == 1 else
+        stmt = (get_claim("jkt12-colt/privatesum").lemmas[0].statement if factor == 1 else
                 "PrivateSum node change, bound the accountant uses: ||B_s(D) - B_s(D')||_2 <= 2R")
         out.append(SmtLemma(f"{stmt} [d = {d}]", enc, (ob,), ob, replay_for(float(factor)), d))
     return out
@@ -390,10 +392,7 @@ def pqftl_input_lemmas(d: int = 1, R: float = 2.0) -> list[SmtLemma]:
             ob = Obligation(f"{which}-tree input moves by more than {bound:.6g}", cons, diff > sq,
                             variables)
             if label == "printed":
-                stmt = ("Algorithm 4 line 8 with Lemma 6: replacing f_t moves every node of the "
-                        "u-tree by at most R" if which == "u" else
-                        "Algorithm 4 line 7 with Lemma 6: replacing f_t moves every node of the "
-                        "V-tree by at most R^2 (Frobenius)")
+                stmt = get_claim("jkt12-colt/pqftl").lemmas[0 if which == "u" else 1].statement
             else:
                 stmt = f"PQFTL {which}-tree, needed bound: every node moves by at most {nlabel}"
             out.append(SmtLemma(f"{stmt} [d = {d}, R = {R:g}]", enc, (ob,), ob,
@@ -452,8 +451,8 @@ def node_count_lemmas() -> list[SmtLemma]:
         bitlen = bitlen + z3.If(z3.ULE(one << h, T), one, z3.BitVecVal(0, _BITS))
     needed_ob = Obligation("some leaf lies in more than floor(log2 T) + 1 released nodes", rng,
                            z3.UGT(cnt, bitlen), variables)
-    return [SmtLemma("Theorem 11 / 9 proof: B(D) and B(D') differ in at most log T nodes "
-                     "[log2 reading; ln is smaller]", enc, (printed_ob,), printed_ob,
+    return [SmtLemma("Theorem 11 (COLT) / 9 (arXiv) proof: B(D) and B(D') differ in at most "
+                     "log T nodes [log2 reading; ln T is smaller]", enc, (printed_ob,), printed_ob,
                      replay_for(math.log2)),
             SmtLemma("PrivateSum node count the accountant uses: a leaf lies in at most "
                      "floor(log2 T) + 1 released nodes", enc, (needed_ob,), needed_ob,
@@ -545,7 +544,7 @@ def pol_lemmas(T: int = 3, L: float = 1.0, epsilon_g: float = 0.1, x_star_norm: 
     prf = obligation(lo, f"T = {T}: ||x~ - x~'|| > 2 L' ln T / T (ln T rounded down)")
     nd = obligation(Fraction(needed) * (1 + Fraction(1, 10 ** 12)),
                     f"T = {T}: ||x~ - x~'|| > the accountant's bound")
-    return [SmtLemma(f"||x~ - x~'||_2 <= 2 L' ln T / T, L' = L + alpha ||x*|| [POL, T = {T}, "
+    return [SmtLemma(get_claim("jkt12-colt/pol").lemmas[0].statement + f" [POL, T = {T}, "
                      f"L = {L:g}, eps_g = {epsilon_g:g}, ||x*|| = {x_star_norm:g}]", enc, (prf,),
                      ref, replay_for(printed)),
             SmtLemma(f"POL, bound the accountant uses: ||x~ - x~'|| <= max_tau min(2L'/alpha, "

@@ -36,6 +36,7 @@ from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtL
                                      check_lemma, clip, quadratic_loss_1d, real)
 from dpaudit.learners.domains import Ball
 from dpaudit.learners.losses import LinearLoss, SquaredLoss
+from dpaudit.learners.st13_claims import NODE_RATIO_LEMMA
 from dpaudit.learners.pftal import PFTAL, PFTALConvex, pftal_tree_bound
 from dpaudit.learners.st13_tree import st13_tree_levels
 from dpaudit.mechanisms.tree_aggregation import nodes_containing
@@ -44,8 +45,7 @@ __all__ = ["pftal_node_lemmas", "pftal_convex_node_lemmas", "input_bound_lemma",
            "leaf_count_lemma", "count_nodes_containing_bv", "all_lemmas", "fast_lemmas",
            "lemmas_for_claim", "smt_lemma_checks"]
 
-NODE_STATEMENT = ("replacing one tree input z_t by z'_t (both of l2 norm <= mu) moves every node "
-                  "containing leaf t by at most mu in l2")
+NODE_STATEMENT = NODE_RATIO_LEMMA.statement
 
 
 def _tree_input_replay(learners: list, losses: list, claimed: float, details: dict) -> Replay:
