@@ -436,7 +436,7 @@ def test_index_json_follows_the_schema(rendered: Path) -> None:
     assert bad["worst_case"]["parameters"] == {"epsilon": 0.5, "T": 1}
     assert bad["worst_case"]["epsilon_exact"] == 1.0
     assert bad["lemmas"] == [{"statement": LEMMA.statement, "status": "violated",
-                              "worst_ratio": 1.1}]
+                              "worst_ratio": 1.1, "method": "sampled"}]
 
 
 def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:
