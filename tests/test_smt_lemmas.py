@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 
@@ -70,8 +71,9 @@ def test_igd_step_matches_implicit_step(L: float, alpha: float, D: float, extra:
     rng = np.random.default_rng(1)
     f = quadratic_loss_1d("f", lipschitz=L, strong_convexity=0.0 if extra else alpha, radius=D)
     x, t = real("x"), real("t")
-    expr = jkt.igd_step(x, f, t, z3.RealVal(Fraction(alpha)), z3.RealVal(Fraction(D)),
+    expr = jkt.igd_step(x, f, 1 / (z3.RealVal(Fraction(alpha)) * t), z3.RealVal(Fraction(D)),
                         z3.RealVal(Fraction(extra)))
+    expr_t = jkt.igd_step_t(x, f, t, z3.RealVal(Fraction(alpha)), z3.RealVal(Fraction(D)))
     cls = LossClass("squared", Box(1, -D, D), L, 0.0 if extra else alpha)
     for _ in range(N_POINTS):
         loss = _random_member(rng, cls, 0.0 if extra else alpha)
@@ -81,6 +83,9 @@ def test_igd_step_matches_implicit_step(L: float, alpha: float, D: float, extra:
                              extra_ridge=extra)[0, 0]
         model = evaluate(expr, {x: xv, t: tv, **_assign(f, loss)})
         assert model == pytest.approx(code, abs=TOL), (loss, xv, tv)
+        if not extra:  # the round-t form the IGD proofs use
+            assert evaluate(expr_t, {x: xv, t: tv, **_assign(f, loss)}) == pytest.approx(
+                code, abs=TOL)
 
 
 def test_giga_step_matches_the_learner() -> None:
@@ -91,7 +96,7 @@ def test_giga_step_matches_the_learner() -> None:
         f = quadratic_loss_1d("f", lipschitz=G, strong_convexity=alpha, radius=D,
                               smoothness=smooth)
         x = real("x")
-        expr = jkt.giga_step(x, f, z3.RealVal(t_q), z3.RealVal(Fraction(alpha)),
+        expr = jkt.giga_step(x, f, 2 / (z3.RealVal(Fraction(alpha)) * t_q),
                              z3.RealVal(Fraction(D)))
         cls = LossClass("squared", Box(1, -D, D), G, alpha)
         for _ in range(N_POINTS // 3):
@@ -214,6 +219,7 @@ def _status(lemmas, timeout_s: float = 30.0) -> dict[str, tuple[str, float | Non
     out = {}
     for lem in lemmas:
         r = check_lemma(lem, timeout_s)
+        json.dumps(r.to_lemma_check().to_dict(), allow_nan=False)  # reports can save it
         out[lem.statement] = (r.status, None if r.replay is None else r.replay.ratio)
     return out
 
@@ -266,19 +272,25 @@ EXPECTED = [
 ]
 
 
+def _tier() -> list:
+    return jkt.all_lemmas() + st.all_lemmas()
+
+
 @pytest.mark.slow
-def test_whole_symbolic_tier() -> None:
-    lemmas = jkt.all_lemmas() + st.all_lemmas()
-    results = [check_lemma(lem) for lem in lemmas]
-    for r in results:
-        if r.statement.startswith("Algorithm 4 line 7"):  # V-tree, printed R^2: true in d = 1 only
-            assert r.status == ("smt-proved" if "[d = 1" in r.statement else "smt-refuted")
-            continue
-        if r.statement.startswith("Assumption (1)"):  # true lemma, hard for the solver
-            assert r.status in ("smt-proved", "unknown")
-            continue
-        expected = [s for p, s in EXPECTED if r.statement.startswith(p)]
-        assert expected, r.statement
-        assert r.status == expected[0], (r.statement, r.reason)
-        if r.status == "smt-refuted":
-            assert r.replay is not None and r.replay.ratio > 1.0
+@pytest.mark.parametrize("index", range(len(_tier())))
+def test_whole_symbolic_tier(index: int) -> None:
+    """Each encoding of the tier (one test per lemma, so ``-n 2`` shares them out)."""
+    lem = _tier()[index]
+    r = check_lemma(lem)
+    json.dumps(r.to_lemma_check().to_dict(), allow_nan=False)
+    if r.statement.startswith("Algorithm 4 line 7"):  # V-tree, printed R^2: true in d = 1 only
+        assert r.status == ("smt-proved" if "[d = 1" in r.statement else "smt-refuted")
+        return
+    if r.statement.startswith("Assumption (1)"):  # a true lemma the solver may not decide in time
+        assert r.status in ("smt-proved", "unknown"), r.reason
+        return
+    expected = [s for p, s in EXPECTED if r.statement.startswith(p)]
+    assert expected, r.statement
+    assert r.status == expected[0], (r.statement, r.reason)
+    if r.status == "smt-refuted":
+        assert r.replay is not None and r.replay.ratio > 1.0

@@ -35,7 +35,8 @@ def _igd_lemma(factor: Fraction) -> SmtLemma:
     rounds = list(range(1, 9)) + [2 ** k for k in range(4, 11)]
     ob = Obligation("x_t = 0, t in 1..8 or 2^k", f0.constraints + f1.constraints
                     + (z3.Or(*[t == k for k in rounds]),),
-                    absolute(igd_step(zero, f0, t, az, Dz) - igd_step(zero, f1, t, az, Dz))
+                    absolute(igd_step(zero, f0, 1 / (az * t), Dz)
+                             - igd_step(zero, f1, 1 / (az * t), Dz))
                     > bound, {"t": t, **f0.variables(), **f1.variables()})
 
     def replay(m: dict[str, float]) -> Replay:

@@ -47,7 +47,7 @@ from dpaudit.learners.losses import LossClass, SquaredLoss
 from dpaudit.learners.pol import pol_alpha, pol_printed_sensitivity
 from dpaudit.learners.private_sum import PrivateSumTree, released_node_count
 
-__all__ = ["igd_step", "giga_step", "pqftl_inputs", "pol_average", "qftl_next", "igd_lemmas",
+__all__ = ["igd_step", "igd_step_t", "giga_step", "pqftl_inputs", "pol_average", "qftl_next", "igd_lemmas",
            "giga_lemmas", "private_sum_node_lemmas",
            "pqftl_input_lemmas", "node_count_lemmas", "pol_lemmas", "qftl_assumption_lemma",
            "all_lemmas", "fast_lemmas", "lemmas_for_claim", "smt_lemma_checks", "count_nodes_bv"]
@@ -67,30 +67,36 @@ def _fmt(x: Const) -> str:
     return x if isinstance(x, str) else f"{x:g}"
 
 
-def _t_choices(t: z3.ArithRef, first: int, count: int) -> z3.BoolRef:
-    """t ranges over the integers first..first+count-1 and first + 2^k up to 2^20 (a finite
-    disjunction: stays in real arithmetic; replays need an integer round)."""
-    ks = set(range(first, first + count)) | {first + 2 ** k for k in range(21)}
-    return z3.Or(*[t == k for k in sorted(ks)])
-
-
 # ==============================================================================================
 # IGD (Algorithm 2 line 7; COLT eq. (20), arXiv eq. (13)) and Lemma 4
 # ==============================================================================================
 
 
-def igd_step(x: z3.ArithRef, loss: QuadraticLoss, t: z3.ArithRef, alpha: z3.ArithRef,
-             D: z3.ArithRef, extra_ridge: z3.ArithRef | int = 0) -> z3.ArithRef:
-    """``argmin_{z in [-D, D]} 1/2 (z - x)^2 + eta (f(z) + extra/2 z^2)``, ``eta = 1/(alpha t)``.
+def igd_step(x: z3.ArithRef, loss: QuadraticLoss, eta: z3.ArithRef, D: z3.ArithRef,
+             extra_ridge: z3.ArithRef | int = 0) -> z3.ArithRef:
+    """``argmin_{z in [-D, D]} 1/2 (z - x)^2 + eta (f(z) + extra/2 z^2)`` (IGD: eta = 1/(alpha t)).
 
     For ``f = 1/2 (y - v z)^2 + rho/2 z^2`` the objective is a 1-D quadratic of curvature
     ``1 + eta (v^2 + rho + extra)``: the minimiser over the interval is the unconstrained one,
     ``(x + eta v y) / (1 + eta (v^2 + rho + extra))``, clipped (what
     :func:`~dpaudit.learners.implicit_step.implicit_step` computes, by bisection, to 1e-13).
-    Multiplied through by ``alpha t``.
+    (:func:`igd_step_t` is the same step written with the round t.)
     """
-    unconstrained = (alpha * t * x + loss.b) / (alpha * t + loss.kappa + extra_ridge)
-    return clip(unconstrained, -D, D)
+    return clip((x + eta * loss.b) / (1 + eta * (loss.kappa + extra_ridge)), -D, D)
+
+
+def igd_step_t(x: z3.ArithRef, loss: QuadraticLoss, t: z3.ArithRef, alpha: z3.ArithRef,
+               D: z3.ArithRef) -> z3.ArithRef:
+    """:func:`igd_step` at round t (eta = 1/(alpha t)), multiplied through by alpha t:
+    ``clip((alpha t x + v y) / (alpha t + v^2 + rho))`` (the form z3 decides fastest here)."""
+    return clip((alpha * t * x + loss.b) / (alpha * t + loss.kappa), -D, D)
+
+
+def _t_choices(t: z3.ArithRef, first: int, count: int) -> z3.BoolRef:
+    """t ranges over first..first+count-1 and first + 2^k up to 2^20 (a finite disjunction:
+    the refutation's round is an integer the replay can run)."""
+    ks = set(range(first, first + count)) | {first + 2 ** k for k in range(21)}
+    return z3.Or(*[t == k for k in sorted(ks)])
 
 
 def _igd_replay(L: float, alpha: float, D: float, t: int, f0: dict[str, float],
@@ -134,9 +140,10 @@ def igd_lemmas(version: str, L: Const = 2.0, alpha: Const = 0.05, D: Const = 1.0
     f1 = quadratic_loss_1d("f'", **cls)
     common = tuple(_positive(Lz, az, Dz))
     dom = lambda y: [y >= -Dz, y <= Dz]  # noqa: E731
-    needed = lambda tt: 2 * Lz / (az * (tt + 1))  # noqa: E731
-    printed = {"colt": lambda tt: 2 * Lz / (az * tt), "arxiv": lambda tt: 2 * Lz / tt,
-               "needed": needed}
+    step = lambda y, f: igd_step_t(y, f, t, az, Dz)  # noqa: E731
+    # "|d| > B(t)" without division: |d| alpha (t+1) > 2L for the needed bound 2L/(alpha (t+1)).
+    over = {"colt": lambda d: d * az * t > 2 * Lz, "arxiv": lambda d: d * t > 2 * Lz,
+            "needed": lambda d: d * az * (t + 1) > 2 * Lz}
     stated = {"colt": "2L/(alpha t)", "arxiv": "2L/t", "needed": "2L/(alpha (t+1))"}
     enc = (f"IGD implicit step (implicit_step, squared loss + ridge), d = 1, C = [-D, D], "
            f"class: ridge >= alpha, (|y| + |v| D)|v| + ridge D <= L (LossClass.violations), "
@@ -145,29 +152,28 @@ def igd_lemmas(version: str, L: Const = 2.0, alpha: Const = 0.05, D: Const = 1.0
     for k, c in (("L", L), ("alpha", alpha), ("D", D)):
         if isinstance(c, str):
             variables[k] = real(c)
+    zero = z3.RealVal(0)
     out = []
     for which in (version, "needed"):
-        bound = printed[which]
         base = Obligation(
             "base: one replaced loss moves x_{t+1} by more than 2L/(alpha (t+1))",
             common + f0.constraints + f1.constraints + (t >= 1, *dom(x)),
-            absolute(igd_step(x, f0, t, az, Dz) - igd_step(x, f1, t, az, Dz)) > needed(t))
+            over["needed"](absolute(step(x, f0) - step(x, f1))))
         contraction = Obligation(
             "contraction: the same loss shrinks the distance of two points by less than t/(t+1)",
             common + f0.constraints + (t >= 1, *dom(x), *dom(x2)),
-            absolute(igd_step(x, f0, t, az, Dz) - igd_step(x2, f0, t, az, Dz)) * (t + 1)
-            > t * absolute(x - x2))
+            absolute(step(x, f0) - step(x2, f0)) * (t + 1) > t * absolute(x - x2))
         proof = [base, contraction]
         if which != "needed":
+            bound = {"colt": 2 * Lz / (az * t), "arxiv": 2 * Lz / t}[which]
             proof.append(Obligation(
                 f"arithmetic: 2L/(alpha (t+1)) > {stated[which]} for some t >= 1",
-                common + (t >= 1,), needed(t) > bound(t)))
+                common + (t >= 1,), 2 * Lz / (az * (t + 1)) > bound))
         refute = Obligation(
             f"x_t = 0 (reached by the fillers), t in 1..16 or 1 + 2^k: replaced loss moves "
             f"x_{{t+1}} by more than {stated[which]}",
             common + f0.constraints + f1.constraints + (_t_choices(t, 1, 16),),
-            absolute(igd_step(z3.RealVal(0), f0, t, az, Dz)
-                     - igd_step(z3.RealVal(0), f1, t, az, Dz)) > bound(t), variables)
+            over[which](absolute(step(zero, f0) - step(zero, f1))), variables)
 
         def replay(m: dict[str, float], which: str = which) -> Replay:
             c = {k: (m[k] if isinstance(v, str) else float(v))
@@ -190,10 +196,11 @@ def igd_lemmas(version: str, L: Const = 2.0, alpha: Const = 0.05, D: Const = 1.0
 # ==============================================================================================
 
 
-def giga_step(x: z3.ArithRef, loss: QuadraticLoss, t: z3.ArithRef, alpha: z3.ArithRef,
-              D: z3.ArithRef) -> z3.ArithRef:
-    """``Pi_[-D, D](x - (2/(alpha t)) grad f(x))`` (:meth:`GIGA.learn` after the burn-in)."""
-    return clip(x - 2 * loss.grad(x) / (alpha * t), -D, D)
+def giga_step(x: z3.ArithRef, loss: QuadraticLoss, eta: z3.ArithRef, D: z3.ArithRef
+              ) -> z3.ArithRef:
+    """``Pi_[-D, D](x - eta grad f(x))``, eta = 2/(alpha t) (:meth:`GIGA.learn` after the
+    burn-in)."""
+    return clip(x - eta * loss.grad(x), -D, D)
 
 
 def giga_lemmas(G: float = 1.0, alpha: float = 0.3, D: float = 1.0) -> list[SmtLemma]:
@@ -208,15 +215,22 @@ def giga_lemmas(G: float = 1.0, alpha: float = 0.3, D: float = 1.0) -> list[SmtL
     smooth = max(G / D, alpha)
     t_q = giga_burn_in(alpha, smooth)
     Gz, az, Dz, Sz = (z3.RealVal(Fraction(v)) for v in (G, alpha, D, smooth))
-    t, x, x2 = real("t"), real("x"), real("x'")
+    eta, x, x2 = real("eta"), real("x"), real("x'")
     cls = dict(lipschitz=Gz, strong_convexity=az, radius=Dz, smoothness=Sz)
     f0, f1 = quadratic_loss_1d("f", **cls), quadratic_loss_1d("f'", **cls)
     dom = lambda y: [y >= -Dz, y <= Dz]  # noqa: E731
     enc = (f"GIGA projected gradient step, d = 1, C = [-D, D], squared loss + ridge with "
            f"ridge >= alpha, v^2 + ridge <= L_G, (|y| + |v| D)|v| + ridge D <= G; G = {G:g}, "
-           f"alpha = {alpha:g}, D = {D:g}, L_G = {smooth:g}, rounds t >= t_q = {t_q}")
+           f"alpha = {alpha:g}, D = {D:g}, L_G = {smooth:g}; step eta = 2/(alpha t), rounds "
+           f"t >= t_q = {t_q} (t real)")
+    after_burn_in = (eta > 0, az * eta * t_q <= 2)  # eta = 2/(alpha t), t >= t_q
+    zero = z3.RealVal(0)
+    # Proofs in terms of eta (2G/(alpha t) = G eta, 4G/(alpha t) = 2G eta, (t-2)/t =
+    # 1 - alpha eta: low degree); refutations at integer rounds t (eta = 2/(alpha t)).
+    t = real("t")
     variables = {"t": t, **f0.variables(), **f1.variables()}
-    after_burn_in = t >= t_q
+    at_t = 2 / (az * t)
+    change_at_zero = absolute(giga_step(zero, f0, at_t, Dz) - giga_step(zero, f1, at_t, Dz))
 
     def replay_for(claimed_of):
         def replay(m: dict[str, float]) -> Replay:
@@ -247,28 +261,24 @@ def giga_lemmas(G: float = 1.0, alpha: float = 0.3, D: float = 1.0) -> list[SmtL
         (), Obligation(f"x_t = 0 (burn-in points and fillers), t in {t_q}..{t_q + 15} or "
                        f"t_q + 2^k: replaced loss moves x_{{t+1}} by more than 2G/(alpha t)",
                        f0.constraints + f1.constraints + (_t_choices(t, t_q, 16),),
-                       absolute(giga_step(z3.RealVal(0), f0, t, az, Dz)
-                                - giga_step(z3.RealVal(0), f1, t, az, Dz)) * az * t > 2 * Gz,
-                       variables),
+                       change_at_zero * az * t > 2 * Gz, variables),
         replay_for(lambda tt: 2 * G / (alpha * tt)))
     base = Obligation("base: a replaced loss at t >= t_q moves x_{t+1} by more than 4G/(alpha t)",
-                      f0.constraints + f1.constraints + (after_burn_in, *dom(x)),
-                      absolute(giga_step(x, f0, t, az, Dz) - giga_step(x, f1, t, az, Dz))
-                      * az * t > 4 * Gz)
+                      f0.constraints + f1.constraints + after_burn_in + tuple(dom(x)),
+                      absolute(giga_step(x, f0, eta, Dz) - giga_step(x, f1, eta, Dz))
+                      > 2 * Gz * eta)
     contraction = Obligation(
         "contraction: for t >= t_q the step shrinks distances by less than (t-2)/t",
-        f0.constraints + (after_burn_in, *dom(x), *dom(x2)),
-        absolute(giga_step(x, f0, t, az, Dz) - giga_step(x2, f0, t, az, Dz)) * t
-        > (t - 2) * absolute(x - x2))
+        f0.constraints + after_burn_in + tuple(dom(x) + dom(x2)),
+        absolute(giga_step(x, f0, eta, Dz) - giga_step(x2, f0, eta, Dz))
+        > (1 - az * eta) * absolute(x - x2))
     needed = SmtLemma(
         "GIGA, bound the PGIGA accountant uses: ||x_{t+1} - x'_{t+1}|| <= "
         "4G(tau-1)/(alpha (t-1) t) after a change at tau >= t_q"
         f" [d = 1, G = {G:g}, alpha = {alpha:g}, D = {D:g}]", enc, (base, contraction),
         Obligation(f"x_t = 0, t in {t_q}..{t_q + 15} or t_q + 2^k: more than 4G/(alpha t)",
                    f0.constraints + f1.constraints + (_t_choices(t, t_q, 16),),
-                   absolute(giga_step(z3.RealVal(0), f0, t, az, Dz)
-                            - giga_step(z3.RealVal(0), f1, t, az, Dz)) * az * t > 4 * Gz,
-                   variables),
+                   change_at_zero * az * t > 4 * Gz, variables),
         replay_for(lambda tt: 4 * G / (alpha * tt)))
     return [printed, needed]
 
@@ -470,7 +480,7 @@ def pol_average(losses: Sequence[QuadraticLoss], alpha: z3.ArithRef, D: z3.Arith
     alpha (Algorithm 6 line 9) on [-D, D]."""
     x, total = z3.RealVal(0), z3.RealVal(0)
     for k, f in enumerate(losses, start=1):
-        x = igd_step(x, f, z3.RealVal(k), alpha, D, extra_ridge=alpha)
+        x = igd_step(x, f, 1 / (alpha * k), D, extra_ridge=alpha)
         total = total + x
     return total / (len(losses) + 1)
 
@@ -567,17 +577,19 @@ def qftl_next(A: z3.ArithRef, B: z3.ArithRef, y: z3.ArithRef, v: z3.ArithRef, t:
 def qftl_assumption_lemma(R: float = 0.5, alpha: float = 1.0) -> SmtLemma:
     """``||x_{t+1} - x'_{t+1}|| <= lambda_A / t``, ``lambda_A = (2R^2/alpha)(1 + R^2/(2 alpha))``
     for QFTL in d = 1: ``x_{t+1} = (A + y v)/(t alpha + B + v^2)`` with the other rounds'
-    aggregates ``A = sum y_s v_s``, ``B = sum v_s^2`` constrained by ``|A| <= (t-1)R^2``,
-    ``0 <= B <= (t-1)R^2`` and Cauchy-Schwarz ``A^2 <= (t-1) R^2 B`` (necessary conditions: a
-    proof over them covers every stream)."""
+    aggregates ``A = sum y_s v_s``, ``B = sum v_s^2`` constrained by ``|A| <= (t-1)R^2`` and
+    ``0 <= B <= (t-1)R^2`` (necessary conditions: a proof over them covers every stream)."""
     Rz, az = z3.RealVal(Fraction(R)), z3.RealVal(Fraction(alpha))
     lam = (2 * Rz * Rz / az) * (1 + Rz * Rz / (2 * az))
     t, A, B = real("t"), real("A"), real("B")
     y0, y1, v0, v1 = real("y"), real("y'"), real("v"), real("v'")
+    x0, x1 = real("x_{t+1}"), real("x'_{t+1}")
+    # x0, x1 are defined by multiplying out qftl_next (denominators > 0); the Cauchy-Schwarz
+    # constraint A^2 <= (t-1) R^2 B is left out: it is implied by the sums, and without it the
+    # solver decides in seconds (a proof over a larger set covers the smaller one).
     cons = (t >= 1, absolute(A) <= (t - 1) * Rz * Rz, B >= 0, B <= (t - 1) * Rz * Rz,
-            A * A <= (t - 1) * Rz * Rz * B,
-            absolute(y0) <= Rz, absolute(y1) <= Rz, absolute(v0) <= Rz, absolute(v1) <= Rz)
-    x0, x1 = qftl_next(A, B, y0, v0, t, az), qftl_next(A, B, y1, v1, t, az)
+            absolute(y0) <= Rz, absolute(y1) <= Rz, absolute(v0) <= Rz, absolute(v1) <= Rz,
+            x0 * (t * az + B + v0 * v0) == A + y0 * v0, x1 * (t * az + B + v1 * v1) == A + y1 * v1)
     ob = Obligation("some aggregates and replaced loss move x_{t+1} by more than lambda_A/t",
                     cons, absolute(x0 - x1) * t > lam)
     return SmtLemma("Assumption (1) instantiated for QFTL on |y|, ||v|| <= R: ||x_{t+1} - "
