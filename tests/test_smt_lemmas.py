@@ -27,7 +27,7 @@ from dpaudit.learners.igd import IGD
 from dpaudit.learners.implicit_step import implicit_step
 from dpaudit.learners.losses import LinearLoss, LossClass, SquaredLoss
 from dpaudit.learners.pftal import PFTAL, PFTALConvex
-from dpaudit.learners.private_sum import released_node_count
+from dpaudit.mechanisms.private_sum import released_node_count
 from dpaudit.learners.qftl import QFTL
 from dpaudit.mechanisms.tree_aggregation import nodes_containing
 from dpaudit.papers.jkt12 import smt_lemmas as jkt

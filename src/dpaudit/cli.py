@@ -16,7 +16,12 @@ redoes them). ``--jobs N`` audits N claims at a time in worker processes.
 
 Exit status: 0 when no audited claim is violated, 1 when one is, 2 for usage or input errors,
 3 when an audit or the tool itself failed (the traceback of a failed audit is saved next to its
-report as ``<claim>.error.log``), 130 when interrupted. Errors are one sentence on stderr; add
+report as ``<claim>.error.log``), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM, how
+CI cancels a job); both write the index of the claims finished so far.
+
+The index lists exactly the claims that dpaudit runs wrote into DIR (``DIR/dpaudit-manifest.json``);
+a saved claim that cannot be read is redone by ``audit-claims`` when it is one of the claims asked
+for, and is otherwise an error (exit 2) naming the file, never a smaller index. Errors are one sentence on stderr; add
 ``--traceback`` to see Python's traceback instead.
 """
 
@@ -41,19 +46,28 @@ from typing import Any, Callable, Iterable, Sequence, TextIO
 from dpaudit import __version__
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_VIOLATED", "EXIT_USAGE", "EXIT_FAILED",
-           "EXIT_INTERRUPTED"]
+           "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
 
 EXIT_OK = 0
 EXIT_VIOLATED = 1
 EXIT_USAGE = 2
 EXIT_FAILED = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, what a CI runner's cancellation expects
 
 DEFAULT_OUT = "dpaudit-reports"
 
 
 class UsageError(Exception):
     """A problem with the command line or its inputs (exit status 2)."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C (finished claims indexed) but exiting 143."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -121,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Audit the privacy claims of differentially private online learning "
                     "algorithms and write reports for reviewers.",
         epilog="Exit status: 0 no claim violated, 1 a claim violated, 2 usage or input error, "
-               "3 an audit failed, 130 interrupted.")
+               "3 an audit failed, 130 interrupted, 143 terminated (SIGTERM).")
     parser.add_argument("--version", action="version", version=f"dpaudit {__version__}")
     parser.add_argument("--traceback", action="store_true",
                         help="show Python tracebacks instead of one-sentence errors")
@@ -362,6 +376,11 @@ def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = No
 def _worker_init() -> None:
     # Ctrl-C reaches the whole process group; the parent handles it and terminates the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The parent's SIGTERM handler must not be inherited: Pool.terminate() stops workers with it.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Workers start with SIGINT blocked (see _run_tasks); a Ctrl-C that arrived before the line
+    # above is pending and is now discarded by SIG_IGN instead of raising in the bootstrap.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _finished_record(task: _Task) -> dict[str, Any] | None:
@@ -374,7 +393,7 @@ def _finished_record(task: _Task) -> dict[str, Any] | None:
     try:
         record = load_claim_record(path)
     except (ValueError, OSError, UnicodeDecodeError):
-        return None  # unreadable or foreign: redo it
+        return None  # unreadable, invalid or foreign: redo it (its files are rewritten)
     same = (record["id"] == task.claim_id and record.get("budget") == task.budget
             and record.get("seed") == task.seed
             and math.isclose(float(record.get("alpha", -1)), task.alpha, rel_tol=1e-12))
@@ -471,8 +490,17 @@ def _run_tasks(tasks: Sequence[_Task], jobs: int, progress: _Progress) -> list[_
             progress.finished(outcome)
         return outcomes
     ctx = _pool_context()
-    with ctx.Pool(processes=min(jobs, len(tasks)), initializer=_worker_init,
-                  maxtasksperchild=1) as pool:  # leaving the block terminates the workers
+    # Block SIGINT while the pool (and its worker-handler thread, which forks the replacement
+    # workers of maxtasksperchild=1) is created: every worker then starts with SIGINT blocked
+    # until _worker_init ignores it, so a Ctrl-C during a worker's start-up cannot print a
+    # KeyboardInterrupt traceback from it. The parent unblocks at once and handles Ctrl-C.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool = ctx.Pool(processes=min(jobs, len(tasks)), initializer=_worker_init,
+                        maxtasksperchild=1)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    with pool:  # leaving the block terminates the workers
         for outcome in pool.imap_unordered(_run_task, tasks):
             outcomes.append(outcome)
             progress.finished(outcome)
@@ -504,6 +532,9 @@ def _resolve_claim_ids(ids: Sequence[str], use_all: bool) -> list[str]:
 
 
 def _prepare_out(out: str) -> Path:
+    if not out.strip():
+        raise UsageError("--out is empty; give the report directory explicitly (use --out . for "
+                         "the current directory)")
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise UsageError(f"--out {out} exists and is not a directory")
@@ -511,19 +542,34 @@ def _prepare_out(out: str) -> Path:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create the report directory {out} ({exc.strerror})") from None
-    if not os.access(path, os.W_OK):
-        raise UsageError(f"the report directory {out} is not writable")
+    # os.access says yes to root on read-only mounts: try to write.
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise UsageError(f"the report directory {out} is not writable ({exc.strerror})") from None
     return path
 
 
 def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, out: TextIO,
                 err: TextIO) -> int:
-    from dpaudit.reporting.writer import (claim_paths, load_report_directory, render_claim_files,
-                                          write_index)
+    from dpaudit.reporting.writer import (add_to_manifest, claim_paths, load_claim_records,
+                                          read_manifest, remove_stale_temp_files,
+                                          render_claim_files, write_index)
 
     out_dir = _prepare_out(args.out)
+    remove_stale_temp_files(out_dir)
+    try:
+        earlier = read_manifest(out_dir) or []
+        # Claims earlier runs wrote here and this run does not redo: they must load now, before
+        # any work, or the index would silently lose them.
+        kept = load_claim_records(out_dir, [cid for cid in earlier if cid not in claim_ids])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     tasks = [_Task(cid, args.budget, args.seed, args.alpha, args.out) for cid in claim_ids]
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, dict[str, Any]] = {r["id"]: r for r in kept}
     todo = []
     for task in tasks:
         record = None if args.fresh else _finished_record(task)
@@ -534,35 +580,42 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
         if not (paths.markdown.exists() and paths.html.exists()):
             render_claim_files(args.out, record)
         records[task.claim_id] = record
-    progress = _Progress(len(todo), args.quiet, err)
     if records:
-        progress.message(f"dpaudit: {len(records)} of {len(tasks)} claims already audited in "
+        add_to_manifest(out_dir, list(records))
+    progress = _Progress(len(todo), args.quiet, err)
+    skipped = len(tasks) - len(todo)
+    if skipped:
+        progress.message(f"dpaudit: {skipped} of {len(tasks)} claims already audited in "
                          f"{args.out} with these settings; skipping them (--fresh redoes them)")
-    interrupted = False
+    interrupted: _Terminated | KeyboardInterrupt | None = None
     failures: list[_Outcome] = []
     try:
         for outcome in _run_tasks(todo, jobs, progress):
             if outcome.record is not None:
                 records[outcome.claim_id] = outcome.record
+                add_to_manifest(out_dir, [outcome.claim_id])
             else:
                 failures.append(outcome)
-    except KeyboardInterrupt:
-        interrupted = True
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_Terminated)
+        interrupted = exc
     finally:
         progress.close()
     # Failures of the list above are only those reported before an interrupt; rescan the disk so
     # that the index and the exit status count every claim that finished, even in a worker.
-    if interrupted:
+    if interrupted is not None:
         for task in todo:
             record = _finished_record(task)
             if record is not None:
                 records[task.claim_id] = record
-    write_index(out_dir, load_report_directory(out_dir), display_dir=args.out)
+        add_to_manifest(out_dir, list(records))
+    write_index(out_dir, list(records.values()), display_dir=args.out)
     done = [records[cid] for cid in claim_ids if cid in records]
-    if interrupted:
-        print(f"dpaudit: interrupted; {len(done)} of {len(tasks)} claims are finished and saved in "
-              f"{args.out}; run the same command again to resume.", file=err)
-        return EXIT_INTERRUPTED
+    if interrupted is not None:
+        terminated = isinstance(interrupted, _Terminated)
+        print(f"dpaudit: {'terminated (SIGTERM)' if terminated else 'interrupted'}; {len(done)} "
+              f"of {len(tasks)} claims are finished and saved in {args.out} and indexed in "
+              f"{out_dir / 'index.html'}; run the same command again to resume.", file=err)
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     if done:
         out.write(_summary_table(done) + "\n\n")
     out.write(f"{_counts_sentence(done)} Reports: {out_dir / 'index.html'}\n")
@@ -637,11 +690,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "audit": lambda: _cmd_audit(args, out, err),
                 "audit-claims": lambda: _cmd_audit_claims(args, out, err),
                 "report": lambda: _cmd_report(args, out, err)}
+    previous = None
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave SIGTERM alone
+        pass
     try:
         return commands[args.command]()
     except UsageError as exc:
-        print(f"dpaudit: error: {exc}.", file=err)
+        print(f"dpaudit: error: {str(exc).rstrip('.')}.", file=err)
         return EXIT_USAGE
+    except _Terminated:
+        print("dpaudit: terminated (SIGTERM).", file=err)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("dpaudit: interrupted.", file=err)
         return EXIT_INTERRUPTED
@@ -650,6 +711,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"dpaudit: error: {_one_line(exc)} (rerun with --traceback for details).", file=err)
         return EXIT_FAILED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -42,10 +42,10 @@ from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, QuadraticLos
 from dpaudit.learners.domains import Ball, Box
 from dpaudit.learners.giga import GIGA, giga_burn_in
 from dpaudit.learners.igd import IGD
-from dpaudit.learners.jkt12_claims import get_claim
 from dpaudit.learners.losses import LossClass, SquaredLoss
 from dpaudit.learners.pol import pol_alpha, pol_printed_sensitivity
-from dpaudit.learners.private_sum import PrivateSumTree, released_node_count
+from dpaudit.mechanisms.private_sum import PrivateSumTree, released_node_count
+from dpaudit.papers.jkt12.claims import get_claim
 
 __all__ = ["igd_step", "igd_step_t", "giga_step", "pqftl_inputs", "pol_average", "qftl_next", "igd_lemmas",
            "giga_lemmas", "private_sum_node_lemmas",

@@ -36,10 +36,10 @@ from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtL
                                      check_lemma, clip, quadratic_loss_1d, real)
 from dpaudit.learners.domains import Ball
 from dpaudit.learners.losses import LinearLoss, SquaredLoss
-from dpaudit.learners.st13_claims import NODE_RATIO_LEMMA
 from dpaudit.learners.pftal import PFTAL, PFTALConvex, pftal_tree_bound
-from dpaudit.learners.st13_tree import st13_tree_levels
+from dpaudit.mechanisms.st13_tree_aggregation import st13_tree_levels
 from dpaudit.mechanisms.tree_aggregation import nodes_containing
+from dpaudit.papers.st13.claims import NODE_RATIO_LEMMA
 
 __all__ = ["pftal_node_lemmas", "pftal_convex_node_lemmas", "input_bound_lemma",
            "leaf_count_lemma", "count_nodes_containing_bv", "all_lemmas", "fast_lemmas",

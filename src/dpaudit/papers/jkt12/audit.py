@@ -1,0 +1,456 @@
+"""The thirteen JKT12 claims as declarations over the one claim driver.
+
+Jain, Kothari & Thakurta, *Differentially Private Online Learning*, COLT 2012 and arXiv versions:
+each claim id of :data:`dpaudit.papers.jkt12.claims.CLAIM_IDS` is registered with a declaration
+that :func:`dpaudit.audits.claim_driver.run_claim` runs. A point's evidence (see ``README.md`` in
+this folder for the reasoning):
+
+1. **Exact** (formal): the worst realisable pair of :mod:`~dpaudit.papers.jkt12.pairs`, the
+   learner's noise-free trajectories on both streams and the epsilon(delta) of the *released*
+   outputs (:mod:`~dpaudit.papers.jkt12.exact`): exact Gaussian when nothing is projected, a
+   rigorous lower bound (with the unprojected Gaussian as upper bound) when the noisy points are
+   projected onto a box. Above the claim it is a proof that the claim fails.
+2. **Accountant**: the epsilon of the implemented noise schedule under the worst-case sensitivity
+   (derived per claim in :mod:`~dpaudit.papers.jkt12.models`), an upper bound over the class.
+3. **Empirical**: :func:`dpaudit.audit` with the likelihood-ratio statistic at the one ("coarse")
+   or two points with the largest exact/accountant ratio and ``T <= max_T``, plus, at the first
+   of them, a candidate-pair search with the engine's own statistic and (arXiv PIGD) a run with
+   uniformly random starting points, each its own audited point.
+4. **Lemmas** (:mod:`~dpaudit.papers.jkt12.lemmas`) and, for COLT's POCP exponent c, the proof's
+   regime (:mod:`~dpaudit.papers.jkt12.regime`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from dpaudit.audits.accounting import calibrate_gaussian_noise_multiplier, gaussian_epsilon
+from dpaudit.audits.claim_audit import EXACT_TOLERANCE, GridPoint, format_parameters
+from dpaudit.audits.claim_driver import (AddedPoints, ClaimRun, EmpiricalPlan, LemmaOutcome,
+                                         PointPlan, Skip, coarse, fmt)
+from dpaudit.audits.registry import AuditContext, Budget, register
+from dpaudit.claims import PrivacyClaim
+from dpaudit.learners.pocp import Version, pocp_c
+from dpaudit.mechanisms.private_sum import private_sum_sigma
+from dpaudit.papers.jkt12.claims import CLAIM_IDS, claimed_privacy, get_claim
+from dpaudit.papers.jkt12.exact import (CURVE_DELTAS, _cross_check, _tree_mu, privatesum_step_mu,
+                                        pqftl_state_mu, release_epsilon_curve)
+from dpaudit.papers.jkt12.lemmas import (_instance_step_check, _lemma1_ratio, _pgiga_lemmas,
+                                         _pigd_lemmas, _pocp_lemmas, _pol_lemmas, _step_check,
+                                         _tree_lemmas)
+from dpaudit.papers.jkt12.models import (_audit_point, _doubling_grid, _doubling_model, _Family,
+                                         _Model, _pgiga_grid, _pgiga_model, _pigd_grid,
+                                         _pigd_model, _pocp_grid, _pocp_model, _pol_grid,
+                                         _pol_model, _privatesum_grid, _privatesum_model,
+                                         _pqftl_grid, _pqftl_model, _tree_point, _TreeModel)
+from dpaudit.papers.jkt12.regime import _regime_analysis, _regime_points
+from dpaudit.learners.pocp_doubling import doubling_beta
+from dpaudit.learners.pocp import pocp_beta
+
+__all__ = ["FamilyDeclaration", "TreeDeclaration", "DECLARATIONS"]
+
+LR_STATISTIC = "likelihood ratio: mean-shift projection weighted by 1/sigma_t^2"
+TREE_STATISTIC = "likelihood ratio of the released prefix sums"
+
+
+def _empirical_tests(budget: Budget) -> int:
+    """One structured test at the coarse budget, two otherwise (the points with the largest
+    exact/accountant-to-claim ratio)."""
+    return 1 if coarse(budget) else 2
+
+
+def _lr_statistic(model: _Model) -> Callable[[np.ndarray], np.ndarray]:
+    """Projection of the noisy outputs on the mean shift, weighted by 1 / sigma_t^2."""
+    w = (model.m0 - model.m1) / model.sigmas ** 2
+    if model.output == "point":
+        return lambda y: np.asarray(y)[:, 0] * float(w[0])
+    rows = model.steps.astype(int)
+    return lambda y: np.asarray(y)[:, rows, 0] @ w
+
+
+def _mechanism(model: _Model) -> Callable[[Any, int, np.random.Generator], np.ndarray]:
+    factory = model.factory
+    assert factory is not None
+    if model.output == "point":
+        return lambda data, n, rng: factory().sample(data, n, rng)
+    return lambda data, n, rng: factory().run(data, n, rng)
+
+
+def _privacy_curve(model: _Model, max_clipped: int) -> dict[str, Any]:
+    """The series of the privacy-curve figure at ``model``'s point, from the same release model
+    as the table's exact and accountant values."""
+    curve = release_epsilon_curve(model.m0, model.m1, model.sigmas, CURVE_DELTAS,
+                                  model.half_width, max_clipped_steps=max_clipped)
+    acc = [gaussian_epsilon(model.accountant_mu, d) if model.accountant_mu > 0 else 0.0
+           for d in CURVE_DELTAS]
+    return {"deltas": CURVE_DELTAS, "epsilon_accountant": acc,
+            "epsilon_exact": [c.lower for c in curve],
+            "epsilon_exact_unprojected": [c.upper for c in curve]}
+
+
+def _recommendation(model: _Model) -> str | None:
+    """The dp-accounting calibration that delivers the claim at this point (scale of the noise)."""
+    eps_c, delta_c = model.claimed
+    if model.accountant_mu <= 0 or not (0 < delta_c < 1):
+        return None
+    z = calibrate_gaussian_noise_multiplier(eps_c, delta_c, 1)
+    factor = model.accountant_mu * z
+    if factor <= 1.0:
+        return None
+    return (f"At ({format_parameters(model.params)}): multiply the printed noise by {factor:.4g} "
+            f"({model.noise_name} = {model.noise_value * factor:.6g} instead of "
+            f"{model.noise_value:.6g}) to make the release ({eps_c:.4g}, {delta_c:.3g})-DP under "
+            "the "
+            f"worst-case sensitivity ({model.accountant_note}); calibrated with "
+            f"dp_accounting.mechanism_calibration (noise multiplier {z:.6g} for one Gaussian "
+            f"release of unit shift).")
+
+
+def _privatesum_findings(version: Version) -> Callable[[list[GridPoint]], list[str]]:
+    """The per-step reading of Theorem 11 (COLT) / 9 (arXiv) next to the sequence reading."""
+    return lambda points: _privatesum_reading(version, points)
+
+
+def _privatesum_reading(version: Version, points: list[GridPoint]) -> list[str]:
+    seq_bad = [p for p in points if p.counterexample() is not None]
+    step = [(p, p.evidence["per_step"]["epsilon"]) for p in points]
+    step_bad = [(p, e) for p, e in step if e > p.claimed_epsilon * (1 + EXACT_TOLERANCE)]
+    p_w, e_w = max(step, key=lambda pe: pe[1] / pe[0].claimed_epsilon)
+    text = (f"Reading: the theorem says 'for all t, W^_t is (eps, delta)-DP' (each output on its "
+            f"own); the audit's default is the whole released sequence W^_1..W^_T (the proof "
+            f"shows the whole noisy tree is private, and PQFTL releases a function of the whole "
+            f"sequence). Per-step reading: the worst single output (one node, shift 2R) has exact "
+            f"epsilon above the claim at {len(step_bad)} of {len(points)} points (worst "
+            f"({format_parameters(p_w.parameters)}): per step {e_w:.4g}, sequence "
+            f"{fmt(p_w.epsilon_exact)}, claimed {p_w.claimed_epsilon:.4g}); sequence reading: "
+            f"{len(seq_bad)} points.")
+    at_two = []
+    for lr in ("tree", "natural"):
+        sigma = private_sum_sigma(version, 2, 1.0, 1.0, 1e-5, lr)
+        at_two.append(f"{gaussian_epsilon(privatesum_step_mu(1.0, sigma), 1e-5):.3g} per step vs "
+                      f"{gaussian_epsilon(_tree_mu(2, 2.0, sigma), 1e-5):.3g} for the sequence "
+                      f"({lr} reading)")
+    text += " At T = 2, eps = 1, delta = 1e-5, R = 1: " + "; ".join(at_two) + "."
+    verdict_step = "violated" if step_bad else "not refuted"
+    verdict_seq = "violated" if seq_bad else "not refuted"
+    text += f" Verdict under the per-step reading: {verdict_step}; under the sequence reading: " \
+            f"{verdict_seq}."
+    return [text]
+
+
+def _pqftl_findings(version: Version) -> Callable[[list[GridPoint]], list[str]]:
+    """The driver of PQFTL's failure (line 8's bound R) and the R = 1 cases without it."""
+    def findings(points: list[GridPoint]) -> list[str]:
+        eps, dl = 1.0, 1e-5
+        big = pqftl_state_mu(version, 64, 10.0, eps, dl, "tree", 1)
+        fixed = pqftl_state_mu(version, 64, 10.0, eps, dl, "tree", 1, u_bound=100.0)
+        r1_64 = pqftl_state_mu(version, 64, 1.0, eps, dl, "tree", 1)
+        r1_3n = pqftl_state_mu(version, 3, 1.0, eps, dl, "natural", 1)
+        r1_3t = pqftl_state_mu(version, 3, 1.0, eps, dl, "tree", 1)
+
+        def e(st: dict[str, float], key: str = "worst") -> str:
+            return f"{gaussian_epsilon(st[key], dl):.3g}"
+
+        return [
+            f"Driver: Algorithm 4 line 8 passes the bound R to PrivateSum for y_t v_t, whose norm "
+            f"reaches R^2 (and neighbouring u-trees differ by up to 2R^2 per node). At R = 10, "
+            f"eps = 1, delta = 1e-5, T = 64, d = 1 (tree reading) the state's epsilon is "
+            f"{e(big)} (label flip alone: {e(big, 'flip')}) against the claimed 1; passing R^2 "
+            f"instead of R for the u-tree gives {e(fixed)}.",
+            f"At R = 1 (where R^2 = R, so line 8's bound is not the issue) the accountant is "
+            f"{e(r1_64)} at T = 64 (tree reading), below the claim, but {e(r1_3n)} at T = 3 with "
+            f"the natural-log reading ({e(r1_3t)} with the tree reading): small T, where log T "
+            f"shrinks the printed sigma while the node count does not, breaks the claim through "
+            f"Lemma 6's factor 2 and the node count alone.",
+        ]
+    return findings
+
+
+def _pocp_family(version: Version) -> _Family:
+    def per_step(p: dict[str, Any]) -> float:
+        eps, dl, T = p["epsilon"], p["delta"], p["T"]
+        c = pocp_c(version, T, eps, dl)
+        beta = pocp_beta(version, T, 1.0, eps, dl)
+        return _lemma1_ratio(1.0 / beta, math.sqrt(eps) / T ** (0.5 + c), dl / T)
+
+    stmt = ("Lemma 1: with ||x_{t+1} - x'_{t+1}|| = lambda_A/t and the printed beta, one noisy "
+            "output is (sqrt(eps)/T^{0.5+c}, delta/T)-DP")
+    return _Family(f"jkt12-{version}/pocp", _pocp_grid, _pocp_model(version), _pocp_lemmas(),
+                   exponent=lambda p: pocp_c(version, p["T"], p["epsilon"], p["delta"]),
+                   c_depends_on_epsilon=version == "colt", step_check=_step_check(stmt, per_step))
+
+
+def _doubling_family() -> _Family:
+    def per_step(p: dict[str, Any]) -> float:
+        # Every block k = floor(log2 t) of the rounds t = 1..T-1 has its own per-step budget.
+        eps, dl, T = p["epsilon"], p["delta"], p["T"]
+        return max(_lemma1_ratio(1.0 / doubling_beta(2 ** k, 1.0, eps, dl),
+                                 math.sqrt(eps / 2 ** k), dl / 2 ** k)
+                   for k in range((T - 1).bit_length()))
+
+    stmt = ("App. F: step t is (sqrt(eps/2^k), delta/2^k)-DP at the printed beta_t, "
+            "k = floor(log2 t)")
+    return _Family("jkt12-colt/pocp-doubling", _doubling_grid, _doubling_model, _pocp_lemmas(),
+                   skip_reason="the claimed delta is >= 1 (a vacuous claim)",
+                   step_check=_step_check(stmt, per_step))
+
+
+def _pigd_family(version: Version) -> _Family:
+    claim_id = f"jkt12-{version}/pigd"
+    return _Family(claim_id, _pigd_grid, _pigd_model(version), _pigd_lemmas(version),
+                   exponent=lambda p: pocp_c(version, p["T"], p["epsilon"], p["delta"]),
+                   c_depends_on_epsilon=version == "colt",
+                   step_check=_instance_step_check(claim_id, version, "L"),
+                   uniform_start=version == "arxiv")
+
+
+def _pgiga_family(version: Version) -> _Family:
+    claim_id = f"jkt12-{version}/pgiga"
+    return _Family(claim_id, _pgiga_grid, _pgiga_model(version), _pgiga_lemmas(version),
+                   skip_reason="T - 1 < t_q: every released point is a random burn-in point",
+                   exponent=lambda p: pocp_c(version, p["T"], p["epsilon"], p["delta"]),
+                   c_depends_on_epsilon=version == "colt",
+                   step_check=_instance_step_check(claim_id, version, "G"))
+
+
+def _pol_family(version: Version) -> _Family:
+    def model(p: dict[str, Any], max_T: int) -> _Model:
+        m = _pol_model(p, max_T)
+        m.claimed = claimed_privacy(f"jkt12-{version}/pol", p["epsilon_p"], p["delta"])
+        return m
+    return _Family(f"jkt12-{version}/pol", _pol_grid, model, _pol_lemmas(version),
+                   max_clipped=lambda grid: 1)
+
+
+
+
+# ==================================================================================================
+# Declarations
+# ==================================================================================================
+
+
+def _family_plan(fam: _Family, model: _Model, point: GridPoint, max_clipped: int) -> PointPlan:
+    """The driver's plan of a Gaussian-release point, with its follow-up tests."""
+    base_acc = point.epsilon_accountant
+    emp = None
+    followups: list[PointPlan] = []
+    if model.factory is not None and model.streams is not None:
+        emp = EmpiricalPlan(mechanism=_mechanism(model), data0=model.streams[0],
+                            data1=model.streams[1], statistic=_lr_statistic(model),
+                            statistic_name=LR_STATISTIC)
+        if model.search_pairs:
+            followups.append(PointPlan(
+                parameters=dict(model.params, test="candidate-pair search"),
+                claimed_epsilon=point.claimed_epsilon, claimed_delta=point.claimed_delta,
+                accountant=base_acc, model=model,
+                evidence={**model.evidence, "accountant": point.evidence["accountant"],
+                          "pairs": "replaced round: " + ", ".join(
+                              str(x) for x in model.evidence.get("search_positions", [])),
+                          "note": "the accountant holds for every pair of the class"},
+                empirical=EmpiricalPlan(mechanism=_mechanism(model), pairs=model.search_pairs,
+                                        what="candidate-pair search")))
+        if fam.uniform_start and model.uniform_factory is not None:
+            u_model = _Model(dict(model.params, x1="uniform"), model.claimed, model.steps,
+                             model.sigmas, model.m0, model.m1, model.half_width,
+                             model.accountant_mu, model.accountant_note, model.uniform_factory,
+                             model.streams, model.noise_name, model.noise_value,
+                             dict(model.evidence), model.output, None, None)
+            followups.append(PointPlan(
+                parameters=u_model.params, claimed_epsilon=point.claimed_epsilon,
+                claimed_delta=point.claimed_delta, accountant=base_acc, model=model,
+                evidence={**model.evidence, "accountant": point.evidence["accountant"],
+                          model.noise_name: model.noise_value,
+                          "starting_point": "x_1 and x^_1 independent uniform points of C "
+                                            "(Algorithm 2 line 3: 'chosen randomly from C'); the "
+                                            "statistic is the likelihood ratio of the point-mass "
+                                            "start at 0; no exact value (the release is a "
+                                            "mixture over x_1), the worst-case accountant holds "
+                                            "for any data-independent start"},
+                empirical=EmpiricalPlan(mechanism=_mechanism(u_model), data0=model.streams[0],
+                                        data1=model.streams[1], statistic=_lr_statistic(model),
+                                        statistic_name=LR_STATISTIC,
+                                        what="x1 = 'uniform' run")))
+    return PointPlan(parameters=point.parameters, claimed_epsilon=point.claimed_epsilon,
+                     claimed_delta=point.claimed_delta, exact=point.epsilon_exact,
+                     exact_upper=point.evidence["exact_release"]["upper"], accountant=base_acc,
+                     empirical=emp, curve=lambda: _privacy_curve(model, max_clipped),
+                     recommendation=lambda: _recommendation(model), evidence=point.evidence,
+                     followups=tuple(followups), model=model)
+
+
+@dataclass(frozen=True)
+class FamilyDeclaration:
+    """A claim whose release is Gaussian noise around the iterates (POCP, PIGD, PGIGA, POL and
+    the doubling variant), as declarations over the claim driver."""
+
+    family: _Family
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return get_claim(self.family.claim_id)
+
+    def grid(self, ctx: AuditContext) -> list[dict[str, Any]]:
+        return self.family.grid(ctx.budget.grid)
+
+    def tested_points(self, budget: Budget) -> int:
+        return _empirical_tests(budget)
+
+    def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan | Skip:
+        fam = self.family
+        max_clipped = fam.max_clipped(ctx.budget.grid)
+        model, point = _audit_point(fam, dict(params), ctx.budget.max_T, max_clipped)
+        if model is None or point is None:
+            return Skip(params, fam.skip_reason)
+        return _family_plan(fam, model, point, max_clipped)
+
+    def more_points(self, plans: Sequence[PointPlan], ctx: AuditContext) -> AddedPoints:
+        """COLT's c-dependent claims: the c = 0 boundary and the smallest failing epsilon."""
+        fam = self.family
+        if fam.exponent is None or not fam.c_depends_on_epsilon:
+            return AddedPoints()
+        regime = _regime_points(fam, [p.grid_point() for p in plans], [p.model for p in plans],
+                                ctx.budget.max_T)
+        max_clipped = fam.max_clipped(ctx.budget.grid)
+        added = tuple(_family_plan(fam, m, p, max_clipped) for m, p in regime["added"])
+        return AddedPoints(added, {"regime": regime})
+
+    def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]
+               ) -> LemmaOutcome:
+        checks, trace, findings = self.family.lemmas(ctx)
+        if self.family.step_check is not None:
+            checks = list(checks) + [self.family.step_check(list(parameters))]
+        return LemmaOutcome(tuple(checks), trace, tuple(findings))
+
+    def findings(self, run: ClaimRun) -> list[str]:
+        fam = self.family
+        out: list[str] = []
+        by_what = {t.plan.empirical.what: t for t in run.tested}
+        base = min(run.tested, key=lambda t: t.rank) if run.tested else None
+        search = by_what.get("candidate-pair search")
+        if search is not None and base is not None:
+            out.append(f"Candidate-pair search at ({format_parameters(base.plan.parameters)}) "
+                       f"(engine statistic, {len(search.plan.empirical.pairs or [])} pairs): "
+                       f"lower bound {search.result.epsilon_lower_bound:.4g} (structured pair "
+                       f"with the likelihood-ratio statistic: "
+                       f"{base.result.epsilon_lower_bound:.4g}); each at level "
+                       f"{search.result.alpha:.3g}.")
+        uniform = by_what.get("x1 = 'uniform' run")
+        if uniform is not None and base is not None:
+            out.append(f"Uniform start: at ({format_parameters(uniform.plan.parameters)}) with "
+                       f"x_1 and x^_1 independent uniform points of C (instead of the point mass "
+                       f"at 0), the empirical lower bound is "
+                       f"{fmt(uniform.result.epsilon_lower_bound)} (point mass: "
+                       f"{fmt(base.result.epsilon_lower_bound)}; claim "
+                       f"{uniform.plan.claimed_epsilon:.4g}; level {uniform.result.alpha:.3g}); "
+                       f"the accountant ({fmt(uniform.plan.accountant)}) holds for any starting "
+                       "distribution independent of the data.")
+        w = run.worst_index()
+        if w is not None:
+            wp, model = run.points[w], run.plans[w].model
+            rel = wp.evidence.get("exact_release")
+            mu = rel["mu_unclipped"] if rel is not None else model.accountant_mu
+            if mu > 0:
+                out.append(_cross_check(mu, wp.claimed_delta))
+        if fam.exponent is not None:
+            out.extend(_regime_analysis(fam, run.points, run.lemmas, run.notes.get("regime")))
+        return out
+
+
+def _tree_curve(m: _TreeModel, exact_available: bool) -> dict[str, Any]:
+    return {"deltas": CURVE_DELTAS,
+            "epsilon_accountant": [gaussian_epsilon(m.accountant_mu, d) if m.accountant_mu > 0
+                                   else 0.0 for d in CURVE_DELTAS],
+            "epsilon_exact": [gaussian_epsilon(m.mu, d) for d in CURVE_DELTAS]
+            if exact_available and m.mu > 0 else None}
+
+
+def _tree_recommendation(m: _TreeModel, point: GridPoint) -> str:
+    z = calibrate_gaussian_noise_multiplier(point.claimed_epsilon, point.claimed_delta, 1)
+    factor = m.accountant_mu * z
+    nodes = m.evidence.get("released_nodes_containing_w_1",
+                           m.evidence.get("released_nodes_containing_f_1"))
+    return (f"At ({format_parameters(point.parameters)}): multiply every node's sigma by "
+            f"{factor:.4g} (dp_accounting.mechanism_calibration: noise multiplier {z:.6g} for one "
+            f"Gaussian release of unit shift; the release composes {nodes} nodes with the "
+            "worst-case sensitivity of the replaced entry).")
+
+
+@dataclass(frozen=True)
+class TreeDeclaration:
+    """PrivateSum (Algorithm 5) and PQFTL (Algorithm 4): Gaussian tree releases."""
+
+    claim_id: str
+    grid_fn: Callable[[str], list[dict[str, Any]]]
+    model_fn: Callable[[dict[str, Any], int], _TreeModel]
+    lemma_fn: Callable[[AuditContext], tuple[list[Any], Any, list[str]]]
+    exact_available: bool
+    extra: Callable[[list[GridPoint]], list[str]]
+
+    @property
+    def claim(self) -> PrivacyClaim:
+        return get_claim(self.claim_id)
+
+    def grid(self, ctx: AuditContext) -> list[dict[str, Any]]:
+        return self.grid_fn(ctx.budget.grid)
+
+    def tested_points(self, budget: Budget) -> int:
+        return _empirical_tests(budget)
+
+    def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan:
+        m = self.model_fn(dict(params), ctx.budget.max_T)
+        point = _tree_point(m, self.exact_available)
+        emp = None
+        if m.empirical is not None:
+            t = m.empirical
+            emp = EmpiricalPlan(mechanism=t.mechanism, data0=t.data0, data1=t.data1,
+                                statistic=t.statistic, statistic_name=TREE_STATISTIC)
+        return PointPlan(parameters=point.parameters, claimed_epsilon=point.claimed_epsilon,
+                         claimed_delta=point.claimed_delta, exact=point.epsilon_exact,
+                         exact_upper=m.pair_upper, accountant=point.epsilon_accountant,
+                         empirical=emp, evidence=point.evidence, model=m,
+                         curve=lambda: _tree_curve(m, self.exact_available),
+                         recommendation=lambda: _tree_recommendation(m, point))
+
+    def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]
+               ) -> LemmaOutcome:
+        checks, trace, findings = self.lemma_fn(ctx)
+        return LemmaOutcome(tuple(checks), trace, tuple(findings))
+
+    def findings(self, run: ClaimRun) -> list[str]:
+        out = list(self.extra(run.points))
+        w = run.worst_index()
+        if w is not None:
+            m = run.plans[w].model
+            mu_ref = m.mu if self.exact_available else m.accountant_mu
+            if mu_ref > 0:
+                out.append(_cross_check(mu_ref, run.points[w].claimed_delta))
+        return out
+
+
+def _declaration(claim_id: str) -> FamilyDeclaration | TreeDeclaration:
+    tag, algo = claim_id.split("/")
+    version: Version = "colt" if tag == "jkt12-colt" else "arxiv"
+    if algo == "privatesum":
+        return TreeDeclaration(claim_id, _privatesum_grid, _privatesum_model(version),
+                               _tree_lemmas(version, claim_id), True,
+                               _privatesum_findings(version))
+    if algo == "pqftl":
+        return TreeDeclaration(claim_id, _pqftl_grid, _pqftl_model(version),
+                               _tree_lemmas(version, claim_id), False, _pqftl_findings(version))
+    if algo == "pocp-doubling":
+        return FamilyDeclaration(_doubling_family())
+    families: dict[str, Callable[[Version], _Family]] = {
+        "pocp": _pocp_family, "pigd": _pigd_family, "pgiga": _pgiga_family, "pol": _pol_family}
+    return FamilyDeclaration(families[algo](version))
+
+
+#: Claim id -> its declaration.
+DECLARATIONS: dict[str, FamilyDeclaration | TreeDeclaration] = {
+    cid: _declaration(cid) for cid in CLAIM_IDS}
+
+for _cid, _decl in DECLARATIONS.items():
+    register(_decl.claim, _decl)
