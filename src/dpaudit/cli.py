@@ -7,6 +7,7 @@ Commands::
     dpaudit audit-claims (--all | CLAIM_ID ...) [--budget B] [--seed N] [--alpha A] [--jobs N]
                          --out DIR [--fresh] [--quiet]
     dpaudit report DIR
+    dpaudit float-audit [--f0 X] [--f1 X] [--scale B] [--sampler numpy|textbook] [--json]
 
 Every audited claim is written to ``DIR/<claim id>.{json,md,html}`` (plus figure PNGs) and the
 directory's index to ``DIR/index.{json,md,html}`` (:mod:`dpaudit.reporting.writer`). A claim's JSON
@@ -17,12 +18,12 @@ redoes them). ``--jobs N`` audits N claims at a time in worker processes.
 Exit status: 0 when no audited claim is violated, 1 when one is, 2 for usage or input errors,
 3 when an audit or the tool itself failed (the traceback of a failed audit is saved next to its
 report as ``<claim>.error.log``), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM, how
-CI cancels a job); both write the index of the claims finished so far.
+CI cancels a job); both write the index of the claims finished so far. Errors are one sentence on
+stderr; add ``--traceback`` to see Python's traceback instead.
 
-The index lists exactly the claims that dpaudit runs wrote into DIR (``DIR/dpaudit-manifest.json``);
-a saved claim that cannot be read is redone by ``audit-claims`` when it is one of the claims asked
-for, and is otherwise an error (exit 2) naming the file, never a smaller index. Errors are one sentence on stderr; add
-``--traceback`` to see Python's traceback instead.
+The index lists exactly the claims that dpaudit runs wrote into DIR (``DIR/dpaudit-manifest.json``).
+A saved claim that cannot be read is redone by ``audit-claims`` when it is one of the claims asked
+for, and is otherwise an error (exit 2) naming the file: never a smaller index.
 """
 
 from __future__ import annotations
@@ -104,6 +105,23 @@ def _jobs(text: str) -> int:
     return value
 
 
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
 def _budget_names() -> list[str]:
     from dpaudit.audits.registry import BUDGETS
 
@@ -160,6 +178,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
                    help="audit N claims at a time in worker processes (default: 1)")
     _add_run_options(p, out_required=True)
+
+    p = sub.add_parser("float-audit",
+                       help="show exactly that a floating-point Laplace sampler is not DP",
+                       description="Exact support audit (Mironov 2012): doubles that a float "
+                                   "Laplace sampler outputs on one query answer and never on the "
+                                   "neighbouring one. No sampling. Exit 1 when found.")
+    p.add_argument("--f0", type=_finite, default=0.0, metavar="X",
+                   help="query answer on the first input (default: 0)")
+    p.add_argument("--f1", type=_finite, default=1.0, metavar="X",
+                   help="query answer on the neighbouring input (default: 1)")
+    p.add_argument("--scale", type=_positive, default=1.0, metavar="B",
+                   help="Laplace scale (default: 1)")
+    p.add_argument("--sampler", choices=["numpy", "textbook"], default="numpy",
+                   help="numpy's Generator.laplace (what dpaudit's LaplaceMechanism uses) or the "
+                        "textbook inverse CDF (default: numpy)")
+    p.add_argument("--json", action="store_true", help="print the evidence as JSON")
 
     p = sub.add_parser("report", help="re-render reports and index from saved JSON",
                        description="Re-render every claim report and the index in DIR from the "
@@ -364,8 +398,9 @@ def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = No
         return _Outcome(task.claim_id, record, seconds=time.perf_counter() - t0)
     except Exception as exc:  # one failed claim must not lose the others' results
         try:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text(traceback.format_exc(), encoding="utf-8")
+            from dpaudit.reporting.writer import atomic_write
+
+            atomic_write(log, traceback.format_exc())
             log_name: str | None = str(log)
         except OSError:
             log_name = None
@@ -373,14 +408,17 @@ def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = No
                         time.perf_counter() - t0)
 
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def _worker_init() -> None:
     # Ctrl-C reaches the whole process group; the parent handles it and terminates the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The parent's SIGTERM handler must not be inherited: Pool.terminate() stops workers with it.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    # Workers start with SIGINT blocked (see _run_tasks); a Ctrl-C that arrived before the line
-    # above is pending and is now discarded by SIG_IGN instead of raising in the bootstrap.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    # Workers are forked with both signals blocked (see _run_tasks): only now may they arrive.
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
 
 def _finished_record(task: _Task) -> dict[str, Any] | None:
@@ -490,16 +528,20 @@ def _run_tasks(tasks: Sequence[_Task], jobs: int, progress: _Progress) -> list[_
             progress.finished(outcome)
         return outcomes
     ctx = _pool_context()
-    # Block SIGINT while the pool (and its worker-handler thread, which forks the replacement
-    # workers of maxtasksperchild=1) is created: every worker then starts with SIGINT blocked
-    # until _worker_init ignores it, so a Ctrl-C during a worker's start-up cannot print a
-    # KeyboardInterrupt traceback from it. The parent unblocks at once and handles Ctrl-C.
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    # A worker that receives Ctrl-C before _worker_init runs can die holding the task queue's
+    # lock, and Pool.terminate() then waits for that lock forever. Block the stop signals while
+    # the pool starts: its workers, and the pool's threads (which fork the replacement workers of
+    # maxtasksperchild), inherit the mask; workers unblock once they ignore the signals, and the
+    # parent's main thread unblocks right after, so the parent alone handles them.
+    masked = hasattr(signal, "pthread_sigmask")
+    if masked:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         pool = ctx.Pool(processes=min(jobs, len(tasks)), initializer=_worker_init,
                         maxtasksperchild=1)
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        if masked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     with pool:  # leaving the block terminates the workers
         for outcome in pool.imap_unordered(_run_task, tasks):
             outcomes.append(outcome)
@@ -560,9 +602,9 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
                                           render_claim_files, write_index)
 
     out_dir = _prepare_out(args.out)
-    remove_stale_temp_files(out_dir)
     try:
         earlier = read_manifest(out_dir) or []
+        remove_stale_temp_files(out_dir, sorted(set(earlier) | set(claim_ids)))
         # Claims earlier runs wrote here and this run does not redo: they must load now, before
         # any work, or the index would silently lose them.
         kept = load_claim_records(out_dir, [cid for cid in earlier if cid not in claim_ids])
@@ -651,6 +693,28 @@ def _cmd_audit_claims(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     return _audit_many(claim_ids, args, args.jobs, out, err)
 
 
+def _cmd_float_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from dpaudit.audits.floating_point import audit_float_laplace
+
+    if args.f0 == args.f1:
+        raise UsageError("--f0 and --f1 must differ (they are the answers on two neighbouring "
+                         "inputs)")
+    claimed = abs(args.f1 - args.f0) / args.scale   # the Laplace mechanism's epsilon
+    evidence = audit_float_laplace(args.f0, args.f1, args.scale,
+                                   claimed_epsilon=claimed if 0 < claimed < math.inf else None,
+                                   sampler=args.sampler)
+    if args.json:
+        out.write(json.dumps(evidence.to_dict(), indent=2) + "\n")
+    else:
+        out.write(evidence.summary() + "\n")
+        if evidence.examples:
+            rows = [[e["output"], e["output_decimal"], e["probability_on_input_0"],
+                     e["probability_on_input_1"]] for e in evidence.examples]
+            out.write(_table(["output (exact)", "output", f"P on f0={args.f0:g}",
+                              f"P on f1={args.f1:g}"], rows) + "\n")
+    return EXIT_VIOLATED if evidence.violated else EXIT_OK
+
+
 def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from dpaudit.reporting.writer import rerender_directory
 
@@ -689,7 +753,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = {"list": lambda: _cmd_list(args, out, err),
                 "audit": lambda: _cmd_audit(args, out, err),
                 "audit-claims": lambda: _cmd_audit_claims(args, out, err),
-                "report": lambda: _cmd_report(args, out, err)}
+                "report": lambda: _cmd_report(args, out, err),
+                "float-audit": lambda: _cmd_float_audit(args, out, err)}
     previous = None
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
