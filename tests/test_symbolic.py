@@ -180,3 +180,78 @@ def test_reports_show_the_method_the_solver_and_the_replay() -> None:
     html = render_claim_html(record)
     assert "smt-refuted" in html and "SMT counterexample, replayed through the implementation" \
         in html
+
+
+# ---------------------------------------------------------------------------------------------
+# The JSON schemas and the SMT evidence in claim audits
+# ---------------------------------------------------------------------------------------------
+
+
+def test_published_schemas_list_exactly_the_lemma_methods() -> None:
+    from dpaudit.audits.claim_audit import LEMMA_METHODS
+    from dpaudit.reporting.schema import load_schema, schema_errors
+
+    claim = load_schema("dpaudit.claim/1")
+    assert tuple(claim["properties"]["lemmas"]["items"]["properties"]["method"]["enum"]) \
+        == LEMMA_METHODS
+    index = load_schema("dpaudit.report/1")
+    entry = index["properties"]["claims"]["items"]["properties"]["lemmas"]["items"]
+    assert tuple(entry["properties"]["method"]["enum"]) == LEMMA_METHODS
+    # A record with an SMT lemma validates; an unknown method does not.
+    from dpaudit.audits.claim_audit import ClaimAudit
+    from dpaudit.claims import PrivacyClaim, Provenance
+
+    claim_obj = PrivacyClaim("demo/igd", 1.0, 1e-5, Provenance("demo.txt", "v1", "Theorem 1"))
+    proved = check_lemma(_igd_lemma(Fraction(1)), timeout_s=30).to_lemma_check()
+    from dpaudit.reporting.writer import claim_record
+
+    record = claim_record(ClaimAudit(claim_obj, [_point()], lemmas=[proved], budget="quick"))
+    assert schema_errors(record, "dpaudit.claim/1") == []
+    record["lemmas"][0]["method"] = "proved"
+    assert schema_errors(record, "dpaudit.claim/1")
+
+
+def _lem(statement: str, status: str, method: str = "sampled", ratio: float | None = None
+         ) -> LemmaCheck:
+    return LemmaCheck(statement, status, ratio, 50 if method == "sampled" else 0, None,
+                      method=method)
+
+
+def test_agreement_findings_pair_smt_with_sampled_checks_of_the_same_statement() -> None:
+    from dpaudit.audits.symbolic import agreement_findings, statement_base
+
+    assert statement_base("Lemma 6: B <= R [d = 2, R = 1]") == "Lemma 6: B <= R"
+    sampled = [_lem("A", "violated", ratio=2.0), _lem("B", "holds"), _lem("C", "violated", ratio=1.4),
+               _lem("E", "holds")]
+    smt = [_lem("A [d = 1]", "violated", "smt-refuted", 2.0),
+           _lem("B [d = 1]", "holds", "smt-proved"),
+           _lem("C [d = 1]", "holds", "smt-proved"), _lem("C [d = 2]", "violated", "smt-refuted", 1.4),
+           _lem("E [d = 1]", "violated", "smt-refuted", 1.5),
+           _lem("F, needed bound [d = 1]", "holds", "smt-proved"),
+           _lem("G [d = 1]", "inconclusive", "smt-unknown")]
+    out = agreement_findings(sampled, smt)
+    assert "3 proved over the encoded class, 3 refuted" in out[0] and "1 undecided" in out[0]
+    # A, B, C agree in kind (C: proved in d = 1 only, refuted in d = 2 like the sampled check);
+    # E is refuted where sampling found nothing: explained, not counted as agreement.
+    assert "3 of the 4 statements checked both ways agree" in out[0]
+    assert any(s.startswith("'C': SMT proves it for [d = 1] and refutes it for [d = 2]") for s in out)
+    assert any(s.startswith("'E': SMT refutes it ([d = 1], replayed ratio 1.5) where the sampled "
+                            "search found nothing in 50 examples") for s in out)
+    # A proof where sampling found a counterexample is flagged as a disagreement.
+    out2 = agreement_findings([_lem("B", "violated", ratio=1.2)], [smt[1]])
+    assert any(s.startswith("DISAGREEMENT on 'B'") and "1.2" in s for s in out2)
+    assert agreement_findings(sampled, []) == []
+
+
+def test_claim_audits_carry_smt_evidence_after_the_sampled_checks() -> None:
+    from dpaudit.audits.claim_driver import LemmaOutcome
+    from dpaudit.audits.registry import BUDGETS, AuditContext
+    from dpaudit.papers.st13.smt_lemmas import smt_evidence
+
+    sampled = LemmaOutcome((_lem("x", "holds"),), None, ("a finding",))
+    out = smt_evidence("st13/tree-aggregation", AuditContext(BUDGETS["quick"], 0, 0.05), sampled)
+    assert out.checks[0] == sampled.checks[0] and out.findings[0] == "a finding"
+    smt = out.checks[1:]
+    assert smt and all(c.method == "smt-proved" and c.status == "holds" for c in smt)
+    assert all(c.details["solver"].startswith("z3 ") and c.details["encoding"] for c in smt)
+    assert out.findings[1].startswith("SMT tier (z3")

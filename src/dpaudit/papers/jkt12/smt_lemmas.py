@@ -36,9 +36,11 @@ import numpy as np
 import z3
 
 from dpaudit.audits.claim_audit import LemmaCheck
+from dpaudit.audits.claim_driver import LemmaOutcome
+from dpaudit.audits.registry import AuditContext
 from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, QuadraticLoss, Replay,
                                      SmtLemma, absolute, check_lemma, clip, quadratic_loss_1d,
-                                     real)
+                                     real, with_smt_evidence)
 from dpaudit.learners.domains import Ball, Box
 from dpaudit.learners.giga import GIGA, giga_burn_in
 from dpaudit.learners.igd import IGD
@@ -50,7 +52,7 @@ from dpaudit.papers.jkt12.claims import get_claim
 __all__ = ["igd_step", "igd_step_t", "giga_step", "pqftl_inputs", "pol_average", "qftl_next", "igd_lemmas",
            "giga_lemmas", "private_sum_node_lemmas",
            "pqftl_input_lemmas", "node_count_lemmas", "pol_lemmas", "qftl_assumption_lemma",
-           "all_lemmas", "fast_lemmas", "lemmas_for_claim", "smt_lemma_checks", "count_nodes_bv"]
+           "all_lemmas", "fast_lemmas", "lemmas_for_claim", "smt_lemma_checks", "smt_evidence", "count_nodes_bv"]
 
 Const = float | str  # a number, or a name: a symbolic constant (the proof covers every value)
 
@@ -434,10 +436,10 @@ def count_nodes_bv(tau: z3.BitVecRef, T: z3.BitVecRef, levels: int = _MAX_LOG2_T
     return total
 
 
-def node_count_lemmas() -> list[SmtLemma]:
-    """"B(D) and B(D') differ in at most log T nodes" (log2 reading; ln T < log2 T, so the ln
-    reading fails wherever this one does) and the needed floor(log2 T) + 1, for 2 <= T <= 2^20,
-    every leaf tau <= T."""
+def node_count_lemmas(version: str = "colt") -> list[SmtLemma]:
+    """"B(D) and B(D') differ in at most log T nodes" (Theorem 11 COLT / Theorem 9 arXiv, as the
+    ``version``'s claim states it; log2 reading: ln T < log2 T, so the ln reading fails wherever
+    this one does) and the needed floor(log2 T) + 1, for 2 <= T <= 2^20, every leaf tau <= T."""
     tau, T = z3.BitVec("tau", _BITS), z3.BitVec("T", _BITS)
     cnt = count_nodes_bv(tau, T)
     rng = (z3.ULE(2, T), z3.ULE(T, 1 << _MAX_LOG2_T), z3.ULE(1, tau), z3.ULE(tau, T))
@@ -461,9 +463,10 @@ def node_count_lemmas() -> list[SmtLemma]:
         bitlen = bitlen + z3.If(z3.ULE(one << h, T), one, z3.BitVecVal(0, _BITS))
     needed_ob = Obligation("some leaf lies in more than floor(log2 T) + 1 released nodes", rng,
                            z3.UGT(cnt, bitlen), variables)
-    return [SmtLemma("Theorem 11 (COLT) / 9 (arXiv) proof: B(D) and B(D') differ in at most "
-                     "log T nodes [log2 reading; ln T is smaller]", enc, (printed_ob,), printed_ob,
-                     replay_for(math.log2)),
+    printed = next(lem.statement for lem in get_claim(f"jkt12-{version}/privatesum").lemmas
+                   if "log T nodes" in lem.statement)
+    return [SmtLemma(f"{printed} [log2 reading, ln T is smaller; T <= 2^{_MAX_LOG2_T}]", enc,
+                     (printed_ob,), printed_ob, replay_for(math.log2)),
             SmtLemma("PrivateSum node count the accountant uses: a leaf lies in at most "
                      "floor(log2 T) + 1 released nodes", enc, (needed_ob,), needed_ob,
                      replay_for(lambda T_: T_.bit_length()))]
@@ -610,6 +613,7 @@ def fast_lemmas() -> list[SmtLemma]:
     return (igd_lemmas("colt") + igd_lemmas("arxiv")[:1] + giga_lemmas()
             + private_sum_node_lemmas(1) + private_sum_node_lemmas(2)
             + pqftl_input_lemmas(1) + pqftl_input_lemmas(2, 1.0) + node_count_lemmas()
+            + node_count_lemmas("arxiv")[:1]
             + pol_lemmas(2))
 
 
@@ -627,7 +631,7 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
     version = version.removeprefix("jkt12-")
     if version not in ("colt", "arxiv"):
         raise ValueError(f"not a JKT12 claim id: {claim_id!r}")
-    tree = private_sum_node_lemmas(1) + private_sum_node_lemmas(2) + node_count_lemmas()
+    tree = private_sum_node_lemmas(1) + private_sum_node_lemmas(2) + node_count_lemmas(version)
     table = {
         "pigd": lambda: igd_lemmas(version)
         + (igd_lemmas(version, "L", "alpha", "D") if thorough else []),
@@ -654,3 +658,12 @@ def smt_lemma_checks(timeout_s: float = DEFAULT_TIMEOUT_S, *, claim_id: str | No
     else:
         lemmas = all_lemmas() if thorough else fast_lemmas()
     return [check_lemma(lem, timeout_s).to_lemma_check() for lem in lemmas]
+
+
+def smt_evidence(claim_id: str, ctx: AuditContext, outcome: LemmaOutcome) -> LemmaOutcome:
+    """``outcome`` (the sampled lemma checks of a JKT12 claim audit) with the SMT records of the
+    claim appended and compared (:func:`~dpaudit.audits.symbolic.with_smt_evidence`): the
+    fixed-constant encodings at every budget (each decided in about a second), plus the
+    symbolic-constant and longer unrolled ones at the ``thorough`` budget."""
+    thorough = ctx.budget.name == "thorough"
+    return with_smt_evidence(outcome, smt_lemma_checks(claim_id=claim_id, thorough=thorough))

@@ -32,8 +32,10 @@ import numpy as np
 import z3
 
 from dpaudit.audits.claim_audit import LemmaCheck
+from dpaudit.audits.claim_driver import LemmaOutcome
+from dpaudit.audits.registry import AuditContext
 from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtLemma, absolute,
-                                     check_lemma, clip, quadratic_loss_1d, real)
+                                     check_lemma, clip, with_smt_evidence, quadratic_loss_1d, real)
 from dpaudit.learners.domains import Ball
 from dpaudit.learners.losses import LinearLoss, SquaredLoss
 from dpaudit.learners.pftal import PFTAL, PFTALConvex, pftal_tree_bound
@@ -43,7 +45,7 @@ from dpaudit.papers.st13.claims import NODE_RATIO_LEMMA
 
 __all__ = ["pftal_node_lemmas", "pftal_convex_node_lemmas", "input_bound_lemma",
            "leaf_count_lemma", "count_nodes_containing_bv", "all_lemmas", "fast_lemmas",
-           "lemmas_for_claim", "smt_lemma_checks"]
+           "lemmas_for_claim", "smt_lemma_checks", "smt_evidence"]
 
 NODE_STATEMENT = NODE_RATIO_LEMMA.statement
 
@@ -221,3 +223,12 @@ def smt_lemma_checks(timeout_s: float = DEFAULT_TIMEOUT_S, *, claim_id: str | No
     else:
         lemmas = all_lemmas() if thorough else fast_lemmas()
     return [check_lemma(lem, timeout_s).to_lemma_check() for lem in lemmas]
+
+
+def smt_evidence(claim_id: str, ctx: AuditContext, outcome: LemmaOutcome) -> LemmaOutcome:
+    """``outcome`` (the sampled lemma checks of a ST13 claim audit) with the SMT records of the
+    claim appended and compared (:func:`~dpaudit.audits.symbolic.with_smt_evidence`): the
+    fixed-constant encodings at every budget (each decided in about a second), plus the
+    symbolic-constant and longer unrolled ones at the ``thorough`` budget."""
+    thorough = ctx.budget.name == "thorough"
+    return with_smt_evidence(outcome, smt_lemma_checks(claim_id=claim_id, thorough=thorough))
