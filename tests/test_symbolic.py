@@ -255,3 +255,18 @@ def test_claim_audits_carry_smt_evidence_after_the_sampled_checks() -> None:
     assert smt and all(c.method == "smt-proved" and c.status == "holds" for c in smt)
     assert all(c.details["solver"].startswith("z3 ") and c.details["encoding"] for c in smt)
     assert out.findings[1].startswith("SMT tier (z3")
+
+
+def test_answers_and_counterexamples_do_not_depend_on_earlier_solver_calls() -> None:
+    # Golden records are made in one process and re-checked in fresh ones: each solver call runs
+    # in its own z3 context, so what the process asked z3 before cannot change the model.
+    from dpaudit.papers.jkt12.smt_lemmas import node_count_lemmas, private_sum_node_lemmas
+
+    lemma = node_count_lemmas()[0]
+    first = check_lemma(lemma, timeout_s=30)
+    for other in private_sum_node_lemmas(2) + [_igd_lemma(Fraction(1, 2))]:
+        check_lemma(other, timeout_s=30)
+    z3.simplify(z3.BitVec("noise", 32) * 3 + z3.BitVec("tau", 32))  # new terms in the context
+    again = check_lemma(node_count_lemmas()[0], timeout_s=30)
+    assert first.status == again.status == "smt-refuted"
+    assert first.counterexample == again.counterexample

@@ -24,7 +24,9 @@ A lemma is stated as an :class:`SmtLemma`:
 * anything else (a timeout, ``unknown``, a proof obligation that is satisfiable without a
   reachable counterexample) is reported as ``unknown``: never as a pass.
 
-Each solver call is bounded (``timeout_s``, default :data:`DEFAULT_TIMEOUT_S`). Results name the
+Each solver call is bounded (``timeout_s``, default :data:`DEFAULT_TIMEOUT_S`) and runs a
+portfolio of two z3 engines one after the other within that bound (:data:`SOLVER`: nlsat after
+splitting the piecewise cases, then the default SMT solver). Results name the
 solver and its version, the encoding and the time spent, and convert to the engine's
 :class:`~dpaudit.audits.claim_audit.LemmaCheck` with ``method`` ``"smt-proved"``,
 ``"smt-refuted"`` or ``"smt-unknown"``.
@@ -312,43 +314,52 @@ def _json(x: float) -> float | str:
     return float(x) if math.isfinite(x) else ("inf" if x > 0 else "-inf")
 
 
-def _nlsat_solver() -> z3.Solver:
+def _nlsat_solver(ctx: z3.Context) -> z3.Solver:
     """z3's nonlinear real arithmetic decision procedure (nlsat, complete for polynomial real
     arithmetic) after splitting the piecewise definitions (``If``, ``Or``) into cases."""
-    split = z3.Repeat(z3.OrElse(z3.Then("split-clause", "simplify"), z3.Tactic("skip")))
-    return z3.Then("simplify", split, "purify-arith", "elim-term-ite", "qfnra-nlsat").solver()
+    split = z3.Repeat(z3.OrElse(z3.Then("split-clause", "simplify", ctx=ctx),
+                                z3.Tactic("skip", ctx), ctx=ctx), ctx=ctx)
+    return z3.Then("simplify", split, "purify-arith", "elim-term-ite", "qfnra-nlsat",
+                   ctx=ctx).solver()
 
 
-def _run(solver: z3.Solver, ob: Obligation, timeout_s: float
-         ) -> tuple[str, z3.ModelRef | None, str]:
+def _run(make: Callable[[z3.Context], z3.Solver], ob: Obligation, timeout_s: float
+         ) -> tuple[str, dict[str, float] | None, str]:
+    """One engine on ``ob`` in a fresh z3 context (the obligation translated into it), so that
+    the answer and the model depend on the obligation alone, not on what the process asked z3
+    before (z3's search order follows its term ids): audits reproduce byte for byte."""
+    ctx = z3.Context()
+    solver = make(ctx)
     solver.set("timeout", max(1, int(round(timeout_s * 1000))))
-    solver.add(*ob.constraints)
-    solver.add(ob.violation)
+    solver.add(*[c.translate(ctx) for c in ob.constraints])
+    solver.add(ob.violation.translate(ctx))
     try:
         answer = solver.check()
     except z3.Z3Exception as exc:  # a tactic that does not apply (e.g. bit-vectors for nlsat)
         return "unknown", None, f"solver error: {exc}"
     if answer == z3.sat:
-        return "sat", solver.model(), ""
+        variables = {k: v.translate(ctx) for k, v in ob.variables.items()}
+        return "sat", model_values(solver.model(), variables), ""
     if answer == z3.unsat:
         return "unsat", None, ""
     return "unknown", None, solver.reason_unknown()
 
 
-def _solve(ob: Obligation, timeout_s: float) -> tuple[str, z3.ModelRef | None, float, str, str]:
+def _solve(ob: Obligation, timeout_s: float
+           ) -> tuple[str, dict[str, float] | None, float, str, str]:
     """Decide one obligation within ``timeout_s`` seconds in total: a portfolio of two z3
-    engines run one after the other (:data:`SOLVER`). Returns (answer, model, seconds,
-    reason_unknown, engine that answered)."""
+    engines run one after the other (:data:`SOLVER`). Returns (answer, the model's values of
+    ``ob.variables`` when sat, seconds, reason_unknown, engine that answered)."""
     t0 = time.perf_counter()
     first = min(NLSAT_SHARE * timeout_s, NLSAT_CAP_S)
-    answer, model, why = _run(_nlsat_solver(), ob, first)
+    answer, values, why = _run(_nlsat_solver, ob, first)
     if answer != "unknown":
-        return answer, model, time.perf_counter() - t0, "", "nlsat"
+        return answer, values, time.perf_counter() - t0, "", "nlsat"
     rest = timeout_s - (time.perf_counter() - t0)
     if rest <= 0.001:
         return "unknown", None, time.perf_counter() - t0, why, "nlsat"
-    answer, model, why2 = _run(z3.Solver(), ob, rest)
-    return answer, model, time.perf_counter() - t0, why2, "smt"
+    answer, values, why2 = _run(lambda ctx: z3.Solver(ctx=ctx), ob, rest)
+    return answer, values, time.perf_counter() - t0, why2, "smt"
 
 
 def check_lemma(lemma: SmtLemma, timeout_s: float = DEFAULT_TIMEOUT_S, *,
@@ -374,13 +385,12 @@ def check_lemma(lemma: SmtLemma, timeout_s: float = DEFAULT_TIMEOUT_S, *,
 
     if lemma.refutation is not None:
         ob = lemma.refutation
-        answer, model, sec, why, engine = _solve(ob, timeout_s)
+        answer, values, sec, why, engine = _solve(ob, timeout_s)
         queries.append({"name": ob.name, "role": "refutation", "answer": answer,
                         "engine": engine, "seconds": round(sec, 3),
                         **({"reason_unknown": why} if why else {})})
         if answer == "sat":
-            assert model is not None and lemma.replay is not None
-            values = model_values(model, ob.variables)
+            assert values is not None and lemma.replay is not None
             replay = lemma.replay(values)
             if replay.observed > replay.claimed * (1.0 + rtol):
                 return done("smt-refuted", f"counterexample of '{ob.name}' replayed through the "
@@ -400,13 +410,13 @@ def check_lemma(lemma: SmtLemma, timeout_s: float = DEFAULT_TIMEOUT_S, *,
                 return done("unknown", "; ".join(notes + [f"proof obligation '{ob.name}' timed "
                                                           f"out or is undecided ({why})"]))
             continue
-        answer, model, sec, why, engine = _solve(ob, timeout_s)
+        answer, values, sec, why, engine = _solve(ob, timeout_s)
         rec: dict[str, Any] = {"name": ob.name, "role": "proof", "answer": answer,
                                "engine": engine, "seconds": round(sec, 3)}
         if why:
             rec["reason_unknown"] = why
-        if answer == "sat" and model is not None and ob.variables:
-            rec["model"] = model_values(model, ob.variables)
+        if answer == "sat" and values:
+            rec["model"] = values
         queries.append(rec)
         if answer != "unsat":
             what = ("is satisfiable (the proof step fails; no replayed counterexample)"
