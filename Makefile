@@ -44,7 +44,7 @@ campaign: $(STAMP)
 	$(BIN)/python -m pytest -m slow -q
 
 ## The symbolic tier: every SMT lemma encoding (z3) with its expected verdict (each solver call
-## <= 60 s; about 3 minutes on 2 cores). `python benchmarks/smt_lemmas.py` prints the verdict table
+## <= 60 s; about 100 s on one core). `python benchmarks/smt_lemmas.py` prints the verdict table
 ## next to the sampled checks.
 smt: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q -m slow tests/test_smt_lemmas.py
