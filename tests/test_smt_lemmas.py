@@ -295,3 +295,37 @@ def test_whole_symbolic_tier(index: int) -> None:
     assert r.status == expected[0], (r.statement, r.reason)
     if r.status == "smt-refuted":
         assert r.replay is not None and r.replay.ratio > 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. SMT verdicts next to the sampled checks, in the bundled claims' golden audits
+# ---------------------------------------------------------------------------------------------
+
+
+def test_every_smt_refutation_in_the_golden_audits_pairs_with_a_sampled_check() -> None:
+    """Issue 13's target: each SMT refutation agrees in kind with the sampled check of the same
+    statement, or the report explains the disagreement (agreement_findings)."""
+    import glob
+    from pathlib import Path
+
+    from dpaudit.audits.symbolic import statement_base
+
+    records = sorted(glob.glob(str(Path(__file__).with_name("golden") / "*.json")))
+    refutations = 0
+    for path in records:
+        with open(path) as fh:
+            record = json.load(fh)
+        sampled = {}
+        for lem in record["lemmas"]:
+            if lem["method"] == "sampled":
+                sampled.setdefault(statement_base(lem["statement"]), set()).add(lem["status"])
+        for lem in record["lemmas"]:
+            if lem["method"] != "smt-refuted":
+                continue
+            refutations += 1
+            base = statement_base(lem["statement"])
+            assert base in sampled, (path, base)  # the refuted statement is also sampled
+            assert lem["counterexample"]["replayed"] is True and lem["worst_ratio"] > 1.0
+            if "violated" not in sampled[base]:  # the report must say why they differ
+                assert any(f.startswith(f"'{base}': SMT refutes it") for f in record["findings"])
+    assert refutations >= 20  # the JKT12 and ST13 claims carry their SMT refutations

@@ -221,11 +221,12 @@ def test_agreement_findings_pair_smt_with_sampled_checks_of_the_same_statement()
     from dpaudit.audits.symbolic import agreement_findings, statement_base
 
     assert statement_base("Lemma 6: B <= R [d = 2, R = 1]") == "Lemma 6: B <= R"
-    sampled = [_lem("A", "violated", ratio=2.0), _lem("B", "holds"), _lem("C", "violated", ratio=1.4),
-               _lem("E", "holds")]
+    sampled = [_lem("A", "violated", ratio=2.0), _lem("B", "holds"),
+               _lem("C", "violated", ratio=1.4), _lem("E", "holds")]
     smt = [_lem("A [d = 1]", "violated", "smt-refuted", 2.0),
            _lem("B [d = 1]", "holds", "smt-proved"),
-           _lem("C [d = 1]", "holds", "smt-proved"), _lem("C [d = 2]", "violated", "smt-refuted", 1.4),
+           _lem("C [d = 1]", "holds", "smt-proved"),
+           _lem("C [d = 2]", "violated", "smt-refuted", 1.4),
            _lem("E [d = 1]", "violated", "smt-refuted", 1.5),
            _lem("F, needed bound [d = 1]", "holds", "smt-proved"),
            _lem("G [d = 1]", "inconclusive", "smt-unknown")]
@@ -234,7 +235,8 @@ def test_agreement_findings_pair_smt_with_sampled_checks_of_the_same_statement()
     # A, B, C agree in kind (C: proved in d = 1 only, refuted in d = 2 like the sampled check);
     # E is refuted where sampling found nothing: explained, not counted as agreement.
     assert "3 of the 4 statements checked both ways agree" in out[0]
-    assert any(s.startswith("'C': SMT proves it for [d = 1] and refutes it for [d = 2]") for s in out)
+    assert any(s.startswith("'C': SMT proves it for [d = 1] and refutes it for [d = 2]")
+               for s in out)
     assert any(s.startswith("'E': SMT refutes it ([d = 1], replayed ratio 1.5) where the sampled "
                             "search found nothing in 50 examples") for s in out)
     # A proof where sampling found a counterexample is flagged as a disagreement.

@@ -479,9 +479,10 @@ def agreement_findings(sampled: Sequence[LemmaCheck], smt: Sequence[LemmaCheck])
         if refuted and s_violated or (proved and not refuted and s_holds and not s_violated):
             agree += 1
             if refuted and proved:
-                out.append(f"'{base}': SMT proves it for {', '.join(_scope(c.statement) for c in proved)} "
-                           f"and refutes it for {', '.join(_scope(c.statement) for c in refuted)}; "
-                           "the sampled check (violated) agrees with the refutation.")
+                yes = ", ".join(_scope(c.statement) for c in proved)
+                no = ", ".join(_scope(c.statement) for c in refuted)
+                out.append(f"'{base}': SMT proves it for {yes} and refutes it for {no}; the "
+                           "sampled check (violated) agrees with the refutation.")
             continue
         if refuted and s_holds:
             r = refuted[0]

@@ -49,10 +49,10 @@ from dpaudit.learners.pol import pol_alpha, pol_printed_sensitivity
 from dpaudit.mechanisms.private_sum import PrivateSumTree, released_node_count
 from dpaudit.papers.jkt12.claims import get_claim
 
-__all__ = ["igd_step", "igd_step_t", "giga_step", "pqftl_inputs", "pol_average", "qftl_next", "igd_lemmas",
-           "giga_lemmas", "private_sum_node_lemmas",
-           "pqftl_input_lemmas", "node_count_lemmas", "pol_lemmas", "qftl_assumption_lemma",
-           "all_lemmas", "fast_lemmas", "lemmas_for_claim", "smt_lemma_checks", "smt_evidence", "count_nodes_bv"]
+__all__ = ["igd_step", "igd_step_t", "giga_step", "pqftl_inputs", "pol_average", "qftl_next",
+           "igd_lemmas", "giga_lemmas", "private_sum_node_lemmas", "pqftl_input_lemmas",
+           "node_count_lemmas", "pol_lemmas", "qftl_assumption_lemma", "all_lemmas", "fast_lemmas",
+           "lemmas_for_claim", "smt_lemma_checks", "smt_evidence", "count_nodes_bv"]
 
 Const = float | str  # a number, or a name: a symbolic constant (the proof covers every value)
 
