@@ -19,7 +19,7 @@ import os
 import time
 from pathlib import Path
 
-from dpaudit.audits.symbolic import DEFAULT_TIMEOUT_S, SOLVER, check_lemma
+from dpaudit.audits.symbolic import DEFAULT_TIMEOUT_S, SOLVER, check_lemma, statement_base
 from dpaudit.papers.jkt12 import smt_lemmas as jkt
 from dpaudit.papers.st13 import smt_lemmas as st
 
@@ -49,7 +49,9 @@ def matching(statement: str, sampled: dict[str, set[str]]) -> set[str]:
     return hits
 
 
-def agreement(smt: str, sampled: set[str]) -> str:
+def agreement(smt: str, sampled: set[str], refuted_elsewhere: bool = False) -> str:
+    """``refuted_elsewhere``: another encoding of the same statement (another dimension or
+    constants) is refuted by SMT."""
     if not sampled:
         return "no sampled check"
     kind = {"smt-proved": "holds", "smt-refuted": "violated"}.get(smt)
@@ -57,6 +59,8 @@ def agreement(smt: str, sampled: set[str]) -> str:
         return "SMT undecided"
     if sampled == {kind}:
         return "agree"
+    if kind == "holds" and "violated" in sampled and refuted_elsewhere:
+        return "agree (proved for this encoding's dimension/constants, refuted for another)"
     if kind == "violated" and "holds" in sampled:
         return ("SMT refutes where some sampled runs found nothing" if "violated" in sampled
                 else "SMT refutes, sampling found nothing")
@@ -71,17 +75,22 @@ def main() -> None:
     sampled = sampled_outcomes()
     rows, records = [], []
     t0 = time.perf_counter()
+    results = []
     for paper, mod in (("JKT12", jkt), ("ST13", st)):
         for lem in mod.all_lemmas():
             r = check_lemma(lem, args.timeout)
-            s = matching(lem.statement, sampled)
-            ratio = "" if r.replay is None else f"{r.replay.ratio:.4g}"
-            rows.append((paper, lem.statement, r.status, f"{r.seconds:.2f}", ratio,
-                         "/".join(sorted(s)) or "-", agreement(r.status, s)))
+            results.append((paper, lem, r))
             records.append(r.to_dict())
             print(f"[{time.perf_counter() - t0:7.1f}s] {r.status:12s} {lem.statement[:90]}",
                   flush=True)
     total = time.perf_counter() - t0
+    refuted = {statement_base(r.statement) for _, _, r in results if r.status == "smt-refuted"}
+    for paper, lem, r in results:
+        s = matching(lem.statement, sampled)
+        ratio = "" if r.replay is None else f"{r.replay.ratio:.4g}"
+        rows.append((paper, lem.statement, r.status, f"{r.seconds:.2f}", ratio,
+                     "/".join(sorted(s)) or "-",
+                     agreement(r.status, s, statement_base(lem.statement) in refuted)))
     print(f"\n{SOLVER}; per-call timeout {args.timeout:g} s; total {total:.1f} s\n")
     print("| paper | lemma | SMT verdict | seconds | replayed ratio | sampled (golden) | "
           "agreement |")
