@@ -138,14 +138,24 @@ def pftal_convex_node_lemmas(L: float = 1.0, H: float = 0.5, R: float = 0.05,
     return out
 
 
-def input_bound_lemma(L: float = 1.0, H: float = 0.05, R: float = 1.0) -> SmtLemma:
+#: The statements of the sampled clipping checks (:mod:`dpaudit.papers.st13.lemmas`) of PFTAL and
+#: of the tree-aggregation claim: the SMT record of the same fact carries the claim's wording so
+#: that the report pairs the two.
+INPUT_BOUND_STATEMENTS = {
+    "pftal": "every input the tree receives has l2 norm <= the bound passed to it (clipping)",
+    "tree": "every input the tree receives has l2 norm <= mu (clipping)",
+}
+
+
+def input_bound_lemma(L: float = 1.0, H: float = 0.05, R: float = 1.0,
+                      statement: str = INPUT_BOUND_STATEMENTS["pftal"]) -> SmtLemma:
     """Every input passed to the tree has norm <= mu (the clipping of Algorithm 2), d = 1."""
     mu = pftal_tree_bound("lipschitz", L, H, Ball(1, R))
     mz = z3.RealVal(Fraction(mu))
     z = real("z")
     ob = Obligation("a clipped input exceeds mu", (), absolute(clip(z, -mz, mz)) > mz, {"z": z})
-    return SmtLemma("every input passed to the tree has l2 norm at most the L2-bound passed with "
-                    "it [clipping, d = 1]", f"clip(z, -mu, mu), z any real, mu = {mu:g}", (ob,))
+    return SmtLemma(f"{statement} [clip(z, mu), d = 1]",
+                    f"clip(z, -mu, mu), z any real, mu = {mu:g}", (ob,))
 
 
 _BITS = 32
@@ -201,7 +211,8 @@ def all_lemmas() -> list[SmtLemma]:
 def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]:
     """The encodings that concern one ST13 claim (``st13/pftal``, ...)."""
     table = {
-        "st13/tree-aggregation": lambda: [input_bound_lemma(), leaf_count_lemma()],
+        "st13/tree-aggregation": lambda: [input_bound_lemma(statement=INPUT_BOUND_STATEMENTS[
+            "tree"]), leaf_count_lemma()],
         "st13/pftal": lambda: pftal_node_lemmas() + [input_bound_lemma(), leaf_count_lemma()]
         + (pftal_node_lemmas(1.0, 0.5, 0.5) if thorough else []),
         "st13/pftal-convex": lambda: pftal_convex_node_lemmas()
