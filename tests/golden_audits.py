@@ -4,7 +4,7 @@ The regression guard for refactors (issue 16): ``tests/test_golden.py`` re-audit
 claim and requires the canonical JSON below to match ``tests/golden/<claim id>.json`` byte for
 byte. A change that is *meant* to alter a result regenerates the files with
 
-    .venv/bin/python tests/golden_audits.py
+    .venv/bin/python tests/golden_audits.py [CLAIM_ID ...]
 
 and its commit says which claims changed and why.
 """
@@ -48,6 +48,9 @@ def golden_path(claim_id: str) -> Path:
 def main(argv: list[str]) -> int:
     from dpaudit.audits.registry import all_claims
 
+    if argv[:1] == ["--print"]:  # one record to stdout (what the test compares)
+        sys.stdout.write(canonical_record(argv[1]))
+        return 0
     ids = argv or [rc.claim.id for rc in all_claims()]
     GOLDEN_DIR.mkdir(exist_ok=True)
     for claim_id in ids:

@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
 
-import dpaudit.audits.jkt12 as jkt12
+import dpaudit.papers.jkt12.audit as jkt12
 from dpaudit.audits import registry
 from dpaudit.audits.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
-from dpaudit.audits.jkt12_exact import release_epsilon, release_epsilon_curve
+from dpaudit.papers.jkt12.exact import release_epsilon, release_epsilon_curve
 from dpaudit.audits.registry import AuditContext, Budget
 from dpaudit.learners.domains import Box
 from dpaudit.learners.giga import GIGA
 from dpaudit.learners.igd import IGD
-from dpaudit.learners.jkt12_claims import CLAIM_IDS
+from dpaudit.papers.jkt12.claims import CLAIM_IDS
 from dpaudit.learners.pocp import pocp_c
 from dpaudit.learners.qftl import QFTL
 

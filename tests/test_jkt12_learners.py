@@ -17,14 +17,14 @@ from dpaudit.learners.domains import Ball, Box
 from dpaudit.learners.giga import GIGA, giga_burn_in, gradient_lipschitz
 from dpaudit.learners.igd import IGD
 from dpaudit.learners.implicit_step import implicit_step
-from dpaudit.learners.jkt12_claims import CLAIM_IDS, JKT12_CLAIMS, claimed_privacy
+from dpaudit.papers.jkt12.claims import CLAIM_IDS, JKT12_CLAIMS, claimed_privacy
 from dpaudit.learners.losses import HingeLoss, LinearLoss, LogisticLoss, SquaredLoss
 from dpaudit.learners.pocp import (PGIGA, PIGD, POCP, pgiga_beta, pigd_beta, pigd_lambda, pocp_beta,
                                    pocp_c)
 from dpaudit.learners.pocp_doubling import POCPDoubling, doubling_beta
 from dpaudit.learners.pol import POL, pol_alpha, pol_beta, pol_printed_sensitivity
 from dpaudit.learners.pqftl import PQFTL, pqftl_sigmas
-from dpaudit.learners.private_sum import (PrivateSum, PrivateSumTree, decomposition_levels,
+from dpaudit.mechanisms.private_sum import (PrivateSum, PrivateSumTree, decomposition_levels,
                                           private_sum_sigma, released_node_count,
                                           released_noise_matrix, tree_depth)
 from dpaudit.learners.qftl import QFTL

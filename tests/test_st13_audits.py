@@ -1,4 +1,4 @@
-"""Tests of the Smith-Thakurta 2013 auditors (``dpaudit.audits.st13``).
+"""Tests of the Smith-Thakurta 2013 auditors (``dpaudit.papers.st13.audit``).
 
 The auditors run at a tiny budget here; statistical tests use fixed seeds and say why their margins
 are safe. The longer campaign (quick budget, every claim) is marked slow.
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audits import st13
+from dpaudit.papers.st13 import audit as st13
 from dpaudit.audits.accounting import laplace_epsilon, tree_leaf_epsilon
 from dpaudit.audits.empirical import audit
 from dpaudit.audits.claim_audit import GridPoint
@@ -26,8 +26,8 @@ from dpaudit.learners.bandit_ftal import (
 from dpaudit.learners.domains import Ball
 from dpaudit.learners.losses import LinearLoss
 from dpaudit.learners.pftal import PFTAL, L2Regularised, PFTALConvex
-from dpaudit.learners.st13_claims import ST13_CLAIMS
-from dpaudit.learners.st13_tree import st13_node_scale
+from dpaudit.papers.st13.claims import ST13_CLAIMS
+from dpaudit.mechanisms.st13_tree_aggregation import st13_node_scale
 from dpaudit.mechanisms.tree_aggregation import NodeNoise
 
 TINY = Budget("tiny", samples=3_000, sensitivity_examples=10, grid="coarse", max_T=33)

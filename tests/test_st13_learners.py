@@ -37,8 +37,8 @@ from dpaudit.learners.pftal import (
     theorem4_regret_bound,
     theorem11_regularisation,
 )
-from dpaudit.learners.st13_claims import ST13_CLAIMS
-from dpaudit.learners.st13_tree import ST13TreeAggregator, st13_node_scale, st13_tree_levels
+from dpaudit.papers.st13.claims import ST13_CLAIMS
+from dpaudit.mechanisms.st13_tree_aggregation import ST13TreeAggregator, st13_node_scale, st13_tree_levels
 from dpaudit.mechanisms.tree_aggregation import (
     NodeNoise,
     TreeAggregator,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -26,8 +26,8 @@ __all__ = ["Budget", "BUDGETS", "AuditContext", "RegisteredClaim", "register", "
 
 #: Modules whose import registers claims. Adding a learner family = adding one line here.
 CLAIM_MODULES: list[str] = [
-    "dpaudit.audits.jkt12",
-    "dpaudit.audits.st13",
+    "dpaudit.papers.jkt12.audit",
+    "dpaudit.papers.st13.audit",
 ]
 
 
@@ -78,6 +78,11 @@ class AuditContext:
         words = [self.seed] + [k if isinstance(k, int) else _stable_hash(k) for k in key]
         return np.random.default_rng(np.random.SeedSequence(words))
 
+    def seed_for(self, *key: int | str) -> int:
+        """An integer seed in ``[0, 2**62)`` derived from the context's seed and ``key``: the one
+        way every claim audit seeds an engine run or a Hypothesis search of one of its points."""
+        return int(self.rng(*key).integers(0, 2 ** 62))
+
 
 def _stable_hash(s: str) -> int:
     import zlib
@@ -99,12 +104,31 @@ _REGISTRY: dict[str, RegisteredClaim] = {}
 _loaded = False
 
 
-def register(claim: PrivacyClaim, audit: AuditFunction, kind: str = "learner") -> PrivacyClaim:
-    """Register ``claim`` with the function that audits it; returns the claim for convenience."""
+def register(claim: PrivacyClaim, audit: AuditFunction | Any, kind: str = "learner"
+             ) -> PrivacyClaim:
+    """Register ``claim`` with what audits it; returns the claim for convenience.
+
+    ``audit`` is either a function ``AuditContext -> ClaimAudit`` or a claim declaration (an object
+    with ``grid`` and ``plan``, see :mod:`dpaudit.audits.claim_driver`), which the one claim driver
+    runs.
+    """
+    if hasattr(audit, "plan") and hasattr(audit, "grid"):
+        audit = _driven(audit)
     if claim.id in _REGISTRY and _REGISTRY[claim.id].claim != claim:
         raise ValueError(f"claim id {claim.id!r} is already registered with a different claim")
     _REGISTRY[claim.id] = RegisteredClaim(claim, audit, kind)
     return claim
+
+
+def _driven(declaration: Any) -> AuditFunction:
+    def audit(ctx: AuditContext) -> ClaimAudit:
+        from dpaudit.audits.claim_driver import run_claim
+
+        return run_claim(declaration, ctx)
+
+    audit.declaration = declaration  # type: ignore[attr-defined]
+    audit.__doc__ = f"Audit of {declaration.claim.id} by the claim driver."
+    return audit
 
 
 def unregister(claim_id: str) -> None:

@@ -28,7 +28,7 @@ from scipy.special import expit
 from dpaudit._validation import check_finite_array, check_nonnegative, check_positive
 from dpaudit.learners.domains import Domain
 
-__all__ = ["Loss", "LinearLoss", "SquaredLoss", "ShiftedSquaredLoss", "LogisticLoss", "HingeLoss",
+__all__ = ["Loss", "LinearLoss", "AffineLoss", "SquaredLoss", "ShiftedSquaredLoss", "LogisticLoss", "HingeLoss",
            "LossClass", "LossKind"]
 
 LossKind = Literal["linear", "squared", "logistic", "hinge"]
@@ -289,3 +289,41 @@ class LossClass:
     def __repr__(self) -> str:  # short, for reports
         return (f"LossClass({self.kind}, L={self.lipschitz:g}, alpha={self.strong_convexity:g}, "
                 f"R={self.data_bound}, domain={self.domain!r})")
+
+
+@dataclass(frozen=True, eq=False)
+class AffineLoss(Loss):
+    """``f(w) = <g, w> + c``: convex, ``||g||``-Lipschitz (constants are 0-Lipschitz).
+
+    Used for the bandit pairs, whose worst case is a change of the loss *value* (ST13 Alg. 3
+    passes ``(p/beta) f_t(w^_t) u_t``).
+    """
+
+    g: np.ndarray
+    c: float = 0.0
+
+    def __post_init__(self) -> None:
+        g = check_finite_array(self.g, "g", ndim=1).copy()
+        if g.size == 0:
+            raise ValueError("g must have at least one coordinate")
+        g.setflags(write=False)
+        object.__setattr__(self, "g", g)
+        object.__setattr__(self, "c", float(check_finite_array(self.c, "c", ndim=0)))
+
+    @property
+    def kind(self) -> LossKind:  # type: ignore[override]
+        return "linear"
+
+    @property
+    def dim(self) -> int:
+        return self.g.shape[0]
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        return self._x(x) @ self.g + self.c
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        return np.broadcast_to(self.g, x.shape).copy()
+
+    def lipschitz(self, domain: Domain) -> float:
+        return float(np.linalg.norm(self.g))

@@ -4,7 +4,7 @@ Algorithm 1 (strongly convex losses)
 ------------------------------------
 ``w^_1`` is any point of ``C`` (here ``Pi_C(0)`` unless given). At every step the gradient
 ``grad f_t(w^_t)`` is passed, with "L2-bound L and privacy parameter eps", to the tree-based
-aggregation protocol (Algorithm 2, :class:`~dpaudit.learners.st13_tree.ST13TreeAggregator`), which
+aggregation protocol (Algorithm 2, :class:`~dpaudit.mechanisms.st13_tree_aggregation.ST13TreeAggregator`), which
 returns the noisy partial sum ``v^_t``; the next point is (Alg. 1 line 4, eq. (5))
 
     w^_{t+1} = argmin_{w in C} <v^_t, w> + H/2 sum_{tau<=t} ||w - w^_tau||^2
@@ -58,7 +58,7 @@ from dpaudit._validation import (
 from dpaudit.learners.domains import Domain
 from dpaudit.learners.ftal import FTAL
 from dpaudit.learners.losses import Loss, LossKind
-from dpaudit.learners.st13_tree import ST13TreeAggregator
+from dpaudit.mechanisms.st13_tree_aggregation import ST13TreeAggregator
 
 __all__ = [
     "TreeBoundReading",
@@ -145,7 +145,7 @@ class _Algorithm2Sum:
     Mixed in before an FTAL-type learner (:class:`PFTAL`, Alg. 1;
     :class:`~dpaudit.learners.bandit_ftal.PrivateBanditFTAL`, Alg. 3): it replaces the exact
     gradient sum of the learner's ``_start`` / ``_accumulate`` hooks by the noisy partial sums of
-    an :class:`~dpaudit.learners.st13_tree.ST13TreeAggregator` over the horizon ``T`` with bound
+    an :class:`~dpaudit.mechanisms.st13_tree_aggregation.ST13TreeAggregator` over the horizon ``T`` with bound
     ``mu`` (every input is clipped to ``mu``), and refuses to learn more than ``T`` losses. The
     learner's ``__init__`` calls :meth:`_init_algorithm2` and sets ``_mu``.
     """

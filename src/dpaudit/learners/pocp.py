@@ -42,6 +42,7 @@ import numpy as np
 
 from dpaudit._validation import (check_delta, check_epsilon, check_generator, check_int,
                                  check_positive)
+from dpaudit.mechanisms.private_sum import Version, check_version
 from dpaudit.learners.base import OnlineLearner, RoundCounting, StoredPointRelease
 from dpaudit.learners.domains import Ball, Box, Domain
 from dpaudit.learners.giga import GIGA, gradient_lipschitz
@@ -53,14 +54,6 @@ from dpaudit.mechanisms.gaussian import sample_gaussian
 __all__ = ["Version", "check_version", "pocp_c", "pocp_beta", "pigd_lambda", "pigd_beta",
            "pgiga_lambda", "pgiga_beta", "check_base_and_domain", "POCP", "PIGD", "PGIGA"]
 
-Version = Literal["colt", "arxiv"]
-
-
-def check_version(version: object) -> Version:
-    """``"colt"`` (COLT 2012 proceedings) or ``"arxiv"`` (arXiv version)."""
-    if version not in ("colt", "arxiv"):
-        raise ValueError(f"version must be 'colt' or 'arxiv', got {version!r}")
-    return version  # type: ignore[return-value]
 
 
 def _check_T(T: object) -> int:

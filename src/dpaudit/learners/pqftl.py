@@ -10,7 +10,7 @@ version Section 3.5 (Algorithm 4, Theorem 7). Identical pseudo-code in both vers
         x^_{t+1} = (t alpha I + V^_t)^{-1} u^_t                                   (line 9)
 
 The versions differ only through PrivateSum's sigma (see
-:func:`dpaudit.learners.private_sum.private_sum_sigma`). Released: x^_1, ..., x^_T; the noisy sums
+:func:`dpaudit.mechanisms.private_sum.private_sum_sigma`). Released: x^_1, ..., x^_T; the noisy sums
 V^_t, u^_t are internal state and never returned.
 
 Reading choices:
@@ -33,7 +33,7 @@ from dpaudit._validation import (check_delta, check_epsilon, check_generator, ch
 from dpaudit.learners.base import RoundCounting, StoredPointRelease
 from dpaudit.learners.losses import Loss
 from dpaudit.learners.pocp import Version, check_version
-from dpaudit.learners.private_sum import LogReading, PrivateSumTree, private_sum_sigma
+from dpaudit.mechanisms.private_sum import LogReading, PrivateSumTree, private_sum_sigma
 from dpaudit.learners.qftl import check_quadratic_loss
 
 __all__ = ["PQFTL", "pqftl_sigmas"]

@@ -316,7 +316,7 @@ class _StreamingAggregator:
     and the last release (:meth:`prefix_sum`). Subclasses implement ``add(x)``, which updates
     ``_t``, ``_noise_draws`` and ``_release``: :class:`TreeAggregator` (the binary mechanism),
     :class:`~dpaudit.mechanisms.window_tree.WindowTreeAggregator` and ST13's Algorithm 2 as printed
-    (:class:`~dpaudit.learners.st13_tree.ST13TreeAggregator`).
+    (:class:`~dpaudit.mechanisms.st13_tree_aggregation.ST13TreeAggregator`).
     """
 
     def __init__(self, T: int, d: int, noise: NodeNoise, n_runs: int,

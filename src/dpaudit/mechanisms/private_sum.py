@@ -41,9 +41,18 @@ import numpy as np
 from dpaudit._validation import (check_delta, check_epsilon, check_finite_array, check_generator,
                                  check_int, check_positive)
 from dpaudit.claims import NeighbourRelation
-from dpaudit.learners.pocp import Version, check_version
 from dpaudit.mechanisms.base import Mechanism, Sensitivity
 from dpaudit.mechanisms.gaussian import sample_gaussian
+
+#: The version of Jain, Kothari & Thakurta (2012) whose printed calibration is used.
+Version = Literal["colt", "arxiv"]
+
+
+def check_version(version: object) -> Version:
+    """The JKT12 version: ``"colt"`` (COLT 2012 proceedings) or ``"arxiv"`` (arXiv version)."""
+    if version not in ("colt", "arxiv"):
+        raise ValueError(f"version must be 'colt' or 'arxiv', got {version!r}")
+    return version  # type: ignore[return-value]
 
 __all__ = ["LogReading", "private_sum_sigma", "tree_depth", "decomposition_levels",
            "released_node_count", "released_noise_matrix", "PrivateSumTree", "PrivateSum"]

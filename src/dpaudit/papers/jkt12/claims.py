@@ -2,7 +2,7 @@
 
 Sources: ``jkt12-colt.txt`` (COLT 2012 proceedings, appendices A-G) and ``jkt12-arxiv.txt`` (arXiv
 version). Each version is a separate claim implemented literally; the printed calibrations are the
-pure functions of :mod:`dpaudit.learners.pocp`, :mod:`~dpaudit.learners.private_sum`,
+pure functions of :mod:`dpaudit.learners.pocp`, :mod:`~dpaudit.mechanisms.private_sum`,
 :mod:`~dpaudit.learners.pqftl`, :mod:`~dpaudit.learners.pol` and
 :mod:`~dpaudit.learners.pocp_doubling`, which the learners use too.
 

@@ -107,9 +107,9 @@ from dpaudit.learners.bandit_ftal import (
 )
 from dpaudit.learners.domains import Ball, Domain
 from dpaudit.learners.ftal import ftal_argmin
-from dpaudit.learners.losses import LinearLoss, Loss, LossClass, LossKind, SquaredLoss
+from dpaudit.learners.losses import AffineLoss, LinearLoss, Loss, LossClass, LossKind, SquaredLoss
 from dpaudit.learners.pftal import PFTAL, L2Regularised, PFTALConvex, theorem11_regularisation
-from dpaudit.learners.st13_claims import (
+from dpaudit.papers.st13.claims import (
     BANDIT_FTAL_CLAIM,
     BANDIT_FTAL_CONVEX_CLAIM,
     NODE_RATIO_LEMMA,
@@ -117,7 +117,7 @@ from dpaudit.learners.st13_claims import (
     PFTAL_CONVEX_CLAIM,
     TREE_AGGREGATION,
 )
-from dpaudit.learners.st13_tree import (
+from dpaudit.mechanisms.st13_tree_aggregation import (
     ST13TreeAggregator,
     st13_node_scale,
     st13_tree_levels,
@@ -132,7 +132,6 @@ from dpaudit.mechanisms.tree_aggregation import (
 
 __all__ = [
     "WorstPair",
-    "AffineLoss",
     "released_nodes",
     "tree_worst_pair",
     "pftal_worst_pair",
@@ -181,44 +180,6 @@ _MIRONOV = ("Floating-point samplers are not exactly differentially private (Mir
 # ------------------------------------------------------------------------------------------------
 # Losses used by the worst-case pairs
 # ------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class AffineLoss(Loss):
-    """``f(w) = <g, w> + c``: convex, ``||g||``-Lipschitz (constants are 0-Lipschitz).
-
-    Used for the bandit pairs, whose worst case is a change of the loss *value* (ST13 Alg. 3
-    passes ``(p/beta) f_t(w^_t) u_t``).
-    """
-
-    g: np.ndarray
-    c: float = 0.0
-
-    def __post_init__(self) -> None:
-        g = check_finite_array(self.g, "g", ndim=1).copy()
-        if g.size == 0:
-            raise ValueError("g must have at least one coordinate")
-        g.setflags(write=False)
-        object.__setattr__(self, "g", g)
-        object.__setattr__(self, "c", float(check_finite_array(self.c, "c", ndim=0)))
-
-    @property
-    def kind(self) -> LossKind:  # type: ignore[override]
-        return "linear"
-
-    @property
-    def dim(self) -> int:
-        return self.g.shape[0]
-
-    def value(self, x: np.ndarray) -> np.ndarray:
-        return self._x(x) @ self.g + self.c
-
-    def grad(self, x: np.ndarray) -> np.ndarray:
-        x = self._x(x)
-        return np.broadcast_to(self.g, x.shape).copy()
-
-    def lipschitz(self, domain: Domain) -> float:
-        return float(np.linalg.norm(self.g))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Auditors of the thirteen privacy claims of Jain, Kothari & Thakurta (2012).
 
 Importing this module registers one audit function per claim id of
-:data:`dpaudit.learners.jkt12_claims.CLAIM_IDS` with :func:`dpaudit.audits.registry.register`.
+:data:`dpaudit.papers.jkt12.claims.CLAIM_IDS` with :func:`dpaudit.audits.registry.register`.
 Each audit function ``audit_fn(ctx: AuditContext) -> ClaimAudit`` gathers the four kinds of
 evidence of issue 4 over a grid of the claim's parameter range (``ctx.budget.grid``: ``"coarse"``
 = a handful of points with the extremes and the paper's experiment settings; ``"full"`` = a
@@ -13,7 +13,7 @@ product grid):
    continued with the filler's closed-form recursion, which the tests check against the learner),
    and the epsilon(delta) of the *released* outputs: exact Gaussian when nothing is projected, and
    a rigorous lower bound (with the unprojected Gaussian as upper bound) when the noisy points are
-   projected onto a box (:mod:`dpaudit.audits.jkt12_exact`). ``GridPoint.epsilon_exact`` is that
+   projected onto a box (:mod:`dpaudit.papers.jkt12.exact`). ``GridPoint.epsilon_exact`` is that
    lower bound: above the claim it is a proof that the claim fails.
 2. **Accountant**: the epsilon of the implemented noise schedule under the worst-case sensitivity
    (the correct bound, derived in each section below, not the printed one), i.e. an upper bound
@@ -77,21 +77,21 @@ from dpaudit.audits.accounting import (calibrate_gaussian_noise_multiplier, gaus
                                        gaussian_epsilon_pld, heterogeneous_gaussian_mu)
 from dpaudit.audits.claim_audit import (EXACT_TOLERANCE, ClaimAudit, GridPoint, LemmaCheck,
                                        decide_verdict, format_parameters)
-from dpaudit.audits.jkt12_exact import release_epsilon, release_epsilon_curve
+from dpaudit.papers.jkt12.exact import release_epsilon, release_epsilon_curve
 from dpaudit.audits.registry import AuditContext, register
 from dpaudit.audits.sensitivity import SensitivityReport, check_sensitivity
 from dpaudit.audits.strategies import regression_class
 from dpaudit.learners.domains import Ball, Box
 from dpaudit.learners.giga import GIGA, giga_burn_in
 from dpaudit.learners.igd import IGD
-from dpaudit.learners.jkt12_claims import CLAIM_IDS, claimed_privacy, get_claim
+from dpaudit.papers.jkt12.claims import CLAIM_IDS, claimed_privacy, get_claim
 from dpaudit.learners.losses import Loss, LossClass, ShiftedSquaredLoss, SquaredLoss
 from dpaudit.learners.pocp import (PGIGA, PIGD, POCP, Version, pgiga_beta, pigd_beta, pocp_beta,
                                    pocp_c)
 from dpaudit.learners.pocp_doubling import POCPDoubling, doubling_beta
 from dpaudit.learners.pol import POL, pol_alpha, pol_beta, pol_printed_sensitivity
 from dpaudit.learners.pqftl import PQFTL, pqftl_sigmas
-from dpaudit.learners.private_sum import (LogReading, PrivateSum, private_sum_sigma,
+from dpaudit.mechanisms.private_sum import (LogReading, PrivateSum, private_sum_sigma,
                                           released_node_count,
                                           released_noise_matrix, tree_depth)
 from dpaudit.learners.qftl import QFTL
