@@ -113,12 +113,19 @@ class SwitchRecord:
     restart_budget: float | None = None
     laplace_draws: np.ndarray | None = None
     phases: np.ndarray | None = None
+    selection_cap: int | None = None
     extra: dict = field(default_factory=dict)
 
     @property
     def budget_exhausted(self) -> np.ndarray:
-        """Runs that used every selection the loop condition allows."""
-        return self.selections >= math.ceil(self.selection_budget - 1e-12)
+        """Runs that used every selection the loop condition allows (``selection_cap``)."""
+        cap = math.ceil(self.selection_budget - 1e-12) if self.selection_cap is None else self.selection_cap
+        return self.selections >= cap
+
+    @property
+    def over_proof_budget(self) -> np.ndarray:
+        """Runs that made more draws than the privacy proof budgets (``selections > budget``)."""
+        return self.selections > self.selection_budget + 1e-12
 
     @property
     def restarts_over_budget(self) -> np.ndarray | None:
@@ -132,7 +139,10 @@ class SwitchRecord:
         out = {"selection_budget": float(self.selection_budget),
                "selections_mean": float(np.mean(self.selections)),
                "selections_max": int(np.max(self.selections)),
-               "budget_exhausted_fraction": float(np.mean(self.budget_exhausted))}
+               "budget_exhausted_fraction": float(np.mean(self.budget_exhausted)),
+               "over_proof_budget_fraction": float(np.mean(self.over_proof_budget))}
+        if self.selection_cap is not None:
+            out["selection_cap"] = int(self.selection_cap)
         if self.restarts is not None:
             out.update({"applications_max": int(np.max(self.restarts) + 1),
                         "applications_mean": float(np.mean(self.restarts) + 1),

@@ -188,5 +188,5 @@ class PotentialExperts(ExpertsLearner):
             q = (logphi[tstar] - logphi[t]) / p.eta
             fired = svt.query(q - p.threshold)
         self.record = SwitchRecord(selections=k, selection_budget=p.K, switch_rounds=switch_rounds,
-                                   extra={"selection_cap": p.selections})
+                                   selection_cap=p.selections)
         return out

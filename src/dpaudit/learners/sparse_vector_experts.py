@@ -372,7 +372,7 @@ class SparseVectorExperts(_SparseVectorCore):
     def _make_record(self, total: np.ndarray, switch_rounds: np.ndarray,
                      restarts: np.ndarray) -> SwitchRecord:
         return SwitchRecord(selections=total, selection_budget=self.params.K, switch_rounds=switch_rounds,
-                            extra={"selection_cap": self._cap})
+                            selection_cap=self._cap)
 
 
 class AdaptiveSparseVectorExperts(_SparseVectorCore):
@@ -418,7 +418,7 @@ class AdaptiveSparseVectorExperts(_SparseVectorCore):
     def _make_record(self, total: np.ndarray, switch_rounds: np.ndarray,
                      restarts: np.ndarray) -> SwitchRecord:
         return SwitchRecord(selections=total, selection_budget=self.params.K * self.params.application_budget,
-                            switch_rounds=switch_rounds, restarts=restarts,
+                            switch_rounds=switch_rounds, restarts=restarts, selection_cap=None,
                             restart_budget=self.params.application_budget,
                             laplace_draws=self._laplace.copy(),
                             extra={"final_L_estimate_max": float(self._floors.max())})
