@@ -5,7 +5,9 @@ Each check draws a stream ``(T, d)`` of losses in ``[0, 1]``, a round ``r`` and 
 vector (the paper's neighbour relation), computes every query the algorithm could issue on both
 streams, and compares the largest change with the claimed sensitivity 1. The search is steered
 towards large ratios with ``hypothesis.target``; Hypothesis shrinks the first failing example before
-it is reported. Queries checked:
+it is reported. A few deterministic examples from the analysis of each query
+(:func:`extreme_examples`) are evaluated too, so a known violation does not depend on search luck;
+when only they fail, the reported counterexample is the worst of them (not shrunk). Queries checked:
 
 * ``alg1-svt``: ``q = sum_{i=a}^{j-1} l_i(x)`` for every anchor ``a``, round ``j``, expert ``x``
   (Algorithm 1 and every application of it in Algorithm 2 / Theorem 3);
@@ -29,7 +31,8 @@ from dpaudit.audits.claim_audit import LemmaCheck
 from dpaudit.learners.experts import cumulative_losses
 from dpaudit.learners.potential_experts import log_potential
 
-__all__ = ["QUERY_KINDS", "query_values", "neighbour_examples", "check_query_sensitivity"]
+__all__ = ["QUERY_KINDS", "query_values", "neighbour_examples", "extreme_examples",
+           "check_query_sensitivity"]
 
 QUERY_KINDS = ("alg1-svt", "alg1-em", "alg2-count", "alg5-svt")
 
@@ -90,6 +93,25 @@ class _Violation(Exception):
         self.example = example
 
 
+def extreme_examples(kind: str) -> list[dict]:
+    """Deterministic examples from the analysis of each query, run before the random search.
+
+    For ``alg5-svt``: round 1 is ``(1, 0, .., 0)``, replaced by ``(0, 1, .., 1)``; expert 0 then loses
+    ``k`` rounds (so it has small weight at ``t*``) and every other expert ``m`` rounds after ``t*``:
+    the query's change tends to ``(1/eta) log(e^{2 eta} ...)`` -> 2 (see ``exact.py``). For the
+    additive queries: one replaced round that moves every expert by 1.
+    """
+    if kind == "alg5-svt":
+        out = []
+        for d, eta, k, m in ((2, 1.0, 3, 6), (4, 0.5, 6, 10), (4, 2.0, 3, 6)):
+            rows = [[1.0] + [0.0] * (d - 1)] + [[1.0] + [0.0] * (d - 1)] * k + \
+                [[0.0] + [1.0] * (d - 1)] * m
+            out.append({"losses": rows, "round": 1, "replacement": [0.0] + [1.0] * (d - 1),
+                        "eta": eta})
+        return out
+    return [{"losses": [[0.0, 0.0], [1.0, 1.0]], "round": 1, "replacement": [1.0, 1.0], "eta": 1.0}]
+
+
 def _ratio(kind: str, ex: dict) -> float:
     L0 = np.array(ex["losses"], dtype=float)
     L1 = L0.copy()
@@ -126,12 +148,17 @@ def check_query_sensitivity(kind: str, *, examples: int = 200, seed: int = 0, ma
             raise _Violation(ex)
 
     statement = _STATEMENTS[kind]
+    extremes = [(e, _ratio(kind, e) / claimed) for e in extreme_examples(kind)]
+    worst[0] = max(r for _, r in extremes)
     try:
         search()
     except _Violation as v:   # Hypothesis has shrunk the failing example before re-raising
         ex = v.example
     else:
-        return LemmaCheck(statement, "holds", worst[0], examples)
+        bad = [e for e, r in extremes if r > 1.0 + tol]
+        if not bad:
+            return LemmaCheck(statement, "holds", worst[0], examples + len(extremes))
+        ex = max(bad, key=lambda e: _ratio(kind, e))   # not shrunk: from the analysis family
     observed = _ratio(kind, ex)
     counter = {"losses": ex["losses"], "replaced_round": ex["round"],
                "replacement": ex["replacement"], "eta": ex["eta"],
