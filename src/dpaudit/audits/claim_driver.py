@@ -38,7 +38,7 @@ from dpaudit.audits.registry import AuditContext, Budget
 from dpaudit.claims import PrivacyClaim
 
 __all__ = ["EmpiricalPlan", "PointPlan", "Skip", "LemmaOutcome", "ClaimDeclaration", "ClaimRun",
-           "TestedPoint", "run_claim", "fmt", "MIRONOV_CAVEAT", "BONFERRONI_NOTE"]
+           "TestedPoint", "AddedPoints", "run_claim", "coarse", "fmt", "MIRONOV_CAVEAT", "BONFERRONI_NOTE"]
 
 #: The caveat every report carries once (AUDIT-METHOD section 5).
 MIRONOV_CAVEAT = ("Floating-point samplers are not exactly differentially private (Mironov, CCS "
@@ -134,6 +134,15 @@ class Skip:
 
 
 @dataclass(frozen=True)
+class AddedPoints:
+    """What ``more_points`` returns: points derived from the planned ones (audited like the grid's)
+    and notes for the declaration's ``findings`` hook (``ClaimRun.notes``)."""
+
+    plans: tuple[PointPlan, ...] = ()
+    notes: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class LemmaOutcome:
     """What a paper's lemma checks return: the checks, the trace for the sensitivity figure
     (``figures["sensitivity"]`` convention of :mod:`dpaudit.audits.claim_audit`) and prose."""
@@ -165,6 +174,7 @@ class ClaimRun:
     tested: list[TestedPoint]
     lemmas: list[LemmaCheck]
     skipped: list[Skip]
+    notes: Mapping[str, Any] = field(default_factory=dict)
 
     def worst_index(self) -> int | None:
         audit = ClaimAudit(self.claim, self.points, self.lemmas)
@@ -178,7 +188,8 @@ class ClaimDeclaration(Protocol):
 
     Required: ``claim``, ``grid``, ``plan``. Optional (the driver uses them when present):
     ``tested_points(budget) -> int | None`` (``None``: test every point with an empirical plan;
-    ``k``: the ``k`` points with the largest exact/accountant ratio), ``more_points(plans, ctx)``,
+    ``k``: the ``k`` points with the largest exact/accountant ratio),
+    ``more_points(plans, ctx) -> AddedPoints``,
     ``lemmas(ctx, parameters) -> LemmaOutcome``, ``findings(run) -> list[str]``,
     ``histogram_statistic`` (words for the histogram caption).
     """
@@ -250,8 +261,11 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
         else:
             plans.append(planned)
     more = _optional(decl, "more_points")
-    if more is not None:
-        plans.extend(more(list(plans), ctx))
+    added = more(list(plans), ctx) if more is not None else AddedPoints()
+    plans.extend(added.plans)
+    # The lemma checks see every planned and skipped point, not the follow-up tests.
+    lemma_parameters = ([dict(p.parameters) for p in plans] +
+                        [dict(s.parameters) for s in skipped])
 
     # Which points get an empirical test: fixed here, from the plans only.
     ctx.progress(len(grid), total, f"{claim.id}: empirical lower bounds")
@@ -295,13 +309,11 @@ def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
 
     ctx.progress(len(grid) + 1, total, f"{claim.id}: sensitivity lemmas")
     lemma_fn = _optional(decl, "lemmas")
-    outcome = (lemma_fn(ctx, [dict(p.parameters) for p in plans] +
-                        [dict(s.parameters) for s in skipped])
-               if lemma_fn is not None else LemmaOutcome())
+    outcome = lemma_fn(ctx, lemma_parameters) if lemma_fn is not None else LemmaOutcome()
     lemmas = list(outcome.checks)
 
     ctx.progress(len(grid) + 2, total, f"{claim.id}: worst point, figures and findings")
-    run = ClaimRun(claim, ctx, plans, points, tested, lemmas, skipped)
+    run = ClaimRun(claim, ctx, plans, points, tested, lemmas, skipped, dict(added.notes))
     audit = ClaimAudit(claim=claim, points=points, lemmas=lemmas, seed=ctx.seed,
                        budget=ctx.budget.name, alpha=ctx.alpha)
     figures: dict[str, Any] = {}

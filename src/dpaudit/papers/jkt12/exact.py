@@ -34,6 +34,9 @@ from scipy.special import log_ndtr
 
 from dpaudit._validation import check_delta, check_finite_array, check_int, check_positive
 from dpaudit.audits.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
+from dpaudit.audits.accounting import gaussian_epsilon_pld
+from dpaudit.learners.pqftl import pqftl_sigmas
+from dpaudit.mechanisms.private_sum import LogReading, Version, private_sum_sigma, released_node_count, released_noise_matrix
 
 __all__ = ["ReleaseEpsilon", "release_epsilon", "release_epsilon_curve"]
 
@@ -244,3 +247,95 @@ def release_epsilon(m0: np.ndarray, m1: np.ndarray, sigmas: np.ndarray, delta: f
         raise ValueError("delta must be in (0, 1), got 0")
     return release_epsilon_curve(m0, m1, sigmas, [delta], half_width,
                                  max_clipped_steps=max_clipped_steps)[0]
+
+
+# Values the JKT12 auditors derive in closed form
+
+#: Clipped steps composed exactly when a point's lower bound is refined (see ``_run_family``).
+REFINED_CLIPPED_STEPS = 4096
+
+#: Deltas of the privacy-curve figure.
+CURVE_DELTAS = [10.0 ** -k for k in range(10, 0, -1)]
+
+
+def c_zero_epsilon(delta: float) -> float:
+    """eps = (1/2) ln(2/delta): COLT's c = ln((1/(2 eps)) ln(2/delta)) / (2 ln T) is 0 there.
+
+    c >= 0 (needed by App. A.2's step 2 eps / T^{2c} <= 2 eps) iff eps <= this value.
+    """
+    return 0.5 * math.log(2.0 / delta)
+
+
+def _cross_check(mu: float, delta: float) -> str:
+    """Closed-form Gaussian epsilon vs dp-accounting's PLD (grid coarsened for large mu)."""
+    interval = 1e-4 * max(1.0, mu * mu / 4.0)
+    pld = gaussian_epsilon_pld(mu, delta, value_discretization_interval=interval)
+    return (f"Cross-check at the worst point (mu = {mu:.6g}, delta = {delta:.3g}): closed-form "
+            f"Gaussian epsilon {gaussian_epsilon(mu, delta):.6g} vs dp-accounting PLD {pld:.6g} "
+            f"(grid {interval:.2g}).")
+
+
+def _lr_weights_tree(horizon: int, shift: float) -> np.ndarray:
+    """Sigma^{-1} Delta for the released prefix sums (per coordinate, up to 1/sigma^2)."""
+    M, _ = released_noise_matrix(horizon)
+    return np.linalg.solve(M @ M.T, np.full(horizon, shift))
+
+
+def _tree_mu(horizon: int, shift: float, sigma: float) -> float:
+    """Exact shift of the released prefix sums when w_1 moves by ``shift`` (node count)."""
+    return shift * math.sqrt(released_node_count(1, horizon)) / sigma
+
+
+def privatesum_step_mu(R: float, sigma: float) -> float:
+    """Shift of the worst single output W^_t: 2R / sigma.
+
+    W^_t sums the noisy nodes of the binary decomposition of t; when t is a power of two that is
+    one node, which contains every w_s with s <= t, so replacing w_s (||w_s - w'_s|| <= 2R) moves
+    W^_t by 2R against noise N(0, sigma^2 I). Every other t sums more nodes (more noise).
+    """
+    return 2.0 * R / sigma
+
+
+def pqftl_state_mu(version: Version, T: int, R: float, epsilon: float, delta: float,
+                   log_reading: LogReading, d: int, u_bound: float | None = None
+                   ) -> dict[str, float]:
+    """Shifts of PQFTL's state (V^_t, u^_t)_{t <= T-1} when one loss is replaced.
+
+    Worst case: the u-tree's nodes move by up to 2R^2 (|y| ||v|| <= R^2) and the V-tree's by
+    R^2 sqrt(2) (d >= 2: e.g. v = R e_1 -> R e_2) or R^2 (d = 1), each in
+    ``released_node_count(1, T-1)`` released nodes, composed: ``"worst"``. The label flip
+    y_1 = +-R, v_1 = R e_1 (V identical): ``"flip"``. Label and direction changed together:
+    ``"mixed"``. ``u_bound`` replaces the bound R that Algorithm 4 line 8 passes to the u-tree
+    (e.g. R^2, the true bound on ||y_t v_t||) to show what the printed argument costs.
+    """
+    sV, su = pqftl_sigmas(version, T, R, epsilon, delta, log_reading)
+    if u_bound is not None:
+        su = private_sum_sigma(version, T, u_bound, epsilon / 2.0, delta / 2.0, log_reading)
+    n = released_node_count(1, T - 1)
+    dV = R * R * (math.sqrt(2.0) if d >= 2 else 1.0)
+    worst = math.sqrt(n) * math.hypot(2.0 * R * R / su, dV / sV)
+    flip = math.sqrt(n) * 2.0 * R * R / su
+    mixed = (math.sqrt(n) * math.hypot(math.sqrt(2.0) * R * R / su, math.sqrt(2.0) * R * R / sV)
+             if d >= 2 else math.sqrt(n) * math.hypot(R * R / su, R * R / sV))
+    return {"worst": worst, "flip": flip, "mixed": mixed, "sigma_V": sV, "sigma_u": su,
+            "nodes": float(n)}
+
+
+def _pgiga_accountant(T: int, t_q: int, G: float, alpha: float, beta: float) -> tuple[float, int]:
+    """max over the replaced position tau >= t_q of the worst-case mu, and the maximiser.
+
+    A loss replaced at round tau moves x_{tau+1} by at most eta_tau 2G = 4G/(alpha tau); a gradient
+    step of an alpha-strongly convex L_G-smooth loss contracts by max(|1 - eta alpha|,
+    |1 - eta L_G|) = 1 - 2/s for s >= t_q (since 2 L_G/(alpha s) <= alpha/L_G <= 1), so
+    ||x_{t+1} - x'_{t+1}|| <= 4G (tau - 1)/(alpha (t - 1) t) for t >= tau, and with sigma_t = beta/t
+    mu(tau)^2 = (4G (tau - 1)/(alpha beta))^2 sum_{j = tau-1}^{T-2} 1/j^2.
+    """
+    taus = np.arange(max(t_q, 2), T, dtype=float)
+    if taus.size == 0:
+        return 0.0, t_q
+    j = np.arange(1, T - 1, dtype=float)
+    tail = np.cumsum((1.0 / j ** 2)[::-1])[::-1]  # tail[k] = sum_{j >= k+1} 1/j^2 (j <= T-2)
+    sums = tail[(taus - 2).astype(int)]
+    mus = 4.0 * G * (taus - 1.0) / (alpha * beta) * np.sqrt(sums)
+    k = int(np.argmax(mus))
+    return float(mus[k]), int(taus[k])

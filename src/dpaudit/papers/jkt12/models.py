@@ -1,0 +1,566 @@
+"""The model of one audited grid point of a JKT12 claim: grid, pair, noise schedule, exact values.
+
+A :class:`_Model` (Gaussian-release claims: POCP, PIGD, PGIGA, POL, the doubling variant) holds the
+noisy rounds, their noise scales, the noise-free first coordinates on both streams of the pair of
+:mod:`dpaudit.papers.jkt12.pairs`, the box C and the worst-case accountant shift; a
+:class:`_TreeModel` (PrivateSum, PQFTL) the tree's exact and accountant shifts. The grids list the
+audited points of each claim (``"coarse"``: extremes and the paper's settings; ``"full"``: a
+product grid). :mod:`dpaudit.papers.jkt12.audit` turns each model into the driver's ``PointPlan``.
+"""
+
+from __future__ import annotations
+
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from dpaudit.audits.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
+from dpaudit.audits.claim_audit import GridPoint, LemmaCheck
+from dpaudit.papers.jkt12.exact import release_epsilon
+from dpaudit.audits.registry import AuditContext
+from dpaudit.learners.domains import Box
+from dpaudit.learners.giga import GIGA, giga_burn_in
+from dpaudit.learners.igd import IGD
+from dpaudit.papers.jkt12.claims import claimed_privacy
+from dpaudit.learners.losses import SquaredLoss
+from dpaudit.learners.pocp import (PGIGA, PIGD, POCP, Version, pgiga_beta, pigd_beta, pocp_beta,
+                                   pocp_c)
+from dpaudit.learners.pocp_doubling import POCPDoubling, doubling_beta
+from dpaudit.learners.pol import POL, pol_alpha, pol_beta, pol_printed_sensitivity
+from dpaudit.learners.pqftl import PQFTL
+from dpaudit.mechanisms.private_sum import PrivateSum, private_sum_sigma, released_node_count, tree_depth
+from dpaudit.learners.qftl import QFTL
+from dpaudit.papers.jkt12.exact import REFINED_CLIPPED_STEPS, _lr_weights_tree, _pgiga_accountant, _tree_mu, pqftl_state_mu, privatesum_step_mu
+from dpaudit.papers.jkt12.pairs import NEAR_LINEAR_NU, QFTL_ALPHA, QFTL_R, SIMULATED_STEPS, _best_igd_round, _candidate_rounds, _clip_aware_score, _first_coordinates, _igd_design, _pair, _pol_bounds, _qftl_means, _qftl_pair, _search_positions, filler_loss, near_linear_loss, pocp_qftl_lambda, pol_loss_membership, pol_near_linear_loss
+
+
+#: Forest covertype (COLT App. G.2 / arXiv Sec. 5.2): 581,012 points, 10% held out for testing.
+PAPER_PIGD_T = 522_911
+
+#: Synthetic online linear regression (COLT App. G.1 / arXiv Sec. 5.1): T = 100,000, d = 10.
+PAPER_PQFTL_T = 100_000
+
+#: alpha of PQFTL's empirical pairs (grid points of their own): t alpha I dominates the noise of
+#: V^_t, so the released x^_{t+1} ~ u^_t / (t alpha) is nearly an invertible linear map of the
+#: u-tree's output.
+PQFTL_EMPIRICAL_ALPHA = 1e9
+
+
+def _json(x: float | None) -> float | str | None:
+    if x is None:
+        return None
+    return float(x) if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+
+@dataclass
+class _Model:
+    """Everything the four kinds of evidence need at one grid point of a Gaussian-release claim.
+
+    ``steps``: the rounds t whose release x^_{t+1} (row t of the released trajectory) is noisy;
+    ``sigmas``: their noise stds; ``m0``/``m1``: first coordinate of the noise-free x_{t+1} on the
+    two streams; ``bound``: the worst-case sensitivity of those steps (for the accountant; only
+    ``accountant_mu`` is used when given); ``half_width``: D of the box C (None: C = R^d).
+    """
+
+    params: dict[str, Any]
+    claimed: tuple[float, float]
+    steps: np.ndarray
+    sigmas: np.ndarray
+    m0: np.ndarray
+    m1: np.ndarray
+    half_width: float | None
+    accountant_mu: float
+    accountant_note: str
+    factory: Callable[[], Any] | None = None
+    streams: tuple[Any, Any] | None = None
+    noise_name: str = "beta"
+    noise_value: float = math.nan
+    evidence: dict[str, Any] = field(default_factory=dict)
+    output: str = "trajectory"  # or "point" (POL: one released point)
+    search_pairs: list[tuple[Any, Any]] | None = None
+    uniform_factory: Callable[[], Any] | None = None  # the learner with x1 = "uniform"
+
+
+@dataclass(frozen=True)
+class _TreeTest:
+    """The empirical test of a tree claim's point: mechanism, pair, likelihood-ratio statistic."""
+
+    mechanism: Any
+    data0: Any
+    data1: Any
+    statistic: Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass
+class _TreeModel:
+    params: dict[str, Any]
+    claimed: tuple[float, float]
+    mu: float
+    accountant_mu: float
+    evidence: dict[str, Any]
+    empirical: "_TreeTest | None"
+    #: An upper bound on the epsilon of the empirical pair's release (consistency check).
+    pair_upper: float | None = None
+
+
+def _tree_point(m: _TreeModel, exact_available: bool) -> GridPoint:
+    eps_c, dl_c = m.claimed
+    acc = gaussian_epsilon(m.accountant_mu, dl_c) if m.accountant_mu > 0 else 0.0
+    ev = dict(m.evidence)
+    ev["accountant"] = {"mu": m.accountant_mu, "epsilon": acc}
+    if not exact_available:
+        return GridPoint(m.params, eps_c, dl_c, None, acc, None, ev)
+    exact = gaussian_epsilon(m.mu, dl_c) if m.mu > 0 else 0.0
+    ev["exact_release"] = {"lower": exact, "upper": exact, "mu_unclipped": m.mu}
+    return GridPoint(m.params, eps_c, dl_c, epsilon_exact=exact, epsilon_accountant=acc,
+                     evidence=ev)
+
+
+def _exact_point(model: _Model, max_clipped: int) -> tuple[GridPoint, dict[str, Any]]:
+    eps_c, delta_c = model.claimed
+    ex = release_epsilon(model.m0, model.m1, model.sigmas, delta_c, model.half_width,
+                         max_clipped_steps=max_clipped)
+    eps_acc = gaussian_epsilon(model.accountant_mu, delta_c) if model.accountant_mu > 0 else 0.0
+    evidence = dict(model.evidence)
+    evidence.update({
+        "exact_release": ex.to_dict(),
+        "accountant": {"mu": model.accountant_mu, "epsilon": eps_acc,
+                       "sensitivity": model.accountant_note},
+        model.noise_name: model.noise_value,
+        "noisy_steps": int(len(model.steps)),
+        "box_half_width": model.half_width,
+    })
+    point = GridPoint(model.params, eps_c, delta_c, epsilon_exact=ex.lower,
+                      epsilon_accountant=eps_acc, evidence=evidence)
+    return point, {"exact": ex}
+
+
+@dataclass
+class _Family:
+    """How to audit one claim: its grid, point models, lemma checks and findings.
+
+    ``exponent``: the printed c at a point (POCP, PIGD, PGIGA), which turns on the proof-regime
+    analysis of :func:`_regime_analysis`; ``c_depends_on_epsilon``: COLT's c (App. A.2), whose
+    regime c >= 0 is eps <= (1/2) ln(2/delta); ``step_check``: the exact per-step privacy check of
+    Lemma 1 over a list of audited points (appended to the lemmas, and recomputed on the points
+    of the proof's regime); ``uniform_start``: also run one empirical test with x1 = "uniform"
+    (``_Model.uniform_factory``) at the point of the first empirical test.
+    """
+
+    claim_id: str
+    grid: Callable[[str], list[dict[str, Any]]]
+    model: Callable[[dict[str, Any], int], _Model | None]
+    lemmas: Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
+    max_clipped: Callable[[str], int] = lambda grid: 256
+    skip_reason: str = "the claim is vacuous there"
+    exponent: Callable[[dict[str, Any]], float] | None = None
+    c_depends_on_epsilon: bool = False
+    step_check: Callable[[Sequence[dict[str, Any]]], LemmaCheck] | None = None
+    uniform_start: bool = False
+
+
+def _audit_point(fam: _Family, params: dict[str, Any], max_T: int, max_clipped: int
+                 ) -> tuple[_Model | None, GridPoint | None]:
+    """The model and the exact/accountant evidence at one parameter point (no empirical test)."""
+    model = fam.model(params, max_T)
+    if model is None:
+        return None, None
+    point, _ = _exact_point(model, max_clipped)
+    rel = point.evidence["exact_release"]
+    if (rel["dropped_steps"] and point.counterexample() is None
+            and max(rel["upper"], point.epsilon_accountant or 0.0) > point.claimed_epsilon):
+        # A point that decides between "violated" and "inconclusive": compose every clipped step
+        # (up to REFINED_CLIPPED_STEPS) in the lower bound.
+        point, _ = _exact_point(model, REFINED_CLIPPED_STEPS)
+    return model, point
+
+
+def _with_evidence(p: GridPoint, lower_bound: float | None = None, **extra: Any) -> GridPoint:
+    ev = dict(p.evidence)
+    ev.update(extra)
+    lb = p.epsilon_lower_bound if lower_bound is None else lower_bound
+    return GridPoint(p.parameters, p.claimed_epsilon, p.claimed_delta, p.epsilon_exact,
+                     p.epsilon_accountant, lb, ev)
+
+
+def _pocp_grid(grid: str) -> list[dict[str, Any]]:
+    if grid == "coarse":
+        return [dict(epsilon=1e-3, delta=1e-5, T=64, d=1),
+                dict(epsilon=0.01, delta=1e-5, T=64, d=1),
+                dict(epsilon=1.0, delta=1e-5, T=64, d=2), dict(epsilon=1.0, delta=1e-5, T=2, d=1),
+                dict(epsilon=1000.0, delta=1e-5, T=64, d=1),
+                dict(epsilon=1000.0, delta=0.01, T=1024, d=1),
+                dict(epsilon=0.1, delta=0.01, T=PAPER_PQFTL_T, d=1)]
+    eps = [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0, 1000.0]
+    return [dict(epsilon=e, delta=dl, T=T, d=d) for e in eps for dl in (1e-6, 1e-5, 1e-2)
+            for T in (2, 16, 64, 1024, PAPER_PQFTL_T) for d in (1, 4)]
+
+
+def _pocp_model(version: Version) -> Callable[[dict[str, Any], int], _Model]:
+    def model(p: dict[str, Any], max_T: int) -> _Model:
+        eps, dl, T, d = p["epsilon"], p["delta"], p["T"], p["d"]
+        lam = pocp_qftl_lambda(QFTL_R, QFTL_ALPHA)
+        beta = pocp_beta(version, T, lam, eps, dl)
+        t = np.arange(1, T, dtype=float)
+        m0, m1 = _qftl_means(d, T)
+        sig = beta / t
+        mu_acc = heterogeneous_gaussian_mu(lam / t, sig)
+        streams = _qftl_pair(d, T) if T <= max_T else None
+        positions = _search_positions(T)
+        search = [_qftl_pair(d, T, k) for k in positions] if T <= max_T else None
+        return _Model(dict(p, lambda_A=lam, c=pocp_c(version, T, eps, dl)),
+                      claimed_privacy(f"jkt12-{version}/pocp", eps, dl), t, sig, m0, m1, None,
+                      mu_acc, "assumption (1) with equality: lambda_A / t at every t",
+                      lambda: POCP(QFTL(d, QFTL_ALPHA), None, T, eps, dl, lam, version,
+                                   x1_hat=np.zeros(d)),
+                      streams, "beta", beta,
+                      {"pair": f"QFTL on C = R^d, f_1 = 1/2(+-R - <R e_1, x>)^2 + alpha/2||x||^2, "
+                               f"R = {QFTL_R}, alpha = {QFTL_ALPHA}, fillers alpha/2||x||^2",
+                       "search_positions": [k + 1 for k in positions]},
+                      search_pairs=search)
+    return model
+
+
+def _doubling_grid(grid: str) -> list[dict[str, Any]]:
+    if grid == "coarse":
+        return [dict(epsilon=0.1, delta=1e-5, T=64, d=1), dict(epsilon=1.0, delta=1e-5, T=64, d=2),
+                dict(epsilon=1.0, delta=1e-5, T=2, d=1),
+                dict(epsilon=1000.0, delta=1e-5, T=64, d=1),
+                dict(epsilon=1000.0, delta=0.01, T=1024, d=1),
+                dict(epsilon=0.5, delta=1e-6, T=PAPER_PQFTL_T, d=1)]
+    return [dict(epsilon=e, delta=dl, T=T, d=d) for e in (0.05, 0.1, 0.5, 1.0, 10.0, 1000.0)
+            for dl in (1e-6, 1e-5, 1e-3) for T in (2, 16, 64, 1024, PAPER_PQFTL_T) for d in (1, 4)]
+
+
+def _doubling_model(p: dict[str, Any], max_T: int) -> _Model | None:
+    eps, dl, T, d = p["epsilon"], p["delta"], p["T"], p["d"]
+    claimed = claimed_privacy("jkt12-colt/pocp-doubling", eps, dl, T)
+    if claimed[1] >= 1.0:
+        return None
+    lam = pocp_qftl_lambda(QFTL_R, QFTL_ALPHA)
+    t = np.arange(1, T)
+    k = np.floor(np.log2(t)).astype(int)
+    per_k = np.array([doubling_beta(2 ** j, lam, eps, dl) for j in range(int(k.max()) + 1)])
+    betas = per_k[k]
+    m0, m1 = _qftl_means(d, T)
+    sig = betas / t
+    mu_acc = heterogeneous_gaussian_mu(lam / t, sig)
+    streams = _qftl_pair(d, T) if T <= max_T else None
+    positions = _search_positions(T)
+    search = [_qftl_pair(d, T, k) for k in positions] if T <= max_T else None
+    return _Model(dict(p, lambda_A=lam), claimed, t.astype(float), sig, m0, m1, None, mu_acc,
+                  "assumption (1) with equality: lambda_A / t at every t",
+                  lambda: POCPDoubling(QFTL(d, QFTL_ALPHA), None, lam, eps, dl, x1_hat=np.zeros(d)),
+                  streams, "beta_1", float(betas[0]),
+                  {"pair": f"QFTL on C = R^d, R = {QFTL_R}, alpha = {QFTL_ALPHA} (as for POCP)",
+                   "search_positions": [k + 1 for k in positions]},
+                  search_pairs=search)
+
+
+def _pigd_grid(grid: str) -> list[dict[str, Any]]:
+    paper = [dict(epsilon=e, delta=0.01, T=PAPER_PIGD_T, alpha=1.0, L=1.0, d=54,
+                  setting="paper G.2")
+             for e in ((0.1, 20.0) if grid == "coarse" else (0.1, 1.0, 10.0, 20.0))]
+    if grid == "coarse":
+        return [dict(epsilon=1e-3, delta=1e-5, T=64, alpha=1.0, L=1.0, d=1),
+                dict(epsilon=1.0, delta=1e-5, T=64, alpha=0.01, L=1.0, d=1),
+                dict(epsilon=1.0, delta=1e-5, T=64, alpha=100.0, L=1.0, d=2),
+                dict(epsilon=1.0, delta=1e-5, T=2, alpha=1.0, L=1.0, d=1),
+                dict(epsilon=1000.0, delta=0.01, T=1024, alpha=1.0, L=1.0, d=1)] + paper
+    return paper + [dict(epsilon=e, delta=dl, T=T, alpha=a, L=1.0, d=d)
+                    for e in (1e-3, 0.1, 1.0, 20.0, 1000.0) for dl in (1e-5, 1e-2)
+                    for T in (2, 64, 1024) for a in (0.01, 1.0, 100.0) for d in (1, 3)]
+
+
+def _pigd_model(version: Version) -> Callable[[dict[str, Any], int], _Model]:
+    def model(p: dict[str, Any], max_T: int) -> _Model:
+        eps, dl, T, alpha, L, d = p["epsilon"], p["delta"], p["T"], p["alpha"], p["L"], p["d"]
+        nu = NEAR_LINEAR_NU * min(1.0, math.sqrt(alpha))
+        beta = pigd_beta(version, T, L, alpha, eps, dl)
+        tau = _best_igd_round(L, alpha, d, nu, T, beta)
+        D, G = _igd_design(L, alpha, d, nu, tau)
+        box = Box(d, -D, D)
+        lossm, lossp, fill = (near_linear_loss(d, G, alpha, -1.0, nu),
+                              near_linear_loss(d, G, alpha, 1.0, nu), filler_loss(d, alpha))
+        s0, s1 = _pair(T, tau - 1, lossm, lossp, fill)
+        factory = lambda: IGD(box, alpha, np.zeros(d))  # noqa: E731
+        ratio = lambda t: t / (t + 1.0)  # noqa: E731 - IGD on alpha/2||x||^2: x_{t+1} = t x_t/(t+1)
+        m0 = _first_coordinates(factory, s0, T, ratio)
+        m1 = _first_coordinates(factory, s1, T, ratio)
+        t = np.arange(1, T, dtype=float)
+        sig = beta / t
+        # Correct worst-case sensitivity (Lemma 4's induction without slack): the implicit step of
+        # an alpha-strongly convex function is a 1/(1 + eta alpha) = t/(t+1) contraction and a
+        # replaced loss moves x_{t+1} by at most 2 L eta/(1 + eta alpha) = 2L/(alpha (t+1)).
+        mu_acc = heterogeneous_gaussian_mu(2.0 * L / (alpha * (t + 1.0)), sig)
+        streams = (s0, s1) if T <= max_T else None
+        positions = _search_positions(T)
+        search = [_pair(T, k, lossm, lossp, fill) for k in positions] if T <= max_T else None
+        return _Model(dict(p, tau=tau, box_half_width=D, c=pocp_c(version, T, eps, dl)),
+                      claimed_privacy(f"jkt12-{version}/pigd", eps, dl),
+                      t, sig, m0, m1, D, mu_acc, "2L/(alpha (t+1)) for x_{t+1} (tight Lemma 4)",
+                      lambda: PIGD(box, T, L, alpha, eps, dl, version, np.zeros(d)),
+                      streams, "beta", beta,
+                      {"pair": f"f_tau = -+{G:.6g} x_1 + alpha/2||x||^2 at tau = {tau} (squared "
+                               f"loss, nu = {nu:.1e}), fillers alpha/2||x||^2, "
+                               f"C = [-{D:.6g}, {D:.6g}]^{d}",
+                       "search_positions": [k + 1 for k in positions]},
+                      search_pairs=search,
+                      uniform_factory=lambda: PIGD(box, T, L, alpha, eps, dl, version, "uniform"))
+    return model
+
+
+def _pgiga_grid(grid: str) -> list[dict[str, Any]]:
+    if grid == "coarse":
+        return [dict(epsilon=1e-3, delta=1e-5, T=64, alpha=1.0, G=1.0, smoothness_ratio=1.0, d=1),
+                dict(epsilon=1.0, delta=1e-5, T=64, alpha=0.01, G=1.0, smoothness_ratio=1.0, d=1),
+                dict(epsilon=1.0, delta=1e-5, T=64, alpha=100.0, G=1.0, smoothness_ratio=2.0, d=2),
+                dict(epsilon=1000.0, delta=1e-5, T=64, alpha=1.0, G=1.0, smoothness_ratio=1.0, d=1),
+                dict(epsilon=1000.0, delta=0.01, T=1024, alpha=1.0, G=1.0, smoothness_ratio=1.0,
+                     d=1),
+                dict(epsilon=0.1, delta=0.01, T=PAPER_PQFTL_T, alpha=1.0, G=1.0,
+                     smoothness_ratio=1.0, d=1)]
+    return ([dict(epsilon=e, delta=dl, T=T, alpha=a, G=1.0, smoothness_ratio=1.0, d=1)
+             for e in (1e-3, 0.1, 1.0, 20.0, 1000.0) for dl in (1e-5, 1e-2)
+             for T in (16, 64, 1024, PAPER_PQFTL_T) for a in (0.01, 1.0, 100.0)]
+            + [dict(epsilon=e, delta=1e-5, T=64, alpha=a, G=1.0, smoothness_ratio=r, d=3)
+               for e in (1e-3, 1.0, 1000.0) for a in (0.01, 1.0, 100.0) for r in (1.0, 2.0)])
+
+
+def _pgiga_model(version: Version) -> Callable[[dict[str, Any], int], _Model | None]:
+    def model(p: dict[str, Any], max_T: int) -> _Model | None:
+        eps, dl, T, alpha, Gd, d = (p["epsilon"], p["delta"], p["T"], p["alpha"], p["G"], p["d"])
+        nu = NEAR_LINEAR_NU * min(1.0, math.sqrt(alpha))
+        smooth = p["smoothness_ratio"] * alpha + nu * nu
+        t_q = giga_burn_in(alpha, smooth)
+        if T - 1 < t_q:
+            return None
+        beta = pgiga_beta(version, T, Gd, alpha, eps, dl)
+        mu_acc, tau_acc = _pgiga_accountant(T, t_q, Gd, alpha, beta)
+        best: _Model | None = None
+        # Replaced rounds: the two (of log-spaced candidates in the simulated window, where the
+        # learner itself computes the changed step) that keep the most information after clipping.
+        t_all = np.arange(1, T, dtype=float)
+
+        def design(tau: int) -> tuple[float, float]:
+            D = 2.0 * Gd / (alpha * tau + 2.0 * (alpha + nu * nu) * math.sqrt(d))
+            return D, alpha * tau * D / 2.0
+
+        def score(tau: int) -> float:
+            D, _ = design(tau)
+            tt = t_all[tau - 1:]  # x_{t+1} = D (tau-1) tau / ((t-1) t) for t >= tau >= t_q >= 2
+            return _clip_aware_score(D * (tau - 1) * tau / ((tt - 1.0) * tt), beta / tt, D)
+
+        taus = _candidate_rounds(t_q, T)
+        ranked = sorted(taus, key=lambda k: -score(int(k)))[:2]
+        for tau in sorted({int(k) for k in ranked}):
+            # x_tau = 0 (burn-in at the fixed point 0 and fillers); the replaced loss moves
+            # x_{tau+1} = +-2 G_g/(alpha tau) e_1, on the boundary of [-D, D]^d with
+            # G_g + (alpha + nu^2) sqrt(d) D = G (the declared gradient bound over C).
+            D, G = design(tau)
+            box = Box(d, -D, D)
+            s0, s1 = _pair(T, tau - 1, near_linear_loss(d, G, alpha, -1.0, nu),
+                           near_linear_loss(d, G, alpha, 1.0, nu), filler_loss(d, alpha))
+            factory = lambda box=box: GIGA(box, alpha, smooth, np.zeros(d))  # noqa: E731
+            ratio = lambda t: 1.0 - 2.0 / t  # noqa: E731 - gradient step on alpha/2||x||^2
+            m0 = _first_coordinates(factory, s0, T, ratio)[t_q - 1:]
+            m1 = _first_coordinates(factory, s1, T, ratio)[t_q - 1:]
+            t = np.arange(t_q, T, dtype=float)
+            sig = beta / t
+            cand = _Model(dict(p, tau=tau, t_q=t_q, box_half_width=D,
+                               c=pocp_c(version, T, eps, dl)),
+                          claimed_privacy(f"jkt12-{version}/pgiga", eps, dl), t, sig, m0, m1, D,
+                          mu_acc, f"4G(tau-1)/(alpha(t-1)t) after a change at tau, worst tau = "
+                                  f"{tau_acc}",
+                          lambda box=box: PGIGA(box, T, Gd, alpha, smooth, eps, dl, version,
+                                                np.zeros(d)),
+                          (s0, s1) if T <= max_T else None, "beta", beta,
+                          {"pair": f"f_tau = -+{G:.6g} x_1 + alpha/2||x||^2 at tau = {tau}, "
+                                   f"fillers alpha/2||x||^2, C = [-{D:.6g}, {D:.6g}]^{d}, "
+                                   f"t_q = {t_q}",
+                           "search_positions": [k + 1 for k in _search_positions(T, t_q - 1)]},
+                          search_pairs=[_pair(T, k, near_linear_loss(d, G, alpha, -1.0, nu),
+                                              near_linear_loss(d, G, alpha, 1.0, nu),
+                                              filler_loss(d, alpha))
+                                        for k in _search_positions(T, t_q - 1)]
+                          if T <= max_T else None)
+            if best is None or heterogeneous_gaussian_mu(cand.m0 - cand.m1, cand.sigmas) > \
+                    heterogeneous_gaussian_mu(best.m0 - best.m1, best.sigmas):
+                best = cand
+        return best
+    return model
+
+
+def _pol_grid(grid: str) -> list[dict[str, Any]]:
+    if grid == "coarse":
+        return [dict(epsilon_p=0.1, delta=1e-5, T=64, L=1.0, epsilon_g=0.1, x_star_norm=1.0, d=1),
+                dict(epsilon_p=1.0, delta=1e-5, T=1024, L=1.0, epsilon_g=0.01, x_star_norm=1.0,
+                     d=1),
+                dict(epsilon_p=10.0, delta=1e-5, T=64, L=1.0, epsilon_g=1.0, x_star_norm=1.0, d=3),
+                dict(epsilon_p=1.0, delta=0.01, T=PAPER_PIGD_T, L=1.0, epsilon_g=0.1,
+                     x_star_norm=1.0, d=1)]
+    return [dict(epsilon_p=e, delta=dl, T=T, L=1.0, epsilon_g=g, x_star_norm=1.0, d=d)
+            for e in (1e-3, 0.1, 1.0, 10.0) for dl in (1e-5, 1e-2)
+            for T in (2, 64, 1024, PAPER_PIGD_T)
+            for g in (0.01, 0.1, 1.0) for d in (1, 3)]
+
+
+def _pol_model(p: dict[str, Any], max_T: int) -> _Model:
+    eps, dl, T, L, eg, xs, d = (p["epsilon_p"], p["delta"], p["T"], p["L"], p["epsilon_g"],
+                                p["x_star_norm"], p["d"])
+    D = xs / math.sqrt(d)  # box [-D, D]^d of radius ||x*||
+    box = Box(d, -D, D)
+    alpha = pol_alpha(eg, xs)
+    nu = NEAR_LINEAR_NU * min(1.0, math.sqrt(alpha))
+    G = L - nu * nu * xs  # the loss l has Lipschitz constant G + nu^2 ||C|| = L over C
+    taus, shifts = _pol_bounds(T, G, alpha, xs)
+    simulable = taus <= SIMULATED_STEPS - 1
+    tau = int(taus[simulable][int(np.argmax(shifts[simulable]))])
+    lossm, lossp, fill = (pol_near_linear_loss(d, G, -1.0, nu, D),
+                          pol_near_linear_loss(d, G, 1.0, nu, D), filler_loss(d, 0.0))
+    membership = {"replaced (sign -)": pol_loss_membership(lossm, box, L),
+                  "replaced (sign +)": pol_loss_membership(lossp, box, L),
+                  "filler": "l = 0: l >= 0 and l(0) = 0"}
+    s0, s1 = _pair(T, tau - 1, lossm, lossp, fill)
+    igd = lambda: IGD(box, alpha, np.zeros(d), extra_ridge=alpha)  # noqa: E731
+    # IGD on alpha/2||x||^2 (the filler l = 0 plus POL's ridge): x_{t+1} = t x_t / (t+1).
+    ratio = lambda t: t / (t + 1.0)  # noqa: E731
+    means = []
+    for s in (s0, s1):
+        xt = _first_coordinates(igd, s, T, ratio)  # x_2..x_T
+        means.append(np.array([xt.sum() / T]))  # x~ = (x_1 + ... + x_T)/T, x_1 = 0
+    beta = pol_beta(T, L, alpha, xs, eps, dl)
+    lp = L + alpha * xs
+    _, worst = _pol_bounds(T, lp, alpha, xs)
+    bound = float(worst.max())
+    printed = pol_printed_sensitivity(T, L, alpha, xs)
+    positions = sorted({0, tau - 1, T // 2, T - 1})
+    return _Model(dict(p, alpha=alpha, tau=tau), claimed_privacy("jkt12-colt/pol", eps, dl),
+                  np.array([T]), np.array([beta]), means[0], means[1], D, bound / beta,
+                  "max over tau of min(2L'/alpha, 2||x*||(tau+1))(H_T - H_tau)/T, "
+                  "L' = L + alpha ||x*||",
+                  lambda: POL(d, T, L, eg, xs, eps, dl, box, np.zeros(d)),
+                  (s0, s1) if T <= max_T else None, "beta", beta,
+                  {"pair": f"l_tau(x) = 1/2 (-+{G:.6g}/nu - nu x_1)^2 - 1/2 ({G:.6g}/nu - nu D)^2 "
+                           f"= -+{G:.6g} x_1 + nu^2 x_1^2/2 + {G * D - nu * nu * D * D / 2:.6g} "
+                           f"at tau = {tau} (nu = {nu:.1e}; a squared loss shifted by a constant, "
+                           f">= 0 on C with minimum 0, l(0) <= 1), l_t = 0 otherwise, "
+                           f"C = [-{D:.6g}, {D:.6g}]^{d}",
+                   "loss_class": membership,
+                   "sensitivity": {"realised": float(abs(means[0][0] - means[1][0])),
+                                   "printed": printed, "worst_case_bound": bound},
+                   "search_positions": [k + 1 for k in positions]},
+                  output="point",
+                  search_pairs=[_pair(T, k, lossm, lossp, fill) for k in positions]
+                  if T <= max_T else None)
+
+
+def _privatesum_grid(grid: str) -> list[dict[str, Any]]:
+    if grid == "coarse":
+        return [dict(epsilon=1.0, delta=1e-5, T=2, R=1.0, d=1, log_reading="tree"),
+                dict(epsilon=1.0, delta=1e-5, T=64, R=1.0, d=2, log_reading="tree"),
+                dict(epsilon=0.01, delta=1e-5, T=64, R=1.0, d=1, log_reading="tree"),
+                dict(epsilon=10.0, delta=1e-5, T=1024, R=5.0, d=1, log_reading="natural"),
+                dict(epsilon=0.01, delta=1e-5, T=PAPER_PQFTL_T, R=1.0, d=10, log_reading="tree")]
+    return [dict(epsilon=e, delta=dl, T=T, R=R, d=d, log_reading=lr)
+            for e in (1e-3, 0.01, 0.1, 1.0, 10.0) for dl in (1e-6, 1e-5, 1e-2)
+            for T in (2, 3, 8, 64, 1000, 1024, PAPER_PQFTL_T) for R in (1.0, 10.0) for d in (1, 3)
+            for lr in ("tree", "natural")]
+
+
+def _privatesum_model(version: Version) -> Callable[[dict[str, Any], int], _TreeModel]:
+    def model(p: dict[str, Any], max_T: int) -> _TreeModel:
+        eps, dl, T, R, d, lr = p["epsilon"], p["delta"], p["T"], p["R"], p["d"], p["log_reading"]
+        sigma = private_sum_sigma(version, T, R, eps, dl, lr)
+        mu = _tree_mu(T, 2.0 * R, sigma)
+        mu_step = privatesum_step_mu(R, sigma)
+        ev: dict[str, Any] = {"sigma": sigma, "released_nodes_containing_w_1":
+                              released_node_count(1, T), "tree_depth": tree_depth(T),
+                              "pair": "w_1 = +-R e_1, w_t = 0 for t > 1 (||w_1 - w'_1|| = 2R)",
+                              "per_step": {
+                                  "mu": mu_step, "epsilon": gaussian_epsilon(mu_step, dl),
+                                  "claimed_epsilon": eps,
+                                  "reading": "'for all t, W^_t is (eps, delta)-DP': the worst "
+                                             "single output (t = 1, or any power of two: one "
+                                             "node), exact Gaussian epsilon of the same pair"}}
+        if T <= 256:
+            # Cross-check the node-count formula with the whitened covariance of the release.
+            c = _lr_weights_tree(T, 2.0 * R)
+            ev["mu_whitened"] = math.sqrt(float(np.full(T, 2.0 * R) @ c)) / sigma
+        emp = None
+        if T <= max_T:
+            w0 = np.zeros((T, d))
+            w0[0, 0] = R
+            w1 = -w0
+            weights = _lr_weights_tree(T, 2.0 * R)
+
+            emp = _TreeTest(PrivateSum(d, T, R, eps, dl, version, lr), w0, w1,
+                            lambda y: np.asarray(y)[:, :, 0] @ weights)
+        return _TreeModel(dict(p), claimed_privacy(f"jkt12-{version}/privatesum", eps, dl), mu, mu,
+                          ev, emp)
+    return model
+
+
+def _pqftl_grid(grid: str) -> list[dict[str, Any]]:
+    # The points with alpha = PQFTL_EMPIRICAL_ALPHA and d = 1 carry the empirical tests.
+    a_emp = PQFTL_EMPIRICAL_ALPHA
+    if grid == "coarse":
+        return [dict(epsilon=1.0, delta=1e-5, T=64, R=1.0, alpha=1.0, d=1, log_reading="tree"),
+                dict(epsilon=0.01, delta=1e-5, T=64, R=1.0, alpha=1.0, d=2, log_reading="tree"),
+                dict(epsilon=1.0, delta=1e-5, T=64, R=10.0, alpha=1.0, d=1, log_reading="tree"),
+                dict(epsilon=0.01, delta=1e-5, T=PAPER_PQFTL_T, R=1.0, alpha=1.0, d=10,
+                     log_reading="tree", setting="paper G.1"),
+                dict(epsilon=1.0, delta=1e-5, T=3, R=1.0, alpha=1.0, d=1, log_reading="natural"),
+                dict(epsilon=1.0, delta=1e-5, T=64, R=10.0, alpha=a_emp, d=1,
+                     log_reading="tree", setting="empirical pair")]
+    return ([dict(epsilon=e, delta=dl, T=T, R=R, alpha=1.0, d=d, log_reading=lr)
+             for e in (1e-3, 0.01, 0.1, 1.0, 10.0) for dl in (1e-5, 1e-2)
+             for T in (3, 16, 64, 1024, PAPER_PQFTL_T) for R in (0.5, 1.0, 10.0) for d in (1, 3)
+             for lr in ("tree", "natural")]
+            + [dict(epsilon=e, delta=1e-5, T=T, R=R, alpha=a_emp, d=1, log_reading=lr,
+                    setting="empirical pair")
+               for e, T, R, lr in ((1.0, 64, 10.0, "tree"), (0.1, 64, 10.0, "tree"),
+                                   (1.0, 64, 1.0, "tree"), (1.0, 3, 1.0, "natural"))]
+            + [dict(epsilon=10.0, delta=1e-2, T=3, R=10.0, alpha=a_emp, d=1,
+                    log_reading="natural", setting="empirical pair")])
+
+
+def _pqftl_model(version: Version) -> Callable[[dict[str, Any], int], _TreeModel]:
+    def model(p: dict[str, Any], max_T: int) -> _TreeModel:
+        eps, dl, T, R, alpha, d, lr = (p["epsilon"], p["delta"], p["T"], p["R"], p["alpha"], p["d"],
+                                       p["log_reading"])
+        st = pqftl_state_mu(version, T, R, eps, dl, lr, d)
+        flip_eps = gaussian_epsilon(st["flip"], dl)
+        ev: dict[str, Any] = {
+            "sigma_V": st["sigma_V"], "sigma_u": st["sigma_u"],
+            "released_nodes_containing_f_1": int(st["nodes"]),
+            "state_epsilon": {"label flip": flip_eps,
+                              "label and direction": gaussian_epsilon(st["mixed"], dl)},
+            "note": "the release x^ is a post-processing of the state (V^_t, u^_t): the state's "
+                    "exact epsilon bounds the release from above; no exact value for x^ itself"}
+        emp = None
+        pair_upper = None
+        if T <= max_T and d == 1 and alpha >= PQFTL_EMPIRICAL_ALPHA:
+            v = np.array([R])
+            s0, s1 = _pair(T, 0, SquaredLoss(v, R, alpha), SquaredLoss(v, -R, alpha),
+                           filler_loss(1, alpha))
+            weights = _lr_weights_tree(T - 1, 2.0 * R * R) * alpha * np.arange(1, T)
+
+            def mech(data: Any, nn: int, rng: np.random.Generator) -> np.ndarray:
+                return PQFTL(1, T, alpha, R, eps, dl, version, lr).run(data, nn, rng)
+
+            emp = _TreeTest(mech, s0, s1, lambda y: np.asarray(y)[:, 1:, 0] @ weights)
+            pair_upper = flip_eps
+            ev["empirical_pair"] = {
+                "pair": f"d = 1, alpha = {alpha:g}, y_1 = +-R, v_1 = R, fillers (y, v) = (0, 0) "
+                        "(the parameters of this point)",
+                "state_epsilon_of_the_pair": flip_eps,
+                "why": "t alpha I dominates V^_t, so x^_{t+1} ~ u^_t / (t alpha): the release "
+                       "nearly recovers the u-tree, whose nodes move by 2R^2 under the label flip"}
+        # No exact value for the release: the state's worst-case epsilon is the accountant.
+        return _TreeModel(dict(p), claimed_privacy(f"jkt12-{version}/pqftl", eps, dl), 0.0,
+                          st["worst"], ev, emp, pair_upper)
+    return model
