@@ -24,7 +24,7 @@ import math
 from typing import Callable
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings, target
+from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, target
 from hypothesis import strategies as st
 
 from dpaudit.audits.claim_audit import LemmaCheck
@@ -134,10 +134,10 @@ def check_query_sensitivity(kind: str, *, examples: int = 200, seed: int = 0, ma
         raise ValueError(f"kind must be one of {QUERY_KINDS}, got {kind!r}")
     strategy = neighbour_examples(max_T=max_T, max_d=max_d)
     worst = [0.0]
-    cfg = settings(max_examples=examples, derandomize=True, database=None, deadline=None,
+    cfg = settings(max_examples=examples, database=None, deadline=None,
                    suppress_health_check=list(HealthCheck))
-    _ = seed  # derandomized search: the seed is fixed by Hypothesis' derandomize mode
 
+    @hypothesis_seed(int(seed))
     @cfg
     @given(strategy)
     def search(ex: dict) -> None:
