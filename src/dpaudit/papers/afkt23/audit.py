@@ -49,6 +49,7 @@ from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg2_account
                                          alg5_accountant, alg5_law, discrete_epsilon,
                                          dp_ftrl_accountant, law_arrays, max_selections, MIN_MASS)
 from dpaudit.papers.afkt23.lemmas import check_query_sensitivity
+from dpaudit.papers.afkt23.lower_bound import lower_bound_alarm, theorem5_rounds
 from dpaudit.papers.afkt23.pairs import threshold_pairs
 
 __all__ = ["Declaration", "DECLARATIONS", "CURVE_DELTAS"]
@@ -144,6 +145,32 @@ class Declaration:
         return [] if self.findings_fn is None else self.findings_fn(run)
 
 
+# --- Theorem 5 alarm ------------------------------------------------------------------------------
+
+#: Theorem 5's setting for the alarm: eps <= 1/10, d >= 32; d = 128 so that delta = eps/d passes
+#: the proof's final inequality with the rounded k (see lower_bound.theorem5_applies).
+ALARM_EPSILON, ALARM_D = 0.1, 128
+
+
+def _alarm_finding(claim_id: str, delta_kind: str, ctx: AuditContext) -> str:
+    """Theorem 5 alarm for the claim's learner at (eps, d) = (0.1, 128) (module lower_bound)."""
+    eps, d = ALARM_EPSILON, ALARM_D
+    delta = 0.0 if delta_kind == "pure" else eps / d
+    T = theorem5_rounds(d, eps) + 8
+    if claim_id in (C.ALG1_PURE.id, C.ALG1_APPROX.id):
+        learner = SparseVectorExperts(algorithm1_parameters(eps, d, T, delta=delta))
+    elif claim_id == C.ALG2.id:
+        learner = AdaptiveSparseVectorExperts(algorithm2_parameters(eps, d, T))
+    else:
+        learner = PotentialExperts(algorithm5_parameters(eps, d, T, delta=delta))
+    n = 20 if coarse(ctx.budget) else 100
+    res = lower_bound_alarm(learner, d=d, T=T, epsilon=eps, delta=delta, n_per_expert=n,
+                            rng=ctx.rng(claim_id, "theorem5"), alpha=ctx.alpha, name=learner.name)
+    return ("Theorem 5 alarm (utility-based evidence, not a neighbouring pair): " + res.statement()
+            + ". An alarm would prove the learner cannot be that private; no alarm means only that "
+            "its regret is consistent with the lower bound.")
+
+
 # --- Algorithm 1 (pure and approximate) and Theorem 3 --------------------------------------------
 
 def _alg1_grid(delta: float) -> Callable[[AuditContext], list[dict[str, Any]]]:
@@ -201,6 +228,8 @@ def _alg1_recommendation(p: Any) -> str:
 
 def _alg1_findings(run: ClaimRun) -> list[str]:
     out = []
+    if run.claim.id in (C.ALG1_PURE.id, C.ALG1_APPROX.id):
+        out.append(_alarm_finding(run.claim.id, "pure" if run.claim.delta == 0 else "approx", run.ctx))
     over = [pl for pl in run.plans if pl.accountant is not None
             and pl.accountant > pl.claimed_epsilon * (1 + 1e-9)]
     if over:
@@ -315,7 +344,7 @@ def _alg2_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
 
 
 def _alg2_findings(run: ClaimRun) -> list[str]:
-    out = []
+    out = [_alarm_finding(run.claim.id, "pure", run.ctx)]
     pl = run.plans[0]
     out.append(
         f"Doubling test: the printed condition Lbar_t > Lbar* - 5 K log(1/beta_0)/eps_0 passes with "
@@ -472,7 +501,7 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
 
 
 def _alg5_findings(run: ClaimRun) -> list[str]:
-    out = []
+    out = [_alarm_finding(run.claim.id, "pure" if run.claim.delta == 0 else "approx", run.ctx)]
     pl = max(run.plans, key=lambda x: x.accountant / x.claimed_epsilon)
     cal = pl.evidence["calibration"]
     out.append(

@@ -18,7 +18,9 @@ utility, not a neighbouring pair, and it only applies where the theorem does.
 Reading choices: ``log`` is natural (group privacy gives ``e^{-k eps} = d^{-1/2}``); ``k`` is rounded up
 to an integer (``e^{-k eps} >= e^{-eps} d^{-1/2}``: the contradiction
 ``(d/2 - 1) e^{-eps} / (4 sqrt d) > 1/2`` still holds for ``d >= 32``, ``eps <= 1/10``, which
-:func:`theorem5_applies` checks numerically); ``T >= k``.
+:func:`theorem5_applies` checks numerically); ``T >= k``. The proof's printed step
+``1/(2 sqrt d) - log(d) delta / (2 eps) >= 1/(4 sqrt d)`` needs ``2 ln d <= sqrt d`` when
+``delta = eps/d``, false for ``32 <= d <= 74``; the numerical check uses the exact quantities instead.
 """
 
 from __future__ import annotations
@@ -107,11 +109,14 @@ class LowerBoundAlarm:
     def statement(self) -> str:
         if not self.applies:
             return f"not applicable: {self.reason}"
-        verdict = ("cannot be" if self.alarm else "is not shown not to be")
-        return (f"with confidence {1 - self.alpha:.3g}, {self.learner}'s expected regret on Theorem 5's "
-                f"adversary is at most {self.regret_upper:.4g} (mean {self.mean_regret:.4g}, {self.runs} "
-                f"runs); the bound for ({self.epsilon:g}, {self.delta:g})-DP is {self.bound:.4g}, so it "
-                f"{verdict} ({self.epsilon:g}, {self.delta:g})-DP")
+        head = (f"{self.learner}'s mean regret on Theorem 5's adversary (d = {self.d}, k = {self.k}, "
+                f"{self.runs} runs) is {self.mean_regret:.4g}")
+        if self.alarm:
+            return (f"{head}; with confidence {1 - self.alpha:.3g} its expected regret is at most "
+                    f"{self.regret_upper:.4g} < {self.bound:.4g} = ln(d)/(32 eps), so it cannot be "
+                    f"({self.epsilon:g}, {self.delta:g})-DP")
+        return (f"{head} (upper confidence bound {self.regret_upper:.4g}), not below the bound "
+                f"ln(d)/(32 eps) = {self.bound:.4g} for ({self.epsilon:g}, {self.delta:g})-DP: no alarm")
 
     def to_dict(self) -> dict:
         return {"learner": self.learner, "d": self.d, "T": self.T, "epsilon": self.epsilon,
