@@ -227,3 +227,21 @@ def test_claims_are_exactly_the_issue_ids():
         assert isinstance(c, PrivacyClaim) and c.provenance.paper == "afkt23.txt"
         assert c.parameter_range and c.calibration
         assert PrivacyClaim.from_dict(c.to_dict()) == c
+
+
+def test_accountant_formulas():
+    from dpaudit.audits.accounting import gaussian_epsilon
+    from dpaudit.learners.dp_ftrl import dp_ftrl_parameters
+    from dpaudit.learners.sparse_vector_experts import algorithm2_parameters
+    from dpaudit.papers.afkt23.exact import alg2_accountant, dp_ftrl_accountant, max_selections
+    assert max_selections(7, 100) == 3 and max_selections(1000, 24) == 24
+    p = algorithm2_parameters(1.0, 2, 64)
+    draws = 32
+    assert alg2_accountant(p) == pytest.approx(p.epsilon0 / 2 + draws * (p.eta + p.epsilon0 / p.K))
+    # dp-ftrl: replace-one shift 2L over h nodes; with Delta = 2L calibration this is rho-zCDP with
+    # the target rho, whose conversion is conservative: the exact Gaussian epsilon is below the claim
+    q = dp_ftrl_parameters(1.0, 1e-5, 64, 2, sensitivity_reading="2L")
+    assert dp_ftrl_accountant(q) == pytest.approx(gaussian_epsilon(2 * math.sqrt(7) / q.sigma, 1e-5))
+    assert dp_ftrl_accountant(q) < 1.0
+    r = dp_ftrl_parameters(1.0, 1e-5, 64, 2, sensitivity_reading="L")
+    assert dp_ftrl_accountant(r) > 1.0      # the shift is twice what sigma was calibrated for
