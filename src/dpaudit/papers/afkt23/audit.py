@@ -564,7 +564,9 @@ def _svt_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
     best = (-1.0, None, None, "")
     for c in (-4.0 / eps, 0.0, 4.0 / eps):
         q0 = np.full(k, c)
-        for q1, what in ((q0 + 1.0, "all queries +1"), (np.r_[q0[:-1], c + 1.0], "last query +1")):
+        mixed = np.r_[q0[:-1] - 1.0, c + 1.0]   # earlier queries pushed down, the last one up
+        for q1, what in ((q0 + 1.0, "all queries +1"), (np.r_[q0[:-1], c + 1.0], "last query +1"),
+                         (mixed, "earlier queries -1, last query +1")):
             law0 = first_above_probabilities(q0, 0.0, b1, b2)
             law1 = first_above_probabilities(q1, 0.0, b1, b2)
             e = discrete_epsilon(law0, law1, 0.0)
