@@ -11,7 +11,8 @@ of :data:`dpaudit.papers.afkt23.claims.AFKT23_CLAIMS`. At each grid point (see `
 2. **Accountant**: the implemented noise under worst-case sensitivity and the number of
    selections the loop condition actually allows (``ceil(K)`` for ``k < K``).
 3. **Empirical**: :func:`dpaudit.audit` on the exact-worst pair at the small points (the engine's
-   discrete likelihood-ratio statistic on the whole sequence), on the tree pair for DP-FTRL and the
+   discrete likelihood-ratio statistic on the whole sequence; at the first tested point also the
+   first-switch-round statistic, its own audited point), on the tree pair for DP-FTRL and the
    binary tree (likelihood-ratio statistic of the nodes containing the replaced leaf).
 4. **Lemmas**: the sensitivity of every query fed to a sparse vector, of the selection scores and
    of Algorithm 2's Laplace counts (:mod:`~dpaudit.papers.afkt23.lemmas`).
@@ -51,11 +52,25 @@ from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg2_account
 from dpaudit.papers.afkt23.lemmas import check_query_sensitivity
 from dpaudit.papers.afkt23.lower_bound import lower_bound_alarm, theorem5_rounds
 from dpaudit.papers.afkt23.pairs import threshold_pairs
+from dpaudit.papers.afkt23.statistics import first_switch_round
 
 __all__ = ["Declaration", "DECLARATIONS", "CURVE_DELTAS"]
 
 CURVE_DELTAS = [10.0 ** -k for k in range(10, 0, -1)]
 SEQ_STATISTIC = "engine's discrete likelihood ratio of the whole released index sequence"
+SWITCH_STATISTIC = "first visible switch round (0 = never switched); threshold chosen on the training split"
+
+
+def _switch_followup(params: Mapping[str, Any], plan_kwargs: dict[str, Any], mechanism: Any,
+                     a: np.ndarray, b: np.ndarray) -> tuple[PointPlan, ...]:
+    """The same point and pair, tested again with the first-switch-round statistic (a separate
+    audited point with its own share of alpha)."""
+    return (PointPlan(parameters={**params, "statistic": "first switch round"},
+                      empirical=EmpiricalPlan(mechanism=mechanism, data0=a, data1=b,
+                                              statistic=first_switch_round,
+                                              statistic_name=SWITCH_STATISTIC,
+                                              what="first-switch statistic"),
+                      **plan_kwargs),)
 #: Largest (T, d) for which the exact law is enumerated at a grid point.
 EXACT_T, EXACT_D = 6, 3
 
@@ -229,6 +244,7 @@ def _alg1_plan(claim: PrivacyClaim) -> Callable[[dict[str, Any], AuditContext], 
                               "implemented_pure_sum": p.svt_epsilon + draws * p.eta}
         exact = None
         emp = None
+        followups: tuple[PointPlan, ...] = ()
         pq = (None, None)
         if p.T <= EXACT_T and p.d <= EXACT_D:
             e, name, a, b, laws = _best_exact(lambda L: alg1_law(L, p), p.T, p.d, delta)
@@ -238,8 +254,13 @@ def _alg1_plan(claim: PrivacyClaim) -> Callable[[dict[str, Any], AuditContext], 
                                 else "exact epsilon(delta) of the two discrete laws")
             emp = EmpiricalPlan(mechanism=SparseVectorExperts(p), data0=a, data1=b,
                                 statistic_name=SEQ_STATISTIC, what=f"exact-worst pair {name}")
+            followups = _switch_followup(params, dict(claimed_epsilon=params["epsilon"],
+                                                      claimed_delta=delta, exact=exact,
+                                                      accountant=acc, evidence=dict(ev)),
+                                         SparseVectorExperts(p), a, b)
         return PointPlan(parameters=params, claimed_epsilon=params["epsilon"], claimed_delta=delta,
                          exact=exact, accountant=acc, empirical=emp, evidence=ev,
+                         followups=followups,
                          curve=_curve_from(pq[0], pq[1], lambda dl: alg1_accountant(p, dl)),
                          recommendation=lambda: _alg1_recommendation(p))
     return plan
@@ -509,6 +530,7 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                           "accountant_with_sensitivity_1": alg5_accountant(p, query_sensitivity=1.0)}
     exact = None
     emp = None
+    followups: tuple[PointPlan, ...] = ()
     pq = (None, None)
     if p.T <= EXACT_T and p.d <= EXACT_D:
         e, name, a, b, laws = _best_exact(lambda L: alg5_law(L, p), p.T, p.d, delta,
@@ -517,8 +539,11 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
         ev["exact_pair"] = name
         emp = EmpiricalPlan(mechanism=PotentialExperts(p), data0=a, data1=b,
                             statistic_name=SEQ_STATISTIC, what=f"exact-worst pair {name}")
+        followups = _switch_followup(params, dict(claimed_epsilon=p.epsilon, claimed_delta=delta,
+                                                  exact=exact, accountant=acc, evidence=dict(ev)),
+                                     PotentialExperts(p), a, b)
     return PointPlan(parameters=params, claimed_epsilon=p.epsilon, claimed_delta=delta,
-                     exact=exact, accountant=acc, empirical=emp, evidence=ev,
+                     exact=exact, accountant=acc, empirical=emp, evidence=ev, followups=followups,
                      curve=_curve_from(pq[0], pq[1], lambda dl: alg5_accountant(p, dl)),
                      recommendation=lambda: (
                          f"At ({format_parameters(params)}): run at most floor(K) = "
