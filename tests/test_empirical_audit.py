@@ -245,8 +245,8 @@ def test_pairs_validation() -> None:
 @pytest.mark.parametrize("mech,match", [
     (lambda d, n, rng: rng.normal(size=n + 1), "leading axis"),
     (lambda d, n, rng: 0.5, "scalar"),
-    (lambda d, n, rng: np.full(n, np.nan), "NaN"),
-    (lambda d, n, rng: np.full(n, np.inf), "infinite"),
+    (lambda d, n, rng: np.full(n, np.nan), "returned nan in run 0"),
+    (lambda d, n, rng: np.full(n, np.inf), "returned inf in run 0"),
     (lambda d, n, rng: rng.normal(size=(n, 2 if d == 0 else 3)), "differ"),
     (lambda d, n, rng: rng.normal(size=(n, 1 + (n % 2))), "same output shape"),
 ])
@@ -333,7 +333,8 @@ def test_discrete_labels_and_strings() -> None:
 
     def labels(bit, n, rng):
         out = np.empty(n, dtype=object)
-        out[:] = [("a", 1) if x else None for x in rng.random(n) < (0.7 if bit else 0.3)]
+        # None is refused as an output (issue 9: it is how a broken mechanism says "no value").
+        out[:] = [("a", 1) if x else "none" for x in rng.random(n) < (0.7 if bit else 0.3)]
         return out
     r = audit(labels, 1, 0, epsilon=1.0, samples=20_000, seed=0)
     assert r.output_kind == "discrete" and 0.6 < r.epsilon_lower_bound <= math.log(0.7 / 0.3)

@@ -224,9 +224,13 @@ def test_claim_paths_reject_ids_that_are_not_safe_relative_paths(tmp_path: Path,
 def test_load_report_directory_ignores_foreign_json_and_rejects_misplaced_audits(
         report_dir: Path) -> None:
     (report_dir / "notes.json").write_text('{"hello": 1}')
-    (report_dir / "broken.json").write_text("{not json")
     assert [r["id"] for r in load_report_directory(report_dir)] == ["demo-arxiv/gauss",
                                                                    "demo-colt/half-laplace"]
+    # Invalid JSON may be a truncated claim: an error naming it, never silently skipped (issue 9).
+    (report_dir / "broken.json").write_text("{not json")
+    with pytest.raises(ValueError, match="broken.json is not valid JSON"):
+        load_report_directory(report_dir)
+    (report_dir / "broken.json").unlink()
     shutil.copy(report_dir / "demo-arxiv/gauss.json", report_dir / "demo-arxiv/copy.json")
     with pytest.raises(ValueError, match="belongs at"):
         load_report_directory(report_dir)

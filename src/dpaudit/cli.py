@@ -7,6 +7,7 @@ Commands::
     dpaudit audit-claims (--all | CLAIM_ID ...) [--budget B] [--seed N] [--alpha A] [--jobs N]
                          --out DIR [--fresh] [--quiet]
     dpaudit report DIR
+    dpaudit float-audit [--f0 X] [--f1 X] [--scale B] [--sampler numpy|textbook] [--json]
 
 Every audited claim is written to ``DIR/<claim id>.{json,md,html}`` (plus figure PNGs) and the
 directory's index to ``DIR/index.{json,md,html}`` (:mod:`dpaudit.reporting.writer`). A claim's JSON
@@ -16,8 +17,13 @@ redoes them). ``--jobs N`` audits N claims at a time in worker processes.
 
 Exit status: 0 when no audited claim is violated, 1 when one is, 2 for usage or input errors,
 3 when an audit or the tool itself failed (the traceback of a failed audit is saved next to its
-report as ``<claim>.error.log``), 130 when interrupted. Errors are one sentence on stderr; add
-``--traceback`` to see Python's traceback instead.
+report as ``<claim>.error.log``), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM, how
+CI cancels a job); both write the index of the claims finished so far. Errors are one sentence on
+stderr; add ``--traceback`` to see Python's traceback instead.
+
+The index lists exactly the claims that dpaudit runs wrote into DIR (``DIR/dpaudit-manifest.json``).
+A saved claim that cannot be read is redone by ``audit-claims`` when it is one of the claims asked
+for, and is otherwise an error (exit 2) naming the file: never a smaller index.
 """
 
 from __future__ import annotations
@@ -41,19 +47,28 @@ from typing import Any, Callable, Iterable, Sequence, TextIO
 from dpaudit import __version__
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_VIOLATED", "EXIT_USAGE", "EXIT_FAILED",
-           "EXIT_INTERRUPTED"]
+           "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
 
 EXIT_OK = 0
 EXIT_VIOLATED = 1
 EXIT_USAGE = 2
 EXIT_FAILED = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, what a CI runner's cancellation expects
 
 DEFAULT_OUT = "dpaudit-reports"
 
 
 class UsageError(Exception):
     """A problem with the command line or its inputs (exit status 2)."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C (finished claims indexed) but exiting 143."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -90,6 +105,23 @@ def _jobs(text: str) -> int:
     return value
 
 
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
 def _budget_names() -> list[str]:
     from dpaudit.audits.registry import BUDGETS
 
@@ -121,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Audit the privacy claims of differentially private online learning "
                     "algorithms and write reports for reviewers.",
         epilog="Exit status: 0 no claim violated, 1 a claim violated, 2 usage or input error, "
-               "3 an audit failed, 130 interrupted.")
+               "3 an audit failed, 130 interrupted, 143 terminated (SIGTERM).")
     parser.add_argument("--version", action="version", version=f"dpaudit {__version__}")
     parser.add_argument("--traceback", action="store_true",
                         help="show Python tracebacks instead of one-sentence errors")
@@ -146,6 +178,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
                    help="audit N claims at a time in worker processes (default: 1)")
     _add_run_options(p, out_required=True)
+
+    p = sub.add_parser("float-audit",
+                       help="show exactly that a floating-point Laplace sampler is not DP",
+                       description="Exact support audit (Mironov 2012): doubles that a float "
+                                   "Laplace sampler outputs on one query answer and never on the "
+                                   "neighbouring one. No sampling. Exit 1 when found.")
+    p.add_argument("--f0", type=_finite, default=0.0, metavar="X",
+                   help="query answer on the first input (default: 0)")
+    p.add_argument("--f1", type=_finite, default=1.0, metavar="X",
+                   help="query answer on the neighbouring input (default: 1)")
+    p.add_argument("--scale", type=_positive, default=1.0, metavar="B",
+                   help="Laplace scale (default: 1)")
+    p.add_argument("--sampler", choices=["numpy", "textbook"], default="numpy",
+                   help="numpy's Generator.laplace (what dpaudit's LaplaceMechanism uses) or the "
+                        "textbook inverse CDF (default: numpy)")
+    p.add_argument("--json", action="store_true", help="print the evidence as JSON")
 
     p = sub.add_parser("report", help="re-render reports and index from saved JSON",
                        description="Re-render every claim report and the index in DIR from the "
@@ -350,8 +398,9 @@ def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = No
         return _Outcome(task.claim_id, record, seconds=time.perf_counter() - t0)
     except Exception as exc:  # one failed claim must not lose the others' results
         try:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text(traceback.format_exc(), encoding="utf-8")
+            from dpaudit.reporting.writer import atomic_write
+
+            atomic_write(log, traceback.format_exc())
             log_name: str | None = str(log)
         except OSError:
             log_name = None
@@ -359,9 +408,17 @@ def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = No
                         time.perf_counter() - t0)
 
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def _worker_init() -> None:
     # Ctrl-C reaches the whole process group; the parent handles it and terminates the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The parent's SIGTERM handler must not be inherited: Pool.terminate() stops workers with it.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Workers are forked with both signals blocked (see _run_tasks): only now may they arrive.
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
 
 def _finished_record(task: _Task) -> dict[str, Any] | None:
@@ -374,7 +431,7 @@ def _finished_record(task: _Task) -> dict[str, Any] | None:
     try:
         record = load_claim_record(path)
     except (ValueError, OSError, UnicodeDecodeError):
-        return None  # unreadable or foreign: redo it
+        return None  # unreadable, invalid or foreign: redo it (its files are rewritten)
     same = (record["id"] == task.claim_id and record.get("budget") == task.budget
             and record.get("seed") == task.seed
             and math.isclose(float(record.get("alpha", -1)), task.alpha, rel_tol=1e-12))
@@ -471,8 +528,21 @@ def _run_tasks(tasks: Sequence[_Task], jobs: int, progress: _Progress) -> list[_
             progress.finished(outcome)
         return outcomes
     ctx = _pool_context()
-    with ctx.Pool(processes=min(jobs, len(tasks)), initializer=_worker_init,
-                  maxtasksperchild=1) as pool:  # leaving the block terminates the workers
+    # A worker that receives Ctrl-C before _worker_init runs can die holding the task queue's
+    # lock, and Pool.terminate() then waits for that lock forever. Block the stop signals while
+    # the pool starts: its workers, and the pool's threads (which fork the replacement workers of
+    # maxtasksperchild), inherit the mask; workers unblock once they ignore the signals, and the
+    # parent's main thread unblocks right after, so the parent alone handles them.
+    masked = hasattr(signal, "pthread_sigmask")
+    if masked:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        pool = ctx.Pool(processes=min(jobs, len(tasks)), initializer=_worker_init,
+                        maxtasksperchild=1)
+    finally:
+        if masked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    with pool:  # leaving the block terminates the workers
         for outcome in pool.imap_unordered(_run_task, tasks):
             outcomes.append(outcome)
             progress.finished(outcome)
@@ -504,6 +574,9 @@ def _resolve_claim_ids(ids: Sequence[str], use_all: bool) -> list[str]:
 
 
 def _prepare_out(out: str) -> Path:
+    if not out.strip():
+        raise UsageError("--out is empty; give the report directory explicitly (use --out . for "
+                         "the current directory)")
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise UsageError(f"--out {out} exists and is not a directory")
@@ -511,19 +584,34 @@ def _prepare_out(out: str) -> Path:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create the report directory {out} ({exc.strerror})") from None
-    if not os.access(path, os.W_OK):
-        raise UsageError(f"the report directory {out} is not writable")
+    # os.access says yes to root on read-only mounts: try to write.
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise UsageError(f"the report directory {out} is not writable ({exc.strerror})") from None
     return path
 
 
 def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, out: TextIO,
                 err: TextIO) -> int:
-    from dpaudit.reporting.writer import (claim_paths, load_report_directory, render_claim_files,
-                                          write_index)
+    from dpaudit.reporting.writer import (add_to_manifest, claim_paths, load_claim_records,
+                                          read_manifest, remove_stale_temp_files,
+                                          render_claim_files, write_index)
 
     out_dir = _prepare_out(args.out)
+    try:
+        earlier = read_manifest(out_dir) or []
+        remove_stale_temp_files(out_dir, sorted(set(earlier) | set(claim_ids)))
+        # Claims earlier runs wrote here and this run does not redo: they must load now, before
+        # any work, or the index would silently lose them.
+        kept = load_claim_records(out_dir, [cid for cid in earlier if cid not in claim_ids])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     tasks = [_Task(cid, args.budget, args.seed, args.alpha, args.out) for cid in claim_ids]
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, dict[str, Any]] = {r["id"]: r for r in kept}
     todo = []
     for task in tasks:
         record = None if args.fresh else _finished_record(task)
@@ -534,35 +622,42 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
         if not (paths.markdown.exists() and paths.html.exists()):
             render_claim_files(args.out, record)
         records[task.claim_id] = record
-    progress = _Progress(len(todo), args.quiet, err)
     if records:
-        progress.message(f"dpaudit: {len(records)} of {len(tasks)} claims already audited in "
+        add_to_manifest(out_dir, list(records))
+    progress = _Progress(len(todo), args.quiet, err)
+    skipped = len(tasks) - len(todo)
+    if skipped:
+        progress.message(f"dpaudit: {skipped} of {len(tasks)} claims already audited in "
                          f"{args.out} with these settings; skipping them (--fresh redoes them)")
-    interrupted = False
+    interrupted: _Terminated | KeyboardInterrupt | None = None
     failures: list[_Outcome] = []
     try:
         for outcome in _run_tasks(todo, jobs, progress):
             if outcome.record is not None:
                 records[outcome.claim_id] = outcome.record
+                add_to_manifest(out_dir, [outcome.claim_id])
             else:
                 failures.append(outcome)
-    except KeyboardInterrupt:
-        interrupted = True
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_Terminated)
+        interrupted = exc
     finally:
         progress.close()
     # Failures of the list above are only those reported before an interrupt; rescan the disk so
     # that the index and the exit status count every claim that finished, even in a worker.
-    if interrupted:
+    if interrupted is not None:
         for task in todo:
             record = _finished_record(task)
             if record is not None:
                 records[task.claim_id] = record
-    write_index(out_dir, load_report_directory(out_dir), display_dir=args.out)
+        add_to_manifest(out_dir, list(records))
+    write_index(out_dir, list(records.values()), display_dir=args.out)
     done = [records[cid] for cid in claim_ids if cid in records]
-    if interrupted:
-        print(f"dpaudit: interrupted; {len(done)} of {len(tasks)} claims are finished and saved in "
-              f"{args.out}; run the same command again to resume.", file=err)
-        return EXIT_INTERRUPTED
+    if interrupted is not None:
+        terminated = isinstance(interrupted, _Terminated)
+        print(f"dpaudit: {'terminated (SIGTERM)' if terminated else 'interrupted'}; {len(done)} "
+              f"of {len(tasks)} claims are finished and saved in {args.out} and indexed in "
+              f"{out_dir / 'index.html'}; run the same command again to resume.", file=err)
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     if done:
         out.write(_summary_table(done) + "\n\n")
     out.write(f"{_counts_sentence(done)} Reports: {out_dir / 'index.html'}\n")
@@ -596,6 +691,28 @@ def _ascii(text: str) -> str:
 def _cmd_audit_claims(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     claim_ids = _resolve_claim_ids(args.claim_ids, args.all)
     return _audit_many(claim_ids, args, args.jobs, out, err)
+
+
+def _cmd_float_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from dpaudit.audits.floating_point import audit_float_laplace
+
+    if args.f0 == args.f1:
+        raise UsageError("--f0 and --f1 must differ (they are the answers on two neighbouring "
+                         "inputs)")
+    claimed = abs(args.f1 - args.f0) / args.scale   # the Laplace mechanism's epsilon
+    evidence = audit_float_laplace(args.f0, args.f1, args.scale,
+                                   claimed_epsilon=claimed if 0 < claimed < math.inf else None,
+                                   sampler=args.sampler)
+    if args.json:
+        out.write(json.dumps(evidence.to_dict(), indent=2) + "\n")
+    else:
+        out.write(evidence.summary() + "\n")
+        if evidence.examples:
+            rows = [[e["output"], e["output_decimal"], e["probability_on_input_0"],
+                     e["probability_on_input_1"]] for e in evidence.examples]
+            out.write(_table(["output (exact)", "output", f"P on f0={args.f0:g}",
+                              f"P on f1={args.f1:g}"], rows) + "\n")
+    return EXIT_VIOLATED if evidence.violated else EXIT_OK
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -636,12 +753,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = {"list": lambda: _cmd_list(args, out, err),
                 "audit": lambda: _cmd_audit(args, out, err),
                 "audit-claims": lambda: _cmd_audit_claims(args, out, err),
-                "report": lambda: _cmd_report(args, out, err)}
+                "report": lambda: _cmd_report(args, out, err),
+                "float-audit": lambda: _cmd_float_audit(args, out, err)}
+    previous = None
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave SIGTERM alone
+        pass
     try:
         return commands[args.command]()
     except UsageError as exc:
-        print(f"dpaudit: error: {exc}.", file=err)
+        print(f"dpaudit: error: {str(exc).rstrip('.')}.", file=err)
         return EXIT_USAGE
+    except _Terminated:
+        print("dpaudit: terminated (SIGTERM).", file=err)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("dpaudit: interrupted.", file=err)
         return EXIT_INTERRUPTED
@@ -650,6 +776,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"dpaudit: error: {_one_line(exc)} (rerun with --traceback for details).", file=err)
         return EXIT_FAILED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _one_line(exc: BaseException) -> str:

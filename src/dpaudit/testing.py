@@ -121,7 +121,29 @@ def _sum(a: Any, b: Any) -> Any:
         return "?"
 
 
-def assert_dp(mechanism: Callable[..., Any], data0: Any = None, data1: Any = None, *,
+class _Missing:
+    """Default of ``data0``/``data1``: tells an omitted input from an input that is ``None``."""
+
+    def __repr__(self) -> str:
+        return "<required unless pairs= is given>"
+
+
+_MISSING: Any = _Missing()
+
+
+def _inputs(caller: str, data0: Any, data1: Any, audit_kwargs: Mapping[str, Any]
+            ) -> tuple[Any, Any]:
+    """The inputs to pass to ``audit``: a TypeError naming what is missing, unless ``pairs=``."""
+    missing = [name for name, d in (("data0", data0), ("data1", data1)) if d is _MISSING]
+    if audit_kwargs.get("pairs") is not None:
+        return (None if data0 is _MISSING else data0), (None if data1 is _MISSING else data1)
+    if missing:
+        raise TypeError(f"{caller} needs two neighbouring inputs: pass data0 and data1, or "
+                        f"pairs=[(data0, data1), ...]; missing: {', '.join(missing)}")
+    return data0, data1
+
+
+def assert_dp(mechanism: Callable[..., Any], data0: Any = _MISSING, data1: Any = _MISSING, *,
               epsilon: float, delta: float = 0.0, samples: int = DEFAULT_SAMPLES,
               alpha: float = 0.05, seed: int = DEFAULT_SEED, **audit_kwargs: Any) -> "AuditResult":
     """Fail the calling test if an audit finds that ``mechanism`` violates (epsilon, delta)-DP.
@@ -159,6 +181,7 @@ def assert_dp(mechanism: Callable[..., Any], data0: Any = None, data1: Any = Non
         For invalid arguments or a mechanism that breaks the contract (from :func:`dpaudit.audit`).
     """
     __tracebackhide__ = True
+    data0, data1 = _inputs("assert_dp()", data0, data1, audit_kwargs)
     return _assert_dp(mechanism, data0, data1, epsilon, delta, samples, alpha, seed, audit_kwargs,
                       None)
 
@@ -212,22 +235,25 @@ class DPAuditor:
         self.calls += 1
         return seed
 
-    def audit(self, mechanism: Callable[..., Any], data0: Any = None, data1: Any = None, *,
+    def audit(self, mechanism: Callable[..., Any], data0: Any = _MISSING, data1: Any = _MISSING, *,
               epsilon: float, delta: float = 0.0, samples: int | None = None, alpha: float = 0.05,
               seed: int | None = None, **audit_kwargs: Any) -> "AuditResult":
         """:func:`dpaudit.audit` with this test's seed and default samples; never fails the test."""
         from dpaudit.audits.empirical import audit
 
+        data0, data1 = _inputs("dp_auditor.audit()", data0, data1, audit_kwargs)
         return audit(mechanism, data0, data1, epsilon=epsilon, delta=delta,
                      samples=self.samples if samples is None else samples, alpha=alpha,
                      seed=self.next_seed() if seed is None else seed, **audit_kwargs)
 
-    def assert_dp(self, mechanism: Callable[..., Any], data0: Any = None, data1: Any = None, *,
+    def assert_dp(self, mechanism: Callable[..., Any], data0: Any = _MISSING,
+                  data1: Any = _MISSING, *,
                   epsilon: float, delta: float = 0.0, samples: int | None = None,
                   alpha: float = 0.05, seed: int | None = None,
                   **audit_kwargs: Any) -> "AuditResult":
         """:func:`assert_dp` with this test's seed and default samples."""
         __tracebackhide__ = True
+        data0, data1 = _inputs("dp_auditor.assert_dp()", data0, data1, audit_kwargs)
         explicit = seed is not None
         seed = seed if explicit else self.next_seed()
         hint = None if explicit else f"pytest {self.test_id!r} --dp-seed={self.base_seed}"

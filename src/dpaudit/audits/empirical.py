@@ -54,7 +54,11 @@ about the mechanism as implemented and sampled.
 
 from __future__ import annotations
 
+import decimal
+import inspect
 import math
+import numbers
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
@@ -70,7 +74,7 @@ from dpaudit.audits.statistics import (HistogramAccumulator, IdentityScorer,
                                        outcome_keys, sweep_thresholds)
 
 __all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION",
-           "PILOT_FRACTION", "MIN_PILOT_SAMPLES"]
+           "PILOT_FRACTION", "MIN_PILOT_SAMPLES", "check_memory_budget", "available_memory_bytes"]
 
 #: Smallest accepted ``samples`` (per input): a fit, a selection and a test run on each input.
 MIN_SAMPLES = 10
@@ -107,6 +111,102 @@ class _NotGiven:
 
     def __repr__(self) -> str:
         return "<required unless pairs= is given>"
+
+
+def callable_name(fn: Any) -> str:
+    """A short name of a user callable for error messages (its qualified name or its class)."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if not isinstance(name, str):
+        name = type(fn).__name__
+    return name
+
+
+#: Bytes of memory the engine holds per training run per input (the selection split's scores,
+#: their concatenation, the sort and the threshold sweep), a generous upper estimate.
+BYTES_PER_TRAINING_RUN = 64
+
+
+def available_memory_bytes() -> int | None:
+    """Memory this process can still use: ``MemAvailable`` of ``/proc/meminfo`` (Linux), else
+    free physical pages; None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory_budget(samples: int, n_train: int, available: int | None = None) -> None:
+    """Refuse an audit whose training split cannot fit in memory (ValueError naming ``samples``).
+
+    The test split is streamed in chunks and costs no memory per run; the selection split's scores
+    are held to choose the event, about :data:`BYTES_PER_TRAINING_RUN` bytes per run and input,
+    plus one chunk of outputs. This is the one place to relax when training is streamed too
+    (issue 12).
+    """
+    if available is None:
+        available = available_memory_bytes()
+    if available is None:
+        return
+    need = 2 * n_train * BYTES_PER_TRAINING_RUN + 2 * MAX_CHUNK_BYTES
+    if need > available:
+        raise ValueError(
+            f"samples={samples} cannot run on this machine: its training split ({n_train} runs "
+            f"per input) needs about {need / 2**30:.3g} GiB of memory and {available / 2**30:.3g} "
+            f"GiB are available; lower samples (or train_fraction)")
+
+
+def _check_arity(fn: Callable[..., Any], param: str, n_args: int, expected: str) -> None:
+    """TypeError when ``fn`` cannot be called with ``n_args`` positional arguments."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins without a signature: find out when called
+        return
+    try:
+        sig.bind(*([None] * n_args))
+    except TypeError:
+        raise TypeError(f"{param} must be callable as {expected}; {callable_name(fn)}{sig} does "
+                        f"not take {n_args} positional argument{'s' if n_args > 1 else ''}"
+                        ) from None
+
+
+def _coerce_objects(arr: np.ndarray, who: str, first_run: int) -> np.ndarray:
+    """Object outputs: numbers become a numeric array; None/NaN/inf anywhere is an error.
+
+    Object arrays of numbers would otherwise be scored as discrete outcomes (every float its own
+    outcome) and give a meaningless bound; ``None`` or NaN among them would be counted as outcomes.
+    Other objects (strings, tuples) stay discrete outcomes.
+    """
+    n = arr.shape[0]
+    flat = arr.reshape(n, -1)
+    numeric = True
+    integral = True
+    for run, row in enumerate(flat):
+        for value in row:
+            if value is None:
+                raise ValueError(f"{who} returned None in run {first_run + run} (row {run} of this "
+                                 "call); outputs must be finite numbers or discrete labels")
+            if isinstance(value, (bool, np.bool_, numbers.Integral)):
+                continue
+            integral = False
+            if isinstance(value, (numbers.Real, decimal.Decimal)):
+                if not math.isfinite(float(value)):
+                    raise ValueError(f"{who} returned {float(value)} in run {first_run + run} "
+                                     f"(row {run} of this call); outputs must be finite numbers")
+                continue
+            numeric = False
+    if not numeric:
+        return arr
+    try:
+        return arr.astype(np.int64 if integral else np.float64)
+    except (OverflowError, TypeError, ValueError):
+        return arr.astype(np.float64)
 
 
 _NOT_GIVEN: Any = _NotGiven()
@@ -340,16 +440,20 @@ class _Stream:
     clock: list[float]
     row_shape: tuple[int, ...] | None = None
     dtype: np.dtype | None = None
+    drawn: int = 0  # runs drawn so far on this input (run indices in messages count from 0)
 
     def draw(self, n: int) -> np.ndarray:
         rng = np.random.default_rng(self.seed_seq.spawn(1)[0])
         t0 = time.perf_counter()
         out = self.mechanism(self.data, n, rng)
         self.clock[0] += time.perf_counter() - t0
-        return self._check(out, n)
+        arr = self._check(out, n)
+        self.drawn += n
+        return arr
 
     def _check(self, out: Any, n: int) -> np.ndarray:
-        who = f"mechanism(data{self.label}, n={n}, rng)"
+        name = callable_name(self.mechanism)
+        who = f"mechanism {name}(data{self.label}, n={n}, rng)"
         try:
             arr = np.asarray(out)
         except (TypeError, ValueError) as exc:
@@ -358,12 +462,21 @@ class _Stream:
             got = "a scalar" if arr.ndim == 0 else f"leading axis {arr.shape[0]}"
             raise ValueError(f"{who} returned {got} (shape {arr.shape}); it must return an array "
                              f"whose leading axis has length n = {n}, one row per independent run")
+        if arr.size == 0:
+            raise ValueError(f"{who} returned rows of shape {arr.shape[1:]} with no values; every "
+                             "run must output at least one value")
         if arr.dtype.kind == "c":
             raise TypeError(f"{who} returned complex outputs; only real, integer, boolean, string "
                             "or object outputs can be audited")
-        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-            bad = "NaN" if np.any(np.isnan(arr)) else "infinite values"
-            raise ValueError(f"{who} returned {bad}; outputs must be finite")
+        if arr.dtype.kind == "O":
+            arr = _coerce_objects(arr, who, self.drawn)
+        if arr.dtype.kind == "f":
+            finite = np.isfinite(arr)
+            if not finite.all():
+                run = int(np.argwhere(~finite)[0][0])
+                value = arr.reshape(n, -1)[run][~finite.reshape(n, -1)[run]][0]
+                raise ValueError(f"{who} returned {value} in run {self.drawn + run} (row {run} of "
+                                 f"this call); outputs must be finite numbers")
         if self.row_shape is None:
             self.row_shape, self.dtype = arr.shape[1:], arr.dtype
         elif arr.shape[1:] != self.row_shape:
@@ -559,7 +672,9 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     mechanism : callable ``(data, n, rng) -> array``
         Returns the outputs of ``n`` independent runs on ``data`` with leading axis ``n``:
         scalars ``(n,)``, vectors ``(n, d)``, trajectories ``(n, T, d)`` (flattened), or discrete
-        outputs (integers, booleans, strings, small tuples as integer rows). ``rng`` is a
+        outputs (integers, booleans, strings, small tuples as integer rows). Object arrays of
+        numbers are audited as numbers; NaN, infinities or ``None`` in any run of any call are
+        a ValueError naming the mechanism, the input and the run. ``rng`` is a
         ``numpy.random.Generator``; the mechanism must draw all its randomness from it.
     data0, data1 : any
         The two neighbouring inputs, passed to ``mechanism`` unchanged. Required unless ``pairs``
@@ -618,8 +733,10 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     Raises
     ------
     ValueError, TypeError
-        Invalid parameters, missing inputs, a statistic that is not row-wise, or a mechanism
-        returning a wrong leading axis, NaN/inf, rows of changing shape, or different output types
+        Invalid parameters, missing inputs, a callable of the wrong arity, a budget that cannot
+        fit in memory (:func:`check_memory_budget`), a statistic that is not row-wise, or a
+        mechanism returning a wrong leading axis, empty rows, NaN/inf/None, rows of changing
+        shape, or different output types
         on the two inputs.
     """
     t_start = time.perf_counter()
@@ -642,10 +759,16 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     if statistic is not None and not callable(statistic):
         raise TypeError(f"statistic must be callable as statistic(outputs) -> scores, "
                         f"got {type(statistic).__name__}")
+    _check_arity(mechanism, "mechanism", 3,
+                 "mechanism(data, n, rng) -> array of the outputs of n runs (leading axis n)")
+    if statistic is not None:
+        _check_arity(statistic, "statistic", 1,
+                     "statistic(outputs) -> one real score per run (shape (n,))")
     candidates = _check_pairs(data0, data1, pairs)
     if pilot_samples is not None:
         pilot_samples = check_int(pilot_samples, "pilot_samples", minimum=MIN_SAMPLES)
     n_train, n_test = _split_sizes(samples, train_fraction)
+    check_memory_budget(samples, max(n_train, pilot_samples or 0))
     cfg = _Config(epsilon, delta, alpha, test_events, output_kind, statistic, chunk_size)
     root = np.random.SeedSequence(seed)
     main_seq = root.spawn(1)[0]

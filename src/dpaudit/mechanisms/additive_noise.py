@@ -12,6 +12,7 @@ pure-DP ones, whose epsilon is ``sensitivity / scale``.
 from __future__ import annotations
 
 import abc
+import math
 from typing import Any, Self
 
 import numpy as np
@@ -76,7 +77,18 @@ class AdditiveNoiseMechanism(Mechanism):
         """
         value = _as_query_answer(data)
         n = check_int(n, "n", minimum=1)
+        g = getattr(self, "_granularity", None)
+        if g is not None:
+            # noise="discrete": the answer in grid units (rounded half up), plus exact integer
+            # noise; the release is g times an integer, a post-processing of integers.
+            units = np.floor(value / g + 0.5)
+            return (units + self._sample_noise_units(n, value.shape, rng)) * g
         return value + self._sample_noise(n, value.shape, rng)
+
+    def _sample_noise_units(self, n: int, shape: tuple[int, ...],
+                            rng: np.random.Generator) -> np.ndarray:
+        """Integer noise in grid units (``noise="discrete"``); subclasses that support it."""
+        raise NotImplementedError(f"{type(self).__name__} has no discrete noise")
 
 
 class PureScaleMechanism(AdditiveNoiseMechanism):
@@ -104,11 +116,20 @@ class PureScaleMechanism(AdditiveNoiseMechanism):
 
     @classmethod
     def from_epsilon(cls, sensitivity: float, epsilon: float,
-                     relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE) -> Self:
-        """The mechanism with ``scale = sensitivity / epsilon`` (exactly ``epsilon``-DP)."""
+                     relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE,
+                     **options: Any) -> Self:
+        """The mechanism with ``scale = sensitivity / epsilon`` (exactly ``epsilon``-DP).
+
+        ``options`` go to the constructor (e.g. ``noise="discrete", granularity=g``).
+        """
         sensitivity = check_positive(sensitivity, "sensitivity")
         epsilon = check_epsilon(epsilon)
-        return cls(sensitivity, sensitivity / epsilon, relation)
+        scale = sensitivity / epsilon
+        if not (math.isfinite(scale) and scale > 0.0):
+            raise ValueError(f"epsilon={epsilon!r} with sensitivity={sensitivity!r} gives the noise "
+                             f"scale sensitivity / epsilon = {scale!r}, not a positive finite "
+                             "float; use a larger epsilon or a smaller sensitivity")
+        return cls(sensitivity, scale, relation, **options)
 
     @property
     def scale(self) -> float:

@@ -44,7 +44,9 @@ from dpaudit._validation import (
 )
 from dpaudit.claims import NeighbourRelation
 from dpaudit.mechanisms.additive_noise import AdditiveNoiseMechanism
-from dpaudit.mechanisms.laplace import _check_size
+from dpaudit.mechanisms.discrete import (discrete_gaussian_delta, grid_units, rational_sigma2,
+                                         sample_discrete_gaussian)
+from dpaudit.mechanisms.laplace import _check_size, check_noise_mode, shift_units
 
 __all__ = [
     "sample_gaussian",
@@ -115,7 +117,21 @@ def classical_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
         sigma > 0.
     """
     sensitivity, epsilon, delta = _check_gaussian_target(sensitivity, epsilon, delta)
-    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    ratio = 1.25 / delta
+    # For subnormal delta the quotient overflows; log(1.25) - log(delta) is then the same number.
+    log_ratio = math.log(ratio) if math.isfinite(ratio) else math.log(1.25) - math.log(delta)
+    return _finite_sigma(sensitivity * math.sqrt(2.0 * log_ratio) / epsilon, sensitivity,
+                         epsilon, delta)
+
+
+def _finite_sigma(sigma: float, sensitivity: float, epsilon: float, delta: float) -> float:
+    """``sigma`` if it is a positive finite float; else a ValueError naming the target."""
+    if not (math.isfinite(sigma) and sigma > 0.0):
+        raise ValueError(f"the calibrated sigma for sensitivity={sensitivity!r}, "
+                         f"epsilon={epsilon!r}, delta={delta!r} is {sigma!r}, not a positive "
+                         "finite float; sensitivity / epsilon is out of range (make sensitivity "
+                         "smaller or epsilon larger)")
+    return sigma
 
 
 def _tail_bound_mu(epsilon: float, delta: float) -> float:
@@ -254,6 +270,11 @@ def _closed_form_mu(epsilon: float, delta: float) -> float:
 #: Below this delta :func:`analytic_sigma` uses the closed form directly (the PLD's tail
 #: truncation at 1e-15 makes it unreliable there).
 _PLD_MIN_DELTA = 1e-12
+#: The Gaussian PLD spans privacy losses over about this many mu (tails cut at mass 1e-15), so it
+#: has about ``16 mu / grid`` points; above _PLD_MAX_POINTS (a few seconds per calibration) the
+#: closed form is used alone.
+_PLD_LOSS_RANGE_IN_MU = 16.0
+_PLD_MAX_POINTS = 500_000
 
 
 @functools.lru_cache(maxsize=256)
@@ -269,14 +290,23 @@ def _analytic_noise_multiplier(epsilon: float, delta: float, value_discretizatio
     # root; if the PLD disagreed with the closed form by more, calibration raises instead of
     # returning a wrong sigma.
     exact = 1.0 / _closed_form_mu(epsilon, delta)
-    return float(mechanism_calibration.calibrate_dp_mechanism(
-        make_accountant,
-        dp_accounting.GaussianDpEvent,
-        epsilon,
-        delta,
-        bracket_interval=mechanism_calibration.ExplicitBracketInterval(exact / 1.01, exact * 1.01),
-        tol=_CALIBRATION_RTOL * exact,
-    ))
+    try:
+        return float(mechanism_calibration.calibrate_dp_mechanism(
+            make_accountant,
+            dp_accounting.GaussianDpEvent,
+            epsilon,
+            delta,
+            bracket_interval=mechanism_calibration.ExplicitBracketInterval(exact / 1.01,
+                                                                           exact * 1.01),
+            tol=_CALIBRATION_RTOL * exact,
+        ))
+    except (ValueError, ArithmeticError, RuntimeError, MemoryError) as exc:
+        # Do not leak the solver's words ("brentq raised ..."): say which target failed and why.
+        raise ValueError(
+            f"analytic_sigma cannot calibrate epsilon={epsilon!r}, delta={delta!r}: dp-accounting's "
+            f"PLD accountant (grid {value_discretization_interval!r}) found no noise multiplier "
+            f"within 1% of the closed-form one, {exact:.6g}; try another "
+            "value_discretization_interval") from exc
 
 
 def analytic_sigma(sensitivity: float, epsilon: float, delta: float, *,
@@ -294,8 +324,9 @@ def analytic_sigma(sensitivity: float, epsilon: float, delta: float, *,
     below that the PLD's tail truncation makes it slightly conservative (exact delta a few 1e-6
     relative below the target at delta = 1e-10). Results are cached per (epsilon, delta, grid).
 
-    For delta < 1e-12 (where the PLD, truncated at tail mass 1e-15, cannot resolve the target) the
-    PLD is not used: sigma = Delta / mu with mu the root of the exact closed form, taken on the safe
+    For delta < 1e-12 (where the PLD, truncated at tail mass 1e-15, cannot resolve the target), and
+    where the PLD grid would exceed 500 000 points (tiny epsilon with a large delta, where the PLD
+    would take minutes or exhaust memory), the PLD is not used: sigma = Delta / mu with mu the root of the exact closed form, taken on the safe
     side (exact delta(epsilon) <= delta, and within ~1e-10 relative of it), so the returned sigma is
     never too small. ``value_discretization_interval`` is then ignored.
 
@@ -323,12 +354,19 @@ def analytic_sigma(sensitivity: float, epsilon: float, delta: float, *,
     if delta < _PLD_MIN_DELTA:
         if value_discretization_interval is not None:
             check_positive(value_discretization_interval, "value_discretization_interval")
-        return sensitivity / _closed_form_mu(epsilon, delta)
+        return _finite_sigma(sensitivity / _closed_form_mu(epsilon, delta), sensitivity, epsilon,
+                             delta)
     if value_discretization_interval is None:
         vdi = min(DEFAULT_VALUE_DISCRETIZATION_INTERVAL, epsilon / 10.0)
     else:
         vdi = check_positive(value_discretization_interval, "value_discretization_interval")
-    return sensitivity * _analytic_noise_multiplier(epsilon, delta, vdi)
+    if _PLD_LOSS_RANGE_IN_MU * _closed_form_mu(epsilon, delta) / vdi > _PLD_MAX_POINTS:
+        # The PLD grid would be too fine for its loss range (tiny epsilon with a large delta): it
+        # would take minutes or exhaust memory. The closed form alone, on the safe side.
+        return _finite_sigma(sensitivity / _closed_form_mu(epsilon, delta), sensitivity, epsilon,
+                             delta)
+    return _finite_sigma(sensitivity * _analytic_noise_multiplier(epsilon, delta, vdi),
+                         sensitivity, epsilon, delta)
 
 
 class GaussianMechanism(AdditiveNoiseMechanism):
@@ -356,33 +394,62 @@ class GaussianMechanism(AdditiveNoiseMechanism):
     name = "gaussian"
 
     def __init__(self, sensitivity: float, sigma: float,
-                 relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE) -> None:
+                 relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE, *,
+                 noise: str = "float", granularity: float | None = None) -> None:
         super().__init__(sensitivity, "l2", relation)
         self._sigma = check_positive(sigma, "sigma")
         self._calibration: dict[str, Any] | None = None
+        self._granularity = check_noise_mode(noise, granularity)
+        if self._granularity is not None:
+            self._sigma2 = rational_sigma2(grid_units(self._sigma, self._granularity, "sigma"))
+
+    @property
+    def noise(self) -> str:
+        """``"float"`` (numpy's sampler) or ``"discrete"`` (exact discrete Gaussian on a grid)."""
+        return "float" if self._granularity is None else "discrete"
+
+    @property
+    def granularity(self) -> float | None:
+        return self._granularity
+
+    def exact_delta(self, epsilon: float) -> float:
+        """Exact delta(epsilon) of the worst shift (discrete noise: ``ceil(Delta / g)`` units in
+        one coordinate; float: Balle & Wang's closed form)."""
+        epsilon = check_epsilon(epsilon)
+        if self._granularity is None:
+            return math.exp(_log_delta(self.mu, epsilon))
+        return discrete_gaussian_delta(epsilon, math.sqrt(float(self._sigma2)),
+                                       shift_units(self._sensitivity.bound, self._granularity))
 
     @classmethod
     def _calibrated(cls, calibration: str, sigma: float, sensitivity: float, epsilon: float,
-                    delta: float, relation: NeighbourRelation) -> "GaussianMechanism":
+                    delta: float, relation: NeighbourRelation,
+                    **options: Any) -> "GaussianMechanism":
         """The mechanism of noise ``sigma``, recording the calibration and its target."""
-        mech = cls(sensitivity, sigma, relation)
+        mech = cls(sensitivity, sigma, relation, **options)
         mech._calibration = {"calibration": calibration, "target_epsilon": float(epsilon),
                              "target_delta": float(delta)}
         return mech
 
     @classmethod
     def classical(cls, sensitivity: float, epsilon: float, delta: float,
-                  relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE) -> "GaussianMechanism":
-        """Calibrated with :func:`classical_sigma` (Dwork & Roth Thm A.1; proved for epsilon < 1)."""
+                  relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE,
+                  **options: Any) -> "GaussianMechanism":
+        """Calibrated with :func:`classical_sigma` (Dwork & Roth Thm A.1; proved for epsilon < 1).
+
+        ``options`` go to the constructor (``noise="discrete", granularity=g``)."""
         return cls._calibrated("classical", classical_sigma(sensitivity, epsilon, delta),
-                               sensitivity, epsilon, delta, relation)
+                               sensitivity, epsilon, delta, relation, **options)
 
     @classmethod
     def analytic(cls, sensitivity: float, epsilon: float, delta: float,
-                 relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE) -> "GaussianMechanism":
-        """Calibrated with :func:`analytic_sigma` (exactly (epsilon, delta)-DP, Balle & Wang 2018)."""
+                 relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE,
+                 **options: Any) -> "GaussianMechanism":
+        """Calibrated with :func:`analytic_sigma` (exactly (epsilon, delta)-DP, Balle & Wang 2018).
+
+        ``options`` go to the constructor (``noise="discrete", granularity=g``)."""
         return cls._calibrated("analytic", analytic_sigma(sensitivity, epsilon, delta),
-                               sensitivity, epsilon, delta, relation)
+                               sensitivity, epsilon, delta, relation, **options)
 
     @property
     def sigma(self) -> float:
@@ -402,11 +469,24 @@ class GaussianMechanism(AdditiveNoiseMechanism):
     def _sample_noise(self, n: int, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         return sample_gaussian(self._sigma, (n, *shape), rng)
 
+    def _sample_noise_units(self, n: int, shape: tuple[int, ...],
+                            rng: np.random.Generator) -> np.ndarray:
+        size = n * int(np.prod(shape, dtype=np.int64))
+        return sample_discrete_gaussian(self._sigma2, size, check_generator(rng)).reshape(n, *shape)
+
     def dp_event(self) -> dp_accounting.DpEvent:
+        if self._granularity is not None:
+            # CKS20 Theorem 14: an l2 shift of k grid units is k^2 / (2 s^2)-zCDP.
+            k = shift_units(self._sensitivity.bound, self._granularity)
+            return dp_accounting.ZCDpEvent(k * k / (2.0 * float(self._sigma2)))
         return dp_accounting.GaussianDpEvent(noise_multiplier=self.noise_multiplier)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "sigma": self._sigma, **(self._calibration or {})}
+        out = {**super().describe(), "sigma": self._sigma, **(self._calibration or {})}
+        if self._granularity is not None:
+            out.update(noise="discrete", granularity=self._granularity,
+                       sigma2_units=f"{self._sigma2.numerator}/{self._sigma2.denominator}")
+        return out
 
     def __repr__(self) -> str:
         return f"GaussianMechanism(sensitivity={self._sensitivity.bound!r}, sigma={self._sigma!r})"

@@ -11,15 +11,47 @@ Koren & Talwar (ICML 2023, ``afkt23.txt``, Algorithm 2 line 7: ``zeta_t ~ Laplac
 Floating-point caveat: the samples come from numpy's inverse-CDF Laplace sampler in IEEE doubles, so
 their law is only approximately Laplace and the released values are not exactly
 differentially private (Mironov, CCS 2012). The audits measure the mechanism as implemented.
+``noise="discrete"`` releases ``g (round(f(D) / g) + Z)`` with ``Z`` discrete Laplace of scale
+``scale / g`` drawn exactly (:mod:`.discrete`, Canonne, Kamath & Steinke 2020), which is exactly
+``ceil(Delta / g) g / scale``-DP for answers on the grid ``g Z``.
 """
 
 from __future__ import annotations
+
+import math
+from typing import Any, Literal
 
 import dp_accounting
 import numpy as np
 
 from dpaudit._validation import check_generator, check_int, check_positive
+from dpaudit.claims import NeighbourRelation
 from dpaudit.mechanisms.additive_noise import PureScaleMechanism
+from dpaudit.mechanisms.discrete import grid_units, rational_at_least, sample_discrete_laplace
+from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
+NoiseMode = Literal["float", "discrete"]
+
+
+def check_noise_mode(noise: object, granularity: object) -> float | None:
+    """Validate ``noise``/``granularity``; the granularity for discrete noise, else None."""
+    if noise not in ("float", "discrete"):
+        raise ValueError(f"noise must be 'float' or 'discrete', got {noise!r}")
+    if noise == "float":
+        if granularity is not None:
+            raise ValueError("granularity is only used with noise='discrete'")
+        return None
+    if granularity is None:
+        raise TypeError("noise='discrete' needs granularity= (the grid step of the released "
+                        "values, > 0)")
+    return check_positive(granularity, "granularity")
+
+
+def shift_units(sensitivity: float, granularity: float) -> int:
+    """Grid units a neighbouring answer can move: ``ceil(sensitivity / granularity)`` (an exact
+    multiple, up to 1e-9 relative, counts as itself)."""
+    units = grid_units(sensitivity, granularity, "sensitivity")
+    return max(1, int(math.ceil(units * (1 - 1e-9))))
 
 __all__ = ["sample_laplace", "LaplaceMechanism"]
 
@@ -81,8 +113,48 @@ class LaplaceMechanism(PureScaleMechanism):
     name = "laplace"
     _norm = "l1"
 
+    def __init__(self, sensitivity: float, scale: float,
+                 relation: NeighbourRelation = NeighbourRelation.REPLACE_ONE, *,
+                 noise: NoiseMode = "float", granularity: float | None = None) -> None:
+        super().__init__(sensitivity, scale, relation)
+        self._granularity = check_noise_mode(noise, granularity)
+        if self._granularity is not None:
+            self._t = rational_at_least(grid_units(self._scale, self._granularity, "scale"),
+                                        "scale / granularity")
+
+    @property
+    def noise(self) -> str:
+        """``"float"`` (numpy's sampler) or ``"discrete"`` (exact discrete Laplace on a grid)."""
+        return "float" if self._granularity is None else "discrete"
+
+    @property
+    def granularity(self) -> float | None:
+        return self._granularity
+
+    @property
+    def epsilon(self) -> float:
+        """``sensitivity / scale``; discrete: ``ceil(sensitivity / g) / t``, t the exact rational
+        scale in grid units (rounded up from ``scale / g``, so never above the float value)."""
+        if self._granularity is None:
+            return super().epsilon
+        return shift_units(self._sensitivity.bound, self._granularity) / float(self._t)
+
     def _sample_noise(self, n: int, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         return sample_laplace(self._scale, (n, *shape), rng)
 
+    def _sample_noise_units(self, n: int, shape: tuple[int, ...],
+                            rng: np.random.Generator) -> np.ndarray:
+        size = n * int(np.prod(shape, dtype=np.int64))
+        return sample_discrete_laplace(self._t, size, check_generator(rng)).reshape(n, *shape)
+
     def dp_event(self) -> dp_accounting.DpEvent:
+        if self._granularity is not None:
+            return EpsilonDeltaDpEvent(self.epsilon, 0.0)
         return dp_accounting.LaplaceDpEvent(noise_multiplier=self._scale / self._sensitivity.bound)
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        if self._granularity is not None:
+            out.update(noise="discrete", granularity=self._granularity,
+                       scale_units=f"{self._t.numerator}/{self._t.denominator}")
+        return out

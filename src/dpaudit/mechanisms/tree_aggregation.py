@@ -59,7 +59,7 @@ and bandit settings. NeurIPS 2013, App. A, Algorithm 2, l2-Laplace ("Gamma") nod
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 import dp_accounting
@@ -73,6 +73,9 @@ from dpaudit._validation import (
 )
 from dpaudit.claims import NeighbourRelation
 from dpaudit.mechanisms.base import Mechanism, Sensitivity
+from dpaudit.mechanisms.discrete import (discrete_gaussian_pmf, grid_units, rational_at_least,
+                                         rational_sigma2, sample_discrete_gaussian,
+                                         sample_discrete_laplace)
 from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.gaussian import sample_gaussian
 from dpaudit.mechanisms.l2_laplace import sample_l2_laplace
@@ -90,8 +93,10 @@ __all__ = [
     "TreeAggregationMechanism",
 ]
 
-NoiseKind = Literal["laplace", "gaussian", "l2-laplace", "none"]
-_KINDS = ("laplace", "gaussian", "l2-laplace", "none")
+NoiseKind = Literal["laplace", "gaussian", "l2-laplace", "none", "discrete-laplace",
+                    "discrete-gaussian"]
+_KINDS = ("laplace", "gaussian", "l2-laplace", "none", "discrete-laplace", "discrete-gaussian")
+_DISCRETE = ("discrete-laplace", "discrete-gaussian")
 
 
 @dataclass(frozen=True)
@@ -114,10 +119,23 @@ class NodeNoise:
 
     kind: NoiseKind
     scale: float
+    #: Grid step of the discrete kinds (None for the others); kept out of repr and equality of the
+    #: float kinds, whose records must not change.
+    granularity: float | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in _KINDS:
             raise ValueError(f"kind must be one of {_KINDS}, got {self.kind!r}")
+        if self.kind in _DISCRETE:
+            g = check_positive(self.granularity, "granularity")
+            object.__setattr__(self, "granularity", g)
+            units = grid_units(check_positive(self.scale, "scale"), g, "scale")
+            # The exact rational noise parameter (validated here, so sampling cannot fail later).
+            object.__setattr__(self, "_units", rational_sigma2(units) if self.kind ==
+                               "discrete-gaussian" else rational_at_least(units, "scale / "
+                                                                          "granularity"))
+        elif self.granularity is not None:
+            raise ValueError(f"granularity is only used by the discrete kinds, not {self.kind!r}")
         if self.kind == "none":
             if isinstance(self.scale, bool) or self.scale != 0:
                 raise ValueError(f"NodeNoise kind 'none' must have scale 0, got {self.scale!r}")
@@ -141,6 +159,20 @@ class NodeNoise:
         return cls("l2-laplace", scale)
 
     @classmethod
+    def discrete_laplace(cls, scale: float, granularity: float) -> "NodeNoise":
+        """Exact discrete Laplace node noise of scale ``scale`` on the grid ``granularity``.
+
+        Each coordinate is ``g Z``, ``Z ~ Lap_Z(scale / g)`` (Canonne, Kamath & Steinke 2020,
+        :mod:`dpaudit.mechanisms.discrete`); exactly DP only when the leaves lie on the grid.
+        """
+        return cls("discrete-laplace", scale, granularity)
+
+    @classmethod
+    def discrete_gaussian(cls, sigma: float, granularity: float) -> "NodeNoise":
+        """Exact discrete Gaussian node noise ``g N_Z(0, (sigma / g)^2)`` per coordinate."""
+        return cls("discrete-gaussian", sigma, granularity)
+
+    @classmethod
     def none(cls) -> "NodeNoise":
         """TEST ONLY: no noise, so the tree releases exact sums. Provides no privacy whatsoever."""
         return cls("none", 0.0)
@@ -161,6 +193,11 @@ class NodeNoise:
             return sample_gaussian(self.scale, (n, d), rng)
         if self.kind == "l2-laplace":
             return sample_l2_laplace(self.scale, n, d, rng)
+        if self.kind == "discrete-laplace":
+            return sample_discrete_laplace(self._units, n * d, rng).reshape(n, d) * self.granularity
+        if self.kind == "discrete-gaussian":
+            return (sample_discrete_gaussian(self._units, n * d, rng).reshape(n, d)
+                    * self.granularity)
         return np.zeros((n, d))
 
     def coordinate_variance(self, d: int) -> float:
@@ -176,12 +213,19 @@ class NodeNoise:
             return self.scale**2
         if self.kind == "l2-laplace":
             return (d + 1) * self.scale**2
+        if self.kind == "discrete-laplace":
+            r = math.exp(-1.0 / float(self._units))
+            return 2.0 * r / (1.0 - r) ** 2 * self.granularity**2
+        if self.kind == "discrete-gaussian":
+            s = math.sqrt(float(self._units))
+            z = np.arange(-int(40 * s) - 2, int(40 * s) + 3)
+            return float(np.sum(z * z * discrete_gaussian_pmf(z, s))) * self.granularity**2
         return 0.0
 
     @property
     def sensitivity_norm(self) -> Literal["l1", "l2"]:
         """The norm in which a sensitivity must be stated for :meth:`composed_event`."""
-        return "l1" if self.kind == "laplace" else "l2"
+        return "l1" if self.kind in ("laplace", "discrete-laplace") else "l2"
 
     def composed_event(self, sensitivity: float, count: int) -> dp_accounting.DpEvent:
         """The privacy of ``count`` noisy nodes that each move by at most ``sensitivity``.
@@ -208,6 +252,14 @@ class NodeNoise:
         count = check_int(count, "count", minimum=1)
         if self.kind == "gaussian":
             return dp_accounting.GaussianDpEvent(self.scale / (math.sqrt(count) * sensitivity))
+        if self.kind in _DISCRETE:
+            from dpaudit.mechanisms.laplace import shift_units
+
+            k = shift_units(sensitivity, self.granularity)
+            if self.kind == "discrete-gaussian":  # CKS20 Thm 14, composed: count k^2 / (2 s^2)
+                return dp_accounting.ZCDpEvent(count * k * k / (2.0 * float(self._units)))
+            return dp_accounting.ComposedDpEvent(
+                [EpsilonDeltaDpEvent(k / float(self._units), 0.0) for _ in range(count)])
         if self.kind == "laplace":
             return dp_accounting.ComposedDpEvent(
                 [dp_accounting.LaplaceDpEvent(self.scale / sensitivity) for _ in range(count)])

@@ -390,6 +390,9 @@ def validate_claim_record(record: Any, source: str = "record") -> Mapping[str, A
         raise ValueError(f"{source} lacks the field(s) {', '.join(missing)}")
     if record["verdict"] not in ("holds", "violated", "inconclusive"):
         raise ValueError(f"{source} has an unknown verdict {record['verdict']!r}")
+    from dpaudit.reporting.schema import check_against_schema
+
+    check_against_schema(record, CLAIM_SCHEMA, source)
     return record
 
 

@@ -8,9 +8,18 @@ Layout of a report directory ``DIR`` (claim ids contain a slash, which becomes a
     DIR/jkt12-colt/pigd.html        standalone HTML report, figures embedded
     DIR/jkt12-colt/pigd.<figure>.png
 
-Every file is written atomically (a temporary file in the same directory, then ``os.replace``),
-and a claim's JSON is written *last*: a claim whose JSON exists is finished, which is what lets an
-interrupted ``dpaudit audit-claims`` resume without redoing it.
+Every file is written atomically (a temporary file ``.<name>.<pid>.<random>.tmp`` in the same
+directory, then ``os.replace``) with the permissions the umask allows, and a claim's JSON is
+written *last*: a claim whose JSON exists is finished, which is what lets an interrupted
+``dpaudit audit-claims`` resume without redoing it. Temporary files left by a killed process are
+removed by the next run (:func:`remove_stale_temp_files`).
+
+``DIR/dpaudit-manifest.json`` (:func:`read_manifest`, :func:`add_to_manifest`) lists the claim ids
+that dpaudit runs wrote into ``DIR``; the index is built from exactly those claims
+(:func:`load_report_directory`), never from a walk that could pick up, or silently drop, other
+files. Every listed claim must load: an unreadable or invalid claim JSON is a ``ValueError``
+naming the file, never a smaller index. Saved claims are validated against the published JSON
+Schema (:mod:`dpaudit.reporting.schema`).
 """
 
 from __future__ import annotations
@@ -29,15 +38,23 @@ import numpy as np
 from dpaudit import __version__
 from dpaudit.audits.claim_audit import ClaimAudit
 from dpaudit.reporting.html import render_claim_html, render_index_html
-from dpaudit.reporting.index import build_index
+from dpaudit.reporting.index import INDEX_SCHEMA, build_index
 from dpaudit.reporting.markdown import (figure_filename, render_claim_markdown,
                                         render_index_markdown)
 from dpaudit.reporting.plots import render_plots
+from dpaudit.reporting.schema import check_against_schema
 from dpaudit.reporting.view import CLAIM_SCHEMA, validate_claim_record
 
 __all__ = ["ClaimPaths", "IndexPaths", "claim_record", "claim_paths", "write_claim_report",
            "render_claim_files", "load_claim_record", "load_report_directory", "write_index",
-           "rerender_directory", "atomic_write", "to_json_text"]
+           "rerender_directory", "atomic_write", "to_json_text", "MANIFEST_NAME",
+           "MANIFEST_SCHEMA", "read_manifest", "add_to_manifest", "load_claim_records",
+           "remove_stale_temp_files"]
+
+#: The file listing the claims dpaudit runs wrote into a report directory.
+MANIFEST_NAME = "dpaudit-manifest.json"
+MANIFEST_SCHEMA = "dpaudit.manifest/1"
+_TEMP_FILE = re.compile(r"^\..+\.(\d+)\.[A-Za-z0-9_]+\.tmp$")
 
 _ID_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _FIGURE_NAMES = ("evidence", "histogram", "privacy_curve", "sensitivity", "regret")
@@ -98,16 +115,36 @@ def to_json_text(value: Any) -> str:
     return json.dumps(_jsonable(value), indent=2, allow_nan=False, ensure_ascii=False) + "\n"
 
 
+def _umask() -> int:
+    """The process umask, read without changing it where the platform allows."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> Path:
-    """Write ``data`` to ``path`` atomically: readers see the old file or the whole new one."""
+    """Write ``data`` to ``path`` atomically: readers see the old file or the whole new one.
+
+    The file gets mode ``0o666 & ~umask``, like a file opened for writing (``mkstemp`` alone would
+    leave it 0600).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
+                               dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -117,6 +154,38 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> Path:
             pass
         raise
     return path
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temp_files(out_dir: str | os.PathLike[str],
+                            claim_ids: Sequence[str] = ()) -> list[Path]:
+    """Delete the temporary files of :func:`atomic_write` left by processes that no longer run
+    (a SIGKILL mid-write), in ``out_dir`` and the directories of ``claim_ids`` only (never a walk
+    of the tree); returns what was removed."""
+    removed = []
+    root = Path(out_dir)
+    folders = {root} | {claim_paths(root, cid).directory for cid in claim_ids}
+    for folder in sorted(folders):
+        if not folder.is_dir():
+            continue
+        for path in folder.glob(".*.tmp"):
+            m = _TEMP_FILE.match(path.name)
+            if m and path.is_file() and not _pid_alive(int(m.group(1))):
+                try:
+                    path.unlink()
+                    removed.append(path)
+                except FileNotFoundError:
+                    pass
+    return removed
 
 
 def claim_record(audit: ClaimAudit | Mapping[str, Any]) -> dict[str, Any]:
@@ -162,27 +231,106 @@ def load_claim_record(path: str | os.PathLike[str]) -> dict[str, Any]:
         record = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a text file (not UTF-8)") from None
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read ({exc.strerror})") from None
     return dict(validate_claim_record(record, str(path)))
 
 
-def load_report_directory(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every saved claim audit under ``out_dir``, sorted by id (other JSON files are ignored)."""
-    root = Path(out_dir)
+def read_manifest(out_dir: str | os.PathLike[str]) -> list[str] | None:
+    """The claim ids listed in ``DIR/dpaudit-manifest.json``; None when there is no manifest.
+
+    ``ValueError`` naming the file when it exists but is not a valid manifest.
+    """
+    path = Path(out_dir) / MANIFEST_NAME
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError):
+        raise ValueError(f"{path} is not a readable dpaudit manifest (invalid JSON); restore it "
+                         "or delete it and rerun the audits") from None
+    ids = data.get("claims") if isinstance(data, dict) else None
+    if (not isinstance(data, dict) or data.get("schema") != MANIFEST_SCHEMA
+            or not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
+        raise ValueError(f"{path} is not a dpaudit manifest (schema {MANIFEST_SCHEMA!r} with a "
+                         "list of claim ids expected)")
+    for cid in ids:
+        claim_paths(out_dir, cid)  # ValueError for an id that is not a safe relative path
+    return sorted(set(ids))
+
+
+def add_to_manifest(out_dir: str | os.PathLike[str], claim_ids: Sequence[str]) -> list[str]:
+    """Add ``claim_ids`` to the manifest of ``out_dir`` (created if absent); returns its ids."""
+    ids = sorted(set(read_manifest(out_dir) or []) | set(claim_ids))
+    atomic_write(Path(out_dir) / MANIFEST_NAME,
+                 to_json_text({"schema": MANIFEST_SCHEMA, "claims": ids}))
+    return ids
+
+
+def load_claim_records(out_dir: str | os.PathLike[str],
+                       claim_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The saved records of ``claim_ids``, sorted by id; ``ValueError`` naming the first file
+    that is missing, unreadable, invalid or holds another claim."""
     records = []
+    for cid in sorted(set(claim_ids)):
+        path = claim_paths(out_dir, cid).json
+        if not path.is_file():
+            raise ValueError(f"{path} is missing, but {Path(out_dir) / MANIFEST_NAME} lists "
+                             f"{cid!r}; rerun its audit or remove it from the manifest")
+        record = load_claim_record(path)
+        if record["id"] != cid:
+            raise ValueError(f"{path} holds the audit of {record['id']!r}, not of {cid!r}")
+        records.append(record)
+    return records
+
+
+def _walk_claim_ids(root: Path) -> list[str]:
+    """Claim JSONs of a directory written before manifests existed (strict: see below).
+
+    A ``.json`` file (other than the index, the manifest and hidden files) is a claim when it
+    declares the claim schema, when it is not valid JSON at all (a truncated or binary claim file
+    cannot be told from a foreign one, so it is an error rather than silently skipped), or when the
+    Markdown or HTML report of a claim sits next to it. Other JSON files are left alone.
+    """
+    ids = []
     for path in sorted(root.rglob("*.json")):
-        if path.name.startswith(".") or path == root / "index.json":
+        rel = path.relative_to(root)
+        if path.name.startswith(".") or rel.as_posix() in ("index.json", MANIFEST_NAME):
             continue
         try:
             head = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError):
+            raise ValueError(f"{path} is not valid JSON: a damaged claim audit cannot be indexed; "
+                             "rerun its audit or remove the file") from None
+        sibling_report = path.with_suffix(".md").exists() or path.with_suffix(".html").exists()
+        declared = isinstance(head, dict) and head.get("schema") == CLAIM_SCHEMA
+        if not (declared or sibling_report):
             continue
-        if isinstance(head, dict) and head.get("schema") == CLAIM_SCHEMA:
-            record = dict(validate_claim_record(head, str(path)))
-            if claim_paths(root, record["id"]).json.resolve() != path.resolve():
-                raise ValueError(f"{path} holds the audit of {record['id']!r}, which belongs at "
-                                 f"{claim_paths(root, record['id']).json}")
-            records.append(record)
-    return sorted(records, key=lambda r: r["id"])
+        if not declared:
+            raise ValueError(f"{path} sits next to a claim report but is not a dpaudit claim audit "
+                             f"(schema {CLAIM_SCHEMA!r} expected)")
+        record = dict(validate_claim_record(head, str(path)))
+        if claim_paths(root, record["id"]).json.resolve() != path.resolve():
+            raise ValueError(f"{path} holds the audit of {record['id']!r}, which belongs at "
+                             f"{claim_paths(root, record['id']).json}")
+        ids.append(record["id"])
+    return ids
+
+
+def load_report_directory(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every saved claim audit of ``out_dir``, sorted by id.
+
+    The claims are those of the manifest when there is one; otherwise (a directory written by an
+    older dpaudit) the strict walk of :func:`_walk_claim_ids`. Never silently drops a claim: an
+    unreadable or invalid one is a ``ValueError`` naming its file.
+    """
+    root = Path(out_dir)
+    ids = read_manifest(root)
+    if ids is None:
+        ids = _walk_claim_ids(root)
+    return load_claim_records(root, ids)
 
 
 def write_index(out_dir: str | os.PathLike[str], records: Sequence[Mapping[str, Any]],
@@ -195,7 +343,9 @@ def write_index(out_dir: str | os.PathLike[str], records: Sequence[Mapping[str, 
     shown = display_dir if display_dir is not None else str(out_dir)
     ordered = sorted(records, key=lambda r: r["id"])
     paths = IndexPaths(root / "index.json", root / "index.md", root / "index.html")
-    atomic_write(paths.json, to_json_text(build_index(ordered)))
+    index = json.loads(to_json_text(build_index(ordered)))
+    check_against_schema(index, INDEX_SCHEMA, f"the index of {shown}")
+    atomic_write(paths.json, to_json_text(index))
     atomic_write(paths.markdown, render_index_markdown(ordered, shown))
     atomic_write(paths.html, render_index_html(ordered, shown))
     return paths

@@ -1,0 +1,128 @@
+"""False-alarm campaign: >= 1000 audits per correctly calibrated mechanism (issue 9).
+
+Each mechanism below is exactly (or at most) (1, delta)-DP on the pair given, so a bound above the
+claim epsilon = 1 is a false alarm. A valid auditor has false-alarm probability <= alpha per audit;
+the test fails when the count exceeds ``binom(R, alpha).ppf(0.999)`` (a valid auditor does so with
+probability < 1e-3) and prints the rate with its exact two-sided 95% Clopper-Pearson interval.
+
+The default suite runs a small smoke version (20 audits each, asserting the same rule at that
+size); ``make campaign`` (``pytest -m slow``) runs 1000 per mechanism.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from dpaudit.audits.empirical import audit
+from dpaudit.mechanisms.discrete import discrete_gaussian_sigma_for
+from dpaudit.mechanisms.exponential import ExponentialMechanism
+from dpaudit.mechanisms.gaussian import GaussianMechanism
+from dpaudit.mechanisms.laplace import LaplaceMechanism
+from dpaudit.mechanisms.sparse_vector import SparseVectorMechanism
+from dpaudit.mechanisms.tree_aggregation import (NodeNoise, TreeAggregationMechanism,
+                                                 max_nodes_per_leaf)
+from dpaudit.mechanisms.window_tree import WindowTreeMechanism, max_window_nodes_per_leaf
+
+ALPHA = 0.05
+EPSILON = 1.0
+
+
+def _gaussian_mu_for(eps: float, delta: float) -> float:
+    """Shift/sigma at which the Gaussian mechanism is exactly (eps, delta)-DP (Balle, Wang 2018)."""
+    def gap(m: float) -> float:
+        return (stats.norm.cdf(-eps / m + m / 2) - math.exp(eps) * stats.norm.cdf(-eps / m - m / 2)
+                - delta)
+    return optimize.brentq(gap, 1e-3, 20.0)
+
+
+def _randomized_response(eps: float):
+    keep = math.exp(eps) / (1 + math.exp(eps))
+    return lambda bit, n, rng: np.where(rng.random(n) < keep, bit, 1 - bit).astype(np.int64)
+
+
+def _tree(eps: float, T: int = 4):
+    # Every leaf lies in at most max_nodes_per_leaf(T) noisy nodes, each Lap(k / eps): eps-DP for
+    # a leaf moving by 1 (l1). Leaf 1 lies in exactly k nodes, so the pair below is worst case.
+    k = max_nodes_per_leaf(T)
+    mech = TreeAggregationMechanism(T, 1, NodeNoise.laplace(k / eps), 1.0)
+    return (lambda xs, n, rng: mech.sample(xs, n, rng)), np.zeros((T, 1)), np.eye(T)[:, :1]
+
+
+def _window_tree(eps: float, T: int = 8, W: int = 4):
+    # Window DP (pfcoco Def. 6): for leaf 1 the protected releases are s_1 .. s_W; the wrapper
+    # releases exactly those, which are eps-DP with Lap(k / eps) node noise.
+    k = max_window_nodes_per_leaf(W, T)
+    mech = WindowTreeMechanism(T, W, 1, NodeNoise.laplace(k / eps), 1.0)
+    return (lambda xs, n, rng: mech.sample(xs, n, rng)[:, :W]), np.zeros((T, 1)), np.eye(T)[:, :1]
+
+
+def _calibrated() -> dict[str, tuple]:
+    k = 10
+    em = ExponentialMechanism.from_epsilon(1.0, EPSILON, form="half", maximize=True)
+    u0, u1 = np.r_[1.0, np.zeros(k - 1)], np.r_[0.0, np.ones(k - 1)]
+    tree, t0, t1 = _tree(EPSILON)
+    wtree, w0, w1 = _window_tree(EPSILON)
+    return {
+        # name: (mechanism, data0, data1, delta)
+        "laplace": (LaplaceMechanism(1.0, 1.0 / EPSILON), 0.0, 1.0, 0.0),
+        "gaussian (delta 1e-5)": (GaussianMechanism(1.0, 1.0 / _gaussian_mu_for(EPSILON, 1e-5)),
+                                  0.0, 1.0, 1e-5),
+        "randomized response": (_randomized_response(EPSILON), 1, 0, 0.0),
+        "sparse vector": (SparseVectorMechanism(EPSILON, 0.5), [0] * 9 + [1], [1] * 9 + [0], 0.0),
+        "exponential": (em, u0, u1, 0.0),
+        "tree aggregation (T=4)": (tree, t0, t1, 0.0),
+        "window tree (T=8, W=4)": (wtree, w0, w1, 0.0),
+        **_discrete(),
+    }
+
+
+def _discrete() -> dict[str, tuple]:
+    # Exact noise on the grid 0.25 Z: Laplace at scale 1 (exactly 1-DP for a shift of 4 units),
+    # and the smallest discrete Gaussian sigma that is exactly (1, 1e-5)-DP for that shift.
+    sigma = discrete_gaussian_sigma_for(EPSILON, 1e-5, 1.0, granularity=0.25)
+    return {
+        "discrete laplace (granularity 0.25)": (
+            LaplaceMechanism(1.0, 1.0 / EPSILON, noise="discrete", granularity=0.25), 0.0, 1.0,
+            0.0),
+        "discrete gaussian (delta 1e-5, granularity 0.25)": (
+            GaussianMechanism(1.0, sigma, noise="discrete", granularity=0.25), 0.0, 1.0, 1e-5),
+    }
+
+
+CALIBRATED = _calibrated()
+
+
+def _run(name: str, reps: int, seed0: int, samples: int) -> tuple[int, np.ndarray]:
+    mech, d0, d1, delta = CALIBRATED[name]
+    bounds = np.array([audit(mech, d0, d1, epsilon=EPSILON, delta=delta, samples=samples,
+                             alpha=ALPHA, seed=seed0 + s).epsilon_lower_bound
+                       for s in range(reps)])
+    return int(np.sum(bounds > EPSILON)), bounds
+
+
+def _report(name: str, alarms: int, reps: int, bounds: np.ndarray) -> str:
+    ci = stats.binomtest(alarms, reps).proportion_ci(confidence_level=0.95, method="exact")
+    return (f"| {name} | {reps} | {alarms} | {alarms / reps:.4f} | [{ci.low:.4f}, {ci.high:.4f}] "
+            f"| {bounds.mean():.3f} |")
+
+
+@pytest.mark.parametrize("name", sorted(CALIBRATED))
+def test_false_alarms_smoke(name: str) -> None:
+    reps = 20
+    alarms, bounds = _run(name, reps, 50_000, 5_000)
+    print(_report(name, alarms, reps, bounds))
+    assert alarms <= int(stats.binom(reps, ALPHA).ppf(0.999))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CALIBRATED))
+def test_false_alarm_campaign_1000(name: str) -> None:
+    reps = 1_000
+    alarms, bounds = _run(name, reps, 100_000, 20_000)
+    print("\n| mechanism | audits | false alarms | rate | 95% Clopper-Pearson | mean bound |")
+    print(_report(name, alarms, reps, bounds))
+    assert alarms <= int(stats.binom(reps, ALPHA).ppf(0.999))
