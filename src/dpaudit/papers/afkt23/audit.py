@@ -587,24 +587,31 @@ def _svt_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
     eps, k = params["epsilon"], params["queries"]
     b1, b2 = sparse_vector_scales(eps)
     best = (-1.0, None, None, "")
+    candidates: list[tuple[np.ndarray, np.ndarray]] = []
     for c in (-4.0 / eps, 0.0, 4.0 / eps):
         q0 = np.full(k, c)
         mixed = np.r_[q0[:-1] - 1.0, c + 1.0]   # earlier queries pushed down, the last one up
         for q1, what in ((q0 + 1.0, "all queries +1"), (np.r_[q0[:-1], c + 1.0], "last query +1"),
                          (mixed, "earlier queries -1, last query +1")):
+            candidates.append((q0, q1))
             law0 = first_above_probabilities(q0, 0.0, b1, b2)
             law1 = first_above_probabilities(q1, 0.0, b1, b2)
             e = discrete_epsilon(law0, law1, 0.0)
             if e > best[0]:
                 best = (e, q0, q1, f"{what}, base value {c:.3g} vs threshold 0")
     e, q0, q1, what = best
+    # Every candidate goes to the engine (pilot on fresh runs picks one): the exact-worst pair of
+    # the printed noise is not the most revealing one for a mis-calibrated implementation.
+    pairs = [(q0, q1)] + [(a, b) for a, b in candidates if not (a is q0 and b is q1)]
     mech = SparseVectorMechanism(eps, 0.0)
     return PointPlan(parameters=params, claimed_epsilon=eps, claimed_delta=0.0, exact=e,
-                     accountant=eps, evidence={"pair": what, "scales": [b1, b2]},
-                     empirical=EmpiricalPlan(mechanism=mech, data0=q0, data1=q1,
+                     accountant=eps, evidence={"pair": what, "scales": [b1, b2],
+                                               "candidate_pairs": len(pairs)},
+                     empirical=EmpiricalPlan(mechanism=mech, pairs=pairs,
                                              statistic_name="engine's discrete likelihood ratio "
                                                             "of the halting index",
-                                             what=what))
+                                             what=f"{len(pairs)} candidate pairs (exact-worst: "
+                                                  f"{what}), one chosen on a pilot"))
 
 
 def _tree_grid(ctx: AuditContext) -> list[dict[str, Any]]:
