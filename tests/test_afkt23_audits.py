@@ -23,7 +23,9 @@ from dpaudit.mechanisms.exponential import ExponentialMechanism
 from dpaudit.mechanisms.sparse_vector import AboveThreshold
 from dpaudit.papers.afkt23 import claims as C
 from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg5_accountant, alg5_law,
-                                         discrete_epsilon, exact_epsilon_alg1, law_arrays)
+                                         discrete_epsilon, exact_epsilon_alg1, law_arrays,
+                                         law_conformance_pvalue)
+from dpaudit.papers.afkt23.audit import LAW_CHECK_LEVEL, law_check
 from dpaudit.papers.afkt23.lemmas import check_query_sensitivity, query_values
 from dpaudit.papers.afkt23.lower_bound import lower_bound_alarm, theorem5_applies, theorem5_rounds
 from dpaudit.papers.afkt23.pairs import is_replace_one, threshold_pairs
@@ -53,22 +55,7 @@ class _EmBug(SparseVectorExperts):
 
 
 def _chisquare_pvalue(outputs: np.ndarray, law: dict) -> float:
-    keys, counts = np.unique(outputs, axis=0, return_counts=True)
-    observed = {tuple(int(v) for v in k): int(c) for k, c in zip(keys, counts)}
-    n = outputs.shape[0]
-    big = [k for k, p in law.items() if p * n >= 5]
-    obs = [observed.get(k, 0) for k in big]
-    exp = [law[k] * n for k in big]
-    rest_obs = n - sum(obs)
-    rest_exp = n - sum(exp)
-    if rest_exp >= 5:
-        obs.append(rest_obs)
-        exp.append(rest_exp)
-    else:                          # pool the rare outcomes into the smallest cell
-        i = int(np.argmin(exp))
-        obs[i] += rest_obs
-        exp[i] += rest_exp
-    return float(stats.chisquare(obs, exp).pvalue)
+    return law_conformance_pvalue(outputs, law)[0]
 
 
 # A point where Algorithm 1 switches often in few rounds (threshold and eta changed from Theorem 1's
@@ -102,6 +89,22 @@ def test_planted_bugs_change_the_law():
     for bug in (_EmBug(_P1), _SvtBug(_P1)):
         out = bug.run(_LOSSES, 100_000, np.random.default_rng(13))
         assert _chisquare_pvalue(out, law) < 1e-6
+
+
+def test_the_audits_law_check_rejects_planted_bugs_and_passes_the_printed_learners():
+    # the implementation check reported by the Alg 1/5 audits: a correct learner passes at level
+    # 1e-3 (p uniform under the law: fails with probability 1e-3), the planted bugs are rejected at
+    # 1e-6 (each moves a cell of probability ~0.1 by several percent: chi-square ~1e3 at 1e5 runs)
+    for factory, alg, seed in ((SparseVectorExperts, "alg1", 21), (PotentialExperts, "alg5", 22)):
+        p, cells, where = law_check(factory, alg, 100_000, np.random.default_rng(seed))
+        assert p >= LAW_CHECK_LEVEL and cells >= 5 and "T = 6" in where
+    for bug in (_EmBug, _SvtBug):
+        p, _, _ = law_check(bug, "alg1", 100_000, np.random.default_rng(23))
+        assert p < 1e-6
+    with pytest.raises(ValueError, match="algorithm"):
+        law_check(SparseVectorExperts, "alg3", 10, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="outputs"):
+        law_conformance_pvalue(np.zeros(3), {(0,): 1.0})
 
 
 def test_em_without_half_is_caught_by_inversion():

@@ -20,6 +20,7 @@ of :data:`dpaudit.papers.afkt23.claims.AFKT23_CLAIMS`. At each grid point (see `
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass, field
@@ -48,7 +49,8 @@ from dpaudit.mechanisms.tree_aggregation import (NodeNoise, TreeAggregationMecha
 from dpaudit.papers.afkt23 import claims as C
 from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg2_accountant,
                                          alg5_accountant, alg5_law, discrete_epsilon,
-                                         dp_ftrl_accountant, law_arrays, max_selections, MIN_MASS)
+                                         dp_ftrl_accountant, law_arrays, law_conformance_pvalue,
+                                         max_selections, MIN_MASS)
 from dpaudit.papers.afkt23.lemmas import check_query_sensitivity
 from dpaudit.papers.afkt23.lower_bound import lower_bound_alarm, theorem5_rounds
 from dpaudit.papers.afkt23.pairs import threshold_pairs
@@ -212,6 +214,58 @@ def _bookkeeping_finding(claim_id: str, ctx: AuditContext) -> str:
             "made more draws than the proof budgets.")
 
 
+# --- implementation check: the code is the law analysed --------------------------------------------
+
+#: Level of the implementation check (its own test, outside the claim's Bonferroni family: it asks
+#: whether the code samples the law the exact epsilons are computed from, not about privacy).
+LAW_CHECK_LEVEL = 1e-3
+
+#: Points where the index sequence is rich within T = 6 rounds (thresholds and noise changed from
+#: the printed calibrations, which almost never switch so early): (loss stream, parameters).
+_LAW_CHECK_ALG1 = (
+    np.array([[0, 1], [1, 0], [0, 1], [0, 1], [1, 0], [0, 0]], dtype=float),
+    dict(threshold=0.8, eta=1.0, svt_epsilon=2.0, selections=3))
+_LAW_CHECK_ALG5 = (
+    np.array([[1, 0, 0], [1, 0, 1], [0, 0, 1], [1, 1, 0], [0, 1, 0], [0, 0, 0]], dtype=float),
+    dict(alpha=0.3, eta=1.5, epsilon0=2.0))
+
+
+def law_check(learner_factory: Callable[[Any], Any], algorithm: str, runs: int,
+              rng: np.random.Generator) -> tuple[float, int, str]:
+    """Sample ``runs`` index sequences from ``learner_factory(params)`` at the rich point of
+    ``algorithm`` (``"alg1"`` or ``"alg5"``) and test them against the exact law
+    (:func:`~dpaudit.papers.afkt23.exact.law_conformance_pvalue`). Returns ``(p, cells, where)``."""
+    if algorithm == "alg1":
+        L, change = _LAW_CHECK_ALG1
+        params = dataclasses.replace(algorithm1_parameters(1.0, L.shape[1], L.shape[0]), **change)
+        law = alg1_law(L, params)
+    elif algorithm == "alg5":
+        L, change = _LAW_CHECK_ALG5
+        params = dataclasses.replace(algorithm5_parameters(4.0, L.shape[1], L.shape[0]), **change)
+        law = alg5_law(L, params)
+    else:
+        raise ValueError(f"algorithm must be 'alg1' or 'alg5', got {algorithm!r}")
+    out = learner_factory(params).run(L, runs, rng)
+    p, cells = law_conformance_pvalue(out, law)
+    where = ", ".join(f"{k} = {v:g}" for k, v in change.items())
+    return p, cells, f"T = {L.shape[0]}, d = {L.shape[1]}, {where}"
+
+
+def _law_check_finding(claim_id: str, ctx: AuditContext) -> str:
+    alg5 = claim_id in (C.ALG5.id, C.ALG5_APPROX.id)
+    factory = PotentialExperts if alg5 else SparseVectorExperts
+    runs = 20_000 if coarse(ctx.budget) else 100_000
+    p, cells, where = law_check(factory, "alg5" if alg5 else "alg1", runs,
+                                ctx.rng(claim_id, "law-check"))
+    ok = p >= LAW_CHECK_LEVEL
+    name = "Algorithm 5" if alg5 else "Algorithm 1"
+    return (f"{'Implementation check' if ok else 'IMPLEMENTATION CHECK FAILED'} (is the code the law "
+            f"the exact epsilons are computed from?): {runs} runs of {name} at a point where it "
+            f"switches within a few rounds ({where}; not the claim's calibration) against the exact "
+            f"law of the index sequence: chi-square p = {p:.3g} over {cells} cells, "
+            f"{'consistent with' if ok else 'REJECTS'} the law at level {LAW_CHECK_LEVEL:g}.")
+
+
 # --- Algorithm 1 (pure and approximate) and Theorem 3 --------------------------------------------
 
 def _alg1_grid(delta: float) -> Callable[[AuditContext], list[dict[str, Any]]]:
@@ -278,6 +332,7 @@ def _alg1_findings(run: ClaimRun) -> list[str]:
     if run.claim.id in (C.ALG1_PURE.id, C.ALG1_APPROX.id):
         out.append(_alarm_finding(run.claim.id, "pure" if run.claim.delta == 0 else "approx", run.ctx))
         out.append(_bookkeeping_finding(run.claim.id, run.ctx))
+        out.append(_law_check_finding(run.claim.id, run.ctx))
     over = [pl for pl in run.plans if pl.accountant is not None
             and pl.accountant > pl.claimed_epsilon * (1 + 1e-9)]
     if over:
@@ -554,7 +609,7 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
 
 def _alg5_findings(run: ClaimRun) -> list[str]:
     out = [_alarm_finding(run.claim.id, "pure" if run.claim.delta == 0 else "approx", run.ctx),
-           _bookkeeping_finding(run.claim.id, run.ctx)]
+           _bookkeeping_finding(run.claim.id, run.ctx), _law_check_finding(run.claim.id, run.ctx)]
     pl = max(run.plans, key=lambda x: x.accountant / x.claimed_epsilon)
     cal = pl.evidence["calibration"]
     out.append(

@@ -42,7 +42,7 @@ from dpaudit.mechanisms.sparse_vector import first_above_probabilities, sparse_v
 __all__ = ["MIN_MASS", "discrete_epsilon", "index_sequence_law", "alg1_law", "alg5_law", "law_arrays",
            "max_selections", "alg1_accountant", "alg2_accountant", "alg5_accountant",
            "ALG5_QUERY_SENSITIVITY_BOUND", "dp_ftrl_accountant", "exact_epsilon_alg1",
-           "exact_epsilon_alg5"]
+           "exact_epsilon_alg5", "law_conformance_pvalue"]
 
 #: The replace-one sensitivity bound of Algorithm 5's query: |Delta log phi(t*)| <= eta and
 #: |Delta log phi(t)| <= eta (Lemma C.1's argument), so |Delta q_t| <= 2; approached when the changed
@@ -216,6 +216,42 @@ def law_arrays(law0: dict, law1: dict) -> tuple[list, np.ndarray, np.ndarray]:
     """Align two laws on the union of their outcomes: ``(outcomes, p, q)``."""
     keys = sorted(set(law0) | set(law1))
     return keys, np.array([law0.get(k, 0.0) for k in keys]), np.array([law1.get(k, 0.0) for k in keys])
+
+
+def law_conformance_pvalue(outputs: np.ndarray, law: dict[tuple[int, ...], float]) -> tuple[float, int]:
+    """Pearson chi-square goodness-of-fit of sampled index sequences to an exact law.
+
+    ``outputs``: int array ``(n, T)`` of released sequences; ``law``: outcome -> probability (from
+    :func:`alg1_law` / :func:`alg5_law`). Cells are the outcomes with expected count >= 5; the
+    remaining mass is one more cell if its expected count is >= 5, else it is pooled into the
+    smallest cell (so every cell meets the usual >= 5 rule). Returns ``(p_value, cells)``; under
+    the law the p-value is (asymptotically) uniform, so a test at level ``a`` rejects a correct
+    implementation with probability ``a``.
+    """
+    from scipy import stats
+
+    out = np.asarray(outputs)
+    if out.ndim != 2 or out.shape[0] < 1:
+        raise ValueError(f"outputs must be a non-empty (n, T) array, got shape {out.shape}")
+    keys, counts = np.unique(out, axis=0, return_counts=True)
+    observed = {tuple(int(v) for v in k): int(c) for k, c in zip(keys, counts)}
+    n = out.shape[0]
+    big = [k for k, pr in law.items() if pr * n >= 5]
+    if not big:
+        raise ValueError("no outcome has an expected count >= 5: increase the number of runs")
+    obs = [float(observed.get(k, 0)) for k in big]
+    exp = [law[k] * n for k in big]
+    rest_obs, rest_exp = n - sum(obs), n - sum(exp)
+    if rest_exp >= 5:
+        obs.append(rest_obs)
+        exp.append(rest_exp)
+    else:
+        i = int(np.argmin(exp))
+        obs[i] += rest_obs
+        exp[i] += rest_exp
+    if len(obs) < 2:
+        return 1.0, len(obs)
+    return float(stats.chisquare(obs, exp).pvalue), len(obs)
 
 
 def exact_epsilon_alg1(losses0: np.ndarray, losses1: np.ndarray, params: Algorithm1Parameters,
