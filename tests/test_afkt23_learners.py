@@ -90,6 +90,22 @@ def test_algorithm1_noiseless_equals_lazy_follow_the_leader():
     assert np.all(C[T - 1, a[:, -1]] <= C[T - 1].min() + 1.5 + 1)
 
 
+def test_algorithm2_noiseless_without_doubling_equals_lazy_follow_the_leader():
+    # With the doubling test switched off (margin -1e9: Lbar* stays at 1, no restart) and the
+    # threshold offset set to 0.5 (utility-only changes), noiseless Algorithm 2 is Algorithm 1's
+    # lazy leader with threshold Lbar* + 0.5 and selection scores floored at Lbar* = 1.
+    T, d = 40, 5
+    L = realizable_stream(T, d, np.random.default_rng(3), density=0.3)
+    q = dataclasses.replace(algorithm2_parameters(1.0, d, T), threshold_offset=0.5,
+                            doubling_margin=-1e9)
+    learner = AdaptiveSparseVectorExperts(q, noiseless=True)
+    a = learner.run(L, 64, np.random.default_rng(7))
+    b = LazyFollowTheLeader(1.5, floor=1.0, max_switches=q.selections).run(
+        L, 64, np.random.default_rng(7))
+    np.testing.assert_array_equal(a, b)
+    assert learner.record.restarts.max() == 0 and learner.record.selections.max() > 0
+
+
 def test_algorithm5_noiseless_alpha0_equals_hedge_every_other_round():
     T, d = 25, 4
     L = np.random.default_rng(5).random((T, d))
