@@ -46,6 +46,7 @@ campaign: $(STAMP)
 ## Speed and tightness of the audit engine, measured in one run.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_audit.py
+	$(BIN)/python benchmarks/bench_dpsniper.py --samples 1000000
 
 ## Render reports in headless Chromium and save screenshots (needs Debian's chromium).
 check-html: $(STAMP)
