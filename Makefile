@@ -11,7 +11,7 @@ SEED   ?= 0
 # idle OpenBLAS workers busy-waiting between calls halve sampling speed on small machines.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: audit test reports utility campaign bench check-html clean
+.PHONY: audit test reports utility campaign smt bench check-html clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,12 @@ utility: $(STAMP)
 ## Long statistical campaigns (tightness at 10^7 samples, false-alarm rates, thorough audits).
 campaign: $(STAMP)
 	$(BIN)/python -m pytest -m slow -q
+
+## The symbolic tier: every SMT lemma encoding (z3) with its expected verdict (each solver call
+## <= 60 s; about 100 s on one core). `python benchmarks/smt_lemmas.py` prints the verdict table
+## next to the sampled checks.
+smt: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) -q -m slow tests/test_smt_lemmas.py
 
 ## Speed and tightness of the audit engine, measured in one run.
 bench: $(STAMP)

@@ -219,11 +219,10 @@ def test_lemma_findings(tiny_audits):
 def test_audits_are_reproducible_from_the_seed():
     a = registry.get("jkt12-arxiv/privatesum").audit(AuditContext(TINY, seed=3)).to_dict()
     b = registry.get("jkt12-arxiv/privatesum").audit(AuditContext(TINY, seed=3)).to_dict()
-    a.pop("seconds"), b.pop("seconds")
-    for x in (a, b):
-        for p in x["points"]:
-            p["evidence"].get("empirical", {}).pop("timing", None)
-    assert a == b
+    # Wall-clock fields (audit seconds, sampling timing, the SMT records' solver seconds) are
+    # the only part that may differ.
+    from golden_audits import strip_timings
+    assert strip_timings(a) == strip_timings(b)
 
 
 @pytest.mark.slow

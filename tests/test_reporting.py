@@ -276,7 +276,7 @@ def test_markdown_report_has_every_required_section(rendered: Path) -> None:
     assert len(table) == 6 and table[0].startswith("| ▶✗ | 0.5 | 0 | 1 | 0.5 | 0.8 | 2 | ")
     # Lemma checks with the counterexample, findings, recommendation, reproduction, caveats.
     assert "| IGD sensitivity <= 2L/(alpha t) (Lemma 4) | Lemma 4, jkt12-colt.txt, COLT 2012 | " \
-           "**violated** | 1.1 | 300 |" in md
+           "**violated** | sampled | 1.1 | 300 |" in md
     assert '"position": 3' in md
     assert "- The printed scale is half of what the proof needs." in md
     assert "## Recommended recalibration\n\nLap(Delta/epsilon)" in md
@@ -447,7 +447,7 @@ def test_index_json_follows_the_schema(rendered: Path) -> None:
     assert bad["worst_case"]["parameters"] == {"epsilon": 0.5, "T": 1}
     assert bad["worst_case"]["epsilon_exact"] == 1.0
     assert bad["lemmas"] == [{"statement": LEMMA.statement, "status": "violated",
-                              "worst_ratio": 1.1}]
+                              "worst_ratio": 1.1, "method": "sampled"}]
 
 
 def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:

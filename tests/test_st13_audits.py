@@ -467,7 +467,10 @@ def test_audits_are_reproducible_from_the_seed():
     a = get("st13/tree-aggregation").audit(_ctx(seed=5))
     b = get("st13/tree-aggregation").audit(_ctx(seed=5))
     assert [p.epsilon_lower_bound for p in a.points] == [p.epsilon_lower_bound for p in b.points]
-    assert [lem.to_dict() for lem in a.lemmas] == [lem.to_dict() for lem in b.lemmas]
+    # Wall-clock fields (the SMT records' solver seconds) are the only part that may differ.
+    from golden_audits import strip_timings
+    assert strip_timings([lem.to_dict() for lem in a.lemmas]) == \
+        strip_timings([lem.to_dict() for lem in b.lemmas])
 
 
 @pytest.mark.slow

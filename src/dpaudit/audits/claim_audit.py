@@ -13,6 +13,12 @@ Verdict rules (issue 4, AUDIT-METHOD section 2), applied by :func:`decide_verdic
 * ``"inconclusive"``: otherwise (e.g. the accountant is above the claim but no realisable pair
   exceeds it, or a lemma failed without a privacy counterexample, or no accountant exists).
 
+Lemma methods (issue 13): an SMT counterexample (``method="smt-refuted"``, replayed through the
+implementation) fails a lemma exactly like a shrunk Hypothesis counterexample; an SMT proof
+(``"smt-proved"``) is named in the ``holds`` reason; an SMT call that timed out
+(``"smt-unknown"``, status ``inconclusive``) is absent evidence: it never passes a lemma and does
+not by itself fail one.
+
 Conventions for ``GridPoint.evidence`` and ``ClaimAudit.figures`` (free-form, but reporting
 understands these keys; every value must be JSON-serialisable):
 
@@ -33,9 +39,9 @@ from typing import Any, Literal, Mapping
 
 from dpaudit.claims import PrivacyClaim
 
-__all__ = ["GridPoint", "LemmaCheck", "ClaimAudit", "decide_verdict", "format_parameters", "Verdict",
-           "EXACT_TOLERANCE", "EXACT", "CERTIFIED", "EXACT_KINDS", "NOT_CHECKED", "exact_label",
-           "violation_region"]
+__all__ = ["GridPoint", "LemmaCheck", "LemmaMethod", "LEMMA_METHODS", "ClaimAudit",
+           "decide_verdict", "format_parameters", "Verdict", "EXACT_TOLERANCE", "EXACT", "CERTIFIED",
+           "EXACT_KINDS", "NOT_CHECKED", "exact_label", "violation_region"]
 
 Verdict = Literal["holds", "violated", "inconclusive"]
 LemmaStatus = Literal["holds", "violated", "inconclusive", "not checked"]
@@ -144,9 +150,21 @@ class GridPoint:
                    d.get("exact_kind") or EXACT)
 
 
+#: How a lemma was checked. ``sampled``: a search over examples (Hypothesis, or exact evaluation
+#: at grid points): it can refute, never prove; ``smt-proved``: the SMT solver found no
+#: counterexample over the encoded class (:mod:`dpaudit.audits.symbolic`); ``smt-refuted``: an SMT
+#: counterexample, replayed through the implementation; ``smt-unknown``: the solver timed out or
+#: could not decide (never a pass); ``symbolic-explored``: a property explored by symbolic
+#: execution (e.g. CrossHair), stronger than sampling, not a proof.
+LemmaMethod = Literal["sampled", "smt-proved", "smt-refuted", "smt-unknown", "symbolic-explored"]
+LEMMA_METHODS: tuple[str, ...] = ("sampled", "smt-proved", "smt-refuted", "smt-unknown",
+                                  "symbolic-explored")
+
+
 @dataclass(frozen=True)
 class LemmaCheck:
-    """Outcome of a property-based check of one sensitivity lemma.
+    """Outcome of a check of one sensitivity lemma (``method``: how it was checked, see
+    :data:`LemmaMethod`; ``details``: method-specific record, e.g. the SMT solver and encoding).
 
     ``status`` :data:`NOT_CHECKED` records a lemma the claim relies on that no check evaluated;
     ``note`` then says why (reports print it; the verdict rules treat it as "not evidence").
@@ -157,21 +175,32 @@ class LemmaCheck:
     worst_ratio: float | None = None
     examples: int = 0
     counterexample: Mapping[str, Any] | None = None
+    method: LemmaMethod = "sampled"
+    details: Mapping[str, Any] | None = None
     note: str = ""
 
+    def __post_init__(self) -> None:
+        if self.method not in LEMMA_METHODS:
+            raise ValueError(f"method must be one of {', '.join(LEMMA_METHODS)}, "
+                             f"got {self.method!r}")
+
     def to_dict(self) -> dict[str, Any]:
-        d = {"statement": self.statement, "status": self.status,
-             "worst_ratio": _json_float(self.worst_ratio), "examples": self.examples,
-             "counterexample": None if self.counterexample is None else dict(self.counterexample)}
+        out = {"statement": self.statement, "status": self.status,
+               "worst_ratio": _json_float(self.worst_ratio), "examples": self.examples,
+               "counterexample": None if self.counterexample is None else dict(self.counterexample),
+               "method": self.method}
+        if self.details is not None:
+            out["details"] = dict(self.details)
         if self.note:
-            d["note"] = self.note
-        return d
+            out["note"] = self.note
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "LemmaCheck":
         wr = d.get("worst_ratio")
         return cls(d["statement"], d["status"], None if wr is None else float(wr),
-                   d.get("examples", 0), d.get("counterexample"), d.get("note", ""))
+                   d.get("examples", 0), d.get("counterexample"), d.get("method", "sampled"),
+                   d.get("details"), d.get("note", ""))
 
 
 def format_parameters(parameters: Mapping[str, Any]) -> str:
@@ -236,7 +265,9 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
             and p.epsilon_accountant > p.claimed_epsilon * (1 + EXACT_TOLERANCE)]
     checked = [lem for lem in lemmas if lem.status != NOT_CHECKED]
     unchecked = len(lemmas) - len(checked)
-    bad_lemmas = [lem for lem in checked if lem.status != "holds"]
+    # An SMT call that timed out is absent evidence, not a failed lemma (it never passes either).
+    undecided = [lem for lem in checked if lem.status != "holds" and lem.method == "smt-unknown"]
+    bad_lemmas = [lem for lem in checked if lem.status != "holds" and lem.method != "smt-unknown"]
     if over:
         p = max(over, key=lambda q: q.epsilon_accountant / q.claimed_epsilon)
         return ("inconclusive", f"No realisable counterexample found, but the accountant gives "
@@ -248,15 +279,20 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
     if no_acc:
         return ("inconclusive", f"No counterexample found, but {len(no_acc)} of {len(points)} "
                 "points have no accountant bound to certify the claim.")
-    if unchecked:
-        lemma_text = (f"each of the {len(checked)} checked lemmas held ({unchecked} of the "
-                      f"claim's lemmas not checked; the lemma table says why)" if checked else
-                      f"none of the claim's {unchecked} lemmas was checked (the lemma table "
-                      "says why)")
+    held = len(checked) - len(undecided)
+    if unchecked or undecided:
+        gaps = "; ".join(x for x in (
+            f"{unchecked} of the claim's lemmas not checked" if unchecked else "",
+            f"{len(undecided)} undecided by the SMT solver" if undecided else "") if x)
+        lemma_text = (f"each of the {held} checked lemmas held ({gaps}; the lemma table says why)"
+                      if held else f"no lemma was checked and held ({gaps}; the lemma table says "
+                      "why)")
     else:
         lemma_text = "every lemma held" if checked else "the claim relies on no lemma"
+    proved = sum(1 for lem in lemmas if lem.method == "smt-proved")
     return "holds", (f"No counterexample at {len(points)} audited points; the accountant is at or "
-                     f"below the claim at every point and {lemma_text}.")
+                     f"below the claim at every point and {lemma_text}"
+                     + (f" ({proved} proved by SMT over the encoded class)." if proved else "."))
 
 
 @dataclass

@@ -9,6 +9,7 @@ Schema (issue 5; fields may be added, never renamed)::
                  "worst_case": {"parameters": {}, "epsilon_exact": null,
                                 "epsilon_accountant": null, "epsilon_lower_bound": null},
                  "lemmas": [{"statement": "...", "status": "holds|violated|inconclusive",
+                             "method": "sampled|smt-proved|smt-refuted|smt-unknown|...",
                              "worst_ratio": null}],
                  "report": "jkt12-colt/pigd.html"}]}
 
@@ -53,7 +54,8 @@ def index_entry(record: Mapping[str, Any]) -> dict[str, Any]:
             "claimed_delta": worst.get("claimed_delta"),
         },
         "lemmas": [{"statement": lem["statement"], "status": lem["status"],
-                    "worst_ratio": lem.get("worst_ratio")} for lem in record.get("lemmas", [])],
+                    "worst_ratio": lem.get("worst_ratio"), "method": lem.get("method", "sampled")}
+                   for lem in record.get("lemmas", [])],
         "report": f"{record['id']}.html",
         "markdown": f"{record['id']}.md",
         "json": f"{record['id']}.json",

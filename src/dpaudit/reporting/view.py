@@ -438,7 +438,9 @@ def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
                   for lem in record.get("claim", {}).get("lemmas", [])}
     rows = []
     for lem in record.get("lemmas", []):
-        prov = provenance.get(lem["statement"], {})
+        # SMT checks name the encoded dimension/constants in a trailing " [...]"
+        prov = (provenance.get(lem["statement"])
+                or provenance.get(lem["statement"].split(" [")[0], {}))
         where = ", ".join(x for x in (prov.get("theorem", ""), prov.get("paper", ""),
                                       prov.get("version", "")) if x)
         ce = lem.get("counterexample")
@@ -450,17 +452,32 @@ def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
             "examples": lem.get("examples", 0),
             "counterexample": pretty_json(ce) if ce else "",
             "note": lem.get("note", ""),
+            "method": "—" if lem.get("status") == "not checked" else lem.get("method", "sampled"),
+            "how": _lemma_how(lem),
         })
     # Lemmas the claim relies on that were not checked are listed too, so nothing is silently absent.
     checked = {lem["statement"] for lem in record.get("lemmas", [])}
+    checked |= {x.split(" [")[0] for x in checked}
     for statement, prov in provenance.items():
         if statement not in checked:
             where = ", ".join(x for x in (prov.get("theorem", ""), prov.get("paper", ""),
                                           prov.get("version", "")) if x)
             rows.append({"statement": statement, "where": where, "status": "not checked",
                          "worst_ratio": "—", "examples": 0, "counterexample": "",
-                         "note": "no check of this statement is recorded in this audit"})
+                         "note": "no check of this statement is recorded in this audit",
+                         "method": "—", "how": ""})
     return rows
+
+
+def _lemma_how(lem: Mapping[str, Any]) -> str:
+    """How an SMT lemma was checked (solver, encoding, time, outcome), in one line."""
+    d = lem.get("details") or {}
+    if not str(lem.get("method", "")).startswith("smt"):
+        return ""
+    parts = [str(d.get("solver", "")), str(d.get("encoding", "")),
+             f"{d.get('seconds', 0):.2f} s (each call <= {d.get('timeout_s', 0):g} s)",
+             str(d.get("reason", ""))]
+    return "; ".join(p for p in parts if p)
 
 
 def _compact(value: Any, indent: int) -> str:

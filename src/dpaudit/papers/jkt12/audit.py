@@ -40,6 +40,7 @@ from dpaudit.mechanisms.private_sum import private_sum_sigma
 from dpaudit.papers.jkt12.claims import CLAIM_IDS, claimed_privacy, get_claim
 from dpaudit.papers.jkt12.exact import (CURVE_DELTAS, _cross_check, _tree_mu, privatesum_step_mu,
                                         pqftl_state_mu, release_epsilon)
+from dpaudit.papers.jkt12.smt_lemmas import smt_evidence
 from dpaudit.papers.jkt12.lemmas import (_instance_step_check, _lemma1_ratio, _pgiga_lemmas,
                                          _pigd_lemmas, _pocp_lemmas, _pol_lemmas, _step_check,
                                          _tree_lemmas)
@@ -331,7 +332,8 @@ class FamilyDeclaration:
         checks, trace, findings = self.family.lemmas(ctx)
         if self.family.step_check is not None:
             checks = list(checks) + [self.family.step_check(list(parameters))]
-        return LemmaOutcome(tuple(checks), trace, tuple(findings))
+        return smt_evidence(self.family.claim_id, ctx,
+                            LemmaOutcome(tuple(checks), trace, tuple(findings)))
 
     def findings(self, run: ClaimRun) -> list[str]:
         fam = self.family
@@ -428,7 +430,7 @@ class TreeDeclaration:
     def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]
                ) -> LemmaOutcome:
         checks, trace, findings = self.lemma_fn(ctx)
-        return LemmaOutcome(tuple(checks), trace, tuple(findings))
+        return smt_evidence(self.claim_id, ctx, LemmaOutcome(tuple(checks), trace, tuple(findings)))
 
     def findings(self, run: ClaimRun) -> list[str]:
         out = list(self.extra(run.points))

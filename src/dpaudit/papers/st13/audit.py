@@ -51,6 +51,7 @@ from dpaudit.papers.st13.lemmas import (
     pftal_lemmas,
     tree_lemmas,
 )
+from dpaudit.papers.st13.smt_lemmas import smt_evidence
 from dpaudit.papers.st13.pairs import (
     TRAIN_FRACTION,
     WorstPair,
@@ -225,7 +226,7 @@ class TreeAggregationAudit(_Declaration):
             recommendation=_recommend("mu"), evidence=_d_note(evidence, d))
 
     def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]) -> LemmaOutcome:
-        return tree_lemmas(ctx, self.claim.id)
+        return smt_evidence(self.claim.id, ctx, tree_lemmas(ctx, self.claim.id))
 
     def findings(self, run: ClaimRun) -> list[str]:
         lb = _largest_lower_bound(run.points)
@@ -330,7 +331,8 @@ class PFTALAudit(_Declaration):
             recommendation=_recommend("L"), evidence=_d_note(evidence, d))
 
     def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]) -> LemmaOutcome:
-        return (pftal_convex_lemmas if self.convex else pftal_lemmas)(ctx, self.claim.id)
+        lemma_fn = pftal_convex_lemmas if self.convex else pftal_lemmas
+        return smt_evidence(self.claim.id, ctx, lemma_fn(ctx, self.claim.id))
 
     def findings(self, run: ClaimRun) -> list[str]:
         if self.convex:
@@ -457,7 +459,7 @@ class BanditFTALAudit(_Declaration):
             recommendation=_recommend("p B / beta"), evidence=_d_note(evidence, d))
 
     def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]) -> LemmaOutcome:
-        return bandit_lemmas(ctx, self.claim.id, self.convex)
+        return smt_evidence(self.claim.id, ctx, bandit_lemmas(ctx, self.claim.id, self.convex))
 
     def findings(self, run: ClaimRun) -> list[str]:
         lb = _largest_lower_bound(run.points)
