@@ -14,9 +14,9 @@ Three executors, chosen by name everywhere (Python API, ``--executor`` on the co
 ``"local"`` (default)
     Tasks run one after the other in this process; nothing is started.
 ``"processes"``
-    A pool of forked worker processes on this machine (:class:`ProcessExecutor`): ``workers``
-    processes (default: the CPU count). A worker that dies takes only its task with it: the pool is
-    rebuilt and the unfinished tasks are resubmitted, unchanged.
+    Worker processes on this machine (:class:`ProcessExecutor`): at most ``workers`` at a time
+    (default: the CPU count), one fresh forked process per task. A worker that dies takes only its
+    task with it: the task is rerun with the same arguments.
 ``"dask"``
     A Dask cluster (:class:`DaskExecutor`): ``scheduler=`` an address (``tcp://host:8786``) or a
     ``distributed.Client``; without one, ``DASK_SCHEDULER_ADDRESS`` from the environment; without
@@ -37,8 +37,6 @@ import logging
 import multiprocessing
 import os
 import signal
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, Iterator, Literal, Sequence
 
 __all__ = ["EXECUTORS", "SCHEDULER_ENV", "ExecutorName", "Executor", "LocalExecutor",
@@ -172,20 +170,24 @@ def _worker_init() -> None:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
-_SHARED_CACHE: dict[bytes, Any] = {}
+def _child_main(conn: Any, shared_blob: bytes, fn_blob: bytes, item_blob: bytes) -> None:
+    """A worker process: run one task and send ``(ok, result or traceback text)`` back."""
+    import traceback
 
-
-def _call_pickled(shared_blob: bytes, shared_key: bytes, fn_blob: bytes, item: Any) -> Any:
-    """Worker side of :class:`ProcessExecutor`: unpickle (cached per map call) and run."""
     import cloudpickle
 
-    shared = _SHARED_CACHE.get(shared_key)
-    if shared is None:
-        _SHARED_CACHE.clear()
-        shared = cloudpickle.loads(shared_blob)
-        _SHARED_CACHE[shared_key] = shared
-    fn = cloudpickle.loads(fn_blob)
-    return fn(shared, item)
+    _worker_init()
+    try:
+        fn = cloudpickle.loads(fn_blob)
+        result = fn(cloudpickle.loads(shared_blob), cloudpickle.loads(item_blob))
+        payload = cloudpickle.dumps((True, result))
+    except BaseException as exc:  # the parent re-raises it
+        try:
+            payload = cloudpickle.dumps((False, exc))
+        except Exception:
+            payload = cloudpickle.dumps((False, RuntimeError(traceback.format_exc())))
+    conn.send_bytes(payload)
+    conn.close()
 
 
 def _pool_context() -> Any:
@@ -195,21 +197,21 @@ def _pool_context() -> Any:
 
 
 class ProcessExecutor(Executor):
-    """A pool of ``workers`` forked processes on this machine.
+    """At most ``workers`` worker processes on this machine, one fresh (forked) process per task.
 
-    ``fresh_process_per_task=True`` runs each task in a new process (what ``audit-claims`` uses:
-    an audit's Hypothesis searches then never see state left by another claim). Functions and the
-    shared payload are pickled with cloudpickle, so closures and lambdas work. A worker that dies
-    (killed, out of memory) breaks the pool: it is rebuilt and every unfinished task resubmitted,
-    each at most :data:`MAX_RETRIES` times.
+    A fresh process per task keeps tasks independent (an audit's Hypothesis searches never see
+    state left by another claim) and makes a dead worker visible at once: a process that exits
+    without sending its result (killed, out of memory) costs only its task, which is rerun with
+    the same arguments, at most :data:`MAX_RETRIES` times. Functions, the shared payload and the
+    items are pickled with cloudpickle, so closures and lambdas work. Forking costs a few
+    milliseconds per task; tasks are claims or blocks of many chunks of runs.
     """
 
     name = "processes"
 
-    def __init__(self, workers: int | None = None, *, fresh_process_per_task: bool = False) -> None:
+    def __init__(self, workers: int | None = None) -> None:
         self._workers = default_workers() if workers is None else max(1, int(workers))
-        self.fresh = fresh_process_per_task
-        self._pool: ProcessPoolExecutor | None = None
+        self._running: dict[Any, tuple[int, Any, Any]] = {}
 
     @property
     def workers(self) -> int:
@@ -218,85 +220,79 @@ class ProcessExecutor(Executor):
     def describe(self) -> str:
         return f"processes ({self._workers} worker processes on this machine)"
 
-    def _new_pool(self, n_tasks: int) -> ProcessPoolExecutor:
-        kwargs: dict[str, Any] = {}
-        if self.fresh:
-            kwargs["max_tasks_per_child"] = 1
-        return ProcessPoolExecutor(max_workers=max(1, min(self._workers, n_tasks)),
-                                   mp_context=_pool_context(), initializer=_worker_init, **kwargs)
-
-    def _submit(self, pool: ProcessPoolExecutor, *args: Any) -> Future:
-        # Block SIGINT while submitting: the pool's processes (and the management thread that
-        # forks replacements) are created here and inherit the blocked mask, so a Ctrl-C during a
-        # worker's start-up cannot print a traceback from it. The parent handles Ctrl-C.
+    def _start(self, ctx: Any, i: int, shared_blob: bytes, fn_blob: bytes,
+               item_blob: bytes) -> None:
+        recv, send = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_child_main, args=(send, shared_blob, fn_blob, item_blob),
+                           daemon=True)
+        # Block SIGINT while forking: the child starts with it blocked until _worker_init ignores
+        # it, so a Ctrl-C during its start-up cannot print a traceback from it.
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            return pool.submit(_call_pickled, *args)
+            proc.start()
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        send.close()
+        self._running[recv] = (i, proc, recv)
 
     def map_unordered(self, fn: Callable[[Any, Any], Any], items: Sequence[Any],
                       shared: Any = None) -> Iterator[tuple[int, Any]]:
-        import hashlib
-
         import cloudpickle
+        from multiprocessing.connection import wait as wait_any
 
         items = list(items)
         if not items:
             return
+        ctx = _pool_context()
         shared_blob = cloudpickle.dumps(shared)
-        shared_key = hashlib.sha256(shared_blob).digest()
         fn_blob = cloudpickle.dumps(fn)
-        remaining = set(range(len(items)))
+        blobs = [cloudpickle.dumps(item) for item in items]
+        queue = list(range(len(items)))
         attempts = [0] * len(items)
-        while remaining:
-            pool = self._new_pool(len(remaining))
-            self._pool = pool
-            futures: dict[Future, int] = {}
-            broken = False
-            try:
-                for i in sorted(remaining):
+        finished = 0
+        try:
+            while queue or self._running:
+                while queue and len(self._running) < self._workers:
+                    i = queue.pop(0)
                     attempts[i] += 1
-                    futures[self._submit(pool, shared_blob, shared_key, fn_blob, items[i])] = i
-                pending = set(futures)
-                while pending:
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in sorted(done, key=lambda f: futures[f]):
-                        i = futures[fut]
-                        try:
-                            result = fut.result()
-                        except BrokenProcessPool:
-                            broken = True
-                            continue
-                        remaining.discard(i)
-                        yield i, result
-                    if broken:
-                        break
-            finally:
-                self._shutdown(pool)
-            if broken:
-                worst = max(attempts[i] for i in remaining)
-                if worst > MAX_RETRIES:
-                    raise ExecutionError(
-                        f"a worker process died {worst} times while running the same task; "
-                        f"{len(items) - len(remaining)} of {len(items)} tasks had finished")
-
-    def _shutdown(self, pool: ProcessPoolExecutor) -> None:
-        # Stop the workers at once (an interrupt, a broken pool, or the end of the map): running
-        # tasks are not waited for. ProcessPoolExecutor has no public terminate before 3.14.
-        procs = list(getattr(pool, "_processes", {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for p in procs:
-            if p.is_alive():
-                p.terminate()
-        for p in procs:
-            p.join(timeout=5)
-        if self._pool is pool:
-            self._pool = None
+                    self._start(ctx, i, shared_blob, fn_blob, blobs[i])
+                ready = wait_any(list(self._running))
+                for conn in sorted(ready, key=lambda c: self._running[c][0]):
+                    i, proc, _ = self._running.pop(conn)
+                    try:
+                        payload = conn.recv_bytes()
+                    except (EOFError, OSError):
+                        payload = None
+                    conn.close()
+                    proc.join()
+                    if payload is None:  # the worker died before sending its result
+                        if attempts[i] > MAX_RETRIES:
+                            raise ExecutionError(
+                                f"a worker process died {attempts[i]} times while running the "
+                                f"same task (exit code {proc.exitcode}); {finished} of "
+                                f"{len(items)} tasks had finished")
+                        queue.insert(0, i)
+                        continue
+                    ok, result = cloudpickle.loads(payload)
+                    if not ok:
+                        raise result
+                    finished += 1
+                    yield i, result
+        finally:
+            self.close()
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._shutdown(self._pool)
+        running = list(self._running.values())
+        self._running.clear()
+        for _, proc, conn in running:
+            if proc.is_alive():
+                proc.terminate()
+        for _, proc, conn in running:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+            conn.close()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -373,7 +369,7 @@ class DaskExecutor(Executor):
             futures = self.client.map(fn, [shared_future] * len(items), items, pure=False,
                                       retries=MAX_RETRIES)
             index = {f.key: i for i, f in enumerate(futures)}
-            for fut in as_completed(futures):
+            for fut in as_completed(futures, loop=self.client.loop):
                 i = index[fut.key]
                 if fut.status == "error":
                     exc = fut.exception()
@@ -433,7 +429,7 @@ def _lost_scheduler(address: str, finished: int, total: int) -> ExecutionError:
 
 
 def open_executor(executor: ExecutorName | Executor | None = "local", scheduler: Any = None, *,
-                  workers: int | None = None, fresh_process_per_task: bool = False) -> Executor:
+                  workers: int | None = None) -> Executor:
     """An :class:`Executor` by name (see the module docstring); use it as a context manager.
 
     An :class:`Executor` instance is returned as is (the caller keeps ownership). ``workers``:
@@ -446,7 +442,7 @@ def open_executor(executor: ExecutorName | Executor | None = "local", scheduler:
     if name == "local":
         return LocalExecutor()
     if name == "processes":
-        return ProcessExecutor(workers, fresh_process_per_task=fresh_process_per_task)
+        return ProcessExecutor(workers)
     return DaskExecutor(scheduler, workers)
 
 
