@@ -552,12 +552,44 @@ def _run_tasks(tasks: Sequence[_Task], jobs: int, progress: _Progress, executor:
     which writes its own files; ``dask``: the record comes back and is written here). A single
     claim runs here and sends the chunks of its empirical tests to the executor instead.
     """
-    from dpaudit.audits.execution import open_executor
-    from dpaudit.audits.registry import get
-
     name = executor or ("dask" if scheduler else ("processes" if jobs > 1 else "local"))
     if not tasks:
         return
+    if name == "dask":
+        with _dask_logs_quiet():
+            yield from _run_tasks_on(name, tasks, jobs, progress, scheduler)
+        return
+    yield from _run_tasks_on(name, tasks, jobs, progress, scheduler)
+
+
+class _dask_logs_quiet:
+    """Dask's own log lines (connection retries, tracebacks of a lost scheduler) are silenced while
+    the CLI runs on Dask: its errors are one sentence (``--traceback`` shows Python's)."""
+
+    def __enter__(self) -> None:
+        import logging
+
+        import distributed  # noqa: F401  (creates its loggers, each with its own level)
+
+        self.levels = {}
+        for name in ["distributed", *logging.root.manager.loggerDict]:
+            if name == "distributed" or name.startswith("distributed."):
+                logger = logging.getLogger(name)
+                self.levels[name] = logger.level
+                logger.setLevel(logging.CRITICAL + 1)
+
+    def __exit__(self, *exc: Any) -> None:
+        import logging
+
+        for name, level in self.levels.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def _run_tasks_on(name: str, tasks: Sequence[_Task], jobs: int, progress: _Progress,
+                  scheduler: str | None) -> Iterable[_Outcome]:
+    from dpaudit.audits.execution import open_executor
+    from dpaudit.audits.registry import get
+
     if name == "local" or len(tasks) == 1:
         ex = None if name == "local" else open_executor(name, scheduler,
                                                         workers=jobs if jobs > 1 else None)

@@ -363,11 +363,24 @@ class DaskExecutor(Executor):
         items = list(items)
         if not items:
             return
+        import uuid
+
+        import cloudpickle
+
         finished = 0
+        # cloudpickle explicitly (Dask would try plain pickle first, which pickles a class of a
+        # module the workers cannot import by name): by reference what is importable, by value
+        # what is not (closures, lambdas, __main__, modules registered with
+        # cloudpickle.register_pickle_by_value).
+        fn_blob = cloudpickle.dumps(fn)
+        token = uuid.uuid4().hex
         try:
-            shared_future = self.client.scatter(shared, broadcast=False, hash=False)
-            futures = self.client.map(fn, [shared_future] * len(items), items, pure=False,
-                                      retries=MAX_RETRIES)
+            shared_future = self.client.scatter(cloudpickle.dumps(shared), broadcast=False,
+                                                hash=False)
+            futures = self.client.map(_call_blobs, [fn_blob] * len(items),
+                                      [shared_future] * len(items),
+                                      [cloudpickle.dumps(item) for item in items],
+                                      [token] * len(items), pure=False, retries=MAX_RETRIES)
             index = {f.key: i for i, f in enumerate(futures)}
             for fut in as_completed(futures, loop=self.client.loop):
                 i = index[fut.key]
@@ -405,6 +418,20 @@ class DaskExecutor(Executor):
             except Exception:
                 pass
             self._cluster = None
+
+
+_SHARED_CACHE: dict[str, Any] = {}
+
+
+def _call_blobs(fn_blob: bytes, shared_blob: bytes, item_blob: bytes, token: str) -> Any:
+    """Worker side of :class:`DaskExecutor`: unpickle (the shared payload once per map call and
+    worker process) and run the task."""
+    import cloudpickle
+
+    if token not in _SHARED_CACHE:
+        _SHARED_CACHE.clear()
+        _SHARED_CACHE[token] = cloudpickle.loads(shared_blob)
+    return cloudpickle.loads(fn_blob)(_SHARED_CACHE[token], cloudpickle.loads(item_blob))
 
 
 def _cancelled_error() -> type[BaseException]:
