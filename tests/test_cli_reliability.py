@@ -145,9 +145,11 @@ def test_empty_out_is_refused(tmp_path, fakes, capsys, monkeypatch, out) -> None
     assert list(tmp_path.iterdir()) == []
 
 
-def test_unwritable_out_exits_2(fakes, capsys) -> None:
-    # /proc/self is a directory nobody can create files in, root included (os.access says yes).
-    status, _, err = run(capsys, "audit-claims", A, "--budget", "quick", "--out", "/proc/self")
+@pytest.mark.parametrize("target", ["/sys", "/proc", "/proc/self"])
+def test_unwritable_out_exits_2(fakes, capsys, target) -> None:
+    # Before: os.access(W_OK) says yes to root on /sys and /proc, the audit ran and the first
+    # write failed with exit 3. Now a write is tried first.
+    status, _, err = run(capsys, "audit-claims", A, "--budget", "quick", "--out", target)
     assert status == cli.EXIT_USAGE, err
     assert "not writable" in err and err.count("\n") == 1
 
@@ -259,3 +261,32 @@ def test_sigkill_at_random_points_then_rerun_gives_the_same_index(tmp_path) -> N
     assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
     for cid in ("sig/c0", "sig/c1", "sig/c2"):
         assert json.loads((out / f"{cid}.json").read_text())["id"] == cid
+
+
+def test_float_audit_command_shows_the_evidence(capsys) -> None:
+    status, out, _ = run(capsys, "float-audit")
+    assert status == cli.EXIT_VIOLATED
+    assert "can never output on input 1" in out and "0x1.62e42fefa39efp-1" in out
+    status, out, _ = run(capsys, "float-audit", "--sampler", "textbook", "--json")
+    assert status == cli.EXIT_VIOLATED and json.loads(out)["epsilon"] == "inf"
+    status, out, _ = run(capsys, "float-audit", "--f1", "1e-300")   # same doubles: nothing found
+    assert status == cli.EXIT_OK
+    for argv in (["--scale", "0"], ["--f0", "nan"], ["--f0", "1", "--f1", "1"]):
+        status, _, err = run(capsys, "float-audit", *argv)
+        assert status == cli.EXIT_USAGE and "Traceback" not in err
+
+
+def test_stale_temp_files_of_dead_processes_are_removed_and_others_kept(tmp_path, fakes,
+                                                                         capsys) -> None:
+    out = tmp_path / "out"
+    (out / "fake-colt").mkdir(parents=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = out / "fake-colt" / f".a.json.{dead}.abc_12.tmp"      # killed mid-write
+    live = out / "fake-colt" / f".b.json.{os.getpid()}.xyz.tmp"  # a running writer's
+    elsewhere = out / "unrelated" / f".c.json.{dead}.q.tmp"     # not a dpaudit folder
+    elsewhere.parent.mkdir()
+    for p in (stale, live, elsewhere):
+        p.write_text("partial")
+    assert run(capsys, "audit-claims", A, "--budget", "quick", "--out", str(out))[0] == 0
+    assert not stale.exists() and live.exists() and elsewhere.exists()

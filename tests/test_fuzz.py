@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import collections
 import math
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +24,7 @@ from dpaudit import cli
 from dpaudit.audits import registry
 from dpaudit.audits.claim_audit import ClaimAudit, GridPoint
 from dpaudit.audits.empirical import audit
+from dpaudit.audits.floating_point import audit_float_laplace
 from dpaudit.claims import PrivacyClaim, Provenance
 from dpaudit.mechanisms.exponential import ExponentialMechanism
 from dpaudit.mechanisms.gaussian import GaussianMechanism, classical_sigma
@@ -213,6 +216,19 @@ CONSTRUCTORS = {
                                  lambda x: x is not None)), "size"),
     "sample_laplace(rng)": (lambda v: sample_laplace(1.0, 3, v),
                             st.one_of(junk, st.integers()), "rng"),
+    "LaplaceMechanism(noise)": (lambda v: LaplaceMechanism(1.0, 1.0, noise=v, granularity=0.5),
+                                st.one_of(st.text(max_size=8).filter(
+                                    lambda x: x not in ("float", "discrete")), junk), "noise"),
+    "LaplaceMechanism(granularity)": (
+        lambda v: LaplaceMechanism(1.0, 1.0, noise="discrete", granularity=v),
+        st.one_of(positive_real_bad(), st.floats(1e-300, 1e-6)), "granularity"),
+    "GaussianMechanism(granularity)": (
+        lambda v: GaussianMechanism(1.0, 1.0, noise="discrete", granularity=v),
+        st.one_of(positive_real_bad(), st.floats(1e-300, 1e-6)), "granularity"),
+    "NodeNoise.discrete_laplace(granularity)": (
+        lambda v: NodeNoise.discrete_laplace(1.0, v), positive_real_bad(), "granularity"),
+    "audit_float_laplace(scale)": (lambda v: audit_float_laplace(0.0, 1.0, v),
+                                   positive_real_bad(), "scale"),
 }
 
 
@@ -254,6 +270,14 @@ CORRUPT_CLAIM = st.one_of(st.binary(max_size=40), st.sampled_from(
     [b"[]", b"{}", b"null", b"{\"schema\": \"dpaudit.claim/1\"}", b"{\"schema\": 1}"]))
 
 
+@_settings(40)
+@given(option=st.sampled_from(["--f0", "--f1", "--scale"]),
+       value=st.sampled_from(["nan", "inf", "-inf", "x", "", "1e999", "0x1p1"]))
+def test_fuzz_cli_float_audit(fake_registry, capsys, option, value) -> None:
+    if option == "--scale" or value not in ("0x1p1",):
+        _expect_cli(["float-audit", option, value], capsys)
+
+
 @_settings(80)
 @given(command=st.sampled_from(["audit", "audit-claims"]), option=BAD_OPTIONS,
        claim=st.sampled_from([FAKE, "nope/x", "no-slash", "../x/y"]))
@@ -271,12 +295,26 @@ def test_fuzz_cli_bad_options(tmp_path_factory, fake_registry, capsys, command, 
     _expect_cli(argv, capsys)
 
 
+_TEMPLATE: dict[str, Path] = {}
+
+
+def _audited_copy(tmp_path_factory) -> Path:
+    """A fresh copy of one audited report directory (audited once per session: rendering the
+    figures is what costs time)."""
+    if "dir" not in _TEMPLATE:
+        template = tmp_path_factory.mktemp("template")
+        assert cli.main(["audit-claims", FAKE, "--budget", "quick", "--quiet", "--out",
+                         str(template)]) == 0
+        _TEMPLATE["dir"] = template
+    out = tmp_path_factory.mktemp("rep") / "out"
+    shutil.copytree(_TEMPLATE["dir"], out)
+    return out
+
+
 @_settings(60)
 @given(data=CORRUPT_CLAIM)
 def test_fuzz_cli_corrupt_saved_claim(tmp_path_factory, fake_registry, capsys, data) -> None:
-    out = tmp_path_factory.mktemp("rep")
-    assert cli.main(["audit-claims", FAKE, "--budget", "quick", "--quiet", "--out",
-                     str(out)]) == 0
+    out = _audited_copy(tmp_path_factory)
     capsys.readouterr()
     index = (out / "index.json").read_bytes()
     (out / "fuzz-colt/a.json").write_bytes(data)

@@ -33,6 +33,23 @@ def test_object_outputs_of_numbers_are_audited_as_numbers() -> None:
     assert as_object.output_kind == "continuous"
 
 
+def test_object_outputs_of_decimals_are_numbers_and_decimal_nan_is_refused() -> None:
+    import decimal
+
+    def decimals(d, n, g):
+        x = np.array([decimal.Decimal(str(float(v))) for v in half_scale_laplace(d, n, g)],
+                     dtype=object)
+        if d == 1 and decimals.poison:
+            x[2] = decimal.Decimal("NaN")
+        return x
+    decimals.poison = False
+    r = audit(decimals, 0.0, 1.0, epsilon=1.0, samples=20_000, seed=0)
+    assert r.output_kind == "continuous" and r.verdict == "violated"
+    decimals.poison = True
+    with pytest.raises(ValueError, match=r"data1.*returned nan in run 2 "):
+        audit(decimals, 0.0, 1.0, samples=1_000)
+
+
 def test_object_outputs_of_labels_stay_discrete() -> None:
     def labels(d, n, g):
         return np.array(["a", "b"], dtype=object)[(g.random(n) < (0.7 if d else 0.3)).astype(int)]
@@ -119,12 +136,33 @@ def test_classical_sigma_at_a_subnormal_delta_is_finite() -> None:
         np.sqrt(2 * (np.log(1.25) - np.log(1e-320))), rel=1e-12)
 
 
-def test_analytic_gaussian_does_not_leak_solver_text() -> None:
-    with pytest.raises(ValueError) as info:
-        GaussianMechanism.analytic(1e300, 1e-300, 0.5)
-    assert "brentq" not in str(info.value) and "epsilon=1e-300" in str(info.value)
+def test_analytic_gaussian_does_not_leak_solver_text(monkeypatch) -> None:
+    # Before: "`brentq` raised ValueError ... ExplicitBracketInterval(...)" reached the caller.
+    from dp_accounting import mechanism_calibration
+
+    from dpaudit.mechanisms import gaussian
+
     with pytest.raises(ValueError, match=r"sensitivity=1e\+308, epsilon=0.01"):
         analytic_sigma(1e308, 0.01, 1e-10)
+
+    def failing(*args, **kwargs):
+        raise ValueError("`brentq` raised ValueError. This often means the supplied bracket ...")
+    monkeypatch.setattr(mechanism_calibration, "calibrate_dp_mechanism", failing)
+    gaussian._analytic_noise_multiplier.cache_clear()
+    with pytest.raises(ValueError) as info:
+        analytic_sigma(1e300, 0.37, 1e-5)
+    gaussian._analytic_noise_multiplier.cache_clear()
+    assert "brentq" not in str(info.value) and "epsilon=0.37, delta=1e-05" in str(info.value)
+
+
+def test_analytic_gaussian_at_tiny_epsilon_returns_the_closed_form_quickly() -> None:
+    # Before: the PLD grid (step epsilon / 10) ran for minutes or raised MemoryError.
+    from dpaudit.mechanisms.gaussian import _closed_form_mu
+
+    for eps, delta in [(1e-12, 1e-5), (1e-8, 0.5), (1e-300, 0.999999)]:
+        assert analytic_sigma(1.0, eps, delta) == pytest.approx(1 / _closed_form_mu(eps, delta),
+                                                                rel=1e-12)
+    assert GaussianMechanism.analytic(1e300, 1e-300, 0.5).sigma < float("inf")
 
 
 def test_public_audit_is_the_engine() -> None:

@@ -8,6 +8,7 @@ Commands::
                          [--executor local|processes|dask] [--scheduler ADDRESS]
                          --out DIR [--fresh] [--quiet]
     dpaudit report DIR
+    dpaudit float-audit [--f0 X] [--f1 X] [--scale B] [--sampler numpy|textbook] [--json]
 
 Every audited claim is written to ``DIR/<claim id>.{json,md,html}`` (plus figure PNGs) and the
 directory's index to ``DIR/index.{json,md,html}`` (:mod:`dpaudit.reporting.writer`). A claim's JSON
@@ -23,12 +24,12 @@ finishes; a lost scheduler is an error (exit 3) that keeps every finished claim.
 Exit status: 0 when no audited claim is violated, 1 when one is, 2 for usage or input errors,
 3 when an audit or the tool itself failed (the traceback of a failed audit is saved next to its
 report as ``<claim>.error.log``), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM, how
-CI cancels a job); both write the index of the claims finished so far.
+CI cancels a job); both write the index of the claims finished so far. Errors are one sentence on
+stderr; add ``--traceback`` to see Python's traceback instead.
 
-The index lists exactly the claims that dpaudit runs wrote into DIR (``DIR/dpaudit-manifest.json``);
-a saved claim that cannot be read is redone by ``audit-claims`` when it is one of the claims asked
-for, and is otherwise an error (exit 2) naming the file, never a smaller index. Errors are one sentence on stderr; add
-``--traceback`` to see Python's traceback instead.
+The index lists exactly the claims that dpaudit runs wrote into DIR (``DIR/dpaudit-manifest.json``).
+A saved claim that cannot be read is redone by ``audit-claims`` when it is one of the claims asked
+for, and is otherwise an error (exit 2) naming the file: never a smaller index.
 """
 
 from __future__ import annotations
@@ -124,6 +125,23 @@ def _scheduler_address(text: str) -> str:
     return text.strip()
 
 
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
 def _budget_names() -> list[str]:
     from dpaudit.audits.registry import BUDGETS
 
@@ -187,6 +205,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
                    help="audit N claims at a time in worker processes (default: 1)")
     _add_run_options(p, out_required=True)
+
+    p = sub.add_parser("float-audit",
+                       help="show exactly that a floating-point Laplace sampler is not DP",
+                       description="Exact support audit (Mironov 2012): doubles that a float "
+                                   "Laplace sampler outputs on one query answer and never on the "
+                                   "neighbouring one. No sampling. Exit 1 when found.")
+    p.add_argument("--f0", type=_finite, default=0.0, metavar="X",
+                   help="query answer on the first input (default: 0)")
+    p.add_argument("--f1", type=_finite, default=1.0, metavar="X",
+                   help="query answer on the neighbouring input (default: 1)")
+    p.add_argument("--scale", type=_positive, default=1.0, metavar="B",
+                   help="Laplace scale (default: 1)")
+    p.add_argument("--sampler", choices=["numpy", "textbook"], default="numpy",
+                   help="numpy's Generator.laplace (what dpaudit's LaplaceMechanism uses) or the "
+                        "textbook inverse CDF (default: numpy)")
+    p.add_argument("--json", action="store_true", help="print the evidence as JSON")
 
     p = sub.add_parser("report", help="re-render reports and index from saved JSON",
                        description="Re-render every claim report and the index in DIR from the "
@@ -399,7 +433,7 @@ def _remove_stale(task: _Task) -> None:
 
 def _save(task: _Task, record: dict[str, Any] | None, trace: str | None) -> str | None:
     """Write the claim's report files (or its error log); returns the error log's path."""
-    from dpaudit.reporting.writer import write_claim_report
+    from dpaudit.reporting.writer import atomic_write, write_claim_report
 
     log = _error_log_path(task.out, task.claim_id)
     if record is not None:
@@ -407,9 +441,8 @@ def _save(task: _Task, record: dict[str, Any] | None, trace: str | None) -> str 
         if log.exists():
             log.unlink()
         return None
-    try:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        log.write_text(trace or "", encoding="utf-8")
+    try:  # atomically, like the reports: an interrupted write leaves no half log
+        atomic_write(log, trace or "")
         return str(log)
     except OSError:
         return None
@@ -681,9 +714,9 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
         raise UsageError(str(exc).replace("executor=", "--executor ").replace(
             "scheduler=", "--scheduler")) from None
     out_dir = _prepare_out(args.out)
-    remove_stale_temp_files(out_dir)
     try:
         earlier = read_manifest(out_dir) or []
+        remove_stale_temp_files(out_dir, sorted(set(earlier) | set(claim_ids)))
         # Claims earlier runs wrote here and this run does not redo: they must load now, before
         # any work, or the index would silently lose them.
         kept = load_claim_records(out_dir, [cid for cid in earlier if cid not in claim_ids])
@@ -780,6 +813,28 @@ def _cmd_audit_claims(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     return _audit_many(claim_ids, args, args.jobs, out, err)
 
 
+def _cmd_float_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from dpaudit.audits.floating_point import audit_float_laplace
+
+    if args.f0 == args.f1:
+        raise UsageError("--f0 and --f1 must differ (they are the answers on two neighbouring "
+                         "inputs)")
+    claimed = abs(args.f1 - args.f0) / args.scale   # the Laplace mechanism's epsilon
+    evidence = audit_float_laplace(args.f0, args.f1, args.scale,
+                                   claimed_epsilon=claimed if 0 < claimed < math.inf else None,
+                                   sampler=args.sampler)
+    if args.json:
+        out.write(json.dumps(evidence.to_dict(), indent=2) + "\n")
+    else:
+        out.write(evidence.summary() + "\n")
+        if evidence.examples:
+            rows = [[e["output"], e["output_decimal"], e["probability_on_input_0"],
+                     e["probability_on_input_1"]] for e in evidence.examples]
+            out.write(_table(["output (exact)", "output", f"P on f0={args.f0:g}",
+                              f"P on f1={args.f1:g}"], rows) + "\n")
+    return EXIT_VIOLATED if evidence.violated else EXIT_OK
+
+
 def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from dpaudit.reporting.writer import rerender_directory
 
@@ -818,7 +873,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = {"list": lambda: _cmd_list(args, out, err),
                 "audit": lambda: _cmd_audit(args, out, err),
                 "audit-claims": lambda: _cmd_audit_claims(args, out, err),
-                "report": lambda: _cmd_report(args, out, err)}
+                "report": lambda: _cmd_report(args, out, err),
+                "float-audit": lambda: _cmd_float_audit(args, out, err)}
     previous = None
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)

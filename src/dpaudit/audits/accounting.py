@@ -1,7 +1,10 @@
 """Exact privacy accounting: closed forms, and dp-accounting's PLD behind guards.
 
-This module turns a noise schedule into epsilon(delta) (AUDIT-METHOD section 2, evidence 1). It has
-three layers:
+This module turns a noise schedule into epsilon(delta) (AUDIT-METHOD section 2, evidence 1). It is
+long (about 1,400 lines) on purpose: its layers share one set of conventions (one sensitivity per
+Gaussian/Laplace piece, never REPLACE_ONE; every inversion on the safe side) and one event walker,
+and keeping them in one module is what makes the two dp-accounting pitfalls impossible through the
+API. It has three layers:
 
 * **Closed forms** (exact up to root-finding tolerance ~1e-15 relative, every inversion returned
   on the safe side): the Gaussian mechanism (Balle & Wang 2018), heterogeneous Gaussian

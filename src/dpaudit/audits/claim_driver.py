@@ -190,8 +190,7 @@ class ClaimDeclaration(Protocol):
     ``tested_points(budget) -> int | None`` (``None``: test every point with an empirical plan;
     ``k``: the ``k`` points with the largest exact/accountant ratio),
     ``more_points(plans, ctx) -> AddedPoints``,
-    ``lemmas(ctx, parameters) -> LemmaOutcome``, ``findings(run) -> list[str]``,
-    ``histogram_statistic`` (words for the histogram caption).
+    ``lemmas(ctx, parameters) -> LemmaOutcome`` and ``findings(run) -> list[str]``.
     """
 
     claim: PrivacyClaim

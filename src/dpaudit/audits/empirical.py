@@ -54,6 +54,7 @@ about the mechanism as implemented and sampled.
 
 from __future__ import annotations
 
+import decimal
 import inspect
 import math
 import numbers
@@ -205,7 +206,7 @@ def _coerce_objects(arr: np.ndarray, who: str, first_run: int) -> np.ndarray:
             if isinstance(value, (bool, np.bool_, numbers.Integral)):
                 continue
             integral = False
-            if isinstance(value, numbers.Real):
+            if isinstance(value, (numbers.Real, decimal.Decimal)):
                 if not math.isfinite(float(value)):
                     raise ValueError(f"{who} returned {float(value)} in run {first_run + run} "
                                      f"(row {run} of this call); outputs must be finite numbers")

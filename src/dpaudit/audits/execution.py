@@ -158,15 +158,19 @@ class LocalExecutor(Executor):
 # Local process pool
 # ------------------------------------------------------------------------------------------------
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def _worker_init() -> None:
     # Ctrl-C reaches the whole process group; the parent handles it and stops the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The parent's SIGTERM handler (the CLI's) must not be inherited: the parent stops workers
     # with SIGTERM.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    # Workers start with SIGINT blocked (see ProcessExecutor._submit); a Ctrl-C that arrived before
-    # the line above is pending and is now discarded by SIG_IGN instead of raising in start-up.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    # Workers are forked with SIGINT and SIGTERM blocked (see ProcessExecutor._start): only now
+    # may they arrive; a Ctrl-C that arrived before the line above is discarded by SIG_IGN.
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
@@ -225,13 +229,18 @@ class ProcessExecutor(Executor):
         recv, send = ctx.Pipe(duplex=False)
         proc = ctx.Process(target=_child_main, args=(send, shared_blob, fn_blob, item_blob),
                            daemon=True)
-        # Block SIGINT while forking: the child starts with it blocked until _worker_init ignores
-        # it, so a Ctrl-C during its start-up cannot print a traceback from it.
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        # Block the stop signals while forking: the child starts with them blocked until
+        # _worker_init ignores SIGINT and restores SIGTERM's default, so a Ctrl-C or SIGTERM
+        # during its start-up cannot run the parent's handlers in it or print a traceback; the
+        # parent restores its mask at once and alone handles them.
+        masked = hasattr(signal, "pthread_sigmask")
+        if masked:
+            previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
         try:
             proc.start()
         finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            if masked:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
         send.close()
         self._running[recv] = (i, proc, recv)
 

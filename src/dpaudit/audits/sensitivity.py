@@ -80,6 +80,7 @@ __all__ = [
     "check_sensitivity",
     "loss_to_dict",
     "loss_from_dict",
+    "LEMMA_SEARCH_SETTINGS",
 ]
 
 NormName = Literal["l2", "l1", "linf"]
@@ -89,6 +90,16 @@ Distance = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 #: ``hypothesis.target`` needs finite scores; an infinite ratio (claim 0, observed > 0) is capped.
 _TARGET_CAP = 1e300
+
+#: The one Hypothesis profile of every lemma search (this module's and the papers' own, e.g.
+#: ST13's structural checks): ``hypothesis.settings(max_examples=n, **LEMMA_SEARCH_SETTINGS)``.
+#: Reproducible from ``hypothesis.seed`` alone (no example database, no deadline), quiet, first
+#: failure only; the target phase does nothing for searches that call no ``hypothesis.target``.
+LEMMA_SEARCH_SETTINGS: dict[str, Any] = dict(
+    database=None, deadline=None, derandomize=False, verbosity=Verbosity.quiet,
+    report_multiple_bugs=False, phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
+    suppress_health_check=(HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.large_base_example, HealthCheck.filter_too_much))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -589,12 +600,7 @@ def check_sensitivity(trajectory_fn: TrajectoryFn, claimed_bound: ClaimedBound,
                 if bad is not None and first_extreme_violation is None:
                     first_extreme_violation = bad
 
-    @hypothesis.settings(max_examples=examples, database=None, deadline=None,
-                         derandomize=False, verbosity=Verbosity.quiet, report_multiple_bugs=False,
-                         phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
-                         suppress_health_check=(HealthCheck.too_slow, HealthCheck.data_too_large,
-                                                HealthCheck.large_base_example,
-                                                HealthCheck.filter_too_much))
+    @hypothesis.settings(max_examples=examples, **LEMMA_SEARCH_SETTINGS)
     @hypothesis.seed(seed)
     @hypothesis.given(pairs)
     def search(pair: NeighbouringPair) -> None:

@@ -55,7 +55,6 @@ __all__ = ["Version", "check_version", "pocp_c", "pocp_beta", "pigd_lambda", "pi
            "pgiga_lambda", "pgiga_beta", "check_base_and_domain", "POCP", "PIGD", "PGIGA"]
 
 
-
 def _check_T(T: object) -> int:
     T = check_int(T, "T", minimum=1)
     if T < 2:

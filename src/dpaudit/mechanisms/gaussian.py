@@ -270,6 +270,11 @@ def _closed_form_mu(epsilon: float, delta: float) -> float:
 #: Below this delta :func:`analytic_sigma` uses the closed form directly (the PLD's tail
 #: truncation at 1e-15 makes it unreliable there).
 _PLD_MIN_DELTA = 1e-12
+#: The Gaussian PLD spans privacy losses over about this many mu (tails cut at mass 1e-15), so it
+#: has about ``16 mu / grid`` points; above _PLD_MAX_POINTS (a few seconds per calibration) the
+#: closed form is used alone.
+_PLD_LOSS_RANGE_IN_MU = 16.0
+_PLD_MAX_POINTS = 500_000
 
 
 @functools.lru_cache(maxsize=256)
@@ -295,13 +300,13 @@ def _analytic_noise_multiplier(epsilon: float, delta: float, value_discretizatio
                                                                            exact * 1.01),
             tol=_CALIBRATION_RTOL * exact,
         ))
-    except (ValueError, ArithmeticError, RuntimeError) as exc:
+    except (ValueError, ArithmeticError, RuntimeError, MemoryError) as exc:
         # Do not leak the solver's words ("brentq raised ..."): say which target failed and why.
         raise ValueError(
-            f"analytic_sigma cannot calibrate epsilon={epsilon!r}, delta={delta!r}: the PLD "
-            f"accountant (grid {value_discretization_interval!r}) does not reproduce the closed-form "
-            f"noise multiplier {exact:.6g} within 1%, which happens when epsilon is far outside "
-            "the accountant's resolution; use a larger epsilon") from exc
+            f"analytic_sigma cannot calibrate epsilon={epsilon!r}, delta={delta!r}: dp-accounting's "
+            f"PLD accountant (grid {value_discretization_interval!r}) found no noise multiplier "
+            f"within 1% of the closed-form one, {exact:.6g}; try another "
+            "value_discretization_interval") from exc
 
 
 def analytic_sigma(sensitivity: float, epsilon: float, delta: float, *,
@@ -319,8 +324,9 @@ def analytic_sigma(sensitivity: float, epsilon: float, delta: float, *,
     below that the PLD's tail truncation makes it slightly conservative (exact delta a few 1e-6
     relative below the target at delta = 1e-10). Results are cached per (epsilon, delta, grid).
 
-    For delta < 1e-12 (where the PLD, truncated at tail mass 1e-15, cannot resolve the target) the
-    PLD is not used: sigma = Delta / mu with mu the root of the exact closed form, taken on the safe
+    For delta < 1e-12 (where the PLD, truncated at tail mass 1e-15, cannot resolve the target), and
+    where the PLD grid would exceed 500 000 points (tiny epsilon with a large delta, where the PLD
+    would take minutes or exhaust memory), the PLD is not used: sigma = Delta / mu with mu the root of the exact closed form, taken on the safe
     side (exact delta(epsilon) <= delta, and within ~1e-10 relative of it), so the returned sigma is
     never too small. ``value_discretization_interval`` is then ignored.
 
@@ -354,6 +360,11 @@ def analytic_sigma(sensitivity: float, epsilon: float, delta: float, *,
         vdi = min(DEFAULT_VALUE_DISCRETIZATION_INTERVAL, epsilon / 10.0)
     else:
         vdi = check_positive(value_discretization_interval, "value_discretization_interval")
+    if _PLD_LOSS_RANGE_IN_MU * _closed_form_mu(epsilon, delta) / vdi > _PLD_MAX_POINTS:
+        # The PLD grid would be too fine for its loss range (tiny epsilon with a large delta): it
+        # would take minutes or exhaust memory. The closed form alone, on the safe side.
+        return _finite_sigma(sensitivity / _closed_form_mu(epsilon, delta), sensitivity, epsilon,
+                             delta)
     return _finite_sigma(sensitivity * _analytic_noise_multiplier(epsilon, delta, vdi),
                          sensitivity, epsilon, delta)
 

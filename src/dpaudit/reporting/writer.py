@@ -166,21 +166,25 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temp_files(out_dir: str | os.PathLike[str]) -> list[Path]:
+def remove_stale_temp_files(out_dir: str | os.PathLike[str],
+                            claim_ids: Sequence[str] = ()) -> list[Path]:
     """Delete the temporary files of :func:`atomic_write` left by processes that no longer run
-    (a SIGKILL mid-write); returns what was removed."""
+    (a SIGKILL mid-write), in ``out_dir`` and the directories of ``claim_ids`` only (never a walk
+    of the tree); returns what was removed."""
     removed = []
     root = Path(out_dir)
-    if not root.is_dir():
-        return removed
-    for path in root.rglob(".*.tmp"):
-        m = _TEMP_FILE.match(path.name)
-        if m and path.is_file() and not _pid_alive(int(m.group(1))):
-            try:
-                path.unlink()
-                removed.append(path)
-            except FileNotFoundError:
-                pass
+    folders = {root} | {claim_paths(root, cid).directory for cid in claim_ids}
+    for folder in sorted(folders):
+        if not folder.is_dir():
+            continue
+        for path in folder.glob(".*.tmp"):
+            m = _TEMP_FILE.match(path.name)
+            if m and path.is_file() and not _pid_alive(int(m.group(1))):
+                try:
+                    path.unlink()
+                    removed.append(path)
+                except FileNotFoundError:
+                    pass
     return removed
 
 
