@@ -43,9 +43,11 @@ utility: $(STAMP)
 campaign: $(STAMP)
 	$(BIN)/python -m pytest -m slow -q
 
-## Speed and tightness of the audit engine, measured in one run.
+## Speed and tightness of the audit engine, then scale-out (peak memory per audit process, Dask
+## LocalCluster vs in-process, learner throughput vs raw noise), measured in one run.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_audit.py
+	$(BIN)/python benchmarks/bench_scaleout.py
 
 ## Render reports in headless Chromium and save screenshots (needs Debian's chromium).
 check-html: $(STAMP)

@@ -146,6 +146,22 @@ def test_executor_arguments_are_checked() -> None:
     assert isinstance(open_executor("local"), LocalExecutor)
 
 
+def test_the_local_cluster_started_here_leaves_malloc_trim_unset(monkeypatch) -> None:
+    # Dask's nannies export MALLOC_TRIM_THRESHOLD_=65536 to their workers, which switches off
+    # glibc's dynamic mmap threshold: each ~8 MB chunk of runs becomes a fresh mmap, and a scalar
+    # audit ran 2-3x slower on a LocalCluster than in a process pool (bench_scaleout.py dask).
+    # The LocalCluster of executor="dask" must start its workers without it; the audit engine is
+    # imported on each worker before the first task.
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    with open_executor("dask", workers=1) as ex:
+        trim = ex.client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_")
+        imported = ex.client.run(lambda: "dpaudit.audits.empirical" in sys.modules)
+        cluster = ex._cluster
+    assert list(trim.values()) == [None]
+    assert list(imported.values()) == [True]
+    assert ex._cluster is None and cluster.status.name == "closed"
+
+
 def test_unreachable_scheduler_is_a_clear_error(monkeypatch) -> None:
     monkeypatch.setattr(execution, "CONNECT_TIMEOUT", 1)
     with pytest.raises(ExecutionError, match=r"cannot connect to the Dask scheduler at "

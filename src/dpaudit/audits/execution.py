@@ -310,6 +310,15 @@ class ProcessExecutor(Executor):
 
 #: Seconds to wait when connecting to a Dask scheduler.
 CONNECT_TIMEOUT = 30
+#: Dask configuration of the ``LocalCluster`` started here. Dask's nannies start workers with
+#: ``MALLOC_TRIM_THRESHOLD_=65536``; setting it at all switches off glibc's dynamic mmap
+#: threshold, so every chunk of runs (about 8 MB) is a fresh mmap whose pages the kernel must
+#: fault in and zero: measured on the 2-core machine, an audit of a scalar mechanism took 2-3x as
+#: long on a LocalCluster as in a process pool, and as long as it with the variable unset
+#: (``benchmarks/bench_scaleout.py dask``). A value the user exported is still inherited by the
+#: workers. Workers started by ``dask worker`` need the same setting (README).
+_LOCAL_CLUSTER_CONFIG: dict[str, Any] = {
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
 
 
 class DaskExecutor(Executor):
@@ -344,13 +353,26 @@ class DaskExecutor(Executor):
                                      "scheduler` and workers with `dask worker ADDRESS`") from None
             self._own_client = True
         else:
+            import dask
+
             n = default_workers() if workers is None else max(1, int(workers))
-            self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                         dashboard_address=None, silence_logs=logging.ERROR,
-                                         env={"OPENBLAS_NUM_THREADS": "1"})
+            with dask.config.set(_LOCAL_CLUSTER_CONFIG):
+                self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                             dashboard_address=None, silence_logs=logging.ERROR,
+                                             env={"OPENBLAS_NUM_THREADS": "1"})
             self.client = Client(self._cluster, set_as_default=False)
             self.address = str(self._cluster.scheduler_address)
             self._own_client = True
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Import the audit engine on every worker now, not inside the first tasks: a fresh
+        worker process spends about a second importing numpy, scipy and dpaudit, which would
+        otherwise be charged to (and delay) the first audit's blocks."""
+        try:
+            self.client.run(_import_engine)
+        except Exception:  # a worker that cannot import dpaudit fails its tasks with a clear error
+            pass
 
     @property
     def workers(self) -> int:
@@ -430,6 +452,10 @@ class DaskExecutor(Executor):
 
 
 _SHARED_CACHE: dict[str, Any] = {}
+
+
+def _import_engine() -> None:
+    import dpaudit.audits.empirical  # noqa: F401
 
 
 def _call_blobs(fn_blob: bytes, shared_blob: bytes, item_blob: bytes, token: str) -> Any:
