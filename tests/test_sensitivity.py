@@ -207,8 +207,9 @@ def test_lemma_check_and_trace_follow_the_claim_audit_conventions():
     with pytest.raises(ValueError, match="no counterexample"):
         holds.trace("x", which="counterexample")
 
-    bad = check_sensitivity(mean_gradient_learner(WIDE), one_g, LINEAR, T=(1, 8), examples=60,
-                            seed=0)
+    # extremes=False: the counterexample must come from the Hypothesis search, hence be shrunk.
+    bad = check_sensitivity(mean_gradient_learner(WIDE), one_g, LINEAR, T=(1, 8), examples=200,
+                            seed=0, extremes=False)
     lemma = bad.to_lemma_check("L/(lam t)")
     assert lemma.status == "violated"
     assert lemma.counterexample["ratio"] == pytest.approx(2.0)
@@ -332,3 +333,29 @@ def test_report_type():
                                examples=10, seed=0)
     assert isinstance(report, SensitivityReport)
     assert report.loss_class is LINEAR and report.seed == 0 and report.offset == 1
+
+
+
+@pytest.mark.parametrize("bound", [two_g, one_g])
+def test_search_does_not_depend_on_loaded_local_modules(tmp_path, monkeypatch, bound):
+    """A lemma search is a function of its seed and program, not of which local modules are
+    imported: Hypothesis harvests literal constants from loaded local modules into its draws
+    unless the search runs inside ``independent_of_loaded_modules`` (check_sensitivity does).
+    Both a holding bound (the worst example found) and a failing one (the shrunk counterexample)."""
+    import importlib
+    import sys
+
+    def run():
+        return check_sensitivity(mean_gradient_learner(WIDE), bound, LINEAR, T=(1, 12),
+                                 examples=EXAMPLES, seed=5).to_dict()
+
+    before = run()
+    # A local module full of float and integer literals, as a user's code or a new paper would be.
+    (tmp_path / "dpaudit_constants_probe.py").write_text(
+        "VALUES = [" + ", ".join(f"{k / 7:.17g}, {k * 13}" for k in range(1, 400)) + "]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("dpaudit_constants_probe")
+    try:
+        assert run() == before
+    finally:
+        sys.modules.pop("dpaudit_constants_probe", None)

@@ -35,6 +35,7 @@ import numpy as np
 
 from dpaudit.audits.claim_audit import ClaimAudit, GridPoint, LemmaCheck, format_parameters
 from dpaudit.audits.registry import AuditContext, Budget
+from dpaudit.audits.sensitivity import independent_of_loaded_modules
 from dpaudit.claims import PrivacyClaim
 
 __all__ = ["EmpiricalPlan", "PointPlan", "Skip", "LemmaOutcome", "ClaimDeclaration", "ClaimRun",
@@ -246,7 +247,17 @@ def _summary(claim_id: str, points: Sequence[GridPoint], worst: GridPoint) -> st
 
 
 def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
-    """Audit one declared claim (the steps of the module docstring)."""
+    """Audit one declared claim (the steps of the module docstring).
+
+    Every Hypothesis search a declaration runs (lemma checks, sensitivity points) runs inside
+    :func:`~dpaudit.audits.sensitivity.independent_of_loaded_modules`, so a claim's report is a
+    function of its seed and budget, not of which other papers or user modules are imported.
+    """
+    with independent_of_loaded_modules():
+        return _run_claim(decl, ctx)
+
+
+def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
     start = time.perf_counter()
     claim = decl.claim
     grid = list(decl.grid(ctx))

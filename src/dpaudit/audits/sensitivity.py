@@ -51,6 +51,8 @@ Usage::
 from __future__ import annotations
 
 import math
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
@@ -81,6 +83,7 @@ __all__ = [
     "loss_to_dict",
     "loss_from_dict",
     "LEMMA_SEARCH_SETTINGS",
+    "independent_of_loaded_modules",
 ]
 
 NormName = Literal["l2", "l1", "linf"]
@@ -101,6 +104,40 @@ LEMMA_SEARCH_SETTINGS: dict[str, Any] = dict(
     suppress_health_check=(HealthCheck.too_slow, HealthCheck.data_too_large,
                            HealthCheck.large_base_example, HealthCheck.filter_too_much))
 
+
+
+@contextlib.contextmanager
+def independent_of_loaded_modules() -> Iterator[None]:
+    """Make Hypothesis searches inside the block independent of which project modules are loaded.
+
+    Hypothesis (>= 6.131) mixes literal constants harvested from every *local* module in
+    ``sys.modules`` into its draws. A lemma search would then depend on what else the process
+    imported: adding a paper, or a user's own module, changed other claims' counterexamples, so a
+    seed no longer reproduced a report. Inside this block the harvest is empty and the search is a
+    function of its seed and program alone (Hypothesis's built-in constants stay). The hook is an
+    internal of Hypothesis: if a release removes it there is nothing to disable and this is a no-op.
+    Nesting is allowed; the previous hook and caches are restored on exit.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a Hypothesis without the internals module
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    constants_type = getattr(providers, "Constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if original is None or constants_type is None or cache is None:  # pragma: no cover
+        yield
+        return
+    empty = constants_type()
+    # Cached (built-in, local) constant tuples were computed with the harvest: drop them.
+    cache.cache.clear()
+    providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        cache.cache.clear()
 
 # ---------------------------------------------------------------------------------------------
 # Distances
@@ -515,9 +552,8 @@ def check_sensitivity(trajectory_fn: TrajectoryFn, claimed_bound: ClaimedBound,
         Hypothesis ``max_examples`` (valid examples generated before shrinking).
     seed
         Seed of the search: for a fixed program the report is a deterministic function of the
-        seed. (Hypothesis also mixes literal constants from the source of the loaded local
-        modules into its draws, so importing different project modules can change the path of
-        the search, not its validity.)
+        seed (the search runs inside :func:`independent_of_loaded_modules`, so which other
+        modules are imported does not change it).
     norm
         Norm of the default row-wise distance (``"l2"``, ``"l1"``, ``"linf"``).
     distance
@@ -614,7 +650,8 @@ def check_sensitivity(trajectory_fn: TrajectoryFn, claimed_bound: ClaimedBound,
     counterexample: SensitivityExample | None = None
     shrunk = False
     try:
-        search()
+        with independent_of_loaded_modules():
+            search()
     except _Violation as exc:
         counterexample, shrunk = exc.example, True
     except hypothesis.errors.Unsatisfiable:
