@@ -3,7 +3,8 @@ processes on localhost (issue 12). Slow (processes start in seconds, not millise
 ``make campaign``. Every process is started in its own session and killed at teardown, whatever
 the test does; every wait is bounded.
 
-* the same seed gives the same JSON on the cluster as in-process;
+* the same seed gives the same JSON on the cluster as in-process, and every bundled claim audited
+  on the cluster (``audit-claims --all --scheduler``) reproduces its golden record;
 * a worker killed mid-audit costs only its tasks: Dask reruns them elsewhere with the same seeds
   and the result is unchanged;
 * a scheduler lost mid-run is a clear error (exit 3) and the claims finished before stay saved.
@@ -202,3 +203,27 @@ def test_a_lost_scheduler_is_a_clear_error_and_finished_claims_stay_saved(cluste
     index = json.loads((out / "index.json").read_text())
     assert [c["id"] for c in index["claims"]] == ["lost/fast"]
     assert not (out / "lost/slow.json").exists()
+
+
+def test_every_bundled_claim_on_the_cluster_reproduces_its_golden_record(cluster, tmp_path,
+                                                                          capsys) -> None:
+    # The golden records are made in-process, one fresh interpreter per claim; here the claims
+    # are tasks on two long-lived `dask worker` processes, several claims per process, finishing
+    # in any order. Same seed, budget and alpha: the same records (timings aside).
+    from golden_audits import ALPHA, BUDGET, SEED, golden_path
+
+    from dpaudit.audits.registry import all_claims
+
+    out = tmp_path / "reports"
+    code = cli.main(["audit-claims", "--all", "--budget", BUDGET, "--seed", str(SEED),
+                     "--alpha", str(ALPHA), "--scheduler", cluster.address, "--out", str(out),
+                     "--quiet"])
+    assert code in (cli.EXIT_OK, cli.EXIT_VIOLATED), capsys.readouterr().err
+    ids = [rc.claim.id for rc in all_claims()]
+    assert ids
+    for claim_id in ids:
+        gold = json.loads(golden_path(claim_id).read_text(encoding="utf-8"))
+        record = strip_timings(json.loads((out / f"{claim_id}.json").read_text(encoding="utf-8")))
+        # The saved file adds its envelope (schema, kind, version) to the audit's record.
+        assert set(record) - set(gold) <= {"schema", "kind", "dpaudit_version"}, claim_id
+        assert {k: record[k] for k in gold} == gold, f"{claim_id} differs on the cluster"
