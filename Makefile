@@ -48,6 +48,7 @@ campaign: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_audit.py
 	$(BIN)/python benchmarks/bench_scaleout.py
+	$(BIN)/python benchmarks/bench_dpsniper.py --samples 1000000
 
 ## Render reports in headless Chromium and save screenshots (needs Debian's chromium).
 check-html: $(STAMP)

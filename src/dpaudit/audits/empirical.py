@@ -59,18 +59,24 @@ import inspect
 import math
 import numbers
 import os
+import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hypothesis.strategies import SearchStrategy
 
 from dpaudit._validation import (check_delta, check_epsilon, check_int, check_probability)
 from dpaudit.audits.execution import Executor, ExecutorName, open_executor
 from dpaudit.audits.confidence import (Bonferroni, ProportionBound, gdp_mu_lower_bound,
                                        log_ratio_lower_bound, proportion_bound)
-from dpaudit.audits.statistics import (HistogramAccumulator, IdentityScorer,
-                                       LikelihoodRatioFitter, LinearDiscriminantFitter,
+from dpaudit.audits.power import PowerStatement, power_statement
+from dpaudit.audits.learned_statistics import (SEQUENCE_MAX_VALUES, candidates_for,
+                                               check_statistics, choose)
+from dpaudit.audits.statistics import (HistogramAccumulator, LikelihoodRatioFitter,
                                        RankedEvent, ThresholdEvent, UserScorer, flatten_outputs,
                                        outcome_keys, sweep_thresholds)
 
@@ -348,6 +354,10 @@ class AuditResult:
         Per candidate pair: projected bound and statistic of its pilot run.
     pilot_samples : int
         Pilot runs per input per pair (0 without a pilot); :attr:`pilot_runs` is the total.
+    power : PowerStatement or None
+        With every "not violated" result that has an event: the smallest epsilon whose loss on
+        the chosen event would have been detected with probability >= 0.8 at this budget
+        (:mod:`dpaudit.audits.power`), so that a pass is never read as "private".
     """
 
     claimed_epsilon: float
@@ -377,6 +387,7 @@ class AuditResult:
     pair_index: int | None = None
     pilot: tuple[Mapping[str, Any], ...] = ()
     pilot_samples: int = 0
+    power: PowerStatement | None = None
 
     @property
     def bonferroni_factor(self) -> int:
@@ -434,6 +445,7 @@ class AuditResult:
                       "pilot_fraction_of_samples": len(self.pilot) * self.pilot_samples
                       / self.samples,
                       "pilot": [dict(p) for p in self.pilot]},
+            "power": None if self.power is None else self.power.to_dict(),
         }
 
 
@@ -518,6 +530,7 @@ class _Config:
     output_kind: OutputKind
     statistic: Callable[[np.ndarray], np.ndarray] | None
     chunk_size: int | None
+    statistics: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -578,7 +591,8 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
                          f"{probes[1].dtype}) differ in shape or type; they must be comparable")
     chunk_rows = _chunk_rows(probes[0], cfg.chunk_size)
 
-    fitter: LinearDiscriminantFitter | LikelihoodRatioFitter | None = None
+    fitter: LikelihoodRatioFitter | None = None
+    family: list[Any] = []
     if cfg.statistic is not None:
         scorer: Callable[[np.ndarray], np.ndarray] = UserScorer(cfg.statistic)
         kind = "user"
@@ -590,34 +604,42 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
         if probes[0].dtype.kind not in "biuf":
             raise TypeError(f"continuous outputs must be numeric, got dtype {probes[0].dtype}; use "
                             "output_kind='discrete' or a statistic")
-        if flatten_outputs(probes[0]).shape[1] == 1:
-            scorer = IdentityScorer()
-        else:
-            fitter = LinearDiscriminantFitter()
+        # Issue 15: a family of learned statistics, fitted on the fit split and chosen on the
+        # selection split (dpaudit.audits.learned_statistics).
+        family = candidates_for(flatten_outputs(probes[0]).shape[1], cfg.statistics)
+        if len(family) == 1 and not family[0].fitted:
+            scorer = family[0].fitter.finish()[0]
+            family = []
 
-    if fitter is not None:
-        n_fit = n_train // 2
-        for j, s in enumerate(streams):
-            fitter.update(probes[j], j)
-            for x in s.chunks(n_fit - probe_rows, chunk_rows):
-                fitter.update(x, j)
-        scorer = fitter.finish()
-        n_select = n_train - n_fit
-        select_scores = [[] for _ in streams]
+    choice_table: tuple[dict[str, Any], ...] = ()
+    if family:
+        sc, n_fit, n_select, scorer, choice_table = _fit_and_choose(
+            family, streams, probes, cfg, n_train, n_test, chunk_rows)
     else:
-        n_fit = 0
-        n_select = n_train
-        if isinstance(scorer, UserScorer):
-            # Counts are binomial only if each run is scored on its own output: check on the probe.
-            first = scorer.check_row_wise(probes[0], probes[1])
+        if fitter is not None:
+            n_fit = n_train // 2
+            for j, s in enumerate(streams):
+                fitter.update(probes[j], j)
+                for x in s.chunks(n_fit - probe_rows, chunk_rows):
+                    fitter.update(x, j)
+            scorer = fitter.finish()
+            n_select = n_train - n_fit
+            select_scores: list[list[np.ndarray]] = [[] for _ in streams]
         else:
-            first = [scorer(p) for p in probes]
-        select_scores = [[f] for f in first]
-    done = n_select - (0 if fitter is not None else probe_rows)
-    for j, s in enumerate(streams):
-        for x in s.chunks(done, chunk_rows):
-            select_scores[j].append(scorer(x))
-    sc = [np.concatenate(v) for v in select_scores]
+            n_fit = 0
+            n_select = n_train
+            if isinstance(scorer, UserScorer):
+                # Counts are binomial only if each run is scored on its own output: check on the
+                # probe.
+                first = scorer.check_row_wise(probes[0], probes[1])
+            else:
+                first = [scorer(p) for p in probes]
+            select_scores = [[f] for f in first]
+        done = n_select - (0 if fitter is not None else probe_rows)
+        for j, s in enumerate(streams):
+            for x in s.chunks(done, chunk_rows):
+                select_scores[j].append(scorer(x))
+        sc = [np.concatenate(v) for v in select_scores]
 
     bonf = Bonferroni(cfg.alpha, cfg.test_events)
     eps_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
@@ -626,6 +648,8 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
     gdp_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
                                  alpha=Bonferroni(cfg.alpha).per_interval_alpha, objective="gdp")
     info = scorer.to_dict() if hasattr(scorer, "to_dict") else {"name": repr(scorer)}
+    if choice_table:
+        info = {**info, "chosen_from": list(choice_table)}
     return _Trained(scorer, kind, n_fit, n_select, chunk_rows, eps_sweep.best(cfg.test_events),
                     gdp_sweep.best(1), eps_sweep.n_candidates,
                     HistogramAccumulator.from_training(sc[0], sc[1]), streams, info)
@@ -717,6 +741,76 @@ def _test_blocks(streams: Sequence[_Stream], n_test: int, chunk_rows: int,
     return blocks
 
 
+def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.ndarray],
+                    cfg: _Config, n_train: int, n_test: int, chunk_rows: int
+                    ) -> tuple[list[np.ndarray], int, int, Any, tuple[dict[str, Any], ...]]:
+    """Issue 15: fit every statistic of ``family`` on the fit split, score the selection split with
+    each and keep the one whose best event projects the highest bound
+    (:func:`dpaudit.audits.learned_statistics.choose`). The test split is not drawn here.
+
+    Returns the chosen statistic's selection scores per input, ``n_fit``, ``n_select``, the scorer
+    and the table of candidates. Scalars are drawn as one sequence of training runs routed by row
+    index (their selection rows are kept, 8 bytes each), so that when the identity is chosen its
+    threshold is picked, as before issue 15, on all training runs (it learned nothing from the fit
+    split); vectors are drawn fit split first, then the selection split streamed.
+    """
+    probe_rows = probes[0].shape[0]
+    n_fit = n_train // 2
+    n_select = n_train - n_fit
+    scalar = flatten_outputs(probes[0]).shape[1] == 1
+    for c in family:
+        c.fitter.prepare(probes[0], probes[1])
+    unfitted = [i for i, c in enumerate(family) if not c.fitted]
+    fixed_scores: dict[int, list[list[np.ndarray]]] = {i: [[], []] for i in unfitted}
+    held: list[list[np.ndarray]] = [[], []]
+    for j, s in enumerate(streams):
+        def feed(x: np.ndarray, j: int = j) -> None:
+            for c in family:
+                c.fitter.update(x, j)
+            for i in unfitted:
+                fixed_scores[i][j].append(family[i].fitter.scorer(x))
+        feed(probes[j])
+        if scalar:
+            pos = probe_rows
+            for x in s.chunks(n_train - probe_rows, chunk_rows):
+                cut = max(0, min(x.shape[0], n_fit - pos))
+                if cut:
+                    feed(x[:cut])
+                if cut < x.shape[0]:
+                    held[j].append(x[cut:])
+                pos += x.shape[0]
+        else:
+            for x in s.chunks(n_fit - probe_rows, chunk_rows):
+                feed(x)
+    scorers: list[Any] = []
+    fitted: list[bool] = []
+    origin: list[int] = []
+    for i, c in enumerate(family):
+        for scr in c.fitter.finish():
+            scorers.append(scr)
+            fitted.append(c.fitted)
+            origin.append(i)
+    if not scorers:
+        raise ValueError(f"statistics={[c.name for c in family]}: none of these statistics "
+                         "applies to these outputs (e.g. 'sequence' needs integer-valued rows "
+                         f"with at most {SEQUENCE_MAX_VALUES} distinct values)")
+    sel: list[list[list[np.ndarray]]] = [[[], []] for _ in scorers]
+    for j, s in enumerate(streams):
+        for x in (held[j] if scalar else s.chunks(n_select, chunk_rows)):
+            for k, scr in enumerate(scorers):
+                sel[k][j].append(scr(x))
+    sc_all = [[np.concatenate(v) for v in pair] for pair in sel]
+    choice = choose(scorers, fitted, [p[0] for p in sc_all], [p[1] for p in sc_all],
+                    n_test=n_test, alpha=Bonferroni(cfg.alpha, cfg.test_events).per_interval_alpha,
+                    delta=cfg.delta)
+    k = choice.index
+    if not choice.fitted:
+        i = origin[k]
+        sc = [np.concatenate(fixed_scores[i][j] + [sc_all[k][j]]) for j in (0, 1)]
+        return sc, 0, n_train, choice.scorer, choice.table
+    return sc_all[k], n_fit, n_select, choice.scorer, choice.table
+
+
 def _evaluate(ranked: RankedEvent, counts: tuple[int, int], n_test: int, bonf: Bonferroni,
               delta: float) -> EvaluatedEvent:
     ev = ranked.event
@@ -726,6 +820,23 @@ def _evaluate(ranked: RankedEvent, counts: tuple[int, int], n_test: int, bonf: B
     raw = float(log_ratio_lower_bound(p.lower, q.upper, delta))
     mu = gdp_mu_lower_bound(p.count, p.nobs, q.count, q.nobs, alpha=bonf.per_event_alpha)
     return EvaluatedEvent(ev, ranked, p, q, raw, max(0.0, raw), mu)
+
+
+def _is_strategy(obj: Any) -> bool:
+    """A Hypothesis strategy? (Checked without importing Hypothesis: a caller holding a strategy
+    has imported it already.)"""
+    hyp = sys.modules.get("hypothesis.strategies")
+    return hyp is not None and isinstance(obj, hyp.SearchStrategy)
+
+
+def _describe_input(x: Any) -> Any:
+    """A JSON-friendly record of one input found by a pair search (lists for arrays, else repr)."""
+    if isinstance(x, np.ndarray) and x.size <= 1000:
+        return x.tolist()
+    if isinstance(x, (bool, int, float, str)) or x is None:
+        return x
+    r = repr(x)
+    return r if len(r) <= 2000 else r[:2000] + "..."
 
 
 def _check_pairs(data0: Any, data1: Any, pairs: Sequence[tuple[Any, Any]] | None
@@ -762,10 +873,12 @@ def _check_pairs(data0: Any, data1: Any, pairs: Sequence[tuple[Any, Any]] | None
 def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
           data0: Any = _NOT_GIVEN, data1: Any = _NOT_GIVEN, epsilon: float = 1.0,
           delta: float = 0.0, samples: int = 1_000_000, alpha: float = 0.05, seed: int = 0, *,
-          pairs: Sequence[tuple[Any, Any]] | None = None, pilot_samples: int | None = None,
+          pairs: Sequence[tuple[Any, Any]] | SearchStrategy[Any] | None = None,
+          pair_candidates: int | None = None, pilot_samples: int | None = None,
           statistic: Callable[[np.ndarray], np.ndarray] | None = None,
           train_fraction: float | None = None, test_events: int = 1,
           output_kind: OutputKind = "auto", chunk_size: int | None = None,
+          statistics: Sequence[str] | None = None,
           max_train_samples: int | None = MAX_TRAIN_SAMPLES,
           executor: ExecutorName | Executor = "local", scheduler: Any = None) -> AuditResult:
     """Empirical one-sided ``(1 - alpha)`` lower confidence bound on a mechanism's epsilon.
@@ -796,6 +909,15 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         Candidate neighbouring pairs, instead of ``data0``/``data1``. Each gets a pilot of
         ``pilot_samples`` runs per input; the main audit runs on the most promising pair with
         fresh samples (see the module docstring for why no further correction is needed).
+        A Hypothesis strategy of ``(data0, data1)`` pairs (e.g.
+        :func:`dpaudit.audits.pair_search.statdp_patterns`) is searched instead: a targeted
+        Hypothesis search pilots up to ``pair_candidates`` distinct pairs, each steering the next
+        draws by its projected bound (:mod:`dpaudit.audits.pair_search`); the pilot budget is
+        computed with ``pair_candidates`` as the number of pairs, and each pilot record states the
+        pair it tried.
+    pair_candidates : int >= 1, optional
+        Cap on the pairs a strategy search pilots (default
+        :data:`~dpaudit.audits.pair_search.DEFAULT_PAIR_CANDIDATES`, 16); only with a strategy.
     pilot_samples : int >= 10, optional
         Pilot runs per input per pair, extra to ``samples``; default
         ``max(100, int(0.2 * samples) // len(pairs))``: 20% of ``samples`` per input in total
@@ -824,6 +946,16 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     chunk_size : int, optional
         Runs per mechanism call; default fills about 8 MB (at most 131072 runs). Part of what
         makes a result reproducible.
+    statistics : sequence of str, optional
+        The family of learned statistics compared on the selection split for continuous outputs
+        (:mod:`dpaudit.audits.learned_statistics`): names from ``"identity"``, ``"histogram"``
+        (scalars), ``"linear"``, ``"naive-bayes"``, ``"sequence"`` (vectors), ``"logistic"``,
+        ``"gradient-boosting"``, ``"knn"``. Default: identity and histogram ratios for scalars;
+        linear discriminant, naive Bayes, logistic regression and sequence features for vectors.
+        Each is fitted on the fit split only; the one whose best event projects the highest bound
+        on the selection split is used; the test split is drawn afterwards and only the chosen
+        statistic's events are counted on it (no extra Bonferroni factor). Discrete outputs always
+        use the outcome likelihood ratio, a user ``statistic`` replaces the family.
     max_train_samples : int >= 2 or None
         Cap on the training runs per input (and on the default pilot per pair), default
         :data:`MAX_TRAIN_SAMPLES` (5 x 10^6): above it, more ``samples`` only go to the test
@@ -886,7 +1018,19 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     if statistic is not None:
         _check_arity(statistic, "statistic", 1,
                      "statistic(outputs) -> one real score per run (shape (n,))")
-    candidates = _check_pairs(data0, data1, pairs)
+    strategy = None
+    if pairs is not None and _is_strategy(pairs):
+        if any(d is not _NOT_GIVEN and d is not None for d in (data0, data1)):
+            raise ValueError("give either data0 and data1 or pairs, not both")
+        strategy = pairs
+        n_cand = check_int(16 if pair_candidates is None
+                           else pair_candidates, "pair_candidates", minimum=1)
+        candidates: list[tuple[Any, Any]] = []
+    else:
+        if pair_candidates is not None:
+            raise ValueError("pair_candidates applies only when pairs is a Hypothesis strategy")
+        candidates = _check_pairs(data0, data1, pairs)
+        n_cand = len(candidates)
     if pilot_samples is not None:
         pilot_samples = check_int(pilot_samples, "pilot_samples", minimum=MIN_SAMPLES)
     if max_train_samples is not None:
@@ -898,7 +1042,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     check_executor(executor, scheduler)
     n_train, n_test = _split_sizes(samples, train_fraction, max_train_samples)
     check_memory_budget(samples, max(n_train, pilot_samples or 0))
-    cfg = _Config(epsilon, delta, alpha, test_events, output_kind, statistic, chunk_size)
+    cfg = _Config(epsilon, delta, alpha, test_events, output_kind, statistic, chunk_size,
+                  check_statistics(statistics))
     root = np.random.SeedSequence(seed)
     main_seq = root.spawn(1)[0]
     clock = [0.0]
@@ -908,25 +1053,43 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     n_pilot = 0
     if pairs is not None:
         pair_index = 0
-        if len(candidates) > 1:
+        if n_cand > 1:
+            # The candidate count (a list's length, or the search's cap) fixes the pilot budget
+            # before any sampling.
             n_pilot = pilot_samples if pilot_samples is not None else max(
-                MIN_PILOT_SAMPLES, int(PILOT_FRACTION * samples) // len(candidates))
+                MIN_PILOT_SAMPLES, int(PILOT_FRACTION * samples) // n_cand)
             if pilot_samples is None and max_train_samples is not None:
                 n_pilot = min(n_pilot, max(MIN_PILOT_SAMPLES, max_train_samples))
-            projected = []
-            for j, (pilot_seq, (d0, d1)) in enumerate(zip(root.spawn(len(candidates)),
-                                                          candidates)):
+            projected: list[float] = []
+
+            def pilot_audit(d0: Any, d1: Any) -> float:
+                j = len(projected)
+                pilot_seq = root.spawn(1)[0]
                 tr = _train(mechanism, d0, d1, pilot_seq, cfg, n_pilot, n_test, clock)
                 # The pilot's selection split stands in for the main run's: project its best event
                 # to the main test size exactly as the main run will rank events.
                 best = tr.eps_sweep_best[0].rank_value if tr.eps_sweep_best else -math.inf
                 projected.append(best)
-                pilot.append({"pair_index": j, "projected_log_ratio_bound": _json_float(best),
-                              "statistic": tr.scorer_info, "output_kind": tr.kind,
-                              "event": (tr.eps_sweep_best[0].to_dict()
-                                        if tr.eps_sweep_best
-                                        else _no_ranked_event_record(tr.n_select))})
+                rec = {"pair_index": j, "projected_log_ratio_bound": _json_float(best),
+                       "statistic": tr.scorer_info, "output_kind": tr.kind,
+                       "event": (tr.eps_sweep_best[0].to_dict()
+                                 if tr.eps_sweep_best
+                                 else _no_ranked_event_record(tr.n_select))}
+                if strategy is not None:
+                    rec["pair"] = [_describe_input(d0), _describe_input(d1)]
+                pilot.append(rec)
+                return best
+
+            if strategy is not None:
+                from dpaudit.audits.pair_search import search_pairs
+                candidates = search_pairs(strategy, pilot_audit, n_cand, seed)
+            else:
+                for d0, d1 in candidates:
+                    pilot_audit(d0, d1)
             pair_index = int(np.argmax(projected))
+        elif strategy is not None:
+            from dpaudit.audits.pair_search import search_pairs
+            candidates = search_pairs(strategy, lambda d0, d1: 0.0, 1, seed)
         data0, data1 = candidates[pair_index]
 
     tr = _train(mechanism, data0, data1, main_seq, cfg, n_train, n_test, clock)
@@ -963,6 +1126,9 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     raw = best.log_ratio_lower_bound if best is not None else -math.inf
     eps_lb = max(0.0, raw)
     verdict: Verdict = "violated" if eps_lb > epsilon else "not violated"
+    power = None
+    if verdict == "not violated" and best is not None:
+        power = power_statement(best.q.count, n_test, bonf.per_interval_alpha, epsilon, delta)
     mu_lb = gdp_event.mu_lower_bound if gdp_event is not None else 0.0
     histogram = tr.histogram.to_dict(
         threshold=None if best is None else best.event.threshold,
@@ -977,4 +1143,4 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         n_select=tr.n_select, n_test=n_test, alpha=alpha, bonferroni=bonf,
         candidates_compared=tr.n_candidates, seed=seed, chunk_size=tr.chunk_rows,
         seconds=time.perf_counter() - t_start, sampling_seconds=clock[0], histogram=histogram,
-        pair_index=pair_index, pilot=tuple(pilot), pilot_samples=n_pilot)
+        pair_index=pair_index, pilot=tuple(pilot), pilot_samples=n_pilot, power=power)

@@ -51,6 +51,7 @@ __all__ = [
     "RankedEvent",
     "ThresholdSweep",
     "sweep_thresholds",
+    "projected_log_ratio",
     "HistogramAccumulator",
     "flatten_outputs",
     "outcome_keys",
@@ -528,10 +529,36 @@ def _thin(u: np.ndarray, max_thresholds: int | None) -> np.ndarray:
     return u[idx]
 
 
+def _projected_rates(cp: Any, np_: Any, cq: Any, nq: Any, ntp: Any, ntq: Any, alpha: float,
+                     n_candidates: int) -> tuple[np.ndarray, np.ndarray]:
+    # Two stages: a conservative value of each rate given the selection split, at a level that
+    # shrinks with the number of candidates (so that a lucky tail count among thousands of
+    # thresholds does not win), then the bound the test split would give at that rate.
+    a_sel = alpha / max(1, n_candidates) ** SELECTION_PENALTY_EXPONENT
+    p_lo = wilson_lower(wilson_lower(np.asarray(cp) / np_, np_, a_sel), ntp, alpha)
+    q_hi = wilson_upper(wilson_upper(np.asarray(cq) / nq, nq, a_sel), ntq, alpha)
+    return p_lo, q_hi
+
+
+def projected_log_ratio(count_p: int, nobs_p: int, count_q: int, nobs_q: int, n_test_p: int,
+                        n_test_q: int, *, alpha: float, delta: float, candidates: int) -> float:
+    """The ranking value :func:`sweep_thresholds` gives one event (``"epsilon"`` objective) with
+    selection counts ``count_p / nobs_p`` on the numerator input and ``count_q / nobs_q`` on the
+    other, when ``candidates`` events were compared (falls back to ``delta = 0`` like the sweep
+    when ``p_lo <= delta``)."""
+    p_lo, q_hi = _projected_rates(count_p, nobs_p, count_q, nobs_q, n_test_p, n_test_q, alpha,
+                                  candidates)
+    v = float(log_ratio_lower_bound(p_lo, q_hi, delta))
+    if delta > 0 and not math.isfinite(v):
+        v = float(log_ratio_lower_bound(p_lo, q_hi, 0.0))
+    return v
+
+
 def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, n_test1: int,
                      alpha: float, delta: float = 0.0,
                      objective: Objective = "epsilon",
-                     max_thresholds: int | None = 8192) -> ThresholdSweep:
+                     max_thresholds: int | None = 8192,
+                     penalty_candidates: int | None = None) -> ThresholdSweep:
     """Rank every threshold event on a selection split by the bound it should give on a test split.
 
     Parameters
@@ -551,6 +578,10 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
         ``alpha``, test size) if the rates were the selection split's own Wilson bounds at level
         ``alpha / C**SELECTION_PENALTY_EXPONENT`` (``C`` candidate events). For ``"epsilon"``,
         if no event has ``p_lo > delta`` the ranking falls back to ``delta = 0``.
+    penalty_candidates : int, optional
+        The ``C`` of the selection penalty (default ``4 x`` the thresholds compared); set it to
+        compare events of different statistics at one common penalty
+        (:func:`dpaudit.audits.learned_statistics.choose`).
     max_thresholds : int or None
         Cap on the thresholds compared (None: all). Above it, thresholds are kept at ranks spaced
         geometrically from both ends of the sorted distinct scores, so both tails stay densely
@@ -587,12 +618,8 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
     nq = np.where(numerator_is_1, n0, n1)
     ntp = np.where(numerator_is_1, n_test1, n_test0)
     ntq = np.where(numerator_is_1, n_test0, n_test1)
-    # Two stages: a conservative value of each rate given the selection split, at a level that
-    # shrinks with the number of candidates (so that a lucky tail count among thousands of
-    # thresholds does not win), then the bound the test split would give at that rate.
-    a_sel = alpha / max(1, 4 * u.size) ** SELECTION_PENALTY_EXPONENT
-    p_lo = wilson_lower(wilson_lower(cp / np_, np_, a_sel), ntp, alpha)
-    q_hi = wilson_upper(wilson_upper(cq / nq, nq, a_sel), ntq, alpha)
+    n_cand = 4 * u.size if penalty_candidates is None else penalty_candidates
+    p_lo, q_hi = _projected_rates(cp, np_, cq, nq, ntp, ntq, alpha, n_cand)
     if objective == "epsilon":
         rank = np.asarray(log_ratio_lower_bound(p_lo, q_hi, delta))
         if delta > 0 and rank.size and not np.any(np.isfinite(rank)):
