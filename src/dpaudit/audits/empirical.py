@@ -93,8 +93,8 @@ MIN_DEFAULT_TRAIN = 5_000
 #: Default cap on the training runs per input (fit + selection, and the default pilot): the
 #: selection split's scores are held in memory to choose the event, so the cap bounds an audit's
 #: memory whatever ``samples`` is; runs above it only go to the test split, which is streamed
-#: into counters. 5 x 10^6 runs per input keep a scalar audit under 0.6 GB: measured peak RSS
-#: 584 MiB at both 10^8 and 10^9 runs per input (202 MiB at 10^7, where the cap does not bind;
+#: into counters. 5 x 10^6 runs per input keep a scalar audit under 0.7 GB: measured peak RSS
+#: 614 MiB at both 10^8 and 10^9 runs per input (210 MiB at 10^7, where the cap does not bind;
 #: ``benchmarks/bench_scaleout.py memory``), and resolve events down to a probability of about
 #: 10^-5 on the selection split. Below ``samples = 5 x 10^7`` (default
 #: ``train_fraction``) it changes nothing.
