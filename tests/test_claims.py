@@ -54,3 +54,64 @@ def test_with_privacy_keeps_everything_else():
 def test_bad_claims_are_rejected(kw, exc, match):
     with pytest.raises(exc, match=match):
         make(**kw)
+
+
+# --- window DP scope (pfcoco Def. 6) -------------------------------------------------------------
+
+from dpaudit.claims import WindowBoundary, WindowScope  # noqa: E402
+
+
+def test_existing_claims_json_has_no_window_key():
+    # Backward compatibility: whole-sequence claims serialise exactly as before.
+    assert "window" not in make().to_dict()
+    assert make().window is None
+
+
+@pytest.mark.parametrize("boundary", list(WindowBoundary))
+def test_window_claim_round_trips_with_its_boundary_reading(boundary):
+    c = make(id="pfcoco/x", release=Release.WINDOW, window=WindowScope("W", boundary))
+    d = json.loads(json.dumps(c.to_dict()))
+    assert d["window"]["boundary"] == boundary.value
+    assert "protects only the last W" in d["window"]["description"]
+    again = PrivacyClaim.from_dict(d)
+    assert again == c and again.window == c.window and again.release is Release.WINDOW
+
+
+def test_window_release_without_scope_gets_the_strict_default():
+    c = make(id="pfcoco/x", release=Release.WINDOW)
+    assert c.window == WindowScope("W", WindowBoundary.STRICT)
+
+
+def test_scope_requires_window_release():
+    with pytest.raises(ValueError, match="release=Release.WINDOW"):
+        make(window=WindowScope())
+    with pytest.raises(TypeError, match="WindowScope"):
+        make(release=Release.WINDOW, window="W")
+
+
+@pytest.mark.parametrize("W", [1, 2, 3, 8])
+def test_protected_positions_strict_and_inclusive(W):
+    strict, incl = WindowScope(), WindowScope(boundary="inclusive")
+    for T in range(1, 20):
+        for i in range(1, T + 1):
+            assert strict.protects(i, T, W) == (T - i < W)
+            assert incl.protects(i, T, W) == (T - i <= W)
+        assert list(strict.protected_positions(T, W)) == [i for i in range(1, T + 1)
+                                                          if T - i < W]
+        assert list(incl.protected_positions(T, W)) == [i for i in range(1, T + 1)
+                                                        if T - i <= W]
+        assert len(strict.protected_positions(T, W)) == min(W, T)
+    for i in range(1, 10):
+        assert strict.last_protected_horizon(i, W) == i + W - 1
+        assert incl.last_protected_horizon(i, W) == i + W
+        assert not strict.protects(i, strict.last_protected_horizon(i, W) + 1, W)
+
+
+def test_scope_rejects_bad_indices():
+    s = WindowScope()
+    with pytest.raises(ValueError, match="horizon"):
+        s.protects(5, 3, 2)
+    with pytest.raises(ValueError, match="W"):
+        s.protects(1, 3, 0)
+    with pytest.raises(ValueError, match="boundary|sideways"):
+        WindowScope(boundary="sideways")

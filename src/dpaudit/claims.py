@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from dpaudit._validation import check_delta, check_epsilon
+from dpaudit._validation import check_delta, check_epsilon, check_int
 
-__all__ = ["NeighbourRelation", "Release", "Provenance", "SensitivityLemma", "PrivacyClaim"]
+__all__ = ["NeighbourRelation", "Release", "WindowBoundary", "WindowScope", "Provenance",
+           "SensitivityLemma", "PrivacyClaim"]
 
 
 class NeighbourRelation(str, enum.Enum):
@@ -35,7 +36,89 @@ class Release(str, enum.Enum):
     FINAL = "final"
     """Only the final output."""
     WINDOW = "window"
-    """Window DP: the outputs while the changed element is inside the protected window."""
+    """Window DP: the outputs while the changed element is inside the protected window
+    (:class:`WindowScope` says which positions are protected at which horizon)."""
+
+
+class WindowBoundary(str, enum.Enum):
+    """Which horizons still protect an entry at the edge of the window (a reading choice).
+
+    Window DP (pfcoco Def. 6, after Bolot et al. ICDT 2013) weighs the privacy loss of entry ``i``
+    at horizon ``T`` by ``w(T - i)``: ``w = 1`` inside the window, ``w = inf`` (no protection)
+    outside. The OCR prints ``w(i) = 1 for i < W, w(i) = inf for i > W``, leaving ``T - i = W``
+    open.
+    """
+
+    STRICT = "strict"
+    """Protected iff ``T - i < W``: exactly the last ``W`` entries (``i = T - W + 1 .. T``)."""
+    INCLUSIVE = "inclusive"
+    """Protected iff ``T - i <= W``: the last ``W + 1`` entries."""
+
+
+@dataclass(frozen=True)
+class WindowScope:
+    """The scope of a window-DP claim: which entry is protected by which released prefix.
+
+    ``window`` names the window-size parameter of the claim (``"W"``); ``boundary`` is the reading
+    of Def. 6 at ``T - i = W`` (:class:`WindowBoundary`). Positions and horizons are 1-based: the
+    entry ``i`` is the ``i``-th loss; the horizon ``T`` means the outputs released after the first
+    ``T`` losses (and every earlier output).
+    """
+
+    window: str = "W"
+    boundary: WindowBoundary = WindowBoundary.STRICT
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.window, str) or not self.window:
+            raise ValueError(f"window must be a non-empty parameter name, got {self.window!r}")
+        object.__setattr__(self, "boundary", WindowBoundary(self.boundary))
+
+    def protects(self, position: int, horizon: int, W: int) -> bool:
+        """Whether entry ``position`` is protected by the outputs released up to ``horizon``.
+
+        ``1 <= position <= horizon`` and ``W >= 1`` are required (``ValueError`` otherwise).
+        """
+        i = _check_index(position, "position", 1)
+        T = _check_index(horizon, "horizon", i)
+        W = _check_index(W, "W", 1)
+        return T - i < W if self.boundary is WindowBoundary.STRICT else T - i <= W
+
+    def last_protected_horizon(self, position: int, W: int) -> int:
+        """The largest horizon ``T`` at which entry ``position`` is still protected."""
+        i = _check_index(position, "position", 1)
+        W = _check_index(W, "W", 1)
+        return i + W - 1 if self.boundary is WindowBoundary.STRICT else i + W
+
+    def protected_positions(self, horizon: int, W: int) -> range:
+        """The entries protected at ``horizon`` (1-based, increasing)."""
+        T = _check_index(horizon, "horizon", 1)
+        W = _check_index(W, "W", 1)
+        first = T - W + 1 if self.boundary is WindowBoundary.STRICT else T - W
+        return range(max(1, first), T + 1)
+
+    def describe(self) -> str:
+        """The scope in plain words, for reports."""
+        n = self.window
+        if self.boundary is WindowBoundary.STRICT:
+            which, edge = f"the last {n} losses", f"T - i < {n}"
+        else:
+            which, edge = f"the last {n} + 1 losses", f"T - i <= {n}"
+        return (f"window {n} protects only {which}: the loss at position i is protected in the "
+                f"outputs released up to horizon T while {edge}, and not at all afterwards "
+                "(older losses may be released through exact sums)")
+
+    def to_dict(self) -> dict[str, str]:
+        return {"window": self.window, "boundary": self.boundary.value,
+                "description": self.describe()}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "WindowScope":
+        return cls(window=d.get("window", "W"),
+                   boundary=WindowBoundary(d.get("boundary", "strict")))
+
+
+def _check_index(value: object, name: str, minimum: int) -> int:
+    return check_int(value, name, minimum=minimum)
 
 
 @dataclass(frozen=True)
@@ -110,6 +193,9 @@ class PrivacyClaim:
         Sensitivity statements the proof relies on.
     notes:
         Reading choices made where the printed text is ambiguous or garbled.
+    window:
+        For window-DP claims (``release=Release.WINDOW``) the :class:`WindowScope`; ``None``
+        otherwise. A window claim without an explicit scope gets the default (strict) one.
     """
 
     id: str
@@ -122,6 +208,7 @@ class PrivacyClaim:
     release: Release = Release.FULL_SEQUENCE
     lemmas: tuple[SensitivityLemma, ...] = ()
     notes: str = ""
+    window: WindowScope | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or "/" not in self.id:
@@ -132,6 +219,14 @@ class PrivacyClaim:
         object.__setattr__(self, "lemmas", tuple(self.lemmas))
         object.__setattr__(self, "neighbour", NeighbourRelation(self.neighbour))
         object.__setattr__(self, "release", Release(self.release))
+        if self.window is not None and not isinstance(self.window, WindowScope):
+            raise TypeError("window must be a WindowScope or None, got "
+                            f"{type(self.window).__name__}")
+        if self.release is Release.WINDOW and self.window is None:
+            object.__setattr__(self, "window", WindowScope())
+        if self.window is not None and self.release is not Release.WINDOW:
+            raise ValueError("a WindowScope needs release=Release.WINDOW, got "
+                             f"release={self.release.value!r}")
 
     def __hash__(self) -> int:
         return hash((self.id, self.epsilon, self.delta))
@@ -158,7 +253,7 @@ class PrivacyClaim:
             "release": self.release.value,
             "lemmas": [lem.to_dict() for lem in self.lemmas],
             "notes": self.notes,
-        }
+        } | ({} if self.window is None else {"window": self.window.to_dict()})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PrivacyClaim":
@@ -171,4 +266,5 @@ class PrivacyClaim:
             release=Release(d.get("release", "full-sequence")),
             lemmas=tuple(SensitivityLemma.from_dict(x) for x in d.get("lemmas", [])),
             notes=d.get("notes", ""),
+            window=None if d.get("window") is None else WindowScope.from_dict(d["window"]),
         )

@@ -28,6 +28,7 @@ __all__ = ["Budget", "BUDGETS", "AuditContext", "RegisteredClaim", "register", "
 CLAIM_MODULES: list[str] = [
     "dpaudit.papers.jkt12.audit",
     "dpaudit.papers.st13.audit",
+    "dpaudit.papers.pfcoco.audit",
 ]
 
 

@@ -158,6 +158,8 @@ def claim_statement(record: Mapping[str, Any]) -> str:
         "final": "only the final output released",
         "window": "the outputs while the changed element is in the protected window released",
     }.get(claim.get("release", ""), f"release: {claim.get('release', '')}")
+    if claim.get("window", {}).get("description"):  # window DP (claims.WindowScope)
+        release = f"window-DP scope: {claim['window']['description']}"
     neighbour = {
         "replace-one": "replace-one neighbours (one loss replaced by any other in the class)",
         "add-remove": "add/remove-one neighbours",
@@ -417,6 +419,7 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
         ("Printed calibration", claim.get("calibration", "")),
         ("Neighbouring inputs", claim.get("neighbour", "")),
         ("Released", claim.get("release", "")),
+        ("Window scope", claim.get("window", {}).get("description", "")),
     ) if value]
     code_labels = {"Equation", "Printed calibration"}
     return {

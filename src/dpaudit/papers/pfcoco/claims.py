@@ -1,0 +1,280 @@
+"""The privacy claims of the projection-free window-DP COCO paper, exactly as printed.
+
+Paper: ``pfcoco-window-tree.txt`` (Web Intelligence 2020; OCR of the conference version; the
+proofs are in a supplement that is not part of the seed). Claim ids:
+
+* window tree mechanism: ``pfcoco/window-tree-gamma`` (Lemma 1, eq. (11)),
+  ``pfcoco/window-tree-gaussian`` (Lemma 3, eq. (13));
+* WDP-COCOP (Algorithm 1): ``pfcoco/wdp-cocop-gamma`` (Theorem 1, eq. (15)),
+  ``pfcoco/wdp-cocop-gaussian`` (Theorem 2, eq. (16));
+* WDP-COCOL (Algorithm 2): ``pfcoco/wdp-cocol-gamma``, ``pfcoco/wdp-cocol-gaussian`` (Theorem 5);
+* the standard binary tree of the paper's mini-example (Sec. III-A): ``pfcoco/standard-tree``;
+* appendix propositions used by the proofs: ``pfcoco/prop-a1`` (Gamma mechanism),
+  ``pfcoco/prop-a3`` (classical Gaussian mechanism), ``pfcoco/prop-a6`` (advanced composition).
+
+Window claims carry a :class:`~dpaudit.claims.WindowScope` (Def. 6): entry ``i`` is protected by
+the outputs released up to horizon ``T`` only while ``T - i < W`` (default reading, consistent
+with the mechanism, which keeps exactly the last ``W`` leaves noisy); the OCR's boundary is
+ambiguous, so the inclusive reading ``T - i <= W`` is audited as well (grid parameter
+``boundary``).
+
+Reading choices shared by the claims
+------------------------------------
+* Eq. (11) / (15): ``||n||_2 ~ Gamma(d, Delta_2 (ceil(log2 W) + 1) / eps)``, i.e. l2-Laplace node
+  noise of that scale (OCR "4 Ba(" read as "d, Delta_2(").
+* Eq. (13) / (16): ``sigma^2 = 8 Delta_2^2 (ceil(log2 W) + 1)^2 ln^p(2/delta) / eps^2``; the OCR
+  shows a superscript on ``ln`` in both places, so ``p = 2`` is the default and ``p = 1`` (the
+  usual Gaussian-mechanism form) is audited as the alternative (grid parameter ``log_power``).
+* ``Delta_2 = L + mu D`` for the learners ("by Lemma 1 & 3 with l2 sensitivity being (L + mu D)"),
+  ``D`` the diameter of ``C``.
+* Windows that are not powers of two: the window tree's ``layout`` reading
+  (:mod:`dpaudit.mechanisms.window_tree`); default ``"exact"`` (exactly the last ``W`` leaves
+  noisy).
+* Released output of the learners: ``x~_1, ..., x~_{T+1}`` (Sec. II-B).
+"""
+
+from __future__ import annotations
+
+from dpaudit.claims import (
+    NeighbourRelation,
+    PrivacyClaim,
+    Provenance,
+    Release,
+    SensitivityLemma,
+    WindowBoundary,
+    WindowScope,
+)
+
+__all__ = [
+    "PAPER", "VERSION", "WINDOW_SCOPE", "SENSITIVITY_LEMMA", "NODE_COUNT_LEMMA",
+    "STANDARD_TREE_COUNT_LEMMA", "WINDOW_TREE_GAMMA", "WINDOW_TREE_GAUSSIAN", "WDP_COCOP_GAMMA",
+    "WDP_COCOP_GAUSSIAN", "WDP_COCOL_GAMMA", "WDP_COCOL_GAUSSIAN", "STANDARD_TREE", "PROP_A1",
+    "PROP_A3", "PROP_A6", "PFCOCO_CLAIMS",
+]
+
+PAPER = "pfcoco-window-tree.txt"
+VERSION = "Web Intelligence 2020 (conference version, OCR)"
+
+#: Def. 6 with the default (strict) boundary reading.
+WINDOW_SCOPE = WindowScope(window="W", boundary=WindowBoundary.STRICT)
+
+_DEF6 = ("Def. 6: P[A(f_1..f_i..f_T) in O] <= e^(w(T-i) eps) P[A(f_1..f'_i..f_T) in O] + delta, "
+         "w = 1 inside the window, w = inf outside (OCR: 'w(i) = 1 for i < W, w(i) = oo for "
+         "i > W')")
+
+_BOUNDARY_NOTE = (
+    "Window boundary: the OCR of Def. 6 leaves T - i = W open; default reading T - i < W (exactly "
+    "the last W losses are protected, consistent with the window tree, which keeps the last W "
+    "leaves noisy); the inclusive reading T - i <= W is audited too (grid parameter 'boundary'). "
+    "Expired entries (outside the window) are never counted as violations; what they leak is "
+    "reported as a measured fact.")
+
+_GAMMA_NOTE = ("Eq. (11)/(15) read as ||n||_2 ~ Gamma(d, Delta_2 (ceil(log2 W) + 1)/eps) "
+               "(l2-Laplace node noise; OCR '4 Ba(' = 'd, Delta_2(').")
+
+_GAUSS_NOTE = ("Eq. (13)/(16): sigma^2 = 8 Delta_2^2 (ceil(log2 W)+1)^2 ln^p(2/delta) / eps^2; the "
+               "OCR shows a superscript on ln ('1112(2/5)', 'In*(2/9)'): p = 2 by default, p = 1 "
+               "audited as the alternative (grid parameter 'log_power').")
+
+_LAYOUT_NOTE = ("W not a power of two: the paper assumes powers of two 'for simplicity'; the "
+                "window tree's 'exact' layout (exactly the last W leaves noisy) is used.")
+
+_SENS = Provenance(PAPER, VERSION, "Theorems 1-2 (privacy guarantee paragraph), Theorem 5",
+                   "they are by Lemma 1 & 3 with l2 sensitivity being (L + mu D), plus the "
+                   "post-processing property", "Sec. III-C, 'Privacy Guarantee'")
+
+#: The sensitivity statement behind Theorems 1, 2 and 5.
+SENSITIVITY_LEMMA = SensitivityLemma(
+    "replacing one L-Lipschitz, mu-strongly convex loss f_t by another moves the window tree's "
+    "input grad f_t(x~_t) by at most L + mu D in l2 (D = diameter of C)", _SENS)
+
+#: The node count behind Lemmas 1 and 3.
+NODE_COUNT_LEMMA = SensitivityLemma(
+    "while leaf i is protected, at most ceil(log2 W) + 1 noisy nodes of the window tree contain it",
+    Provenance(PAPER, VERSION, "Sec. III-A (window tree mini-example), Lemmas 1 and 3",
+               "The calculation of the window partial sum only involves log2 W + 1 noisy nodes",
+               "Sec. III-A, last paragraph"))
+
+#: The node count of the mini-example's standard tree.
+STANDARD_TREE_COUNT_LEMMA = SensitivityLemma(
+    "any particular instance change will affect at most log2 T nodes in the tree",
+    Provenance(PAPER, VERSION, "Sec. III-A (standard tree mini-example)",
+               "any particular instance change will affect at most 3 (log2 T) nodes in the tree",
+               "Sec. III-A"))
+
+_POSTPROCESSING = SensitivityLemma(
+    "the learner touches the losses only through the window tree's inputs grad f_t(x~_t); the "
+    "released points are a function of the tree's releases (post-processing)", _SENS)
+
+_TREE_RANGE = {
+    "epsilon": "(0, inf) (no range printed)",
+    "W (window)": ">= 1 (the paper assumes powers of two for simplicity)",
+    "T (horizon)": ">= 1",
+    "d": ">= 1",
+    "Delta_2 (l2 sensitivity of a leaf)": "(0, inf)",
+}
+
+_LEARNER_RANGE = {
+    "epsilon": "(0, inf) (no range printed)",
+    "W (window)": ">= 1",
+    "T (horizon)": ">= 1",
+    "d": ">= 1",
+    "L (Lipschitz)": "(0, inf)",
+    "mu (strong convexity)": ("(0, 2L/D] (derived: an L-Lipschitz mu-strongly convex function on "
+                              "a set of diameter D exists only if mu D <= 2L)"),
+}
+
+WINDOW_TREE_GAMMA = PrivacyClaim(
+    id="pfcoco/window-tree-gamma", epsilon=1.0, delta=0.0,
+    provenance=Provenance(PAPER, VERSION, "Lemma 1 (window tree, Gamma perturbation)",
+                          "||n_i||_2 ~ Gamma(d, Delta_2 (ceil(log2 W) + 1) / eps) added to each "
+                          "relevant node => window eps-DP with window size W",
+                          "Sec. III-B.1, eq. (11)"),
+    calibration="||n||_2 ~ Gamma(d, Delta_2 (ceil(log2 W) + 1) / eps) per noisy node (eq. (11))",
+    parameter_range=_TREE_RANGE, release=Release.WINDOW, window=WINDOW_SCOPE,
+    lemmas=(NODE_COUNT_LEMMA,),
+    notes=" ".join([_DEF6 + ".", _BOUNDARY_NOTE, _GAMMA_NOTE, _LAYOUT_NOTE,
+                    "Released: every prefix release s_1..s_T. Neighbours: one leaf replaced by "
+                    "another at l2 distance <= Delta_2."]),
+)
+
+WINDOW_TREE_GAUSSIAN = PrivacyClaim(
+    id="pfcoco/window-tree-gaussian", epsilon=1.0, delta=1e-5,
+    provenance=Provenance(PAPER, VERSION, "Lemma 3 (window tree, Gaussian perturbation)",
+                          "n_i ~ N(0, sigma^2 I_d), sigma^2 = 8 Delta_2^2 (ceil(log2 W) + 1)^2 "
+                          "ln^2(2/delta) / eps^2 => window (eps, delta)-DP",
+                          "Sec. III-B.2, eq. (13)"),
+    calibration=("sigma^2 = 8 Delta_2^2 (ceil(log2 W) + 1)^2 ln^p(2/delta) / eps^2, "
+                 "p = 2 (eq. (13))"),
+    parameter_range={**_TREE_RANGE, "delta": "(0, 1)"}, release=Release.WINDOW,
+    window=WINDOW_SCOPE, lemmas=(NODE_COUNT_LEMMA,),
+    notes=" ".join([_DEF6 + ".", _BOUNDARY_NOTE, _GAUSS_NOTE, _LAYOUT_NOTE,
+                    "Released: every prefix release s_1..s_T."]),
+)
+
+_THM1 = Provenance(PAPER, VERSION, "Theorem 1 (window eps-DP of Algorithm 1, Option I)",
+                   "Gamma noise ||n||_2 ~ Gamma(d, (L + mu D)(ceil(log2 W) + 1) / eps)",
+                   "Sec. III-C, eq. (15)")
+_THM2 = Provenance(PAPER, VERSION, "Theorem 2 (window (eps, delta)-DP of Algorithm 1, Option II)",
+                   "sigma^2 = 8 (L + mu D)^2 (ceil(log2 W) + 1)^2 ln^2(2/delta) / eps^2",
+                   "Sec. III-C, eq. (16)")
+_THM5 = Provenance(PAPER, VERSION, "Theorem 5 (window DP of Algorithm 2, Options I and II)",
+                   "Under the same condition as in Theorem 1 and 2 (with C replaced by P), "
+                   "Algorithm 2 with Option I and Option II is window eps-DP and window "
+                   "(eps, delta)-DP", "Sec. III-D")
+
+_LEARNER_NOTES = ("Losses: L-Lipschitz and mu-strongly convex on C (gradients clipped to L, a "
+                  "no-op in the class). Released: x~_1..x~_{T+1}. Update of Alg. 1 line 3: the "
+                  "exact minimiser of eq. (9) (the printed eq. (10) lacks a 1/t; privacy is "
+                  "post-processing either way). ")
+
+WDP_COCOP_GAMMA = PrivacyClaim(
+    id="pfcoco/wdp-cocop-gamma", epsilon=1.0, delta=0.0, provenance=_THM1,
+    calibration="Option I: ||n||_2 ~ Gamma(d, (L + mu D)(ceil(log2 W) + 1)/eps) (eq. (15))",
+    parameter_range={**_LEARNER_RANGE, "C": "bounded convex set of diameter D (audited: ball)"},
+    release=Release.WINDOW, window=WINDOW_SCOPE,
+    lemmas=(SENSITIVITY_LEMMA, NODE_COUNT_LEMMA, _POSTPROCESSING),
+    notes=_LEARNER_NOTES + " ".join([_BOUNDARY_NOTE, _GAMMA_NOTE, _LAYOUT_NOTE]),
+)
+
+WDP_COCOP_GAUSSIAN = PrivacyClaim(
+    id="pfcoco/wdp-cocop-gaussian", epsilon=1.0, delta=1e-5, provenance=_THM2,
+    calibration=("Option II: sigma^2 = 8 (L + mu D)^2 (ceil(log2 W) + 1)^2 ln^p(2/delta)/eps^2, "
+                 "p = 2 (eq. (16))"),
+    parameter_range={**_LEARNER_RANGE, "delta": "(0, 1)",
+                     "C": "bounded convex set of diameter D (audited: ball)"},
+    release=Release.WINDOW, window=WINDOW_SCOPE,
+    lemmas=(SENSITIVITY_LEMMA, NODE_COUNT_LEMMA, _POSTPROCESSING),
+    notes=_LEARNER_NOTES + " ".join([_BOUNDARY_NOTE, _GAUSS_NOTE, _LAYOUT_NOTE]),
+)
+
+_COCOL_NOTES = ("Losses: L-Lipschitz and mu-strongly convex on the polytope P (gradients clipped "
+                "to L). Released: x~_1..x~_{T+1}. Oracle argument of Alg. 2 line 7: "
+                "grad J~_t(x~_t) "
+                "(the printed argument is a scaled minimiser); constants alpha, C0, C1, C_W, r_t "
+                "are garbled and derived (dpaudit.learners.wdp_cocol); privacy does not depend on "
+                "them. LLOO: Garber-Hazan for the simplex, the l_inf-ball oracle for the box. ")
+
+WDP_COCOL_GAMMA = PrivacyClaim(
+    id="pfcoco/wdp-cocol-gamma", epsilon=1.0, delta=0.0, provenance=_THM5,
+    calibration="Option I of Theorem 1 (eq. (15)) with C replaced by the polytope P",
+    parameter_range={**_LEARNER_RANGE, "P": "polytope with an LLOO (audited: box, simplex)"},
+    release=Release.WINDOW, window=WINDOW_SCOPE,
+    lemmas=(SENSITIVITY_LEMMA, NODE_COUNT_LEMMA, _POSTPROCESSING),
+    notes=_COCOL_NOTES + " ".join([_BOUNDARY_NOTE, _GAMMA_NOTE, _LAYOUT_NOTE]),
+)
+
+WDP_COCOL_GAUSSIAN = PrivacyClaim(
+    id="pfcoco/wdp-cocol-gaussian", epsilon=1.0, delta=1e-5, provenance=_THM5,
+    calibration="Option II of Theorem 2 (eq. (16)) with C replaced by the polytope P",
+    parameter_range={**_LEARNER_RANGE, "delta": "(0, 1)",
+                     "P": "polytope with an LLOO (audited: box, simplex)"},
+    release=Release.WINDOW, window=WINDOW_SCOPE,
+    lemmas=(SENSITIVITY_LEMMA, NODE_COUNT_LEMMA, _POSTPROCESSING),
+    notes=_COCOL_NOTES + " ".join([_BOUNDARY_NOTE, _GAUSS_NOTE, _LAYOUT_NOTE]),
+)
+
+STANDARD_TREE = PrivacyClaim(
+    id="pfcoco/standard-tree", epsilon=1.0, delta=0.0,
+    provenance=Provenance(PAPER, VERSION, "Sec. III-A, mini-example of the tree mechanism",
+                          "Each node also keeps a private copy of its value by adding noise ... "
+                          "each providing (eps/log2 8)-DP ((eps/log2 T) for general game length "
+                          "T) ... any particular instance change will affect at most 3 (log2 T) "
+                          "nodes in the tree. By composition theorem, the continuous private "
+                          "running sum release would be eps-DP.", "Sec. III-A, Fig. 1"),
+    calibration=("every node (eps / log2 T)-DP: l2-Laplace node noise of scale "
+                 "Delta_2 log2 T / eps "
+                 "(the paper's Gamma noise, Lemma 1)"),
+    parameter_range={"epsilon": "(0, inf)", "T (horizon)": ">= 2 (log2 T > 0)", "d": ">= 1",
+                     "Delta_2": "(0, inf)"},
+    release=Release.FULL_SEQUENCE, lemmas=(STANDARD_TREE_COUNT_LEMMA,),
+    notes=("The mini-example names no noise law ('properly scaled random distribution'); the "
+           "paper's own Gamma (l2-Laplace) noise at per-node budget eps/log2 T is audited. "
+           "Released: every prefix sum s_1..s_T (binary decomposition, noise drawn once per "
+           "node)."),
+)
+
+PROP_A1 = PrivacyClaim(
+    id="pfcoco/prop-a1", epsilon=0.5, delta=0.0,
+    provenance=Provenance(PAPER, VERSION, "Proposition A1 (Gamma mechanism)",
+                          "For any eps in (0, 1), the Gamma Mechanism with the parameter "
+                          "zeta = Delta_2 f / eps is eps-differentially private",
+                          "Appendix A"),
+    calibration="noise density proportional to exp(-||n||_2 / zeta), zeta = Delta_2 / eps",
+    parameter_range={"epsilon": "(0, 1)", "d": ">= 1", "Delta_2": "(0, inf)"},
+    release=Release.FINAL, notes="One release f(x) + n; neighbours at l2 distance <= Delta_2.",
+)
+
+PROP_A3 = PrivacyClaim(
+    id="pfcoco/prop-a3", epsilon=0.5, delta=1e-5,
+    provenance=Provenance(PAPER, VERSION, "Proposition A3 (Gaussian mechanism)",
+                          "For any eps in (0, 1), if c^2 > 2 ln(1.25/delta), the Gaussian "
+                          "Mechanism with parameter sigma >= c Delta_2 f / eps is (eps, delta)-DP",
+                          "Appendix B"),
+    calibration="sigma = c Delta_2 / eps with c^2 > 2 ln(1.25/delta) (audited at the limit)",
+    parameter_range={"epsilon": "(0, 1)", "delta": "(0, 1)", "c": "c^2 > 2 ln(1.25/delta)",
+                     "d": ">= 1"},
+    release=Release.FINAL,
+    notes=("Audited at the boundary c^2 -> 2 ln(1.25/delta) (the smallest admitted noise; the "
+           "strict inequality is approached from above)."),
+)
+
+PROP_A6 = PrivacyClaim(
+    id="pfcoco/prop-a6", epsilon=0.5, delta=1e-5,
+    provenance=Provenance(PAPER, VERSION, "Proposition A6 (advanced composition)",
+                          "For all eps, delta_1, delta_2 > 0, the class of (eps, delta_1)-DP "
+                          "mechanisms satisfies (eps', k delta_1 + delta_2)-DP under k-fold "
+                          "adaptive composition for eps' = sqrt(2 k ln(1/delta_2)) eps + "
+                          "k eps (e^eps - 1)", "Appendix C"),
+    calibration="eps' = sqrt(2 k ln(1/delta_2)) eps + k eps (e^eps - 1)",
+    parameter_range={"epsilon (per mechanism)": "(0, inf)", "delta_1": "(0, 1) (and 0)",
+                     "delta_2": "(0, 1)", "k": ">= 1"},
+    release=Release.FULL_SEQUENCE,
+    notes=("The claim's epsilon is eps' and its delta k delta_1 + delta_2 at each grid point; the "
+           "representative values here are placeholders (the claim is universally quantified). "
+           "The worst (eps, delta_1) mechanisms under adaptive composition are the two-point "
+           "dominating pairs (Kairouz, Oh & Viswanath 2015), composed exactly."),
+)
+
+PFCOCO_CLAIMS = (WINDOW_TREE_GAMMA, WINDOW_TREE_GAUSSIAN, WDP_COCOP_GAMMA, WDP_COCOP_GAUSSIAN,
+                 WDP_COCOL_GAMMA, WDP_COCOL_GAUSSIAN, STANDARD_TREE, PROP_A1, PROP_A3, PROP_A6)

@@ -1,0 +1,223 @@
+"""Exact, certified and accountant epsilons for the pfcoco claims.
+
+The window tree's releases are linear in the leaves and the node noise: with ``B`` the 0/1 matrix
+"release ``t`` sums node ``j``'s noise" (:func:`release_structure`), a pair of streams differing in
+one leaf by ``Delta`` shifts the release vector by ``m = Delta * a`` where ``a_t = 1`` iff release
+``t`` contains the leaf (noisily *or* exactly), so everything below is about ``(B, a)``.
+
+* **Gaussian nodes (exact, any d, any horizon).** The release is ``B n + mean`` with
+  ``n ~ N(0, sigma^2 I)`` per coordinate; along the shift direction it is one Gaussian mechanism
+  with ``mu^2 = Delta^2 a^T (B B^T)^+ a / sigma^2`` when ``a`` lies in the range of ``B``, and
+  mutually singular laws (``epsilon = inf``) otherwise (:func:`gaussian_release_mu`; closed form
+  of :func:`dpaudit.audits.accounting.gaussian_epsilon`, cross-checked against dp-accounting's PLD
+  in the tests). This covers protected positions (the claims) and expired ones (what the
+  relaxation costs).
+* **Laplace / l2-Laplace nodes (pure epsilon).** Every node's privacy loss is at most
+  ``Delta / s`` (triangle inequality), so the composition over the noisy nodes containing the leaf
+  that some release uses is an upper value for the pair (:func:`node_composition_epsilon`). It is
+  *exact* whenever the used nodes are in bijection with the releases (the plain-tree part,
+  ``T <= W`` or ``W >= T``: every step adds exactly one used node, and the joint event "each node
+  containing the leaf lies in the cone where its loss is within eta of ``Delta / s``" has positive
+  probability, in any ``d``) - :func:`laplace_exact_epsilon` returns it there and ``None``
+  elsewhere. For ``W`` a power of two and the inclusive boundary reading (horizon ``T = W + 1`` for
+  leaf 1), the release ``s_{W+1}`` contains leaf 1 exactly plus fresh noise of nodes no earlier
+  release uses, so the exact value is ``(log2 W + 2) Delta / s`` (a sum of independent l2-Laplace
+  vectors has a log-Lipschitz density with constant ``1/s`` whose ratio tends to ``e^(Delta/s)``
+  along the shift).
+* **Laplace nodes, any horizon (upper value):** :func:`laplace_release_upper`. If ``B v = a`` with
+  ``v`` supported on nodes no release before the leaf's uses, shifting those nodes' noise by
+  ``v_j u`` turns world 0's release into world 1's (also for adaptively chosen inputs: the shift
+  ``u`` is a function of the earlier releases only, whose nodes are not moved, so the change of
+  variables is a shear), and each node's density ratio is at most ``e^(|v_j| Delta / s)``. The
+  smallest ``||v||_1`` (a linear programme) times ``Delta / s`` bounds the pure epsilon of the
+  release, also where a release contains the leaf exactly (inclusive boundary, expired leaves).
+  It equals the node count where no release exposes the leaf, and ``(log2 W + 2)`` at the
+  certified inclusive case above.
+* The accountant: :func:`dpaudit.audits.accounting.tree_leaf_epsilon` over the worst leaf's node
+  count (:func:`dpaudit.mechanisms.window_tree.max_window_nodes_per_leaf`) at the class's
+  worst-case sensitivity.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from dpaudit._validation import check_delta, check_int, check_positive
+from dpaudit.audits.accounting import gaussian_epsilon, tree_leaf_epsilon
+from dpaudit.mechanisms.tree_aggregation import TreeNode, nodes_for_prefix
+from dpaudit.mechanisms.window_tree import WindowLayout, window_nodes_for_prefix
+
+__all__ = ["release_structure", "leaf_exposure", "gaussian_release_mu",
+           "gaussian_release_epsilon", "noisy_nodes_with_leaf", "exposed_exactly",
+           "node_composition_epsilon", "laplace_exact_epsilon", "laplace_release_upper",
+           "accountant_epsilon",
+           "standard_tree_structure"]
+
+
+@lru_cache(maxsize=256)
+def _structure(W: int | None, T: int, layout: str) -> tuple[np.ndarray, tuple[TreeNode, ...]]:
+    nodes: dict[TreeNode, int] = {}
+    rows = []
+    for t in range(1, T + 1):
+        used = nodes_for_prefix(t) if W is None else window_nodes_for_prefix(t, W, layout)
+        rows.append([nodes.setdefault(n, len(nodes)) for n in used])
+    B = np.zeros((T, len(nodes)))
+    for t, idx in enumerate(rows):
+        B[t, idx] = 1.0
+    B.setflags(write=False)
+    return B, tuple(nodes)
+
+
+def release_structure(W: int | None, T: int, layout: WindowLayout = "exact"
+                      ) -> tuple[np.ndarray, tuple[TreeNode, ...]]:
+    """``(B, nodes)``: ``B[t-1, j] = 1`` iff release ``s_t`` sums the noise of ``nodes[j]``.
+
+    ``W = None`` is the standard binary tree (every leaf noisy); otherwise the window tree.
+    """
+    T = check_int(T, "T", minimum=1)
+    if W is not None:
+        W = check_int(W, "W", minimum=1)
+    return _structure(W, T, layout)
+
+
+def standard_tree_structure(T: int) -> tuple[np.ndarray, tuple[TreeNode, ...]]:
+    """:func:`release_structure` of the standard binary tree over ``T`` leaves."""
+    return release_structure(None, T)
+
+
+def leaf_exposure(position: int, T: int) -> np.ndarray:
+    """``a``: ``a[t-1] = 1`` iff release ``s_t`` contains leaf ``position`` (``t >= position``)."""
+    T = check_int(T, "T", minimum=1)
+    i = check_int(position, "position", minimum=1, maximum=T)
+    a = np.zeros(T)
+    a[i - 1:] = 1.0
+    return a
+
+
+def gaussian_release_mu(W: int | None, T: int, position: int, shift: float, sigma: float,
+                        layout: WindowLayout = "exact") -> float:
+    """The Gaussian shift ``mu`` of the whole release ``s_1..s_T`` for one replaced leaf.
+
+    ``mu = shift * sqrt(a^T (B B^T)^+ a) / sigma``; ``inf`` if ``a`` is not in the range of ``B``
+    (the two laws are mutually singular). ``shift`` is the l2 distance between the two leaves.
+    """
+    shift = check_positive(shift, "shift")
+    sigma = check_positive(sigma, "sigma")
+    B, _ = release_structure(W, T, layout)
+    a = leaf_exposure(position, T)
+    # Least squares a = B v: a in range(B) iff the residual vanishes; then
+    # a^T (B B^T)^+ a = min ||v||^2 over B v = a (the minimum-norm solution).
+    v, *_ = np.linalg.lstsq(B, a, rcond=None)
+    if np.linalg.norm(B @ v - a) > 1e-9 * max(1.0, np.linalg.norm(a)):
+        return math.inf
+    return shift * float(np.linalg.norm(v)) / sigma
+
+
+def gaussian_release_epsilon(W: int | None, T: int, position: int, shift: float, sigma: float,
+                             delta: float, layout: WindowLayout = "exact") -> float:
+    """Exact ``epsilon(delta)`` of the release ``s_1..s_T`` (Gaussian nodes) for one leaf."""
+    delta = check_delta(delta)
+    mu = gaussian_release_mu(W, T, position, shift, sigma, layout)
+    return math.inf if math.isinf(mu) else gaussian_epsilon(mu, delta)
+
+
+def noisy_nodes_with_leaf(W: int | None, T: int, position: int,
+                          layout: WindowLayout = "exact") -> list[TreeNode]:
+    """The noisy nodes some release ``s_1..s_T`` uses that contain leaf ``position``."""
+    _, nodes = release_structure(W, T, layout)
+    return [n for n in nodes if n.contains(position)]
+
+
+def exposed_exactly(W: int | None, T: int, position: int, layout: WindowLayout = "exact") -> bool:
+    """Whether some release ``s_t``, ``t <= T``, contains leaf ``position`` without noise."""
+    if W is None:
+        return False
+    B, nodes = release_structure(W, T, layout)
+    noisy = B[:, [j for j, n in enumerate(nodes) if n.contains(position)]].sum(axis=1)
+    return bool(np.any((leaf_exposure(position, T) > 0) & (noisy == 0)))
+
+
+def node_composition_epsilon(W: int | None, T: int, position: int, shift: float, scale: float,
+                             layout: WindowLayout = "exact") -> float | None:
+    """``(number of noisy nodes with the leaf) * shift / scale``: an upper value (l2-Laplace).
+
+    Valid only while no release up to ``T`` contains the leaf exactly; ``None`` otherwise (an
+    expired leaf, or the inclusive boundary reading's last horizon).
+    """
+    shift = check_positive(shift, "shift")
+    scale = check_positive(scale, "scale")
+    if exposed_exactly(W, T, position, layout):
+        return None
+    return len(noisy_nodes_with_leaf(W, T, position, layout)) * shift / scale
+
+
+def _bijective(W: int | None, T: int, layout: str) -> bool:
+    B, nodes = release_structure(W, T, layout)
+    return len(nodes) == T and np.linalg.matrix_rank(B) == T
+
+
+def laplace_exact_epsilon(W: int | None, T: int, position: int, shift: float, scale: float,
+                          layout: WindowLayout = "exact") -> float | None:
+    """Exact pure epsilon of the release for l2-Laplace nodes where it is known, else ``None``.
+
+    Known (module docstring): releases in bijection with the used nodes (then it is
+    :func:`laplace_release_upper`, the node composition where no release exposes the leaf); and
+    leaf 1 at horizon ``W + 1`` for ``W`` a power of two (inclusive boundary reading).
+    """
+    shift = check_positive(shift, "shift")
+    scale = check_positive(scale, "scale")
+    T = check_int(T, "T", minimum=1)
+    if _bijective(W, T, layout):
+        # B invertible: the shift of the nodes is the unique v = B^-1 a and the nodes are
+        # independent, so the loss is the sum of the nodes' losses, each approaching
+        # |v_j| shift / scale on a cone of positive probability - the bound is attained (also
+        # when a release contains the leaf exactly, e.g. W = 1 at the inclusive boundary)
+        return laplace_release_upper(W, T, position, shift, scale, layout)
+    if (W is not None and position == 1 and T == W + 1 and W & (W - 1) == 0 and W >= 1):
+        B, nodes = release_structure(W, T, layout)
+        last = set(np.flatnonzero(B[T - 1]))
+        earlier = set(np.flatnonzero(B[:T - 1].sum(axis=0)))
+        if not last & earlier:
+            return (len(noisy_nodes_with_leaf(W, W, 1, layout)) + 1) * shift / scale
+    return None
+
+
+@lru_cache(maxsize=1024)
+def _min_l1_shift(W: int | None, T: int, position: int, layout: str) -> float | None:
+    from scipy.optimize import linprog
+
+    B, nodes = release_structure(W, T, layout)  # type: ignore[arg-type]
+    cols = [j for j, n in enumerate(nodes) if n.last >= position]  # unused before the leaf
+    a = leaf_exposure(position, T)
+    Bj = B[:, cols]
+    m = len(cols)
+    # v = v_plus - v_minus, both >= 0; minimise sum(v_plus + v_minus) s.t. Bj v = a
+    res = linprog(np.ones(2 * m), A_eq=np.hstack([Bj, -Bj]), b_eq=a, bounds=(0, None),
+                  method="highs")
+    if res.status != 0:
+        return None
+    return float(res.fun)
+
+
+def laplace_release_upper(W: int | None, T: int, position: int, shift: float, scale: float,
+                          layout: WindowLayout = "exact") -> float | None:
+    """Upper value of the pure epsilon of ``s_1..s_T`` for l2-Laplace nodes (module docstring).
+
+    ``min ||v||_1 * shift / scale`` over ``B v = a`` with ``v`` on nodes that no release before
+    ``position`` uses; ``None`` if no such ``v`` exists.
+    """
+    shift = check_positive(shift, "shift")
+    scale = check_positive(scale, "scale")
+    T = check_int(T, "T", minimum=1)
+    position = check_int(position, "position", minimum=1, maximum=T)
+    k = _min_l1_shift(W, T, position, layout)
+    return None if k is None else k * shift / scale
+
+
+def accountant_epsilon(kind: str, scale: float, sensitivity: float, nodes_per_leaf: int,
+                       delta: float) -> float:
+    """dp-accounting-backed epsilon of ``nodes_per_leaf`` nodes each shifted by ``sensitivity``."""
+    return tree_leaf_epsilon(kind, scale, sensitivity, nodes_per_leaf, delta)

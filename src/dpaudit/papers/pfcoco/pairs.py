@@ -1,0 +1,192 @@
+"""Neighbouring streams for the pfcoco audits: only at positions the claim protects.
+
+Window DP (Def. 6) protects entry ``i`` in the outputs up to horizon ``T`` only while
+``T - i < W`` (strict reading) or ``T - i <= W`` (inclusive). Every pair built here is checked
+against a :class:`~dpaudit.claims.WindowScope`: asking for a pair at an expired position raises
+``ValueError``, so an auditor cannot call the leakage of an expired entry a violation. Expired
+entries get their own constructor, :func:`expired_tree_pair`, used only to *measure* what the
+relaxation leaks.
+
+Audited position. At horizon ``T`` the protected entry in the most releases is the oldest one,
+``i = max(1, T - W + 1)`` (strict) or ``max(1, T - W)`` (inclusive): :func:`oldest_protected`.
+
+Learner pairs (:func:`learner_pair`), after ST13's construction
+---------------------------------------------------------------
+On a domain with centre ``c`` and ``R = max_{x in C} ||x - c||``, with ``a = L - mu R``:
+``f_+-(x) = +-a <e_1, x> + mu/2 ||x - c||^2`` (L-Lipschitz and mu-strongly convex on ``C``; their
+gradients differ by ``2 a e_1`` at every point, ``2L - mu D`` on a ball, which is the largest gap
+the class allows at the centre), ``f_0(x) = mu/2 ||x - c||^2``. The replaced round ``i >= 2``
+gets ``f_+`` vs ``f_-`` and round ``i - 1`` gets ``f_-`` in both streams, so the sum of the
+first-order terms cancels in the first stream: its clean trajectory sits at the centre after
+round ``i`` (an interior point, so the projection cannot hide the worst-case event), all other
+rounds ``f_0``. Membership of every loss in the declared class is asserted.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit._validation import check_int, check_positive
+from dpaudit.claims import WindowScope
+from dpaudit.learners.domains import Ball, Box, Domain, Simplex
+from dpaudit.learners.losses import Loss
+
+__all__ = ["oldest_protected", "check_protected", "tree_pair", "expired_tree_pair",
+           "CentredQuadratic", "domain_centre", "centre_radius", "LearnerPair", "learner_pair"]
+
+
+def oldest_protected(scope: WindowScope, W: int, T: int) -> int:
+    """The oldest entry protected at horizon ``T`` (it lies in the most releases)."""
+    return scope.protected_positions(T, W)[0]
+
+
+def check_protected(scope: WindowScope, position: int, W: int, T: int) -> int:
+    """``position`` if the scope protects it at horizon ``T``; ``ValueError`` otherwise."""
+    if not scope.protects(position, T, W):
+        raise ValueError(f"position {position} has expired at horizon T={T} with window W={W} "
+                         f"({scope.boundary.value} reading): its leakage is not a violation of "
+                         "window DP; use expired_tree_pair to measure it")
+    return position
+
+
+def _tree_streams(position: int, T: int, d: int, sensitivity: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    s = check_positive(sensitivity, "sensitivity")
+    z0 = np.zeros((T, d))
+    z1 = np.zeros((T, d))
+    z0[position - 1, 0] = s / 2.0
+    z1[position - 1, 0] = -s / 2.0
+    return z0, z1
+
+
+def tree_pair(scope: WindowScope, W: int, T: int, d: int, sensitivity: float,
+              position: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Two leaf streams of shape ``(T, d)`` differing at a protected position by ``sensitivity``.
+
+    Leaf ``position`` (default :func:`oldest_protected`) is ``+-sensitivity/2 e_1``, every other
+    leaf 0.
+    """
+    T = check_int(T, "T", minimum=1)
+    d = check_int(d, "d", minimum=1)
+    i = oldest_protected(scope, W, T) if position is None else position
+    check_protected(scope, i, W, T)
+    return _tree_streams(i, T, d, sensitivity)
+
+
+def expired_tree_pair(scope: WindowScope, W: int, T: int, d: int, sensitivity: float,
+                      position: int) -> tuple[np.ndarray, np.ndarray]:
+    """Like :func:`tree_pair` at an *expired* position (``ValueError`` if it is protected).
+
+    For measuring what window DP gives up, never for a verdict.
+    """
+    T = check_int(T, "T", minimum=1)
+    i = check_int(position, "position", minimum=1, maximum=T)
+    if scope.protects(i, T, W):
+        raise ValueError(f"position {i} is still protected at T={T}, W={W}")
+    return _tree_streams(i, T, check_int(d, "d", minimum=1), sensitivity)
+
+
+def domain_centre(domain: Domain) -> np.ndarray:
+    """The centre used by the learner pairs: 0 (ball), the box midpoint, the simplex barycentre."""
+    if isinstance(domain, Ball):
+        return np.zeros(domain.dim)
+    if isinstance(domain, Box):
+        return np.full(domain.dim, (domain.lower + domain.upper) / 2.0)
+    if isinstance(domain, Simplex):
+        return np.full(domain.dim, 1.0 / domain.dim)
+    raise TypeError(f"unsupported domain {type(domain).__name__}")
+
+
+def centre_radius(domain: Domain) -> float:
+    """``max_{x in C} ||x - centre||``."""
+    if isinstance(domain, Ball):
+        return domain.radius
+    if isinstance(domain, Box):
+        return domain.diameter / 2.0
+    if isinstance(domain, Simplex):
+        return math.sqrt(1.0 - 1.0 / domain.dim)
+    raise TypeError(f"unsupported domain {type(domain).__name__}")
+
+
+@dataclass(frozen=True, eq=False)
+class CentredQuadratic(Loss):
+    """``f(x) = <g, x> + mu/2 ||x - c||^2`` (pfcoco pairs; Lipschitz constant on the domain)."""
+
+    g: np.ndarray
+    mu: float
+    centre: np.ndarray
+    kind = "squared"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "g", np.asarray(self.g, dtype=float))
+        object.__setattr__(self, "centre", np.asarray(self.centre, dtype=float))
+
+    @property
+    def ridge(self) -> float:  # type: ignore[override]
+        return self.mu
+
+    @property
+    def dim(self) -> int:
+        return self.g.shape[0]
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        return x @ self.g + 0.5 * self.mu * np.sum((x - self.centre) ** 2, axis=-1)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        x = self._x(x)
+        return self.g + self.mu * (x - self.centre)
+
+    def lipschitz(self, domain: Domain) -> float:
+        """``max_{x in C} ||g + mu (x - c)||`` (exact for the centre of :func:`domain_centre`
+        when ``g`` is along a coordinate axis; an upper bound otherwise)."""
+        if not np.allclose(self.centre, domain_centre(domain)):
+            raise ValueError("CentredQuadratic.lipschitz needs the domain's own centre")
+        return float(np.linalg.norm(self.g)) + self.mu * centre_radius(domain)
+
+
+@dataclass(frozen=True)
+class LearnerPair:
+    """Two loss streams and what they are: the replaced round, the gradient gap."""
+
+    losses0: tuple[Loss, ...]
+    losses1: tuple[Loss, ...]
+    position: int
+    gradient_gap: float
+    lipschitz: float
+    strong_convexity: float
+
+
+def learner_pair(scope: WindowScope, W: int, T: int, domain: Domain, lipschitz: float,
+                 strong_convexity: float, position: int | None = None) -> LearnerPair:
+    """The worst-case pair of the module docstring at a protected round ``position >= 2``.
+
+    Default position: :func:`oldest_protected`, moved to 2 if it is 1 (``T >= 2`` required).
+    ``ValueError`` if the class is empty (``mu R > L``) or the position is not protected.
+    """
+    T = check_int(T, "T", minimum=2)
+    L = check_positive(lipschitz, "lipschitz")
+    mu = check_positive(strong_convexity, "strong_convexity")
+    R = centre_radius(domain)
+    a = L - mu * R
+    if a < 0:
+        raise ValueError(f"no L-Lipschitz mu-strongly convex loss centred on this domain: mu R = "
+                         f"{mu * R:.4g} > L = {L:.4g}")
+    i = max(2, oldest_protected(scope, W, T)) if position is None else position
+    i = check_int(i, "position", minimum=2, maximum=T)
+    check_protected(scope, i, W, T)
+    c = domain_centre(domain)
+    e1 = np.zeros(domain.dim)
+    e1[0] = 1.0
+    plus, minus = CentredQuadratic(a * e1, mu, c), CentredQuadratic(-a * e1, mu, c)
+    zero = CentredQuadratic(np.zeros(domain.dim), mu, c)
+    base = [zero] * T
+    base[i - 2] = minus
+    s0, s1 = list(base), list(base)
+    s0[i - 1], s1[i - 1] = plus, minus
+    for f in (plus, minus, zero):  # membership in the declared class (invalid => false alarm)
+        assert f.lipschitz(domain) <= L * (1 + 1e-12) and f.strong_convexity >= mu
+    return LearnerPair(tuple(s0), tuple(s1), i, 2.0 * a, L, mu)
