@@ -29,6 +29,7 @@ CLAIM_MODULES: list[str] = [
     "dpaudit.papers.jkt12.audit",
     "dpaudit.papers.st13.audit",
     "dpaudit.papers.pfcoco.audit",
+    "dpaudit.papers.afkt23.audit",
 ]
 
 

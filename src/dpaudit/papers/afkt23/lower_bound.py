@@ -1,0 +1,156 @@
+"""AFKT23 Theorem 5 as a utility-based privacy alarm.
+
+Theorem 5 (``afkt23.txt``, Sec. 5): for ``eps <= 1/10`` and ``delta <= eps/d``, every
+``(eps, delta)``-DP experts algorithm has, on some realizable oblivious adversary, expected regret
+``Omega(log(d)/eps)``. The proof is explicit: the adversary draws ``j`` uniformly from ``[d]`` and plays
+``S^j = (l^0 x (T - k), l^j x k)`` with ``k = log(d)/(2 eps)``, ``l^0 = 0`` and ``l^j(x) = 1{x != j}``;
+an algorithm with expected regret at most ``log(d)/(32 eps)`` on this mixture contradicts
+``(eps, delta)``-DP when ``d >= 32`` (group privacy over the ``k`` rounds that differ).
+
+**The alarm.** Run the learner on every ``S^j`` (``n_per_expert`` runs each), estimate its expected
+regret on the uniform mixture, and form a one-sided ``(1 - alpha)`` upper confidence bound (Hoeffding:
+regret lies in ``[0, k]``). If the upper bound is below ``log(d)/(32 eps)``, then with confidence
+``1 - alpha`` the learner's expected regret is below the bound, so it **cannot be (eps, delta)-DP**
+(by Theorem 5's proof, whose steps we re-derived: Markov's inequality, disjointness of the low-regret
+sets, group privacy). This is evidence of a different kind from a lower bound on epsilon: it uses
+utility, not a neighbouring pair, and it only applies where the theorem does.
+
+Reading choices: ``log`` is natural (group privacy gives ``e^{-k eps} = d^{-1/2}``); ``k`` is rounded up
+to an integer (``e^{-k eps} >= e^{-eps} d^{-1/2}``: the contradiction
+``(d/2 - 1) e^{-eps} / (4 sqrt d) > 1/2`` still holds for ``d >= 32``, ``eps <= 1/10``, which
+:func:`theorem5_applies` checks numerically); ``T >= k``. The proof's printed step
+``1/(2 sqrt d) - log(d) delta / (2 eps) >= 1/(4 sqrt d)`` needs ``2 ln d <= sqrt d`` when
+``delta = eps/d``, false for ``32 <= d <= 74``; the numerical check uses the exact quantities instead.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from dpaudit._validation import (check_delta, check_epsilon, check_generator, check_int,
+                                 check_probability)
+
+__all__ = ["theorem5_rounds", "theorem5_streams", "theorem5_bound", "theorem5_applies",
+           "LowerBoundAlarm", "lower_bound_alarm"]
+
+
+def theorem5_rounds(d: int, epsilon: float) -> int:
+    """``k = ceil(ln(d) / (2 eps))``, the number of informative rounds."""
+    d = check_int(d, "d", minimum=2)
+    epsilon = check_epsilon(epsilon)
+    return int(math.ceil(math.log(d) / (2.0 * epsilon)))
+
+
+def theorem5_streams(T: int, d: int, epsilon: float) -> np.ndarray:
+    """All ``d`` streams ``S^j``, shape ``(d, T, d)`` (``T >= k``)."""
+    T = check_int(T, "T", minimum=1)
+    k = theorem5_rounds(d, epsilon)
+    if k > T:
+        raise ValueError(f"T must be at least k = ceil(ln d / (2 eps)) = {k}, got T={T}")
+    S = np.zeros((d, T, d))
+    for j in range(d):
+        S[j, T - k:, :] = 1.0
+        S[j, T - k:, j] = 0.0
+    return S
+
+
+def theorem5_bound(d: int, epsilon: float) -> float:
+    """The regret below which the proof reaches a contradiction: ``ln(d) / (32 eps)``."""
+    return math.log(check_int(d, "d", minimum=2)) / (32.0 * check_epsilon(epsilon))
+
+
+def theorem5_applies(d: int, epsilon: float, delta: float) -> tuple[bool, str]:
+    """Whether Theorem 5's hypotheses hold (``eps <= 1/10``, ``delta <= eps/d``, ``d >= 32``) and
+    the proof's final inequality holds with the rounded ``k``; returns ``(ok, reason)``."""
+    d = check_int(d, "d", minimum=2)
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if epsilon > 0.1:
+        return False, f"eps = {epsilon} > 1/10"
+    if delta > epsilon / d:
+        return False, f"delta = {delta} > eps/d = {epsilon / d}"
+    if d < 32:
+        return False, f"d = {d} < 32"
+    k = theorem5_rounds(d, epsilon)
+    # P(A(S^j) in B_j') >= e^{-k eps}/2 - k e^{-eps} delta; contradiction needs (d/2-1) * that > 1/2
+    per = math.exp(-k * epsilon) / 2.0 - k * math.exp(-epsilon) * delta
+    if (d / 2.0 - 1.0) * per <= 0.5:
+        return False, "the proof's contradiction fails with the rounded k"
+    return True, "Theorem 5 applies"
+
+
+@dataclass(frozen=True)
+class LowerBoundAlarm:
+    """Outcome of :func:`lower_bound_alarm` (all numbers JSON-ready through :meth:`to_dict`)."""
+
+    learner: str
+    d: int
+    T: int
+    epsilon: float
+    delta: float
+    k: int
+    bound: float
+    mean_regret: float
+    regret_upper: float
+    runs: int
+    alpha: float
+    applies: bool
+    reason: str
+
+    @property
+    def alarm(self) -> bool:
+        """True iff the theorem applies and the regret's upper confidence bound is below the bound."""
+        return self.applies and self.regret_upper < self.bound
+
+    def statement(self) -> str:
+        if not self.applies:
+            return f"not applicable: {self.reason}"
+        head = (f"{self.learner}'s mean regret on Theorem 5's adversary (d = {self.d}, k = {self.k}, "
+                f"{self.runs} runs) is {self.mean_regret:.4g}")
+        if self.alarm:
+            return (f"{head}; with confidence {1 - self.alpha:.3g} its expected regret is at most "
+                    f"{self.regret_upper:.4g} < {self.bound:.4g} = ln(d)/(32 eps), so it cannot be "
+                    f"({self.epsilon:g}, {self.delta:g})-DP")
+        return (f"{head} (upper confidence bound {self.regret_upper:.4g}), not below the bound "
+                f"ln(d)/(32 eps) = {self.bound:.4g} for ({self.epsilon:g}, {self.delta:g})-DP: no alarm")
+
+    def to_dict(self) -> dict:
+        return {"learner": self.learner, "d": self.d, "T": self.T, "epsilon": self.epsilon,
+                "delta": self.delta, "k": self.k, "bound": self.bound, "mean_regret": self.mean_regret,
+                "regret_upper": self.regret_upper, "runs": self.runs, "alpha": self.alpha,
+                "applies": self.applies, "alarm": self.alarm, "statement": self.statement()}
+
+
+def lower_bound_alarm(learner: Callable[[np.ndarray, int, np.random.Generator], np.ndarray], *,
+                      d: int, T: int, epsilon: float, delta: float, n_per_expert: int,
+                      rng: np.random.Generator, alpha: float = 0.05,
+                      name: str = "learner") -> LowerBoundAlarm:
+    """Run ``learner(losses, n, rng) -> indices (n, T)`` on every ``S^j``; module docstring.
+
+    The regret of a run on ``S^j`` is its loss (the best expert ``j`` has loss 0), in ``[0, k]``.
+    Hoeffding's one-sided bound on the mean of ``d * n_per_expert`` independent runs (the mixture
+    puts equal weight on every ``j`` and every ``j`` gets the same number of runs):
+    ``mean + k sqrt(ln(1/alpha) / (2 N))``.
+    """
+    rng = check_generator(rng)
+    n = check_int(n_per_expert, "n_per_expert", minimum=1)
+    alpha = check_probability(alpha, "alpha")
+    applies, reason = theorem5_applies(d, epsilon, delta)
+    S = theorem5_streams(T, d, epsilon)
+    k = theorem5_rounds(d, epsilon)
+    total = 0.0
+    for j in range(d):
+        idx = np.asarray(learner(S[j], n, rng))
+        if idx.shape != (n, T):
+            raise ValueError(f"learner must return indices of shape ({n}, {T}), got {idx.shape}")
+        total += float(S[j][np.arange(T)[None, :], idx].sum())
+    N = d * n
+    mean = total / N
+    upper = mean + k * math.sqrt(math.log(1.0 / alpha) / (2.0 * N))
+    return LowerBoundAlarm(learner=name, d=d, T=T, epsilon=epsilon, delta=delta, k=k,
+                           bound=theorem5_bound(d, epsilon), mean_regret=mean, regret_upper=upper,
+                           runs=N, alpha=alpha, applies=applies, reason=reason)
