@@ -44,14 +44,16 @@ campaign: $(STAMP)
 	$(BIN)/python -m pytest -m slow -q
 
 ## The symbolic tier: every SMT lemma encoding (z3) with its expected verdict (each solver call
-## <= 60 s; about 100 s on one core). `python benchmarks/smt_lemmas.py` prints the verdict table
-## next to the sampled checks.
+## bounded by a fixed amount of work; about 100 s on one core). `python benchmarks/smt_lemmas.py`
+## prints the verdict table next to the sampled checks.
 smt: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q -m slow tests/test_smt_lemmas.py
 
-## Speed and tightness of the audit engine, measured in one run.
+## Speed and tightness of the audit engine, then scale-out (peak memory per audit process, Dask
+## LocalCluster vs in-process, learner throughput vs raw noise), measured in one run.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_audit.py
+	$(BIN)/python benchmarks/bench_scaleout.py
 	$(BIN)/python benchmarks/bench_dpsniper.py --samples 1000000
 
 ## Screenshots of every page type (index, paper page, violated, holds, inconclusive) at 1400 and

@@ -254,7 +254,7 @@ def test_parallel_jobs_give_the_same_reports_as_serial(tmp_path, calls, capsys) 
     serial, parallel = tmp_path / "serial", tmp_path / "parallel"
     assert run(capsys, *quick(serial, *ids))[0] == cli.EXIT_VIOLATED
     status, out, err = run(capsys, *quick(parallel, *ids), "--jobs", "2")
-    assert status == cli.EXIT_VIOLATED
+    assert status == cli.EXIT_VIOLATED, err
     assert err.count("] fake-") == 3
     for cid in ids:
         a = json.loads((serial / f"{cid}.json").read_text())

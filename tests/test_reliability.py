@@ -107,8 +107,9 @@ def test_samples_beyond_memory_are_refused_before_sampling() -> None:
     def mech(d, n, g):
         calls.append(n)
         return g.normal(size=n)
+    # The training split is capped (MAX_TRAIN_SAMPLES), so only an uncapped one can be too big.
     with pytest.raises(ValueError, match=r"samples=1000000000000 cannot run on this machine"):
-        audit(mech, 0.0, 1.0, samples=10**12)
+        audit(mech, 0.0, 1.0, samples=10**12, max_train_samples=None)
     assert calls == []
     # The rule itself, at a stated memory size: 10^6 training runs need about 128 MB.
     check_memory_budget(10**7, 10**6, available=2**30)

@@ -5,6 +5,7 @@ Commands::
     dpaudit list [--json | --long]
     dpaudit audit CLAIM_ID [--budget B] [--seed N] [--alpha A] [--out DIR] [--fresh] [--quiet]
     dpaudit audit-claims (--all | CLAIM_ID ...) [--budget B] [--seed N] [--alpha A] [--jobs N]
+                         [--executor local|processes|dask] [--scheduler ADDRESS]
                          [--out DIR] [--fresh] [--quiet]
     dpaudit report DIR
     dpaudit float-audit [--f0 X] [--f1 X] [--scale B] [--sampler numpy|textbook] [--json]
@@ -14,7 +15,12 @@ directory's index to ``DIR/index.{json,md,html}`` (:mod:`dpaudit.reporting.write
 is written atomically when its audit finishes, so Ctrl-C or a crash keeps every finished claim; a
 rerun skips claims whose JSON already exists with the same budget, seed, alpha, dpaudit version
 and audit code (a SHA-256 of the claim's paper folder and the engine's source; ``--fresh`` redoes
-them). ``--jobs N`` audits N claims at a time in worker processes.
+them). ``--jobs N`` audits N claims at a time in worker processes; ``--executor dask``
+runs the claims on a Dask cluster (``--scheduler tcp://host:8786``, or ``DASK_SCHEDULER_ADDRESS``,
+or a ``LocalCluster`` started for the run), through the one execution layer of
+:mod:`dpaudit.audits.execution`. A single claim (``dpaudit audit``) sends the chunks of its
+empirical tests to the executor instead. Reports are written by this process as each claim
+finishes; a lost scheduler is an error (exit 3) that keeps every finished claim.
 
 Exit status: 0 when no audited claim is violated (``dpaudit report``: 0 whenever it rendered; it
 re-renders, it does not audit), 1 when one is, 2 for usage or input errors,
@@ -35,7 +41,6 @@ import importlib
 import inspect
 import json
 import math
-import multiprocessing
 import os
 import pkgutil
 import signal
@@ -107,6 +112,21 @@ def _jobs(text: str) -> int:
     return value
 
 
+def _executor_name(text: str) -> str:
+    from dpaudit.audits.execution import EXECUTORS
+
+    if text not in EXECUTORS:
+        raise argparse.ArgumentTypeError(f"must be one of {', '.join(EXECUTORS)}, got {text!r}")
+    return text
+
+
+def _scheduler_address(text: str) -> str:
+    if not text.strip() or any(c.isspace() for c in text.strip()):
+        raise argparse.ArgumentTypeError(f"must be a Dask scheduler address such as "
+                                         f"tcp://host:8786, got {text!r}")
+    return text.strip()
+
+
 def _finite(text: str) -> float:
     try:
         value = float(text)
@@ -146,6 +166,13 @@ def _add_run_options(p: argparse.ArgumentParser, out_required: bool) -> None:
                        help=f"report directory (default: {DEFAULT_OUT})")
     p.add_argument("--fresh", action="store_true",
                    help="redo claims whose results are already saved in DIR")
+    p.add_argument("--executor", type=_executor_name, default=None, metavar="NAME",
+                   help="where audits run: local (this process; the default), processes (a "
+                        "process pool on this machine) or dask (a Dask cluster: --scheduler, "
+                        "DASK_SCHEDULER_ADDRESS, or a LocalCluster started for the run)")
+    p.add_argument("--scheduler", type=_scheduler_address, default=None, metavar="ADDRESS",
+                   help="address of a running Dask scheduler, e.g. tcp://host:8786 (implies "
+                        "--executor dask)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output on stderr")
 
 
@@ -415,6 +442,7 @@ class _Outcome:
     error: str | None = None
     error_log: str | None = None
     seconds: float = 0.0
+    traceback: str | None = None  # of a failed audit that ran where the log cannot be written
 
 
 def _error_log_path(out: str, claim_id: str) -> Path:
@@ -424,66 +452,113 @@ def _error_log_path(out: str, claim_id: str) -> Path:
     return json_path.with_name(json_path.stem + ".error.log")
 
 
-def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = None) -> _Outcome:
+def _audit_record(task: _Task, progress: Callable[[int, int, str], None] | None = None,
+                  registered: Any = None, executor: Any = None) -> dict[str, Any]:
+    """Audit one claim and return its report record (nothing is written here).
+
+    ``registered``: the claim's registration when it was shipped to a worker that may not know it
+    (a Dask worker in another interpreter); ``executor``: where the claim's empirical tests run.
+    """
+    from dpaudit.audits.claim_audit import ClaimAudit
+    from dpaudit.audits.registry import BUDGETS, AuditContext, get
+    from dpaudit.reporting.writer import claim_record
+
+    t0 = time.perf_counter()
+    try:
+        registered = get(task.claim_id)
+    except KeyError:
+        if registered is None:
+            raise
+    ctx = AuditContext(BUDGETS[task.budget], task.seed, task.alpha, executor=executor)
+    if progress is not None:
+        ctx.progress = progress
+    result = registered.audit(ctx)
+    if not isinstance(result, ClaimAudit):
+        raise TypeError(f"the audit function of {task.claim_id!r} returned "
+                        f"{type(result).__name__}, not a ClaimAudit")
+    if result.claim.id != task.claim_id:
+        raise ValueError(f"the audit function of {task.claim_id!r} returned the audit of "
+                         f"{result.claim.id!r}")
+    # The settings the audit ran with are the CLI's, whatever the audit function recorded.
+    result.budget, result.seed, result.alpha = task.budget, task.seed, task.alpha
+    result.seconds = time.perf_counter() - t0
+    record = claim_record(result)
+    record["kind"] = registered.kind
+    return record
+
+
+def _remove_stale(task: _Task) -> None:
+    from dpaudit.reporting.writer import claim_paths
+
+    stale = claim_paths(task.out, task.claim_id).json
+    if stale.exists():  # results of other settings must not outlive a failed rerun
+        stale.unlink()
+
+
+def _save(task: _Task, record: dict[str, Any] | None, trace: str | None) -> str | None:
+    """Write the claim's report files (or its error log); returns the error log's path."""
+    from dpaudit.reporting.writer import atomic_write, write_claim_report
+
+    log = _error_log_path(task.out, task.claim_id)
+    if record is not None:
+        # Hashed here, in the process that writes the report (a Dask worker may not have the
+        # claim's paper registered): the resume check compares it with the code of the rerun.
+        record["audit_code_sha256"] = _code_hash_or_none(task.claim_id)
+        write_claim_report(task.out, record)
+        if log.exists():
+            log.unlink()
+        return None
+    try:  # atomically, like the reports: an interrupted write leaves no half log
+        atomic_write(log, trace or "")
+        return str(log)
+    except OSError:
+        return None
+
+
+def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = None,
+              executor: Any = None) -> _Outcome:
     """Audit one claim and write its report files; failures are returned, never raised.
 
     ``KeyboardInterrupt`` is not caught: an interrupted claim leaves no JSON behind, so a rerun
     redoes it.
     """
-    from dpaudit.audits.claim_audit import ClaimAudit
-    from dpaudit.audits.registry import BUDGETS, AuditContext, get
-    from dpaudit.reporting.writer import claim_paths, claim_record, write_claim_report
-
     t0 = time.perf_counter()
-    log = _error_log_path(task.out, task.claim_id)
     try:
-        stale = claim_paths(task.out, task.claim_id).json
-        if stale.exists():  # results of other settings must not outlive a failed rerun
-            stale.unlink()
-        registered = get(task.claim_id)
-        ctx = AuditContext(BUDGETS[task.budget], task.seed, task.alpha)
-        if progress is not None:
-            ctx.progress = progress
-        result = registered.audit(ctx)
-        if not isinstance(result, ClaimAudit):
-            raise TypeError(f"the audit function of {task.claim_id!r} returned "
-                            f"{type(result).__name__}, not a ClaimAudit")
-        if result.claim.id != task.claim_id:
-            raise ValueError(f"the audit function of {task.claim_id!r} returned the audit of "
-                             f"{result.claim.id!r}")
-        # The settings the audit ran with are the CLI's, whatever the audit function recorded.
-        result.budget, result.seed, result.alpha = task.budget, task.seed, task.alpha
-        result.seconds = time.perf_counter() - t0
-        record = claim_record(result)
-        record["kind"] = registered.kind
-        record["audit_code_sha256"] = audit_code_hash(task.claim_id)
-        write_claim_report(task.out, record)
-        if log.exists():
-            log.unlink()
+        _remove_stale(task)
+        record = _audit_record(task, progress, executor=executor)
+        _save(task, record, None)
         return _Outcome(task.claim_id, record, seconds=time.perf_counter() - t0)
     except Exception as exc:  # one failed claim must not lose the others' results
-        try:
-            from dpaudit.reporting.writer import atomic_write
-
-            atomic_write(log, traceback.format_exc())
-            log_name: str | None = str(log)
-        except OSError:
-            log_name = None
+        log_name = _save(task, None, traceback.format_exc())
         return _Outcome(task.claim_id, None, f"{type(exc).__name__}: {exc}", log_name,
                         time.perf_counter() - t0)
 
 
-_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+def _pool_task(shared: Any, task: _Task) -> _Outcome:
+    """A claim in a local worker process (same filesystem): audit and write, as in-process."""
+    return _run_task(task)
 
 
-def _worker_init() -> None:
-    # Ctrl-C reaches the whole process group; the parent handles it and terminates the workers.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # The parent's SIGTERM handler must not be inherited: Pool.terminate() stops workers with it.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    # Workers are forked with both signals blocked (see _run_tasks): only now may they arrive.
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+def _remote_task(shared: Any, item: tuple[_Task, Any]) -> _Outcome:
+    """A claim on a Dask worker (perhaps another machine): audit and send the record back; the
+    parent writes the files."""
+    import warnings
+
+    task, registered = item
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            # Hypothesis warns when the global `random` state changes during a draw; on a Dask
+            # worker, Dask's own threads (retry jitter, worker choice) do that concurrently. The
+            # lemma searches never use `random` (the records equal the golden ones), so the
+            # warning is noise here: 45 tracebacks on stderr for one `--all --budget quick` run.
+            warnings.filterwarnings("ignore", message="Do not use the `random` module inside "
+                                    "strategies")
+            record = _audit_record(task, registered=registered)
+        return _Outcome(task.claim_id, record, seconds=time.perf_counter() - t0)
+    except Exception as exc:
+        return _Outcome(task.claim_id, None, f"{type(exc).__name__}: {exc}", None,
+                        time.perf_counter() - t0, traceback.format_exc())
 
 
 def _registered_ids() -> list[str]:
@@ -631,41 +706,81 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-def _pool_context() -> Any:
-    # fork keeps the parent's registry (claims registered at run time, not only CLAIM_MODULES).
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+def _run_tasks(tasks: Sequence[_Task], jobs: int, progress: _Progress, executor: str | None = None,
+               scheduler: str | None = None) -> Iterable[_Outcome]:
+    """Run the tasks through the execution layer, yielding each outcome as it finishes (its files
+    already written); KeyboardInterrupt and ExecutionError propagate to the caller.
+
+    Several claims are the executor's tasks (``processes``: one fresh forked process per claim,
+    which writes its own files; ``dask``: the record comes back and is written here). A single
+    claim runs here and sends the chunks of its empirical tests to the executor instead.
+    """
+    name = executor or ("dask" if scheduler else ("processes" if jobs > 1 else "local"))
+    if not tasks:
+        return
+    if name == "dask":
+        with _dask_logs_quiet():
+            yield from _run_tasks_on(name, tasks, jobs, progress, scheduler)
+        return
+    yield from _run_tasks_on(name, tasks, jobs, progress, scheduler)
 
 
-def _run_tasks(tasks: Sequence[_Task], jobs: int, progress: _Progress) -> list[_Outcome]:
-    """Run the tasks, reporting each as it finishes; KeyboardInterrupt propagates to the caller."""
-    outcomes: list[_Outcome] = []
-    if jobs <= 1 or len(tasks) <= 1:
+class _dask_logs_quiet:
+    """Dask's own log lines (connection retries, tracebacks of a lost scheduler) are silenced while
+    the CLI runs on Dask: its errors are one sentence (``--traceback`` shows Python's)."""
+
+    def __enter__(self) -> None:
+        import logging
+
+        import distributed  # noqa: F401  (creates its loggers, each with its own level)
+
+        self.levels = {}
+        for name in ["distributed", *logging.root.manager.loggerDict]:
+            if name == "distributed" or name.startswith("distributed."):
+                logger = logging.getLogger(name)
+                self.levels[name] = logger.level
+                logger.setLevel(logging.CRITICAL + 1)
+
+    def __exit__(self, *exc: Any) -> None:
+        import logging
+
+        for name, level in self.levels.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def _run_tasks_on(name: str, tasks: Sequence[_Task], jobs: int, progress: _Progress,
+                  scheduler: str | None) -> Iterable[_Outcome]:
+    from dpaudit.audits.execution import open_executor
+    from dpaudit.audits.registry import get
+
+    if name == "local" or len(tasks) == 1:
+        ex = None if name == "local" else open_executor(name, scheduler,
+                                                        workers=jobs if jobs > 1 else None)
+        try:
+            for task in tasks:
+                outcome = _run_task(task, progress.claim_progress(task.claim_id), executor=ex)
+                progress.finished(outcome)
+                yield outcome
+        finally:
+            if ex is not None:
+                ex.close()
+        return
+    workers = jobs if jobs > 1 else None
+    with open_executor(name, scheduler, workers=workers) as ex:
+        if name == "processes":
+            for _, outcome in ex.map_unordered(_pool_task, list(tasks)):
+                progress.finished(outcome)
+                yield outcome
+            return
         for task in tasks:
-            outcome = _run_task(task, progress.claim_progress(task.claim_id))
-            outcomes.append(outcome)
+            _remove_stale(task)
+        items = [(task, get(task.claim_id)) for task in tasks]
+        for i, outcome in ex.map_unordered(_remote_task, items):
+            log = _save(tasks[i], outcome.record, outcome.traceback)
+            outcome = _Outcome(outcome.claim_id, outcome.record, outcome.error, log,
+                               outcome.seconds)
             progress.finished(outcome)
-        return outcomes
-    ctx = _pool_context()
-    # A worker that receives Ctrl-C before _worker_init runs can die holding the task queue's
-    # lock, and Pool.terminate() then waits for that lock forever. Block the stop signals while
-    # the pool starts: its workers, and the pool's threads (which fork the replacement workers of
-    # maxtasksperchild), inherit the mask; workers unblock once they ignore the signals, and the
-    # parent's main thread unblocks right after, so the parent alone handles them.
-    masked = hasattr(signal, "pthread_sigmask")
-    if masked:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-    try:
-        pool = ctx.Pool(processes=min(jobs, len(tasks)), initializer=_worker_init,
-                        maxtasksperchild=1)
-    finally:
-        if masked:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-    with pool:  # leaving the block terminates the workers
-        for outcome in pool.imap_unordered(_run_task, tasks):
-            outcomes.append(outcome)
-            progress.finished(outcome)
-    return outcomes
+            yield outcome
 
 
 def _unknown_claim_message(cid: str) -> str:
@@ -729,10 +844,18 @@ def _prepare_out(out: str) -> Path:
 
 def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, out: TextIO,
                 err: TextIO) -> int:
+    from dpaudit.audits.execution import ExecutionError, check_executor
     from dpaudit.reporting.writer import (add_to_manifest, claim_paths, load_claim_records,
                                           read_manifest, remove_stale_temp_files,
                                           render_claim_files, write_index)
 
+    executor = getattr(args, "executor", None)
+    scheduler = getattr(args, "scheduler", None)
+    try:
+        check_executor(executor, scheduler)
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("executor=", "--executor ").replace(
+            "scheduler=", "--scheduler")) from None
     out_dir = _prepare_out(args.out)
     try:
         earlier = read_manifest(out_dir) or []
@@ -763,9 +886,10 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
                          f"{args.out} with these settings, dpaudit version and audit code; "
                          "skipping them (--fresh redoes them)")
     interrupted: _Terminated | KeyboardInterrupt | None = None
+    backend_error: ExecutionError | None = None
     failures: list[_Outcome] = []
     try:
-        for outcome in _run_tasks(todo, jobs, progress):
+        for outcome in _run_tasks(todo, jobs, progress, executor, scheduler):
             if outcome.record is not None:
                 records[outcome.claim_id] = outcome.record
                 add_to_manifest(out_dir, [outcome.claim_id])
@@ -773,11 +897,13 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
                 failures.append(outcome)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_Terminated)
         interrupted = exc
+    except ExecutionError as exc:  # a lost Dask scheduler: keep what finished
+        backend_error = exc
     finally:
         progress.close()
     # Failures of the list above are only those reported before an interrupt; rescan the disk so
     # that the index and the exit status count every claim that finished, even in a worker.
-    if interrupted is not None:
+    if interrupted is not None or backend_error is not None:
         for task in todo:
             record = _finished_record(task)
             if record is not None:
@@ -786,6 +912,11 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
     write_index(out_dir, list(records.values()), display_dir=args.out,
                 registered=_registered_ids())
     done = [records[cid] for cid in claim_ids if cid in records]
+    if backend_error is not None:
+        print(f"dpaudit: error: {str(backend_error).rstrip('.')}; {len(done)} of {len(tasks)} "
+              f"claims are finished and saved in {args.out} and indexed in "
+              f"{out_dir / 'index.html'}; run the same command again to resume.", file=err)
+        return EXIT_FAILED
     if interrupted is not None:
         terminated = isinstance(interrupted, _Terminated)
         print(f"dpaudit: {'terminated (SIGTERM)' if terminated else 'interrupted'}; {len(done)} "

@@ -193,13 +193,36 @@ def _assert_dp(mechanism: Callable[..., Any], data0: Any, data1: Any, epsilon: f
     from dpaudit.audits.empirical import audit
 
     result = audit(mechanism, data0, data1, epsilon=epsilon, delta=delta, samples=samples,
-                   alpha=alpha, seed=seed, **audit_kwargs)
+                   alpha=alpha, seed=seed, **_with_session_executor(audit_kwargs))
     if result.verdict == "violated":
         reproduce = _call_text(epsilon, delta, samples, alpha, seed, audit_kwargs)
         if rerun_hint:
             reproduce += f"\n             or rerun: {rerun_hint}"
         raise AssertionError(violation_message(result, reproduce))
     return result
+
+
+# Where audits run in this pytest session (``--dp-executor``, ``--dp-scheduler``): the name and
+# scheduler, and the executor itself, opened on first use and closed when the session ends.
+_SESSION: dict[str, Any] = {"executor": "local", "scheduler": None, "open": None}
+
+
+def _with_session_executor(audit_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``audit_kwargs`` plus the session's executor, unless the call chose one itself.
+
+    The executor never changes a result (:mod:`dpaudit.audits.execution`), so a test gives the
+    same verdict, bound and message with ``--dp-executor dask`` as in-process.
+    """
+    kwargs = dict(audit_kwargs)
+    if "executor" in kwargs or "scheduler" in kwargs or (
+            _SESSION["executor"] == "local" and _SESSION["scheduler"] is None):
+        return kwargs
+    if _SESSION["open"] is None:
+        from dpaudit.audits.execution import open_executor
+
+        _SESSION["open"] = open_executor(_SESSION["executor"], _SESSION["scheduler"])
+    kwargs["executor"] = _SESSION["open"]
+    return kwargs
 
 
 def derive_seed(base_seed: int, test_id: str, call_index: int = 0) -> int:
@@ -244,7 +267,8 @@ class DPAuditor:
         data0, data1 = _inputs("dp_auditor.audit()", data0, data1, audit_kwargs)
         return audit(mechanism, data0, data1, epsilon=epsilon, delta=delta,
                      samples=self.samples if samples is None else samples, alpha=alpha,
-                     seed=self.next_seed() if seed is None else seed, **audit_kwargs)
+                     seed=self.next_seed() if seed is None else seed,
+                     **_with_session_executor(audit_kwargs))
 
     def assert_dp(self, mechanism: Callable[..., Any], data0: Any = _MISSING,
                   data1: Any = _MISSING, *,
@@ -295,16 +319,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--dp-samples", action="store", type=_samples_int, default=DEFAULT_SAMPLES,
                     metavar="N", help="samples per input of dp_auditor audits that do not set "
                     f"samples= (default {DEFAULT_SAMPLES})")
+    group.addoption("--dp-executor", action="store", default="local",
+                    choices=("local", "processes", "dask"),
+                    help="where assert_dp and dp_auditor audits run their test chunks: local "
+                    "(default), processes, or dask (a LocalCluster for the session, or "
+                    "--dp-scheduler / DASK_SCHEDULER_ADDRESS); results are identical")
+    group.addoption("--dp-scheduler", action="store", default=None, metavar="ADDRESS",
+                    help="address of a running Dask scheduler (implies --dp-executor dask)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "dp_slow: a slow differential-privacy audit (deselect with -m \"not dp_slow\")")
+    scheduler = config.getoption("dp_scheduler", None)
+    executor = config.getoption("dp_executor", "local") or "local"
+    if scheduler is not None and executor == "local":
+        executor = "dask"
+    if scheduler is not None and executor != "dask":
+        raise pytest.UsageError(f"--dp-scheduler needs --dp-executor dask, got {executor}")
+    _SESSION.update(executor=executor, scheduler=scheduler, open=None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    opened = _SESSION.get("open")
+    _SESSION.update(executor="local", scheduler=None, open=None)
+    if opened is not None:
+        opened.close()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     return (f"dpaudit: dp_auditor base seed {config.getoption('dp_seed')} (--dp-seed), "
-            f"default samples {config.getoption('dp_samples')} (--dp-samples)")
+            f"default samples {config.getoption('dp_samples')} (--dp-samples), executor "
+            f"{_SESSION['executor']} (--dp-executor)")
 
 
 @pytest.fixture

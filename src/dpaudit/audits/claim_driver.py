@@ -243,7 +243,8 @@ def _run_test(plan: PointPlan, ctx: AuditContext, claim_id: str, key: tuple[Any,
     seed = ctx.seed_for(claim_id, "empirical", *key)
     common = dict(epsilon=plan.claimed_epsilon, delta=plan.claimed_delta, samples=samples,
                   alpha=alpha, seed=seed, statistic=emp.statistic,
-                  train_fraction=emp.train_fraction)
+                  train_fraction=emp.train_fraction,
+                  executor=ctx.executor if ctx.executor is not None else "local")
     if emp.pairs is not None:
         return audit(emp.mechanism, pairs=list(emp.pairs), **common)
     return audit(emp.mechanism, emp.data0, emp.data1, **common)

@@ -70,6 +70,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from hypothesis.strategies import SearchStrategy
 
 from dpaudit._validation import (check_delta, check_epsilon, check_int, check_probability)
+from dpaudit.audits.execution import Executor, ExecutorName, open_executor
 from dpaudit.audits.confidence import (Bonferroni, ProportionBound, gdp_mu_lower_bound,
                                        log_ratio_lower_bound, proportion_bound)
 from dpaudit.audits.power import PowerStatement, power_statement
@@ -80,7 +81,8 @@ from dpaudit.audits.statistics import (HistogramAccumulator, LikelihoodRatioFitt
                                        outcome_keys, sweep_thresholds)
 
 __all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION",
-           "PILOT_FRACTION", "MIN_PILOT_SAMPLES", "check_memory_budget", "available_memory_bytes"]
+           "PILOT_FRACTION", "MIN_PILOT_SAMPLES", "MAX_TRAIN_SAMPLES", "check_memory_budget",
+           "available_memory_bytes"]
 
 #: Smallest accepted ``samples`` (per input): a fit, a selection and a test run on each input.
 MIN_SAMPLES = 10
@@ -88,6 +90,15 @@ MIN_SAMPLES = 10
 #: runs, raised to ``min(samples // 4, MIN_DEFAULT_TRAIN)`` for small audits.
 DEFAULT_TRAIN_FRACTION = 0.1
 MIN_DEFAULT_TRAIN = 5_000
+#: Default cap on the training runs per input (fit + selection, and the default pilot): the
+#: selection split's scores are held in memory to choose the event, so the cap bounds an audit's
+#: memory whatever ``samples`` is; runs above it only go to the test split, which is streamed
+#: into counters. 5 x 10^6 runs per input keep a scalar audit under 0.7 GB: measured peak RSS
+#: 614 MiB at both 10^8 and 10^9 runs per input (210 MiB at 10^7, where the cap does not bind;
+#: ``benchmarks/bench_scaleout.py memory``), and resolve events down to a probability of about
+#: 10^-5 on the selection split. Below ``samples = 5 x 10^7`` (default
+#: ``train_fraction``) it changes nothing.
+MAX_TRAIN_SAMPLES = 5_000_000
 #: Default total pilot budget (per input, summed over the candidate pairs) as a fraction of
 #: ``samples``.
 PILOT_FRACTION = 0.2
@@ -153,8 +164,9 @@ def check_memory_budget(samples: int, n_train: int, available: int | None = None
 
     The test split is streamed in chunks and costs no memory per run; the selection split's scores
     are held to choose the event, about :data:`BYTES_PER_TRAINING_RUN` bytes per run and input,
-    plus one chunk of outputs. This is the one place to relax when training is streamed too
-    (issue 12).
+    plus one chunk of outputs. With the default cap on the training split
+    (:data:`MAX_TRAIN_SAMPLES`) every ``samples`` passes; only an uncapped or explicitly huge
+    training split (``max_train_samples=None``, a huge ``pilot_samples``) can be refused.
     """
     if available is None:
         available = available_memory_bytes()
@@ -600,12 +612,15 @@ class _Trained:
     scorer_info: dict[str, Any] = field(default_factory=dict)
 
 
-def _split_sizes(samples: int, train_fraction: float | None) -> tuple[int, int]:
+def _split_sizes(samples: int, train_fraction: float | None,
+                 max_train: int | None = MAX_TRAIN_SAMPLES) -> tuple[int, int]:
     if train_fraction is None:
         n_train = max(int(round(DEFAULT_TRAIN_FRACTION * samples)),
                       min(samples // 4, MIN_DEFAULT_TRAIN))
     else:
         n_train = int(round(train_fraction * samples))
+    if max_train is not None:
+        n_train = min(n_train, max_train)
     n_train = min(max(2, n_train), samples - 1)
     return n_train, samples - n_train
 
@@ -700,6 +715,92 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
     return _Trained(scorer, kind, n_fit, n_select, chunk_rows, eps_sweep.best(cfg.test_events),
                     gdp_sweep.best(1), eps_sweep.n_candidates,
                     HistogramAccumulator.from_training(sc[0], sc[1]), streams, info)
+
+
+# ----------------------------------------------------------------------------------------------
+# The test split: blocks of chunks counted wherever the executor runs them
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _CountJob:
+    """What every test-split task needs, sent once per worker: the mechanism (by reference when it
+    is importable, by value through cloudpickle otherwise), both inputs, the seed sequence of each
+    input's stream, the output shape seen in training, the fitted scorer, the watched events and
+    the histogram's edges."""
+
+    mechanism: Callable[..., Any]
+    data: tuple[Any, Any]
+    seeds: tuple[np.random.SeedSequence, np.random.SeedSequence]
+    row_shape: tuple[tuple[int, ...] | None, tuple[int, ...] | None]
+    scorer: Callable[[np.ndarray], np.ndarray]
+    events: tuple[ThresholdEvent, ...]
+    edges: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Block:
+    """Consecutive test chunks of one input: chunk ``first_chunk`` (the index of its generator
+    among the stream's spawned children, in drawing order) onwards, ``n_runs`` runs in chunks of
+    ``chunk_rows``; ``first_run`` numbers the runs in error messages."""
+
+    label: int
+    first_chunk: int
+    first_run: int
+    n_runs: int
+    chunk_rows: int
+
+
+@dataclass(frozen=True)
+class _BlockCounts:
+    """What a task sends back: event counts, histogram counts, clipped scores, sampling time."""
+
+    counts: np.ndarray
+    histogram: np.ndarray
+    clipped: int
+    seconds: float
+
+
+def _count_block(job: _CountJob, block: _Block) -> _BlockCounts:
+    """Draw one block of test chunks and count: the same generators, chunk sizes and scores as a
+    sequential run, so the counts do not depend on where or in which order blocks run."""
+    ss = job.seeds[block.label]
+    seq = np.random.SeedSequence(ss.entropy, spawn_key=ss.spawn_key, pool_size=ss.pool_size,
+                                 n_children_spawned=block.first_chunk)
+    clock = [0.0]
+    stream = _Stream(job.mechanism, job.data[block.label], block.label, seq, clock,
+                     row_shape=job.row_shape[block.label], drawn=block.first_run)
+    hist = HistogramAccumulator(job.edges)
+    counts = np.zeros(len(job.events), dtype=np.int64)
+    for x in stream.chunks(block.n_runs, block.chunk_rows):
+        scores = job.scorer(x)
+        hist.update(scores, block.label)
+        for i, ev in enumerate(job.events):
+            counts[i] += int(np.count_nonzero(ev.indicator(scores)))
+    return _BlockCounts(counts, hist.counts[block.label].copy(), int(hist.clipped[block.label]),
+                        clock[0])
+
+
+#: Test-split tasks per worker and input (more, smaller tasks: a lost worker costs less and the
+#: load balances; fewer: less overhead per task).
+BLOCKS_PER_WORKER = 4
+
+
+def _test_blocks(streams: Sequence[_Stream], n_test: int, chunk_rows: int,
+                 workers: int) -> list[_Block]:
+    """Split each input's test runs into blocks of whole chunks (one block per input when local).
+
+    The chunk boundaries (and so each chunk's generator) are those of a sequential run whatever
+    the number of blocks.
+    """
+    n_chunks = -(-n_test // chunk_rows)
+    per_block = n_chunks if workers <= 1 else -(-n_chunks // (BLOCKS_PER_WORKER * workers))
+    blocks = []
+    for j, s in enumerate(streams):
+        first_chunk = s.seed_seq.n_children_spawned
+        for c in range(0, n_chunks, per_block):
+            runs = min(n_test, (c + per_block) * chunk_rows) - c * chunk_rows
+            blocks.append(_Block(j, first_chunk + c, s.drawn + c * chunk_rows, runs, chunk_rows))
+    return blocks
 
 
 def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.ndarray],
@@ -839,7 +940,9 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
           statistic: Callable[[np.ndarray], np.ndarray] | None = None,
           train_fraction: float | None = None, test_events: int = 1,
           output_kind: OutputKind = "auto", chunk_size: int | None = None,
-          statistics: Sequence[str] | None = None) -> AuditResult:
+          statistics: Sequence[str] | None = None,
+          max_train_samples: int | None = MAX_TRAIN_SAMPLES,
+          executor: ExecutorName | Executor = "local", scheduler: Any = None) -> AuditResult:
     """Empirical one-sided ``(1 - alpha)`` lower confidence bound on a mechanism's epsilon.
 
     Parameters
@@ -915,6 +1018,25 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         on the selection split is used; the test split is drawn afterwards and only the chosen
         statistic's events are counted on it (no extra Bonferroni factor). Discrete outputs always
         use the outcome likelihood ratio, a user ``statistic`` replaces the family.
+    max_train_samples : int >= 2 or None
+        Cap on the training runs per input (and on the default pilot per pair), default
+        :data:`MAX_TRAIN_SAMPLES` (5 x 10^6): above it, more ``samples`` only go to the test
+        split, which is streamed into counters, so memory stays bounded whatever ``samples`` is
+        (10^9 runs per input of a scalar mechanism: under 1 GB). ``None``: no cap (the audit is
+        refused when its training split cannot fit in memory). Part of what makes a result
+        reproducible when it binds.
+    executor : "local", "processes", "dask" or an open :class:`~dpaudit.audits.execution.Executor`
+        Where the test split's blocks of chunks run (:mod:`dpaudit.audits.execution`):
+        ``"local"`` (default) in this process, ``"processes"`` in a pool of processes on this
+        machine, ``"dask"`` on a Dask cluster. Training and event selection always run here.
+        Workers receive the mechanism (by reference when importable, else by cloudpickle), the
+        inputs and their chunks' seeds, and send back counts only. The result is bit-identical
+        for every executor and number of workers.
+    scheduler : str or distributed.Client, optional
+        The Dask scheduler: an address (``tcp://host:8786``) or a ``distributed.Client``; giving
+        one implies ``executor="dask"``. Default with ``executor="dask"``:
+        ``DASK_SCHEDULER_ADDRESS``, else a ``LocalCluster`` of one worker process per core,
+        started for this call (pass a Client or an open Executor to reuse one across audits).
 
     Returns
     -------
@@ -973,7 +1095,14 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         n_cand = len(candidates)
     if pilot_samples is not None:
         pilot_samples = check_int(pilot_samples, "pilot_samples", minimum=MIN_SAMPLES)
-    n_train, n_test = _split_sizes(samples, train_fraction)
+    if max_train_samples is not None:
+        max_train_samples = check_int(max_train_samples, "max_train_samples", minimum=2)
+    from dpaudit.audits.execution import check_executor
+
+    if executor == "local" and scheduler is not None:
+        executor = "dask"
+    check_executor(executor, scheduler)
+    n_train, n_test = _split_sizes(samples, train_fraction, max_train_samples)
     check_memory_budget(samples, max(n_train, pilot_samples or 0))
     cfg = _Config(epsilon, delta, alpha, test_events, output_kind, statistic, chunk_size,
                   check_statistics(statistics))
@@ -991,6 +1120,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
             # before any sampling.
             n_pilot = pilot_samples if pilot_samples is not None else max(
                 MIN_PILOT_SAMPLES, int(PILOT_FRACTION * samples) // n_cand)
+            if pilot_samples is None and max_train_samples is not None:
+                n_pilot = min(n_pilot, max(MIN_PILOT_SAMPLES, max_train_samples))
             projected: list[float] = []
 
             def pilot_audit(d0: Any, d1: Any) -> float:
@@ -1026,14 +1157,24 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     tr = _train(mechanism, data0, data1, main_seq, cfg, n_train, n_test, clock)
     eps_events = tr.eps_sweep_best
     gdp_events = tr.gdp_best
-    watched = [r.event for r in eps_events + gdp_events]
+    watched = tuple(r.event for r in eps_events + gdp_events)
     counts = np.zeros((len(watched), 2), dtype=np.int64)
-    for j, s in enumerate(tr.streams):
-        for x in s.chunks(n_test, tr.chunk_rows):
-            scores = tr.scorer(x)
-            tr.histogram.update(scores, j)
-            for i, ev in enumerate(watched):
-                counts[i, j] += int(np.count_nonzero(ev.indicator(scores)))
+    job = _CountJob(mechanism, (data0, data1), (tr.streams[0].seed_seq, tr.streams[1].seed_seq),
+                    (tr.streams[0].row_shape, tr.streams[1].row_shape), tr.scorer, watched,
+                    tr.histogram.edges)
+    ex = open_executor(executor, scheduler)
+    try:
+        blocks = _test_blocks(tr.streams, n_test, tr.chunk_rows, ex.workers)
+        # Exact integer sums: the totals do not depend on the order in which blocks finish.
+        for i, got in ex.map_unordered(_count_block, blocks, job):
+            j = blocks[i].label
+            counts[:, j] += got.counts
+            tr.histogram.counts[j] += got.histogram
+            tr.histogram.clipped[j] += got.clipped
+            clock[0] += got.seconds
+    finally:
+        if ex is not executor:
+            ex.close()
 
     bonf = Bonferroni(alpha, len(eps_events) or 1)
     evaluated = tuple(_evaluate(r, (int(counts[i, 0]), int(counts[i, 1])), n_test, bonf, delta)

@@ -60,7 +60,8 @@ BUDGETS: dict[str, Budget] = {
 
 @dataclass
 class AuditContext:
-    """What an audit function receives: budget, seed, confidence level, progress callback.
+    """What an audit function receives: budget, seed, confidence level, progress callback and
+    where the empirical tests run (``executor``).
 
     ``progress(done, total, label)`` may be called any number of times; ``rng(*key)`` returns an
     independent generator derived from the seed and a key, so that every grid point is reproducible
@@ -71,6 +72,10 @@ class AuditContext:
     seed: int = 0
     alpha: float = 0.05
     progress: Callable[[int, int, str], None] = field(default=lambda done, total, label: None)
+    #: Where the claim's empirical tests send their chunks of runs: None (this process), an
+    #: executor name or an open :class:`~dpaudit.audits.execution.Executor` (issue 12). It never
+    #: changes a result.
+    executor: Any = None
 
     def __post_init__(self) -> None:
         self.seed = check_int(self.seed, "seed", minimum=0)

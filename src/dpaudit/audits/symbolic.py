@@ -24,9 +24,11 @@ A lemma is stated as an :class:`SmtLemma`:
 * anything else (a timeout, ``unknown``, a proof obligation that is satisfiable without a
   reachable counterexample) is reported as ``unknown``: never as a pass.
 
-Each solver call is bounded (``timeout_s``, default :data:`DEFAULT_TIMEOUT_S`) and runs a
-portfolio of two z3 engines one after the other within that bound (:data:`SOLVER`: nlsat after
-splitting the piecewise cases, then the default SMT solver). Results name the
+Each solver call runs a portfolio of two z3 engines one after the other (:data:`SOLVER`: nlsat
+after splitting the piecewise cases, then the default SMT solver), each bounded by a
+deterministic amount of work (:data:`NLSAT_RLIMIT`, :data:`SMT_RLIMIT`), so an answer never
+depends on the machine's speed; ``timeout_s`` (default :data:`DEFAULT_TIMEOUT_S`) is a
+wall-clock safety net on top. Results name the
 solver and its version, the encoding and the time spent, and convert to the engine's
 :class:`~dpaudit.audits.claim_audit.LemmaCheck` with ``method`` ``"smt-proved"``,
 ``"smt-refuted"`` or ``"smt-unknown"``.
@@ -60,16 +62,21 @@ __all__ = ["DEFAULT_TIMEOUT_S", "SOLVER", "Obligation", "Replay", "SmtLemma", "S
            "QuadraticLoss", "quadratic_loss_1d", "model_values", "statement_base",
            "agreement_findings", "with_smt_evidence"]
 
-#: Default bound on each solver call, in seconds.
-DEFAULT_TIMEOUT_S = 60.0
+#: Wall-clock safety bound on each solver call, in seconds. Answers are decided by the work
+#: bounds below, not by the clock, so they do not depend on the machine's speed or load; only a
+#: machine far slower than any we measured reaches this bound (then the answer is ``unknown``).
+DEFAULT_TIMEOUT_S = 300.0
 #: The solver and its version, named in every result.
 SOLVER = (f"z3 {z3.get_version_string()} (nonlinear real arithmetic: nlsat after case splits, "
           f"then the default SMT solver)")
-#: Share of each call's time bound given to the nlsat engine first (at most NLSAT_CAP_S seconds);
-#: the default solver gets the rest. nlsat decides most encodings in well under a second, where
-#: the default solver needs 20-25 s (IGD's and GIGA's base steps); the default solver decides
-#: the bit-vector encodings and the symbolic-constant IGD steps nlsat does not.
-NLSAT_SHARE, NLSAT_CAP_S = 0.25, 10.0
+#: Deterministic work bounds (z3 resource units, ``rlimit``) of the two engines, tried in turn.
+#: nlsat decides most encodings within 2e6 units (well under a second) where the default solver
+#: needs 20-25 s (IGD's and GIGA's base steps); the default solver decides the bit-vector
+#: encodings and the symbolic-constant IGD steps (up to 6.2e7 units, ~40 s) that nlsat does not.
+#: Measured with ``benchmarks/smt_lemmas.py``; each bound is about 10x (nlsat) and 3x (default)
+#: the largest amount any bundled encoding needs. Work bounds make each answer, model and
+#: engine a function of the obligation alone, so reports reproduce byte for byte on any machine.
+NLSAT_RLIMIT, SMT_RLIMIT = 20_000_000, 200_000_000
 
 SmtStatus = Literal["smt-proved", "smt-refuted", "unknown"]
 
@@ -326,13 +333,14 @@ def _nlsat_solver(ctx: z3.Context) -> z3.Solver:
                    ctx=ctx).solver()
 
 
-def _run(make: Callable[[z3.Context], z3.Solver], ob: Obligation, timeout_s: float
+def _run(make: Callable[[z3.Context], z3.Solver], ob: Obligation, rlimit: int, timeout_s: float
          ) -> tuple[str, dict[str, float] | None, str]:
     """One engine on ``ob`` in a fresh z3 context (the obligation translated into it), so that
     the answer and the model depend on the obligation alone, not on what the process asked z3
     before (z3's search order follows its term ids): audits reproduce byte for byte."""
     ctx = z3.Context()
     solver = make(ctx)
+    solver.set("rlimit", rlimit)
     solver.set("timeout", max(1, int(round(timeout_s * 1000))))
     solver.add(*[c.translate(ctx) for c in ob.constraints])
     solver.add(ob.violation.translate(ctx))
@@ -350,20 +358,20 @@ def _run(make: Callable[[z3.Context], z3.Solver], ob: Obligation, timeout_s: flo
 
 def _solve(ob: Obligation, timeout_s: float
            ) -> tuple[str, dict[str, float] | None, float, str, str]:
-    """Decide one obligation within ``timeout_s`` seconds in total: a portfolio of two z3
-    engines run one after the other (:data:`SOLVER`). Returns (answer, the model's values of
-    ``ob.variables`` when sat, seconds, reason_unknown, engine that answered)."""
+    """Decide one obligation: a portfolio of two z3 engines run one after the other
+    (:data:`SOLVER`), each within its work bound (:data:`NLSAT_RLIMIT`, :data:`SMT_RLIMIT`), both
+    within ``timeout_s`` seconds of wall clock in total (a safety net). Returns (answer, the
+    model's values of ``ob.variables`` when sat, seconds, reason_unknown, engine that answered)."""
     t0 = time.perf_counter()
     why = ""
     if ob.nlsat_first:
-        first = min(NLSAT_SHARE * timeout_s, NLSAT_CAP_S)
-        answer, values, why = _run(_nlsat_solver, ob, first)
+        answer, values, why = _run(_nlsat_solver, ob, NLSAT_RLIMIT, timeout_s)
         if answer != "unknown":
             return answer, values, time.perf_counter() - t0, "", "nlsat"
     rest = timeout_s - (time.perf_counter() - t0)
     if rest <= 0.001:
         return "unknown", None, time.perf_counter() - t0, why, "nlsat"
-    answer, values, why2 = _run(lambda ctx: z3.Solver(ctx=ctx), ob, rest)
+    answer, values, why2 = _run(lambda ctx: z3.Solver(ctx=ctx), ob, SMT_RLIMIT, rest)
     return answer, values, time.perf_counter() - t0, why2, "smt"
 
 
