@@ -503,7 +503,9 @@ def _save(task: _Task, record: dict[str, Any] | None, trace: str | None) -> str 
     if record is not None:
         # Hashed here, in the process that writes the report (a Dask worker may not have the
         # claim's paper registered): the resume check compares it with the code of the rerun.
-        record["audit_code_sha256"] = _code_hash_or_none(task.claim_id)
+        code_hash = _code_hash_or_none(task.claim_id)
+        if code_hash is not None:
+            record["audit_code_sha256"] = code_hash
         write_claim_report(task.out, record)
         if log.exists():
             log.unlink()
