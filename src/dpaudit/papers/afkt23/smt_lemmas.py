@@ -17,7 +17,8 @@ Encoded (``d`` is the number of experts; losses in ``[0, 1]``; one round replace
   p_i(x)`` is a polynomial and "the query moves by more than k" is ``a^k phi(t*) phi'(t) >
   phi(t) phi'(t*)`` (or the same with the streams swapped). Claimed ``k = 1``: refuted on
   ``T = 4, d = 2`` (proved for ``T = 3``: violations need a few rounds; the counterexample's ``eta = -log a`` and losses ``log p / log a`` are
-  replayed through ``query_values``). Needed ``k = 2`` (what the accountant uses): proved for
+  replayed through ``query_values``; the counterexample query asks for a change above 5/4 at
+  ``eta = 4 log 2``, so the replayed excess is far from rounding). Needed ``k = 2`` (what the accountant uses): proved for
   *every* horizon ``T``, ``d = 2`` and ``d = 3``, on an over-approximation: with ``w_x =
   prod_{i<=t*} p_i(x) > 0``, ``r_x = prod_{t*<i<=t} p_i(x)`` in ``(0, 1]`` and ``m_x =
   p'_j(x)/p_j(x)`` in ``[a, 1/a]`` for the replaced round ``j``, either ``j <= t*`` (``w -> w m``)
@@ -148,6 +149,16 @@ def alg5_refutation_lemma(T: int = 4, d: int = 2, bound: float = 1.0) -> SmtLemm
     variables = {str(v): v for M in (P0, P1) for row in M for v in row}
     variables["a"] = a
     ob = Obligation(f"a query moves by more than {k}", cons, z3.Or(viol), variables)
+    # The counterexample query asks for a change of more than 5k/4 at eta = 4 log 2 (a = b^4,
+    # b = 1/2, so a^(5k/4) = b^(5k) is rational), so that a replayed counterexample is far from
+    # rounding (with a symbolic it takes ~20 s; fixed, ~0.05 s). If it has no model, the proof
+    # obligation (change > k, every eta) decides.
+    b = z3.RealVal(Fraction(1, 2))
+    big = []
+    for (s0, t0), (s1, t1) in zip(potential_ratio_models(P0), potential_ratio_models(P1)):
+        big += [b ** (5 * k) * s0 * t1 > t0 * s1, b ** (5 * k) * s1 * t0 > t1 * s0]
+    refutation = Obligation(f"a query moves by more than {5 * k}/4 (eta = 4 log 2)",
+                            cons + (a == b ** 4,), z3.Or(big), variables)
 
     def replay(m: dict[str, float]) -> Replay:
         eta = -math.log(m["a"])
@@ -161,7 +172,8 @@ def alg5_refutation_lemma(T: int = 4, d: int = 2, bound: float = 1.0) -> SmtLemm
     return SmtLemma(f"{_STATEMENTS['alg5-svt']} [T = {T}, d = {d}, every eta > 0]",
                     f"a = e^(-eta) in (0, 1) symbolic, p_i(x) = e^(-eta l_i(x)) in [a, 1] on a "
                     f"{T} x {d} stream and a neighbour differing in one round; query change > {k} "
-                    f"as a^{k} phi(t*) phi'(t) > phi(t) phi'(t*) (either order)", (ob,), ob, replay)
+                    f"as a^{k} phi(t*) phi'(t) > phi(t) phi'(t*) (either order); counterexample query: "
+                    f"change > {5 * k}/4 at eta = 4 log 2", (ob,), refutation, replay)
 
 
 ALG5_NEEDED = ("Algorithm 5's sparse-vector queries (1/eta)(log phi(t*) - log phi(t)) are "

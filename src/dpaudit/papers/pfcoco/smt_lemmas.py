@@ -15,7 +15,8 @@ Encoded:
   the ball of radius ``R = D/2`` and ``||g - mu' c|| + mu' R <= L`` (its exact Lipschitz constant
   on the ball). The gradient at x is ``h + mu' x`` with ``h = g - mu' c``, so the encoding's free
   reals are ``h, mu'`` of both losses and the common point ``x``. Printed bound ``L + mu D``
-  (refuted at ``L = R = 1, mu = 0.1``, d = 1: the gap reaches ``2L - mu D``); needed bound
+  (refuted at ``L = R = 1, mu = 0.1``, d = 1, by a pair at the class's worst gap ``2L - mu D``,
+  which the refutation query asks for whenever it exceeds the bound); needed bound
   ``2L - mu D`` proved in d = 1 at those constants and with *symbolic* ``L, mu, R`` (every
   class); the l2 norm is encoded as its square (no square roots);
 * the window node count of Lemmas 1 and 3 ("while leaf i is protected, at most ceil(log2 W) + 1
@@ -112,8 +113,13 @@ def sensitivity_lemmas(L: float = 1.0, mu: float = 0.1, R: float = 1.0, d: int =
                                (2 * L - mu * D, NEEDED_STATEMENT, "2L - mu D")):
         ob = Obligation(f"two class members' gradients differ by more than {label}", cons,
                         gap2 > _val(bound) ** 2, v)
+        refutation = ob
+        if 2 * L - mu * D > bound:  # the bound fails: ask for the class's worst gap 2L - mu D
+            Lq, mq, Rq = Fraction(L), Fraction(mu), Fraction(R)  # exact, not the rounded float
+            refutation = Obligation("two class members' gradients differ by 2L - mu D", cons,
+                                    gap2 >= z3.RealVal(2 * Lq - 2 * mq * Rq) ** 2, v)
         out.append(SmtLemma(f"{stmt} [d = {d}, L = {L:g}, mu = {mu:g}, D = {D:g}]", enc, (ob,),
-                            ob, _gap_replay(d, L, mu, R, bound), dimension=d))
+                            refutation, _gap_replay(d, L, mu, R, bound), dimension=d))
     return out
 
 
