@@ -171,3 +171,11 @@ def test_afkt23_verdicts() -> None:
     assert check_lemma(af.alg5_refutation_lemma(T=3)).status == "smt-proved"
     assert check_lemma(af.alg5_bound_lemma(2)).status == "smt-proved"   # needed: 2, every T
     assert check_lemma(af.alg5_bound_lemma(2, bound=1)).status == "unknown"  # never a pass
+
+
+@pytest.mark.slow
+def test_alg5_bound_three_experts_never_passes_unproved() -> None:
+    """The thorough-budget encoding (3 experts): proved, or unknown within the work bound (it
+    was unknown with the pinned z3, ~50 s); never refuted, since 2-sensitivity holds."""
+    r = check_lemma(af.alg5_bound_lemma(3))
+    assert r.status in ("smt-proved", "unknown"), r.reason

@@ -46,7 +46,8 @@ from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtL
 from dpaudit.papers.afkt23.lemmas import _STATEMENTS, query_values
 
 __all__ = ["linear_query_models", "potential_ratio_models", "linear_query_lemma",
-           "alg5_refutation_lemma", "alg5_bound_lemma", "lemmas_for_kinds", "smt_lemma_checks",
+           "alg5_refutation_lemma", "alg5_bound_lemma", "all_lemmas", "lemmas_for_kinds",
+           "smt_lemma_checks",
            "smt_evidence"]
 
 
@@ -208,6 +209,11 @@ def alg5_bound_lemma(d: int = 2, bound: int = 2) -> SmtLemma:
                     f"(decay from t* to t), m_x in [a, 1/a] (the replaced round's factor), a = "
                     f"e^(-eta) in (0, 1); the replaced round before/at t* or in (t*, t]",
                     (before, inside), dimension=d)
+
+
+def all_lemmas() -> list[SmtLemma]:
+    """Every AFKT23 encoding, the thorough ones included (benchmarks, ``make smt``)."""
+    return lemmas_for_kinds(("alg1-svt", "alg1-em", "alg2-count", "alg5-svt"), thorough=True)
 
 
 def lemmas_for_kinds(kinds: Sequence[str], *, thorough: bool = False) -> list[SmtLemma]:

@@ -51,7 +51,8 @@ from dpaudit.papers.pfcoco.claims import (NODE_COUNT_LEMMA, SENSITIVITY_LEMMA,
 from dpaudit.papers.pfcoco.lemmas import class_member_gap
 
 __all__ = ["gradient_gap_model", "sensitivity_lemmas", "window_count_bv", "window_count_lemma",
-           "standard_tree_count_lemma", "lemmas_for_claim", "smt_lemma_checks", "smt_evidence"]
+           "standard_tree_count_lemma", "all_lemmas", "lemmas_for_claim", "smt_lemma_checks",
+           "smt_evidence"]
 
 NEEDED_STATEMENT = ("surrogate gradient bound, needed value: replacing one L-Lipschitz, "
                     "mu-strongly convex loss moves grad f_t(x~_t) by at most 2L - mu D in l2")
@@ -233,6 +234,12 @@ def standard_tree_count_lemma() -> SmtLemma:
     return SmtLemma(f"{STANDARD_TREE_COUNT_LEMMA.statement} [T <= 2^{_MAX_LOG2_T}]",
                     f"nodes_containing over {_BITS}-bit vectors, 2 <= T <= 2^{_MAX_LOG2_T}, "
                     "count > log2 T as 2^count > T", (ob,), ob, replay)
+
+
+def all_lemmas() -> list[SmtLemma]:
+    """Every pfcoco encoding the audits use (benchmarks, ``make smt``)."""
+    return ([window_count_lemma("exact"), window_count_lemma("power_of_two")]
+            + sensitivity_lemmas() + [symbolic_needed_lemma(), standard_tree_count_lemma()])
 
 
 def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]:
