@@ -10,7 +10,9 @@ Encoded (``d`` is the number of experts; losses in ``[0, 1]``; one round replace
 * ``alg1-svt``, ``alg2-count``, ``alg1-em`` (Algorithm 1's queries ``sum_{i=a}^{j-1} l_i(x)``,
   Algorithm 2's counts, Algorithm 1's scores ``max(C, L*)``): every query of a stream of
   ``T = 4`` rounds, ``d = 2``, the losses and the replacement symbolic (linear real arithmetic,
-  ``L*`` symbolic), with the replaced round any of the four; claimed sensitivity 1 proved.
+  ``L*`` symbolic), with the replaced round any of the four; claimed sensitivity 1 proved; and
+  for every horizon and number of experts on the query's form ``S + l`` (one expert's losses
+  summed over a range containing the replaced round; tied to the code by a differential test).
 * ``alg5-svt`` (Algorithm 5's ``(1/eta)(log phi(t*) - log phi(t))``): exponentials are not
   polynomial, so the encoding works with ``a = e^{-eta}`` (every ``eta > 0``: ``0 < a < 1``
   symbolic) and ``p_i(x) = e^{-eta l_i(x)}`` in ``[a, 1]``. Then ``phi(t) = (1/d) sum_x prod_{i<=t}
@@ -46,6 +48,7 @@ from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtL
 from dpaudit.papers.afkt23.lemmas import _STATEMENTS, query_values
 
 __all__ = ["linear_query_models", "potential_ratio_models", "linear_query_lemma",
+           "linear_query_any_T_lemma",
            "alg5_refutation_lemma", "alg5_bound_lemma", "all_lemmas", "lemmas_for_kinds",
            "smt_lemma_checks",
            "smt_evidence"]
@@ -76,6 +79,30 @@ def linear_query_models(kind: str, L, L_star=None) -> list[z3.ArithRef]:
     if kind == "alg1-em":
         return [z3.If(c >= L_star, c, L_star) for row in C[:-1] for c in row]
     raise ValueError(f"kind must be alg1-svt, alg2-count or alg1-em, got {kind!r}")
+
+
+def linear_query_any_T_lemma(kind: str, bound: float = 1.0) -> SmtLemma:
+    """``kind``'s queries move by at most ``bound``, every horizon and number of experts.
+
+    Each such query is a sum of one expert's losses over a range of rounds (for ``alg1-em``
+    passed through ``max(., L*)``): a replaced round outside the range changes nothing; inside,
+    the query is ``S + l`` on one stream and ``S + l'`` on the other, with ``S`` (the range's
+    other rounds) common and ``l, l'`` in ``[0, 1]``. ``S >= 0`` and ``L*`` are free."""
+    S, l0, l1, L_star = real("S"), real("l"), real("l'"), real("L*")
+    cons = (S >= 0, l0 >= 0, l0 <= 1, l1 >= 0, l1 <= 1)
+    if kind == "alg1-em":
+        q0, q1 = (z3.If(S + v >= L_star, S + v, L_star) for v in (l0, l1))
+    elif kind in ("alg1-svt", "alg2-count"):
+        q0, q1 = S + l0, S + l1
+    else:
+        raise ValueError(f"kind must be alg1-svt, alg2-count or alg1-em, got {kind!r}")
+    ob = Obligation(f"a query moves by more than {bound:g}", cons,
+                    absolute(q0 - q1) > z3.RealVal(Fraction(bound)),
+                    {"S": S, "l": l0, "l'": l1, "L*": L_star})
+    return SmtLemma(f"{_STATEMENTS[kind]} [every T, every d]",
+                    "a query containing the replaced round: S + l vs S + l' (S >= 0 common, l, l' "
+                    f"in [0, 1]){'; through max(., L*), L* free' if kind == 'alg1-em' else ''}; "
+                    "a query not containing it is unchanged", (ob,))
 
 
 def potential_ratio_models(P) -> list[tuple[z3.ArithRef, z3.ArithRef]]:
@@ -225,7 +252,7 @@ def lemmas_for_kinds(kinds: Sequence[str], *, thorough: bool = False) -> list[Sm
             if thorough:
                 out.append(alg5_bound_lemma(3))
         else:
-            out.append(linear_query_lemma(kind))
+            out += [linear_query_lemma(kind), linear_query_any_T_lemma(kind)]
     return out
 
 
