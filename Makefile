@@ -47,7 +47,7 @@ campaign: $(STAMP)
 ## bounded by a fixed amount of work; about 100 s on one core). `python benchmarks/smt_lemmas.py`
 ## prints the verdict table next to the sampled checks.
 smt: $(STAMP)
-	$(BIN)/python -m pytest -n $(JOBS) -q -m slow tests/test_smt_lemmas.py
+	$(BIN)/python -m pytest -n $(JOBS) -q -m slow tests/test_smt_lemmas.py tests/test_smt_lemmas_pfcoco_afkt23.py
 
 ## Speed and tightness of the audit engine, then scale-out (peak memory per audit process, Dask
 ## LocalCluster vs in-process, learner throughput vs raw noise), measured in one run.

@@ -20,7 +20,9 @@ import time
 from pathlib import Path
 
 from dpaudit.audits.symbolic import DEFAULT_TIMEOUT_S, SOLVER, check_lemma, statement_base
+from dpaudit.papers.afkt23 import smt_lemmas as afkt
 from dpaudit.papers.jkt12 import smt_lemmas as jkt
+from dpaudit.papers.pfcoco import smt_lemmas as pfcoco
 from dpaudit.papers.st13 import smt_lemmas as st
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +78,7 @@ def main() -> None:
     rows, records = [], []
     t0 = time.perf_counter()
     results = []
-    for paper, mod in (("JKT12", jkt), ("ST13", st)):
+    for paper, mod in (("JKT12", jkt), ("ST13", st), ("pfcoco", pfcoco), ("AFKT23", afkt)):
         for lem in mod.all_lemmas():
             r = check_lemma(lem, args.timeout)
             results.append((paper, lem, r))

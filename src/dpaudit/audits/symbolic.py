@@ -65,7 +65,7 @@ __all__ = ["DEFAULT_TIMEOUT_S", "SOLVER", "Obligation", "Replay", "SmtLemma", "S
 #: Wall-clock safety bound on each solver call, in seconds. Answers are decided by the work
 #: bounds below, not by the clock, so they do not depend on the machine's speed or load; only a
 #: machine far slower than any we measured reaches this bound (then the answer is ``unknown``).
-DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_TIMEOUT_S = 60.0
 #: The solver and its version, named in every result.
 SOLVER = (f"z3 {z3.get_version_string()} (nonlinear real arithmetic: nlsat after case splits, "
           f"then the default SMT solver)")

@@ -52,6 +52,7 @@ from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg2_account
                                          dp_ftrl_accountant, law_arrays, law_conformance_pvalue,
                                          max_selections, MIN_MASS)
 from dpaudit.papers.afkt23.lemmas import check_query_sensitivity
+from dpaudit.papers.afkt23.smt_lemmas import smt_evidence
 from dpaudit.papers.afkt23.lower_bound import lower_bound_alarm, theorem5_rounds
 from dpaudit.papers.afkt23.pairs import threshold_pairs
 from dpaudit.papers.afkt23.statistics import first_switch_round
@@ -156,7 +157,8 @@ class Declaration:
                     f"{ce['claimed_sensitivity']:g}; worst ratio seen {c.worst_ratio:.4g}. The "
                     "sparse vector, calibrated for 1-sensitive queries, is then only "
                     "(eps_0 * sensitivity)-DP; the accountant uses the bound 2.")
-        return LemmaOutcome(tuple(checks), None, tuple(findings))
+        return smt_evidence(self.lemma_kinds, ctx, LemmaOutcome(tuple(checks), None,
+                                                                tuple(findings)))
 
     def findings(self, run: ClaimRun) -> list[str]:
         return [] if self.findings_fn is None else self.findings_fn(run)

@@ -56,6 +56,7 @@ from dpaudit.mechanisms.window_tree import (
 )
 from dpaudit.papers.pfcoco import exact as ex
 from dpaudit.papers.pfcoco import lemmas as lem
+from dpaudit.papers.pfcoco.smt_lemmas import smt_evidence
 from dpaudit.papers.pfcoco.claims import PFCOCO_CLAIMS
 from dpaudit.papers.pfcoco.pairs import centre_radius, learner_pair, tree_pair
 
@@ -804,7 +805,7 @@ class PfcocoDeclaration:
 
         seed = ctx.seed_for(self.claim_id, "lemmas") % (2 ** 32)
         checks = lemmas(self.claim_id, ctx.budget.sensitivity_examples, seed)
-        return LemmaOutcome(tuple(checks))
+        return smt_evidence(self.claim_id, ctx, LemmaOutcome(tuple(checks)))
 
     def findings(self, run: Any) -> list[str]:
         return findings(self.claim_id, run)

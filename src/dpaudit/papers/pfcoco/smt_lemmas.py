@@ -1,0 +1,267 @@
+"""SMT encodings of the pfcoco (window-DP COCO) lemmas (issue 13).
+
+Projection-free window-DP COCO (Web Intelligence 2020, ``pfcoco-window-tree.txt``), Sec. III.
+Counterexamples replay through the code the sampled checks of :mod:`dpaudit.papers.pfcoco.lemmas`
+check: :func:`~dpaudit.papers.pfcoco.lemmas.class_member_gap` (the gradient gap of two members
+of the loss class), :func:`~dpaudit.mechanisms.window_tree.window_nodes_containing` and
+:func:`~dpaudit.mechanisms.tree_aggregation.nodes_containing`. :func:`smt_evidence` appends the
+records to a claim audit's lemma outcome.
+
+Encoded:
+
+* the surrogate gradient bound of Theorems 1, 2, 5 ("replacing one L-Lipschitz, mu-strongly
+  convex loss moves the window tree's input grad f_t(x~_t) by at most L + mu D"), over the class
+  the sampled check draws from, ``f(x) = <g, x> + mu'/2 ||x - c||^2``, ``mu' >= mu``, ``c`` in
+  the ball of radius ``R = D/2`` and ``||g - mu' c|| + mu' R <= L`` (its exact Lipschitz constant
+  on the ball). The gradient at x is ``h + mu' x`` with ``h = g - mu' c``, so the encoding's free
+  reals are ``h, mu'`` of both losses and the common point ``x``. Printed bound ``L + mu D``
+  (refuted at ``L = R = 1, mu = 0.1``, d = 1, by a pair at the class's worst gap ``2L - mu D``,
+  which the refutation query asks for whenever it exceeds the bound); needed bound
+  ``2L - mu D`` proved in d = 1 at those constants and with *symbolic* ``L, mu, R`` (every
+  class); the l2 norm is encoded as its square (no square roots);
+* the window node count of Lemmas 1 and 3 ("while leaf i is protected, at most ceil(log2 W) + 1
+  noisy nodes contain it") over 32-bit vectors for ``1 <= W, T <= 2^12`` and both layouts of
+  :mod:`dpaudit.mechanisms.window_tree` (node use intervals as in ``node_use_interval``);
+* the mini-example's standard-tree count ("any instance change affects at most log2 T nodes"),
+  over bit-vectors for ``2 <= T <= 2^20``: refuted (leaf 1 lies in ``floor(log2 T) + 1`` nodes),
+  "count > log2 T" encoded exactly as ``2^count > T``.
+
+Not encoded, with the reason: the post-processing statement (the learners touch each loss only
+through one gradient at the released point) is about information flow, not arithmetic; it stays
+a recorded-access check. The gradient bound in d = 2 (:func:`sensitivity_lemmas` with ``d=2``
+builds it) is not part of the audits: neither z3 engine decided either obligation within 120 s
+(measured), so d >= 2 stays with the sampled search (which draws d = 1..4).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import z3
+
+from dpaudit.audits.claim_audit import LemmaCheck
+from dpaudit.audits.claim_driver import LemmaOutcome
+from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtLemma, absolute,
+                                     check_lemma, real, with_smt_evidence)
+from dpaudit.mechanisms.tree_aggregation import nodes_containing
+from dpaudit.mechanisms.window_tree import window_nodes_containing
+from dpaudit.papers.pfcoco.claims import (NODE_COUNT_LEMMA, SENSITIVITY_LEMMA,
+                                          STANDARD_TREE_COUNT_LEMMA)
+from dpaudit.papers.pfcoco.lemmas import class_member_gap
+
+__all__ = ["gradient_gap_model", "sensitivity_lemmas", "window_count_bv", "window_count_lemma",
+           "standard_tree_count_lemma", "all_lemmas", "lemmas_for_claim", "smt_lemma_checks",
+           "smt_evidence"]
+
+NEEDED_STATEMENT = ("surrogate gradient bound, needed value: replacing one L-Lipschitz, "
+                    "mu-strongly convex loss moves grad f_t(x~_t) by at most 2L - mu D in l2")
+
+
+def _val(x: float | z3.ArithRef) -> z3.ArithRef:
+    return x if isinstance(x, z3.ExprRef) else z3.RealVal(Fraction(x))
+
+
+def gradient_gap_model(d: int, L, mu, R) -> tuple[dict[str, z3.ArithRef], tuple, z3.ArithRef]:
+    """The symbolic class of :func:`~dpaudit.papers.pfcoco.lemmas.class_member_gap` in dimension
+    ``d``: (variables, class constraints, squared l2 gradient gap at the common point x).
+
+    Losses ``k = 0, 1``: curvature ``mu_k`` with ``mu <= mu_k``, ``mu_k R <= L``; linear part
+    ``h_k`` with ``||h_k||^2 <= (L - mu_k R)^2``; point ``||x||^2 <= R^2``. Gradient ``h_k + mu_k
+    x`` (the centre c cancels: ``g + mu_k (x - c) = h + mu_k x``).
+    """
+    L, mu, R = _val(L), _val(mu), _val(R)
+    v: dict[str, z3.ArithRef] = {}
+    cons = []
+    x = [real(f"x{i}") for i in range(d)]
+    cons.append(sum(xi * xi for xi in x) <= R * R)
+    grads = []
+    for k in (0, 1):
+        mk = real(f"mu{k}")
+        h = [real(f"h{k}_{i}") for i in range(d)]
+        cons += [mk >= mu, mk * R <= L, sum(hi * hi for hi in h) <= (L - mk * R) ** 2]
+        v[f"mu{k}"] = mk
+        v.update({f"h{k}_{i}": hi for i, hi in enumerate(h)})
+        grads.append([hi + mk * xi for hi, xi in zip(h, x)])
+    v.update({f"x{i}": xi for i, xi in enumerate(x)})
+    gap2 = sum((a - b) ** 2 for a, b in zip(*grads))
+    return v, tuple(cons), gap2
+
+
+def _gap_replay(d: int, L: float, mu: float, R: float, claimed: float):
+    def replay(m: dict[str, float]) -> Replay:
+        h = [np.array([m[f"h{k}_{i}"] for i in range(d)]) for k in (0, 1)]
+        extra = [m[f"mu{k}"] / mu - 1.0 for k in (0, 1)]
+        x = np.array([m[f"x{i}"] for i in range(d)])
+        z = np.zeros(d)
+        ex = class_member_gap(R, L, mu, d, h[0], h[1], extra[0], extra[1], z, z, x)
+        return Replay(ex["observed"], claimed, {"pair": ex, "code": "pfcoco.lemmas."
+                                                "class_member_gap"})
+    return replay
+
+
+def sensitivity_lemmas(L: float = 1.0, mu: float = 0.1, R: float = 1.0, d: int = 1
+                       ) -> list[SmtLemma]:
+    """The surrogate gradient bound at fixed constants: printed ``L + mu D`` and needed
+    ``2L - mu D`` (D = 2R), each with a refutation query replayed through the code."""
+    D = 2 * R
+    v, cons, gap2 = gradient_gap_model(d, L, mu, R)
+    enc = (f"pfcoco class f(x) = <g, x> + mu'/2 ||x - c||^2, mu' >= mu, ||g - mu' c|| + mu' R "
+           f"<= L, x and c in the ball of radius R; gradient gap squared (no roots), d = {d}; "
+           f"L = {L:g}, mu = {mu:g}, R = {R:g} (D = {D:g})")
+    out = []
+    for bound, stmt, label in ((L + mu * D, SENSITIVITY_LEMMA.statement, "L + mu D"),
+                               (2 * L - mu * D, NEEDED_STATEMENT, "2L - mu D")):
+        ob = Obligation(f"two class members' gradients differ by more than {label}", cons,
+                        gap2 > _val(bound) ** 2, v)
+        refutation = ob
+        if 2 * L - mu * D > bound:  # the bound fails: ask for the class's worst gap 2L - mu D
+            Lq, mq, Rq = Fraction(L), Fraction(mu), Fraction(R)  # exact, not the rounded float
+            refutation = Obligation("two class members' gradients differ by 2L - mu D", cons,
+                                    gap2 >= z3.RealVal(2 * Lq - 2 * mq * Rq) ** 2, v)
+        out.append(SmtLemma(f"{stmt} [d = {d}, L = {L:g}, mu = {mu:g}, D = {D:g}]", enc, (ob,),
+                            refutation, _gap_replay(d, L, mu, R, bound), dimension=d))
+    return out
+
+
+def symbolic_needed_lemma() -> SmtLemma:
+    """``2L - mu D`` for every ``L, mu, R > 0`` with ``mu R <= L`` (d = 1; symbolic constants)."""
+    L, mu, R = real("L"), real("mu"), real("R")
+    v, cons, gap2 = gradient_gap_model(1, L, mu, R)
+    cons = cons + (L > 0, mu > 0, R > 0, mu * R <= L)
+    ob = Obligation("two class members' gradients differ by more than 2L - mu D", cons,
+                    gap2 > (2 * L - 2 * mu * R) ** 2, {**v, "L": L, "mu": mu, "R": R})
+    return SmtLemma(f"{NEEDED_STATEMENT} [d = 1, every L, mu, D]",
+                    "pfcoco class as in sensitivity_lemmas, d = 1, L, mu, R symbolic (> 0, "
+                    "mu R <= L)", (ob,))
+
+
+# ------------------------------------------------------------------------------------------
+# Node counts over bit-vectors
+# ------------------------------------------------------------------------------------------
+
+_BITS = 32
+_MAX_LOG2_W = 12
+_MAX_LOG2_T = 20
+
+
+def _bv(x: int) -> z3.BitVecRef:
+    return z3.BitVecVal(x, _BITS)
+
+
+def _bit_length(x: z3.BitVecRef, max_bits: int) -> z3.BitVecRef:
+    """``x.bit_length()`` for ``0 <= x < 2^max_bits``."""
+    out = _bv(0)
+    for h in range(max_bits):
+        out = out + z3.If(z3.UGE(x, _bv(1 << h)), _bv(1), _bv(0))
+    return out
+
+
+def _umin(a, b):
+    return z3.If(z3.ULE(a, b), a, b)
+
+
+def window_count_bv(leaf, W, T, layout: str = "exact") -> z3.BitVecRef:
+    """``len(window_nodes_containing(leaf, W, T, layout))`` over bit-vectors (no overflow for
+    ``W, T <= 2^12``): level ``j`` (``2^j <= w``) has node index ``m = ((leaf - 1) >> j) + 1``,
+    leaves ``lo = (m - 1) 2^j + 1 .. hi = m 2^j``; a left child (m odd) is used for t in
+    ``[hi, min(lo + w - 1, hi + 2^j - 1, T)]``, a right child for ``[max(hi, lo - 2^j + w),
+    min(lo + w - 1, T)]``; it counts if that meets ``[leaf, min(leaf + W - 1, T)]``."""
+    one = _bv(1)
+    w = W if layout == "exact" else one << _bit_length(W - one, _MAX_LOG2_W + 1)
+    protected_last = _umin(leaf + W - one, T)
+    total = _bv(0)
+    for j in range(_MAX_LOG2_W + 1):
+        jj, size = _bv(j), _bv(1 << j)
+        m = z3.LShR(leaf - one, jj) + one
+        lo, hi = ((m - one) << jj) + one, m << jj
+        odd = (m & one) == one
+        # right child: max(hi, lo - size + w), computed without unsigned underflow
+        start = z3.If(odd, hi, z3.If(z3.UGT(lo + w, hi + size), lo + w - size, hi))
+        stop = _umin(z3.If(odd, _umin(lo + w - one, hi + size - one), lo + w - one), T)
+        used = z3.And(z3.ULE(size, w), z3.ULE(start, stop), z3.ULE(start, protected_last),
+                      z3.UGE(stop, leaf))
+        total = total + z3.If(used, one, _bv(0))
+    return total
+
+
+def window_count_lemma(layout: str = "exact") -> SmtLemma:
+    """Lemmas 1/3's node count, ``1 <= W <= 2^12``, ``1 <= leaf <= T <= 2^12``."""
+    leaf, W, T = (z3.BitVec(n, _BITS) for n in ("leaf", "W", "T"))
+    one = _bv(1)
+    bound = _bit_length(W - one, _MAX_LOG2_W + 1) + one  # ceil(log2 W) + 1
+    rng = (z3.ULE(one, W), z3.ULE(W, _bv(1 << _MAX_LOG2_W)), z3.ULE(one, T),
+           z3.ULE(T, _bv(1 << _MAX_LOG2_W)), z3.ULE(one, leaf), z3.ULE(leaf, T))
+    ob = Obligation("a protected leaf lies in more than ceil(log2 W) + 1 noisy nodes", rng,
+                    z3.UGT(window_count_bv(leaf, W, T, layout), bound),
+                    {"leaf": leaf, "W": W, "T": T}, nlsat_first=False)
+
+    def replay(m: dict[str, float]) -> Replay:
+        lf, W_, T_ = int(m["leaf"]), int(m["W"]), int(m["T"])
+        return Replay(float(len(window_nodes_containing(lf, W_, T_, layout))),
+                      float((W_ - 1).bit_length() + 1), {"leaf": lf, "W": W_, "T": T_,
+                                                         "layout": layout})
+
+    return SmtLemma(f"{NODE_COUNT_LEMMA.statement} [layout = {layout}, W, T <= 2^{_MAX_LOG2_W}]",
+                    f"window_nodes_containing over {_BITS}-bit vectors (levels 0.."
+                    f"{_MAX_LOG2_W}), layout {layout!r}, 1 <= W <= 2^{_MAX_LOG2_W}, 1 <= leaf "
+                    f"<= T <= 2^{_MAX_LOG2_W}", (ob,), ob, replay)
+
+
+def standard_tree_count_bv(leaf, T) -> z3.BitVecRef:
+    """``len(nodes_containing(leaf, T))`` over bit-vectors, levels 0..20."""
+    one, total = _bv(1), _bv(0)
+    for j in range(_MAX_LOG2_T + 1):
+        jj = _bv(j)
+        m = z3.LShR(leaf - one, jj) + one
+        total = total + z3.If(z3.And((m & one) == one, z3.ULE(m << jj, T)), one, _bv(0))
+    return total
+
+
+def standard_tree_count_lemma() -> SmtLemma:
+    """The mini-example's "at most log2 T nodes": ``2^count > T`` iff ``count > log2 T``."""
+    leaf, T = z3.BitVec("leaf", _BITS), z3.BitVec("T", _BITS)
+    rng = (z3.ULE(2, T), z3.ULE(T, _bv(1 << _MAX_LOG2_T)), z3.ULE(1, leaf), z3.ULE(leaf, T))
+    ob = Obligation("an instance lies in more than log2 T nodes", rng,
+                    z3.UGT(_bv(1) << standard_tree_count_bv(leaf, T), T),
+                    {"leaf": leaf, "T": T}, nlsat_first=False)
+
+    def replay(m: dict[str, float]) -> Replay:
+        lf, T_ = int(m["leaf"]), int(m["T"])
+        return Replay(float(len(nodes_containing(lf, T_))), float(np.log2(T_)),
+                      {"leaf": lf, "T": T_})
+
+    return SmtLemma(f"{STANDARD_TREE_COUNT_LEMMA.statement} [T <= 2^{_MAX_LOG2_T}]",
+                    f"nodes_containing over {_BITS}-bit vectors, 2 <= T <= 2^{_MAX_LOG2_T}, "
+                    "count > log2 T as 2^count > T", (ob,), ob, replay)
+
+
+def all_lemmas() -> list[SmtLemma]:
+    """Every pfcoco encoding the audits use (benchmarks, ``make smt``)."""
+    return ([window_count_lemma("exact"), window_count_lemma("power_of_two")]
+            + sensitivity_lemmas() + [symbolic_needed_lemma(), standard_tree_count_lemma()])
+
+
+def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]:
+    """The encodings that concern one pfcoco claim."""
+    out: list[SmtLemma] = []
+    if claim_id.startswith("pfcoco/window-tree") or claim_id.startswith("pfcoco/wdp-"):
+        out += [window_count_lemma("exact"), window_count_lemma("power_of_two")]
+    if claim_id.startswith("pfcoco/wdp-"):
+        out += sensitivity_lemmas() + [symbolic_needed_lemma()]
+    if claim_id == "pfcoco/standard-tree":
+        out.append(standard_tree_count_lemma())
+    return out
+
+
+def smt_lemma_checks(claim_id: str, timeout_s: float = DEFAULT_TIMEOUT_S, *,
+                     thorough: bool = False) -> list[LemmaCheck]:
+    return [check_lemma(lem, timeout_s).to_lemma_check()
+            for lem in lemmas_for_claim(claim_id, thorough=thorough)]
+
+
+def smt_evidence(claim_id: str, ctx, outcome: LemmaOutcome) -> LemmaOutcome:
+    """``outcome`` (the sampled checks of a pfcoco claim) with the claim's SMT records appended
+    and compared (:func:`~dpaudit.audits.symbolic.with_smt_evidence`)."""
+    thorough = ctx.budget.name == "thorough"
+    return with_smt_evidence(outcome, smt_lemma_checks(claim_id, thorough=thorough))
