@@ -21,6 +21,10 @@ __all__ = ["PAPER", "VERSION", "SVT_QUERY_LEMMA_ALG1", "LAPLACE_COUNT_LEMMA_ALG2
 
 PAPER = "afkt23.txt"
 VERSION = "ICML 2023 (PMLR 202), with appendices A-D"
+#: The paper as reviewers cite it (reports' paper column).
+CITATION = (
+    "Asi, Feldman, Koren, Talwar: Near-Optimal Algorithms for Private Online Optimization in "
+    "the Realizable Regime, ICML 2023 (PMLR 202), with appendices A-D")
 
 _LOGS = ("log bases are never stated: ceil(log d) read as ceil(log2 d) (the proof halves the "
          "potential ceil(log d) times), log(1/beta), B, log(1/delta) natural; each is a parameter")
@@ -57,6 +61,7 @@ _ALG1_RANGE = {"epsilon": "(0, inf)", "d": ">= 2 experts", "T": ">= 1",
 
 ALG1_PURE = PrivacyClaim(
     id="afkt23/alg1-pure", epsilon=1.0, delta=0.0,
+    formula="(eps, 0)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Theorem 1 (pure part)",
                           "eta = eps / (12 ceil(log d) + 48 log(1/beta)); K = 6 ceil(log d) + "
                           "24 log(1/beta); InitializeSparseVec(eps/2, L, beta/T); "
@@ -70,6 +75,7 @@ ALG1_PURE = PrivacyClaim(
 
 ALG1_APPROX = PrivacyClaim(
     id="afkt23/alg1-approx", epsilon=1.0, delta=1e-6,
+    formula="(eps, delta)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Theorem 1 (approximate part)",
                           "eta = eps / sqrt(32 (6 ceil(log d) + 24 log(1/beta)) log(1/delta)); "
                           "proof: (eps/2 + sqrt(2K) log(1/delta) eta + K eta (e^eta - 1), delta)",
@@ -83,6 +89,7 @@ ALG1_APPROX = PrivacyClaim(
 
 ALG2 = PrivacyClaim(
     id="afkt23/alg2", epsilon=1.0, delta=0.0,
+    formula="(eps, 0)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Theorem 2 (privacy proof App. B.2)",
                           "eps_0 = eps/2 log T, beta_0 = beta/T, K = 6 ceil(log d) + "
                           "24 log(1/beta_0), eta = eps_0/2K; Laplace(K/eps_0); 'Lbar* can change "
@@ -97,6 +104,7 @@ ALG2 = PrivacyClaim(
 
 NET_OCO = PrivacyClaim(
     id="afkt23/net-oco", epsilon=1.0, delta=1e-6,
+    formula="(eps, delta)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Theorem 3",
                           "running Algorithm 1 over X_experts^rho with rho = 1/(LT) is "
                           "(eps, delta)-DP", "Sec. 4.1"),
@@ -109,6 +117,7 @@ NET_OCO = PrivacyClaim(
 
 DP_FTRL = PrivacyClaim(
     id="afkt23/dp-ftrl", epsilon=1.0, delta=1e-5,
+    formula="(eps, delta)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Theorem 4",
                           "lambda = 32 beta + ((beta/eps^2)(L/D)^2 T d log(T) log(1/delta))^{1/3}; "
                           "noise: 'see Appendix B.1 in (Kairouz et al., 2021)'", "Sec. 4.2, "
@@ -125,6 +134,7 @@ _ALG5_RANGE = {"epsilon": "(0, inf)", "d": ">= 2 (gamma = 1/d)", "T": ">= 2",
 
 ALG5 = PrivacyClaim(
     id="afkt23/alg5", epsilon=1.0, delta=0.0,
+    formula="(eps, 0)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "App. C privacy paragraph with Theorem 6",
                           "each phase satisfies (eta + eps_0)-DP; alpha = 1, beta = 1/T^2, "
                           "K = 2 log 1/gamma, eps_0 = eps/K, eta = eps_0/(56 log T)", "App. C"),
@@ -135,6 +145,7 @@ ALG5 = PrivacyClaim(
 
 ALG5_APPROX = PrivacyClaim(
     id="afkt23/alg5-approx", epsilon=0.5, delta=1e-6,
+    formula="(eps, delta)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "App. C privacy paragraph with Theorem 7",
                           "(2(eta + eps_0) sqrt(K) log 1/delta, delta)-DP; eps_0 = "
                           "eps/sqrt(K) log 1/delta, eta = eps_0/(56 log T) = "
@@ -147,6 +158,7 @@ ALG5_APPROX = PrivacyClaim(
 
 ABOVE_THRESHOLD = PrivacyClaim(
     id="afkt23/above-threshold", epsilon=1.0, delta=0.0,
+    formula="(eps, 0)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Lemma 2.3 (Dwork & Roth 2014, Thm 3.24)",
                           "there is an eps-DP algorithm (AboveThreshold) that halts at time "
                           "k in [T+1]", "Sec. 2.1"),
@@ -156,6 +168,7 @@ ABOVE_THRESHOLD = PrivacyClaim(
 
 BINARY_TREE = PrivacyClaim(
     id="afkt23/binary-tree", epsilon=1.0, delta=0.0,
+    formula="(eps, 0)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Lemma 2.4 (Dwork et al. 2010, Thm 4.1)",
                           "Let eps <= 1. There is an eps-DP algorithm (BinaryTree) that takes a "
                           "stream a_1..a_T and outputs c_1..c_T", "Sec. 2.1"),

@@ -54,6 +54,11 @@ __all__ = [
 
 PAPER = "pfcoco-window-tree.txt"
 VERSION = "Web Intelligence 2020 (conference version, OCR)"
+#: The paper as reviewers cite it (reports' paper column).
+CITATION = (
+    "Projection-free differentially private constrained online convex optimisation with a "
+    "window tree mechanism (title block missing in the source), Web Intelligence 2020, "
+    "conference version (OCR)")
 
 #: Def. 6 with the default (strict) boundary reading.
 WINDOW_SCOPE = WindowScope(window="W", boundary=WindowBoundary.STRICT)
@@ -126,6 +131,7 @@ _LEARNER_RANGE = {
 
 WINDOW_TREE_GAMMA = PrivacyClaim(
     id="pfcoco/window-tree-gamma", epsilon=1.0, delta=0.0,
+    formula="(eps, 0)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Lemma 1 (window tree, Gamma perturbation)",
                           "||n_i||_2 ~ Gamma(d, Delta_2 (ceil(log2 W) + 1) / eps) added to each "
                           "relevant node => window eps-DP with window size W",
@@ -140,6 +146,7 @@ WINDOW_TREE_GAMMA = PrivacyClaim(
 
 WINDOW_TREE_GAUSSIAN = PrivacyClaim(
     id="pfcoco/window-tree-gaussian", epsilon=1.0, delta=1e-5,
+    formula="(eps, delta)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Lemma 3 (window tree, Gaussian perturbation)",
                           "n_i ~ N(0, sigma^2 I_d), sigma^2 = 8 Delta_2^2 (ceil(log2 W) + 1)^2 "
                           "ln^2(2/delta) / eps^2 => window (eps, delta)-DP",
@@ -169,7 +176,8 @@ _LEARNER_NOTES = ("Losses: L-Lipschitz and mu-strongly convex on C (gradients cl
                   "post-processing either way). ")
 
 WDP_COCOP_GAMMA = PrivacyClaim(
-    id="pfcoco/wdp-cocop-gamma", epsilon=1.0, delta=0.0, provenance=_THM1,
+    id="pfcoco/wdp-cocop-gamma", epsilon=1.0, delta=0.0,
+    formula="(eps, 0)", citation=CITATION, provenance=_THM1,
     calibration="Option I: ||n||_2 ~ Gamma(d, (L + mu D)(ceil(log2 W) + 1)/eps) (eq. (15))",
     parameter_range={**_LEARNER_RANGE, "C": "bounded convex set of diameter D (audited: ball)"},
     release=Release.WINDOW, window=WINDOW_SCOPE,
@@ -178,7 +186,8 @@ WDP_COCOP_GAMMA = PrivacyClaim(
 )
 
 WDP_COCOP_GAUSSIAN = PrivacyClaim(
-    id="pfcoco/wdp-cocop-gaussian", epsilon=1.0, delta=1e-5, provenance=_THM2,
+    id="pfcoco/wdp-cocop-gaussian", epsilon=1.0, delta=1e-5,
+    formula="(eps, delta)", citation=CITATION, provenance=_THM2,
     calibration=("Option II: sigma^2 = 8 (L + mu D)^2 (ceil(log2 W) + 1)^2 ln^p(2/delta)/eps^2, "
                  "p = 2 (eq. (16))"),
     parameter_range={**_LEARNER_RANGE, "delta": "(0, 1)",
@@ -196,7 +205,8 @@ _COCOL_NOTES = ("Losses: L-Lipschitz and mu-strongly convex on the polytope P (g
                 "them. LLOO: Garber-Hazan for the simplex, the l_inf-ball oracle for the box. ")
 
 WDP_COCOL_GAMMA = PrivacyClaim(
-    id="pfcoco/wdp-cocol-gamma", epsilon=1.0, delta=0.0, provenance=_THM5,
+    id="pfcoco/wdp-cocol-gamma", epsilon=1.0, delta=0.0,
+    formula="(eps, 0)", citation=CITATION, provenance=_THM5,
     calibration="Option I of Theorem 1 (eq. (15)) with C replaced by the polytope P",
     parameter_range={**_LEARNER_RANGE, "P": "polytope with an LLOO (audited: box, simplex)"},
     release=Release.WINDOW, window=WINDOW_SCOPE,
@@ -205,7 +215,8 @@ WDP_COCOL_GAMMA = PrivacyClaim(
 )
 
 WDP_COCOL_GAUSSIAN = PrivacyClaim(
-    id="pfcoco/wdp-cocol-gaussian", epsilon=1.0, delta=1e-5, provenance=_THM5,
+    id="pfcoco/wdp-cocol-gaussian", epsilon=1.0, delta=1e-5,
+    formula="(eps, delta)", citation=CITATION, provenance=_THM5,
     calibration="Option II of Theorem 2 (eq. (16)) with C replaced by the polytope P",
     parameter_range={**_LEARNER_RANGE, "delta": "(0, 1)",
                      "P": "polytope with an LLOO (audited: box, simplex)"},
@@ -216,6 +227,7 @@ WDP_COCOL_GAUSSIAN = PrivacyClaim(
 
 STANDARD_TREE = PrivacyClaim(
     id="pfcoco/standard-tree", epsilon=1.0, delta=0.0,
+    formula="(eps, 0)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Sec. III-A, mini-example of the tree mechanism",
                           "Each node also keeps a private copy of its value by adding noise ... "
                           "each providing (eps/log2 8)-DP ((eps/log2 T) for general game length "
@@ -236,6 +248,7 @@ STANDARD_TREE = PrivacyClaim(
 
 PROP_A1 = PrivacyClaim(
     id="pfcoco/prop-a1", epsilon=0.5, delta=0.0,
+    formula="(eps, 0)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Proposition A1 (Gamma mechanism)",
                           "For any eps in (0, 1), the Gamma Mechanism with the parameter "
                           "zeta = Delta_2 f / eps is eps-differentially private",
@@ -247,6 +260,7 @@ PROP_A1 = PrivacyClaim(
 
 PROP_A3 = PrivacyClaim(
     id="pfcoco/prop-a3", epsilon=0.5, delta=1e-5,
+    formula="(eps, delta)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Proposition A3 (Gaussian mechanism)",
                           "For any eps in (0, 1), if c^2 > 2 ln(1.25/delta), the Gaussian "
                           "Mechanism with parameter sigma >= c Delta_2 f / eps is (eps, delta)-DP",
@@ -261,6 +275,7 @@ PROP_A3 = PrivacyClaim(
 
 PROP_A6 = PrivacyClaim(
     id="pfcoco/prop-a6", epsilon=0.5, delta=1e-5,
+    formula="(sqrt(2 k ln(1/delta_2)) eps + k eps (e^eps - 1), k delta_1 + delta_2)", citation=CITATION,
     provenance=Provenance(PAPER, VERSION, "Proposition A6 (advanced composition)",
                           "For all eps, delta_1, delta_2 > 0, the class of (eps, delta_1)-DP "
                           "mechanisms satisfies (eps', k delta_1 + delta_2)-DP under k-fold "
