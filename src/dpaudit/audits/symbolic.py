@@ -49,7 +49,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, Literal, Mapping, Sequence
+from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 import z3
 
@@ -60,7 +60,7 @@ from dpaudit.audits.claim_driver import LemmaOutcome
 __all__ = ["DEFAULT_TIMEOUT_S", "SOLVER", "Obligation", "Replay", "SmtLemma", "SmtResult",
            "SmtStatus", "check_lemma", "clip", "absolute", "real", "evaluate", "to_float",
            "QuadraticLoss", "quadratic_loss_1d", "model_values", "statement_base",
-           "agreement_findings", "with_smt_evidence"]
+           "agreement_findings", "with_smt_evidence", "smt_lemma_records"]
 
 #: Wall-clock safety bound on each solver call, in seconds. Answers are decided by the work
 #: bounds below, not by the clock, so they do not depend on the machine's speed or load; only a
@@ -518,6 +518,14 @@ def agreement_findings(sampled: Sequence[LemmaCheck], smt: Sequence[LemmaCheck])
         out[0] += (f" {agree} of the {compared} statements checked both ways agree in kind with "
                    "the sampled check.")
     return out
+
+
+def smt_lemma_records(lemmas: Iterable[SmtLemma], timeout_s: float = DEFAULT_TIMEOUT_S
+                      ) -> list[LemmaCheck]:
+    """Check each lemma (:func:`check_lemma`) and return the engine's LemmaCheck records
+    (``method`` smt-proved / smt-refuted / smt-unknown), in order: what every paper's
+    ``smt_lemma_checks`` returns for a claim audit's lemma list."""
+    return [check_lemma(lem, timeout_s).to_lemma_check() for lem in lemmas]
 
 
 def with_smt_evidence(outcome: LemmaOutcome, smt: Sequence[LemmaCheck]) -> LemmaOutcome:

@@ -19,7 +19,7 @@ section 1: constants are public and enforced).
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
 import numpy as np
@@ -29,7 +29,7 @@ from dpaudit._validation import check_finite_array, check_nonnegative, check_pos
 from dpaudit.learners.domains import Domain
 
 __all__ = ["Loss", "LinearLoss", "AffineLoss", "SquaredLoss", "ShiftedSquaredLoss", "LogisticLoss", "HingeLoss",
-           "LossClass", "LossKind"]
+           "LossClass", "LossKind", "RecordingLoss"]
 
 LossKind = Literal["linear", "squared", "logistic", "hinge"]
 
@@ -327,3 +327,33 @@ class AffineLoss(Loss):
 
     def lipschitz(self, domain: Domain) -> float:
         return float(np.linalg.norm(self.g))
+
+
+@dataclass(frozen=True, eq=False)
+class RecordingLoss(Loss):
+    """Wraps a loss and records every point at which it is evaluated, in order, in ``calls``
+    (``("value" | "grad", x)``): the papers' data-access checks use it to show that an algorithm
+    touches f_t only where its pseudocode says (e.g. ST13 Algorithm 1 and the pfcoco learners
+    evaluate only gradients at released points)."""
+
+    inner: Loss
+    calls: list = field(default_factory=list)
+
+    @property
+    def kind(self) -> LossKind:  # type: ignore[override]
+        return self.inner.kind
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def value(self, x: np.ndarray) -> np.ndarray:
+        self.calls.append(("value", np.array(x)))
+        return self.inner.value(x)
+
+    def grad(self, x: np.ndarray) -> np.ndarray:
+        self.calls.append(("grad", np.array(x)))
+        return self.inner.grad(x)
+
+    def lipschitz(self, domain: Domain) -> float:
+        return self.inner.lipschitz(domain)

@@ -44,7 +44,7 @@ import z3
 from dpaudit.audits.claim_audit import LemmaCheck
 from dpaudit.audits.claim_driver import LemmaOutcome
 from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtLemma, absolute,
-                                     check_lemma, real, with_smt_evidence)
+                                     real, smt_lemma_records, with_smt_evidence)
 from dpaudit.papers.afkt23.lemmas import _STATEMENTS, query_values
 
 __all__ = ["linear_query_models", "potential_ratio_models", "linear_query_lemma",
@@ -258,8 +258,7 @@ def lemmas_for_kinds(kinds: Sequence[str], *, thorough: bool = False) -> list[Sm
 
 def smt_lemma_checks(kinds: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S, *,
                      thorough: bool = False) -> list[LemmaCheck]:
-    return [check_lemma(lem, timeout_s).to_lemma_check()
-            for lem in lemmas_for_kinds(kinds, thorough=thorough)]
+    return smt_lemma_records(lemmas_for_kinds(kinds, thorough=thorough), timeout_s)
 
 
 def smt_evidence(kinds: Sequence[str], ctx, outcome: LemmaOutcome) -> LemmaOutcome:

@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import hypothesis
@@ -31,8 +30,7 @@ from hypothesis import strategies as st
 
 from dpaudit.audits.claim_audit import LemmaCheck
 from dpaudit.audits.sensitivity import LEMMA_SEARCH_SETTINGS, independent_of_loaded_modules
-from dpaudit.learners.domains import Domain
-from dpaudit.learners.losses import Loss, LossKind
+from dpaudit.learners.losses import Loss, RecordingLoss
 from dpaudit.mechanisms.tree_aggregation import max_nodes_per_leaf
 from dpaudit.mechanisms.window_tree import max_window_nodes_per_leaf, window_nodes_containing
 from dpaudit.papers.pfcoco.claims import (
@@ -186,32 +184,6 @@ def standard_tree_count_check(max_T: int = 256) -> LemmaCheck:
     return LemmaCheck(STANDARD_TREE_COUNT_LEMMA.statement, "violated" if bad else "holds",
                       worst_ratio=worst, examples=max_T - 1, counterexample=bad)
 
-
-@dataclass(frozen=True, eq=False)
-class RecordingLoss(Loss):
-    """Wraps a loss and records every evaluation (data-access check)."""
-
-    inner: Loss
-    calls: list = field(default_factory=list)
-
-    @property
-    def kind(self) -> LossKind:  # type: ignore[override]
-        return self.inner.kind
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def value(self, x: np.ndarray) -> np.ndarray:
-        self.calls.append(("value", np.array(x)))
-        return self.inner.value(x)
-
-    def grad(self, x: np.ndarray) -> np.ndarray:
-        self.calls.append(("grad", np.array(x)))
-        return self.inner.grad(x)
-
-    def lipschitz(self, domain: Domain) -> float:
-        return self.inner.lipschitz(domain)
 
 
 def data_access_check(statement: str, make_learner: Callable[[], Any], losses: list[Loss],

@@ -42,8 +42,8 @@ import z3
 
 from dpaudit.audits.claim_audit import LemmaCheck
 from dpaudit.audits.claim_driver import LemmaOutcome
-from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtLemma, absolute,
-                                     check_lemma, real, with_smt_evidence)
+from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtLemma, real,
+                                     smt_lemma_records, with_smt_evidence)
 from dpaudit.mechanisms.tree_aggregation import nodes_containing
 from dpaudit.mechanisms.window_tree import window_nodes_containing
 from dpaudit.papers.pfcoco.claims import (NODE_COUNT_LEMMA, SENSITIVITY_LEMMA,
@@ -256,8 +256,7 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
 
 def smt_lemma_checks(claim_id: str, timeout_s: float = DEFAULT_TIMEOUT_S, *,
                      thorough: bool = False) -> list[LemmaCheck]:
-    return [check_lemma(lem, timeout_s).to_lemma_check()
-            for lem in lemmas_for_claim(claim_id, thorough=thorough)]
+    return smt_lemma_records(lemmas_for_claim(claim_id, thorough=thorough), timeout_s)
 
 
 def smt_evidence(claim_id: str, ctx, outcome: LemmaOutcome) -> LemmaOutcome:

@@ -37,9 +37,9 @@ from dpaudit.learners.bandit_ftal import (
     theorem6_schedule,
     theorem17_schedule,
 )
-from dpaudit.learners.domains import Ball, Domain
+from dpaudit.learners.domains import Ball
 from dpaudit.learners.ftal import ftal_argmin
-from dpaudit.learners.losses import LinearLoss, Loss, LossClass, LossKind, SquaredLoss
+from dpaudit.learners.losses import LinearLoss, Loss, LossClass, RecordingLoss, SquaredLoss
 from dpaudit.learners.pftal import PFTAL, PFTALConvex, theorem11_regularisation
 from dpaudit.mechanisms.projections import clip_l2
 from dpaudit.mechanisms.st13_tree_aggregation import (
@@ -108,32 +108,6 @@ class _StructuralFailure(Exception):
     pass
 
 
-@dataclass(frozen=True, eq=False)
-class _RecordingLoss(Loss):
-    """Wraps a loss and records every point at which it is evaluated (data-access check)."""
-
-    inner: Loss
-    calls: list = field(default_factory=list)
-
-    @property
-    def kind(self) -> LossKind:  # type: ignore[override]
-        return self.inner.kind
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def value(self, x: np.ndarray) -> np.ndarray:
-        self.calls.append(("value", np.array(x)))
-        return self.inner.value(x)
-
-    def grad(self, x: np.ndarray) -> np.ndarray:
-        self.calls.append(("grad", np.array(x)))
-        return self.inner.grad(x)
-
-    def lipschitz(self, domain: Domain) -> float:
-        return self.inner.lipschitz(domain)
-
 
 def _unchecked_streams(d: int, max_T: int) -> st.SearchStrategy[list[Loss]]:
     """Streams of linear and squared losses with coefficients up to 1e3 (far outside every declared
@@ -191,7 +165,7 @@ def structural_checks(kind: str, d: int, make_learner: Callable[[int], Any], exa
     def search(stream: list[Loss], run_seed: int) -> None:
         outcome.tried += 1
         T = len(stream)
-        spies = [_RecordingLoss(f) for f in stream]
+        spies = [RecordingLoss(f) for f in stream]
         learner = make_learner(T)
         out = learner.run(spies, 2, np.random.default_rng(run_seed))
         tree = learner.tree
@@ -222,7 +196,7 @@ def structural_checks(kind: str, d: int, make_learner: Callable[[int], Any], exa
 
 
 def _replay_failure(kind: str, learner: Any, out: np.ndarray,
-                    spies: Sequence[_RecordingLoss]) -> str | None:
+                    spies: Sequence[RecordingLoss]) -> str | None:
     sums = learner.tree.released_sums
     T = out.shape[1]
     H, domain = learner.strong_convexity, learner.domain

@@ -35,7 +35,8 @@ from dpaudit.audits.claim_audit import LemmaCheck
 from dpaudit.audits.claim_driver import LemmaOutcome
 from dpaudit.audits.registry import AuditContext
 from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtLemma, absolute,
-                                     check_lemma, clip, with_smt_evidence, quadratic_loss_1d, real)
+                                     clip, quadratic_loss_1d, real, smt_lemma_records,
+                                     with_smt_evidence)
 from dpaudit.learners.domains import Ball
 from dpaudit.learners.losses import LinearLoss, SquaredLoss
 from dpaudit.learners.pftal import PFTAL, PFTALConvex, pftal_tree_bound
@@ -233,7 +234,7 @@ def smt_lemma_checks(timeout_s: float = DEFAULT_TIMEOUT_S, *, claim_id: str | No
         lemmas = lemmas_for_claim(claim_id, thorough=thorough)
     else:
         lemmas = all_lemmas() if thorough else fast_lemmas()
-    return [check_lemma(lem, timeout_s).to_lemma_check() for lem in lemmas]
+    return smt_lemma_records(lemmas, timeout_s)
 
 
 def smt_evidence(claim_id: str, ctx: AuditContext, outcome: LemmaOutcome) -> LemmaOutcome:
