@@ -60,7 +60,8 @@ from dpaudit.audits.claim_driver import LemmaOutcome
 __all__ = ["DEFAULT_TIMEOUT_S", "SOLVER", "Obligation", "Replay", "SmtLemma", "SmtResult",
            "SmtStatus", "check_lemma", "clip", "absolute", "real", "evaluate", "to_float",
            "QuadraticLoss", "quadratic_loss_1d", "model_values", "statement_base",
-           "agreement_findings", "with_smt_evidence", "smt_lemma_records"]
+           "agreement_findings", "with_smt_evidence", "smt_lemma_records",
+           "claim_smt_evidence"]
 
 #: Wall-clock safety bound on each solver call, in seconds. Answers are decided by the work
 #: bounds below, not by the clock, so they do not depend on the machine's speed or load; only a
@@ -523,8 +524,7 @@ def agreement_findings(sampled: Sequence[LemmaCheck], smt: Sequence[LemmaCheck])
 def smt_lemma_records(lemmas: Iterable[SmtLemma], timeout_s: float = DEFAULT_TIMEOUT_S
                       ) -> list[LemmaCheck]:
     """Check each lemma (:func:`check_lemma`) and return the engine's LemmaCheck records
-    (``method`` smt-proved / smt-refuted / smt-unknown), in order: what every paper's
-    ``smt_lemma_checks`` returns for a claim audit's lemma list."""
+    (``method`` smt-proved / smt-refuted / smt-unknown), in order (the records :func:`claim_smt_evidence` appends)."""
     return [check_lemma(lem, timeout_s).to_lemma_check() for lem in lemmas]
 
 
@@ -534,3 +534,12 @@ def with_smt_evidence(outcome: LemmaOutcome, smt: Sequence[LemmaCheck]) -> Lemma
     :func:`agreement_findings` added to its findings."""
     return LemmaOutcome(tuple(outcome.checks) + tuple(smt), outcome.sensitivity_trace,
                         tuple(outcome.findings) + tuple(agreement_findings(outcome.checks, smt)))
+
+
+def claim_smt_evidence(outcome: LemmaOutcome, budget_name: str,
+                       select: Callable[[bool], Iterable[SmtLemma]]) -> LemmaOutcome:
+    """The lemmas hook of every paper's claim audit: ``outcome`` (its sampled checks) with the
+    SMT records of ``select(thorough)`` appended and compared (:func:`with_smt_evidence`).
+    ``thorough`` is true at the ``thorough`` budget, where papers add their symbolic-constant and
+    longer unrolled encodings; the fixed-constant ones run at every budget (about a second each)."""
+    return with_smt_evidence(outcome, smt_lemma_records(select(budget_name == "thorough")))

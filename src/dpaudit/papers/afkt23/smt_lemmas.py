@@ -41,16 +41,14 @@ from typing import Sequence
 import numpy as np
 import z3
 
-from dpaudit.audits.claim_audit import LemmaCheck
 from dpaudit.audits.claim_driver import LemmaOutcome
-from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtLemma, absolute,
-                                     real, smt_lemma_records, with_smt_evidence)
+from dpaudit.audits.symbolic import (Obligation, Replay, SmtLemma, absolute,
+                                     real, claim_smt_evidence)
 from dpaudit.papers.afkt23.lemmas import _STATEMENTS, query_values
 
 __all__ = ["linear_query_models", "potential_ratio_models", "linear_query_lemma",
            "linear_query_any_T_lemma",
            "alg5_refutation_lemma", "alg5_bound_lemma", "all_lemmas", "lemmas_for_kinds",
-           "smt_lemma_checks",
            "smt_evidence"]
 
 
@@ -256,13 +254,8 @@ def lemmas_for_kinds(kinds: Sequence[str], *, thorough: bool = False) -> list[Sm
     return out
 
 
-def smt_lemma_checks(kinds: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S, *,
-                     thorough: bool = False) -> list[LemmaCheck]:
-    return smt_lemma_records(lemmas_for_kinds(kinds, thorough=thorough), timeout_s)
-
-
 def smt_evidence(kinds: Sequence[str], ctx, outcome: LemmaOutcome) -> LemmaOutcome:
     """``outcome`` (the sampled checks of an AFKT23 claim) with the SMT records of its query
-    kinds appended and compared (:func:`~dpaudit.audits.symbolic.with_smt_evidence`)."""
-    thorough = ctx.budget.name == "thorough"
-    return with_smt_evidence(outcome, smt_lemma_checks(kinds, thorough=thorough))
+    kinds appended and compared (:func:`~dpaudit.audits.symbolic.claim_smt_evidence`)."""
+    return claim_smt_evidence(outcome, ctx.budget.name,
+                              lambda thorough: lemmas_for_kinds(kinds, thorough=thorough))

@@ -2,7 +2,7 @@
 
 Jain, Kothari & Thakurta, *Differentially Private Online Learning* (COLT 2012 and arXiv
 versions). Each function below returns :class:`~dpaudit.audits.symbolic.SmtLemma` s whose
-counterexamples replay through the learners of :mod:`dpaudit.learners`; :func:`smt_lemma_checks`
+counterexamples replay through the learners of :mod:`dpaudit.learners`; :func:`smt_evidence`
 returns the :class:`~dpaudit.audits.claim_audit.LemmaCheck` records a claim audit appends.
 
 Encoded (the statements the Hypothesis checks of the JKT12 auditor test):
@@ -35,12 +35,11 @@ from typing import Sequence
 import numpy as np
 import z3
 
-from dpaudit.audits.claim_audit import LemmaCheck
 from dpaudit.audits.claim_driver import LemmaOutcome
 from dpaudit.audits.registry import AuditContext
-from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, QuadraticLoss, Replay,
+from dpaudit.audits.symbolic import (Obligation, QuadraticLoss, Replay,
                                      SmtLemma, absolute, clip, quadratic_loss_1d, real,
-                                     smt_lemma_records, with_smt_evidence)
+                                     claim_smt_evidence)
 from dpaudit.learners.domains import Ball, Box
 from dpaudit.learners.giga import GIGA, giga_burn_in
 from dpaudit.learners.igd import IGD
@@ -52,7 +51,7 @@ from dpaudit.papers.jkt12.claims import get_claim
 __all__ = ["igd_step", "igd_step_t", "giga_step", "pqftl_inputs", "pol_average", "qftl_next",
            "igd_lemmas", "giga_lemmas", "private_sum_node_lemmas", "pqftl_input_lemmas",
            "node_count_lemmas", "pol_lemmas", "qftl_assumption_lemma", "all_lemmas", "fast_lemmas",
-           "lemmas_for_claim", "smt_lemma_checks", "smt_evidence", "count_nodes_bv"]
+           "lemmas_for_claim", "smt_evidence", "count_nodes_bv"]
 
 Const = float | str  # a number, or a name: a symbolic constant (the proof covers every value)
 
@@ -650,23 +649,8 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
     return table[algo]()
 
 
-def smt_lemma_checks(timeout_s: float = DEFAULT_TIMEOUT_S, *, claim_id: str | None = None,
-                     thorough: bool = False) -> list[LemmaCheck]:
-    """LemmaCheck records of the JKT12 SMT encodings (``method`` smt-proved / smt-refuted /
-    smt-unknown), for a claim audit's lemma list: those of ``claim_id`` (e.g.
-    ``"jkt12-colt/pigd"``), or all of them. ``thorough`` adds the symbolic-constant and longer
-    unrolled encodings (slower; QFTL's assumption (1) is only there)."""
-    if claim_id is not None:
-        lemmas = lemmas_for_claim(claim_id, thorough=thorough)
-    else:
-        lemmas = all_lemmas() if thorough else fast_lemmas()
-    return smt_lemma_records(lemmas, timeout_s)
-
-
 def smt_evidence(claim_id: str, ctx: AuditContext, outcome: LemmaOutcome) -> LemmaOutcome:
-    """``outcome`` (the sampled lemma checks of a JKT12 claim audit) with the SMT records of the
-    claim appended and compared (:func:`~dpaudit.audits.symbolic.with_smt_evidence`): the
-    fixed-constant encodings at every budget (each decided in about a second), plus the
-    symbolic-constant and longer unrolled ones at the ``thorough`` budget."""
-    thorough = ctx.budget.name == "thorough"
-    return with_smt_evidence(outcome, smt_lemma_checks(claim_id=claim_id, thorough=thorough))
+    """``outcome`` (the sampled lemma checks of a JKT12 claim audit) with the claim's SMT records
+    appended and compared (:func:`~dpaudit.audits.symbolic.claim_smt_evidence`)."""
+    return claim_smt_evidence(outcome, ctx.budget.name,
+                              lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))

@@ -40,10 +40,9 @@ from fractions import Fraction
 import numpy as np
 import z3
 
-from dpaudit.audits.claim_audit import LemmaCheck
 from dpaudit.audits.claim_driver import LemmaOutcome
-from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtLemma, real,
-                                     smt_lemma_records, with_smt_evidence)
+from dpaudit.audits.symbolic import (Obligation, Replay, SmtLemma, real,
+                                     claim_smt_evidence)
 from dpaudit.mechanisms.tree_aggregation import nodes_containing
 from dpaudit.mechanisms.window_tree import window_nodes_containing
 from dpaudit.papers.pfcoco.claims import (NODE_COUNT_LEMMA, SENSITIVITY_LEMMA,
@@ -51,8 +50,7 @@ from dpaudit.papers.pfcoco.claims import (NODE_COUNT_LEMMA, SENSITIVITY_LEMMA,
 from dpaudit.papers.pfcoco.lemmas import class_member_gap
 
 __all__ = ["gradient_gap_model", "sensitivity_lemmas", "window_count_bv", "window_count_lemma",
-           "standard_tree_count_lemma", "all_lemmas", "lemmas_for_claim", "smt_lemma_checks",
-           "smt_evidence"]
+           "standard_tree_count_lemma", "all_lemmas", "lemmas_for_claim", "smt_evidence"]
 
 NEEDED_STATEMENT = ("surrogate gradient bound, needed value: replacing one L-Lipschitz, "
                     "mu-strongly convex loss moves grad f_t(x~_t) by at most 2L - mu D in l2")
@@ -254,13 +252,8 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
     return out
 
 
-def smt_lemma_checks(claim_id: str, timeout_s: float = DEFAULT_TIMEOUT_S, *,
-                     thorough: bool = False) -> list[LemmaCheck]:
-    return smt_lemma_records(lemmas_for_claim(claim_id, thorough=thorough), timeout_s)
-
-
 def smt_evidence(claim_id: str, ctx, outcome: LemmaOutcome) -> LemmaOutcome:
     """``outcome`` (the sampled checks of a pfcoco claim) with the claim's SMT records appended
-    and compared (:func:`~dpaudit.audits.symbolic.with_smt_evidence`)."""
-    thorough = ctx.budget.name == "thorough"
-    return with_smt_evidence(outcome, smt_lemma_checks(claim_id, thorough=thorough))
+    and compared (:func:`~dpaudit.audits.symbolic.claim_smt_evidence`)."""
+    return claim_smt_evidence(outcome, ctx.budget.name,
+                              lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))

@@ -3,7 +3,7 @@
 Smith & Thakurta, *(Nearly) Optimal Algorithms for Private Online Learning in Full-information and
 Bandit Settings*, NeurIPS 2013, App. B.1 (proof of Theorem 3). Counterexamples replay through
 :class:`~dpaudit.learners.pftal.PFTAL` / :class:`~dpaudit.learners.pftal.PFTALConvex` and the tree
-functions of :mod:`dpaudit.mechanisms.tree_aggregation`; :func:`smt_lemma_checks` returns the
+functions of :mod:`dpaudit.mechanisms.tree_aggregation`; :func:`smt_evidence` returns the
 records a claim audit appends.
 
 Encoded:
@@ -31,12 +31,10 @@ from fractions import Fraction
 import numpy as np
 import z3
 
-from dpaudit.audits.claim_audit import LemmaCheck
 from dpaudit.audits.claim_driver import LemmaOutcome
 from dpaudit.audits.registry import AuditContext
-from dpaudit.audits.symbolic import (DEFAULT_TIMEOUT_S, Obligation, Replay, SmtLemma, absolute,
-                                     clip, quadratic_loss_1d, real, smt_lemma_records,
-                                     with_smt_evidence)
+from dpaudit.audits.symbolic import (Obligation, Replay, SmtLemma, absolute,
+                                     claim_smt_evidence, clip, quadratic_loss_1d, real)
 from dpaudit.learners.domains import Ball
 from dpaudit.learners.losses import LinearLoss, SquaredLoss
 from dpaudit.learners.pftal import PFTAL, PFTALConvex, pftal_tree_bound
@@ -46,7 +44,7 @@ from dpaudit.papers.st13.claims import NODE_RATIO_LEMMA
 
 __all__ = ["pftal_node_lemmas", "pftal_convex_node_lemmas", "input_bound_lemma",
            "leaf_count_lemma", "count_nodes_containing_bv", "all_lemmas", "fast_lemmas",
-           "lemmas_for_claim", "smt_lemma_checks", "smt_evidence"]
+           "lemmas_for_claim", "smt_evidence"]
 
 NODE_STATEMENT = NODE_RATIO_LEMMA.statement
 
@@ -226,21 +224,8 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
     return table[claim_id]()
 
 
-def smt_lemma_checks(timeout_s: float = DEFAULT_TIMEOUT_S, *, claim_id: str | None = None,
-                     thorough: bool = False) -> list[LemmaCheck]:
-    """LemmaCheck records of the ST13 SMT encodings, for a claim audit's lemma list: those of
-    ``claim_id`` (e.g. ``"st13/pftal"``), or all of them."""
-    if claim_id is not None:
-        lemmas = lemmas_for_claim(claim_id, thorough=thorough)
-    else:
-        lemmas = all_lemmas() if thorough else fast_lemmas()
-    return smt_lemma_records(lemmas, timeout_s)
-
-
 def smt_evidence(claim_id: str, ctx: AuditContext, outcome: LemmaOutcome) -> LemmaOutcome:
-    """``outcome`` (the sampled lemma checks of a ST13 claim audit) with the SMT records of the
-    claim appended and compared (:func:`~dpaudit.audits.symbolic.with_smt_evidence`): the
-    fixed-constant encodings at every budget (each decided in about a second), plus the
-    symbolic-constant and longer unrolled ones at the ``thorough`` budget."""
-    thorough = ctx.budget.name == "thorough"
-    return with_smt_evidence(outcome, smt_lemma_checks(claim_id=claim_id, thorough=thorough))
+    """``outcome`` (the sampled lemma checks of a ST13 claim audit) with the claim's SMT records
+    appended and compared (:func:`~dpaudit.audits.symbolic.claim_smt_evidence`)."""
+    return claim_smt_evidence(outcome, ctx.budget.name,
+                              lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))
