@@ -199,7 +199,7 @@ class PowerStatement:
                     f"detected with probability {self.power:g} at {self.n_test} test runs per "
                     "input; increase samples")
         return (f"Power of this pass: a mechanism whose privacy loss on the chosen event (rate "
-                f"{self.q:.3g} on the neighbour) were epsilon' >= "
+                f"{self.q:.3g} on the neighbour, estimated on the test split) were epsilon' >= "
                 f"{self.detectable_epsilon:.4g} would have been reported violated with "
                 f"probability >= {self.power:g} at this budget ({self.n_test} test runs per input). "
                 "It says nothing about larger losses on events the audit did not choose; "
@@ -210,7 +210,8 @@ class PowerStatement:
         return {"detectable_epsilon": d if math.isfinite(d) else "inf", "power": self.power,
                 "event_rate_on_neighbour": self.q, "test_runs_per_input": self.n_test,
                 "per_interval_alpha": self.interval_alpha,
-                "method": "exact binomial detection probability of the chosen event, bisection",
+                "method": ("exact binomial detection probability of the chosen event, bisection; the "
+                           "event's rate on the neighbour is the test-split estimate (plug-in)"),
                 "statement": self.describe()}
 
 
