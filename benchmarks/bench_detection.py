@@ -39,6 +39,7 @@ Usage::
 
     python benchmarks/bench_detection.py                    # 1e6 runs per input (make bench)
     python benchmarks/bench_detection.py --samples 100000 --only svt4-lee-clifton tree-per-node
+    python benchmarks/bench_detection.py --search           # SVT/RNM: search StatDP's patterns
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from scipy import stats
 
 import dpaudit
 from dpaudit.audits.accounting import gaussian_epsilon
+from dpaudit.audits.pair_search import statdp_patterns
 from dpaudit.mechanisms import (ExponentialMechanism, GaussianMechanism, L2LaplaceMechanism,
                                 LaplaceMechanism, NodeNoise, SparseVectorMechanism,
                                 TreeAggregationMechanism, analytic_sigma)
@@ -87,7 +89,8 @@ def rnm_value_epsilon(k: int, eps: float) -> float:
     f(v - a_i) prod_{j != i} F(v - a_j); each of the k factors moves by at most e^{eps/2} (Laplace
     pdf and cdf are e^{eps/2}-Lipschitz in log under a unit shift), and in the left tail
     (v -> -inf, where F is the pure exponential e^{eps (v - a)/2}/2) all k move together when every
-    answer shifts by 1: sup = k eps / 2 exactly (DP-Sniper's ReportNoisyMax3: 0.25 at k=5, eps=0.1)."""
+    answer shifts by 1: sup = k eps / 2 exactly (DP-Sniper's ReportNoisyMax3: 0.25 at k = 5,
+    eps = 0.1)."""
     return k * eps / 2
 
 
@@ -146,7 +149,8 @@ def svt_outcome_probabilities(alg: int, a: np.ndarray, eps: float, t: float,
     if alg == 6:
         k = a.size
         bits = (np.arange(2 ** k)[:, None] >> np.arange(k)[None, :]) & 1
-        log_b, log_a = stats.laplace.logcdf(x, scale=nu_scale), stats.laplace.logsf(x, scale=nu_scale)
+        log_b = stats.laplace.logcdf(x, scale=nu_scale)
+        log_a = stats.laplace.logsf(x, scale=nu_scale)
         return np.exp(bits @ log_a + (1 - bits) @ log_b) @ w
     out = np.empty(a.size + 1)
     surv = np.ones_like(r)
@@ -173,7 +177,8 @@ def _svt_pair_epsilon(alg: int, a0: tuple, a1: tuple, eps: float, t: float) -> f
 
 # --- broken mechanisms not in the package (each a small function; the bug is in its docstring) --
 
-def tree_counter(T: int, node_scale: float) -> Callable[[Any, int, np.random.Generator], np.ndarray]:
+def tree_counter(T: int, node_scale: float) -> Callable[[Any, int, np.random.Generator],
+                                                        np.ndarray]:
     """The package's binary mechanism (scalar leaves) with Laplace(``node_scale``) node noise.
     Correct for eps-DP per leaf at node_scale = levels/eps; the bugs are the calibrations."""
     mech = TreeAggregationMechanism(T, 1, NodeNoise.laplace(node_scale), 1.0)
@@ -240,6 +245,9 @@ class Case:
     delta: float = 0.0
     pair_epsilon: float | None = None   # exact epsilon of this pair, where it is below true
     dpsniper: float | None = None       # DP-Sniper's published bound on the same case
+    #: For ``--search``: the inputs are vectors of this many query answers, each of which may move
+    #: by 1 between neighbours (SVT, report noisy max), so StatDP's patterns are valid neighbours.
+    search_dimensions: int | None = None
 
 
 def _svt_case(alg: int, broken: bool, true: float, note: str, pair: tuple, ref: float) -> Case:
@@ -249,7 +257,8 @@ def _svt_case(alg: int, broken: bool, true: float, note: str, pair: tuple, ref: 
     exact = (svt_pair_epsilon(alg, pair[0], pair[1], DPSNIPER_EPS, t) if alg in (1, 2, 4, 6)
              else None)
     return Case(names[alg], broken, svt(alg, 1, t, eps=DPSNIPER_EPS), pair[0], pair[1],
-                DPSNIPER_EPS, true, note, pair_epsilon=exact, dpsniper=ref)
+                DPSNIPER_EPS, true, note, pair_epsilon=exact, dpsniper=ref,
+                search_dimensions=len(pair[0]))
 
 
 def cases() -> list[Case]:
@@ -282,21 +291,24 @@ def cases() -> list[Case]:
                   "infinity-DP (unbounded in the number of queries; Table 1)",
                   (_v((1, 5), (0, 5)), _v((0, 5), (1, 5))), 0.27204),
         Case("svt-above-threshold", False, package_svt(1.0, 0.5), above_below[0], above_below[1],
-             1.0, 1.0, "package SparseVectorMechanism (Dwork-Roth Alg 1, Thm 3.23): eps-DP"),
-        # --- report noisy max (eps 0.1, 5 answers, DP-Sniper's pairs) ------------------------------
+             1.0, 1.0, "package SparseVectorMechanism (Dwork-Roth Alg 1, Thm 3.23): eps-DP",
+             search_dimensions=10),
+        # --- report noisy max (eps 0.1, 5 answers, DP-Sniper's pairs) -----------------------------
         Case("rnm-laplace-index", False, report_noisy_max("laplace", "index", e), _v((1, 5)),
              _v((0, 1), (2, 4)), e, e, "Lap(2/eps) noise, argmax released: eps-DP (Dwork-Roth "
-             "Claim 3.9)", dpsniper=0.09250),
+             "Claim 3.9)", dpsniper=0.09250, search_dimensions=5),
         Case("rnm-exponential-index", False, report_noisy_max("exponential", "index", e),
              _v((1, 5)), _v((0, 1), (2, 4)), e, e, "Exp(2/eps) noise, argmax released: the "
-             "exponential mechanism, eps-DP", dpsniper=0.09792),
+             "exponential mechanism, eps-DP", dpsniper=0.09792, search_dimensions=5),
         Case("rnm-laplace-value", True, report_noisy_max("laplace", "value", e), _v((0, 5)),
              _v((1, 5)), e, rnm_value_epsilon(5, e), "noisy max VALUE released (StatDP "
-             "CCS 2018): k eps / 2 (derivation in rnm_value_epsilon)", dpsniper=0.24881),
+             "CCS 2018): k eps / 2 (derivation in rnm_value_epsilon)", dpsniper=0.24881,
+             search_dimensions=5),
         Case("rnm-exponential-value", True, report_noisy_max("exponential", "value", e),
              _v((1, 5)), _v((2, 5)), e, math.inf, "noisy max VALUE with one-sided Exp noise: "
-             "values in [1, 2) impossible on the neighbour", dpsniper=0.35344),
-        # --- continual counting: binary mechanism, T = 8, leaf 1 moves by 1, claim eps = 1 ---------
+             "values in [1, 2) impossible on the neighbour", dpsniper=0.35344,
+             search_dimensions=5),
+        # --- continual counting: binary mechanism, T = 8, leaf 1 moves by 1, claim eps = 1 --------
         Case("tree-correct", False, tree_counter(T_TREE, levels / 1.0), leaf0, leaf1, 1.0,
              tree_epsilon(T_TREE, levels / 1.0), "package tree, Lap(levels/eps) per node "
              f"(levels = floor(log2 T) + 1 = {levels}): eps"),
@@ -312,7 +324,7 @@ def cases() -> list[Case]:
         Case("counter-fresh-noise", True, naive_counter(T_TREE, 1.0), leaf0, leaf1, 1.0,
              T_TREE * 1.0, "T counts each + fresh Lap(1/eps) (CSS11 Simple Counting "
              "Mechanism I needs T/eps): T eps"),
-        # --- calibration errors, claim eps = 1 -----------------------------------------------------
+        # --- calibration errors, claim eps = 1 ----------------------------------------------------
         Case("laplace-correct", False, LaplaceMechanism(1.0, 1.0).sample, 0.0, 1.0, 1.0, 1.0,
              "package Laplace, scale Delta/eps: eps"),
         Case("hist-add-remove-as-replace", True, noisy_hist(1.0), _v((1, 1), (0, 4)),
@@ -349,11 +361,21 @@ def _fmt(x: float | None, digits: int = 3) -> str:
     return "inf" if math.isinf(x) else f"{x:.{digits}g}"
 
 
-def run_case(case: Case, samples: int, seed: int) -> tuple[Any, float]:
-    """Audit one case at the benchmark's fixed settings; returns (AuditResult, seconds)."""
+def run_case(case: Case, samples: int, seed: int, search: bool = False) -> tuple[Any, float]:
+    """Audit one case at the benchmark's fixed settings; returns (AuditResult, seconds).
+
+    ``search``: for cases with ``search_dimensions``, the engine is not given the literature's
+    pair but searches StatDP's input patterns (``pairs=statdp_patterns(d)``, the engine's default
+    pilot budget and candidate cap) and audits the most promising with fresh runs.
+    """
     t0 = time.perf_counter()
-    r = dpaudit.audit(case.mechanism, case.data0, case.data1, epsilon=case.epsilon,
-                      delta=case.delta, samples=samples, alpha=ALPHA, seed=seed)
+    if search and case.search_dimensions is not None:
+        r = dpaudit.audit(case.mechanism, epsilon=case.epsilon, delta=case.delta,
+                          samples=samples, alpha=ALPHA, seed=seed,
+                          pairs=statdp_patterns(case.search_dimensions))
+    else:
+        r = dpaudit.audit(case.mechanism, case.data0, case.data1, epsilon=case.epsilon,
+                          delta=case.delta, samples=samples, alpha=ALPHA, seed=seed)
     return r, time.perf_counter() - t0
 
 
@@ -362,6 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samples", type=int, default=1_000_000, help="runs per input (default 1e6)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", nargs="*", default=None, help="subset of case names")
+    ap.add_argument("--search", action="store_true",
+                    help="SVT and report-noisy-max cases: search StatDP's input patterns instead "
+                         "of auditing the literature's pair")
     args = ap.parse_args(argv)
     suite = cases()
     known = {c.name for c in suite}
@@ -371,20 +396,23 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"unknown case(s) {unknown}; known: {sorted(known)}")
         suite = [c for c in suite if c.name in args.only]
     print(f"dpaudit {dpaudit.__version__} detection benchmark: {args.samples:.1e} runs per input, "
-          f"alpha = {ALPHA}, seed {args.seed}; DP-Sniper: 90% bound, 2.1e8 runs per input")
+          f"alpha = {ALPHA}, seed {args.seed}; DP-Sniper: 90% bound, 2.1e8 runs per input"
+          + ("; SVT/RNM pairs searched (StatDP patterns)" if args.search else ""))
     print("| case | broken? | claim eps (delta) | true eps (this pair) | dpaudit lower bound | "
           "DP-Sniper | verdict | detected correctly? | seconds |")
     print("|---|---|---|---|---|---|---|---|---|")
     misses, false_alarms = [], []
     t_all = time.perf_counter()
     for case in suite:
-        r, dt = run_case(case, args.samples, args.seed)
+        r, dt = run_case(case, args.samples, args.seed, args.search)
         violated = r.verdict == "violated"
         ok = violated == case.broken
         if not ok:
             (misses if case.broken else false_alarms).append(case.name)
         claim = f"{case.epsilon:g}" + (f" ({case.delta:g})" if case.delta else "")
-        true = _fmt(case.true_epsilon) + (f" ({_fmt(case.pair_epsilon)})"
+        searched = args.search and case.search_dimensions is not None
+        true = _fmt(case.true_epsilon) + (" (pair searched)" if searched else
+                                          f" ({_fmt(case.pair_epsilon)})"
                                           if case.pair_epsilon is not None else "")
         print(f"| {case.name} | {'yes' if case.broken else 'no'} | {claim} | {true} | "
               f"{r.epsilon_lower_bound:.4g} | {_fmt(case.dpsniper, 4)} | {r.verdict} | "

@@ -5,7 +5,8 @@ github.com/eth-sri/dp-sniper, ``dpsniper/mechanisms/``), re-implemented with num
 the ``mechanism(data, n, rng)`` form that ``dpaudit.audit`` takes. Used by
 ``benchmarks/bench_dpsniper.py`` (DP-Sniper's own pairs and parameters, eps = 0.1) and
 ``benchmarks/bench_detection.py`` (the detection table of broken and correct mechanisms). The
-privacy parameter defaults to DP-Sniper's ``EPS = 0.1``; ``report_noisy_max`` and ``svt`` take ``eps=`` to change it.
+privacy parameter defaults to DP-Sniper's ``EPS = 0.1``; ``report_noisy_max`` and ``svt`` take
+``eps=`` to change it.
 
 Sparse vector variants: Lyu, Su and Li, *Understanding the Sparse Vector Technique for
 Differential Privacy*, PVLDB 10(6), 2017, Algorithms 1-6 (Alg 1: their proposal; 2: Dwork and

@@ -197,3 +197,13 @@ def test_svt_pair_epsilons_against_the_claims():
     assert 0.1 < svt4.pair_epsilon <= bd.svt4_epsilon(1, 0.1)
     for name in ("svt1-lyu-su-li", "svt2-dwork-roth", "svt4-lee-clifton", "svt6-chen"):
         assert case[name].dpsniper <= case[name].pair_epsilon
+
+
+def test_search_mode_finds_a_violating_pair_without_being_told():
+    """--search: SVT5 (no query noise, infinite epsilon) audited from StatDP's patterns alone at
+    20 000 runs per input is still reported violated (several patterns make an output impossible
+    on the neighbour)."""
+    case = {c.name: c for c in bd.cases()}["svt5-stoddard"]
+    result, _ = bd.run_case(case, 20_000, seed=0, search=True)
+    assert result.verdict == "violated"
+    assert result.pair_index is not None or result.pilot
