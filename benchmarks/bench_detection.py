@@ -126,7 +126,7 @@ def exponential_pair_epsilon(eta: float, k: int) -> float:
 
 
 def svt_outcome_probabilities(alg: int, a: np.ndarray, eps: float, t: float,
-                              grid: int = 40_001) -> np.ndarray:
+                              grid: int = 12_001) -> np.ndarray:
     """Exact law of :func:`literature_mechanisms.svt` ``(alg, c=1, t, eps)`` on answers ``a``, by
     quadrature over the threshold noise rho (all randomness but rho is independent across queries).
 
