@@ -175,6 +175,48 @@ def _svt_pair_epsilon(alg: int, a0: tuple, a1: tuple, eps: float, t: float) -> f
     return float(np.max(np.abs(np.log(p0) - np.log(p1))))
 
 
+def svt3_value_law(a: np.ndarray, eps: float, t: float, values: np.ndarray,
+                   grid: int = 24_001) -> tuple[np.ndarray, float]:
+    """Law of Lyu-Su-Li Alg 3 (c = 1, :func:`literature_mechanisms.svt` ``(3, 1, t, eps)``) on
+    answers ``a``: the output is the index j of the first "above" with its noisy value
+    v = a_j + nu_j, or "none". Returns the density of (j, v) at ``values`` (shape
+    ``(len(a), len(values))``) and P(none), by quadrature over rho:
+    dens_j(v) = f_nu(v - a_j) * int_{rho <= v - t} f_rho(rho) prod_{i<j} F_nu(rho + t - a_i) drho.
+    """
+    e1, e2 = eps / 2, eps / 2
+    rho_scale, nu_scale = 1 / e1, 1 / e2
+    r = np.linspace(-60 * rho_scale, 60 * rho_scale, grid)
+    w = stats.laplace.pdf(r, scale=rho_scale) * (r[1] - r[0])
+    a = np.asarray(a, float)
+    idx = np.searchsorted(r, np.asarray(values, float) - t, side="right") - 1
+    dens = np.zeros((a.size, len(values)))
+    surv = np.ones_like(r)
+    for j in range(a.size):
+        cum = np.cumsum(w * surv)
+        mass = np.where(idx >= 0, cum[np.clip(idx, 0, None)], 0.0)
+        dens[j] = stats.laplace.pdf(values - a[j], scale=nu_scale) * mass
+        surv = surv * stats.laplace.cdf(r + t - a[j], scale=nu_scale)
+    return dens, float(np.sum(w * surv))
+
+
+def svt3_pair_epsilon(a0: np.ndarray, a1: np.ndarray, eps: float, t: float,
+                      span: float = 400.0) -> float:
+    """Largest |log-ratio| of the two laws of :func:`svt3_value_law` over the values in
+    [-span, span] (step 0.25) and "none": a numerical value of the pair's epsilon on that range
+    (the supremum over all values can only be larger)."""
+    return _svt3_pair_epsilon(tuple(map(float, a0)), tuple(map(float, a1)), eps, t, span)
+
+
+@functools.lru_cache(maxsize=None)
+def _svt3_pair_epsilon(a0: tuple, a1: tuple, eps: float, t: float, span: float) -> float:
+    v = np.arange(-span, span + 0.125, 0.25)
+    d0, n0 = svt3_value_law(np.array(a0), eps, t, v)
+    d1, n1 = svt3_value_law(np.array(a1), eps, t, v)
+    both = (d0 > 1e-300) & (d1 > 1e-300)
+    ratio = np.abs(np.log(d0[both]) - np.log(d1[both]))
+    return float(max(ratio.max(), abs(math.log(n0 / n1))))
+
+
 # --- broken mechanisms not in the package (each a small function; the bug is in its docstring) --
 
 def tree_counter(T: int, node_scale: float) -> Callable[[Any, int, np.random.Generator],
@@ -254,8 +296,12 @@ def _svt_case(alg: int, broken: bool, true: float, note: str, pair: tuple, ref: 
     names = {1: "svt1-lyu-su-li", 2: "svt2-dwork-roth", 3: "svt3-roth-notes",
              4: "svt4-lee-clifton", 5: "svt5-stoddard", 6: "svt6-chen"}
     t = 0.5 if alg == 1 else 1.0
-    exact = (svt_pair_epsilon(alg, pair[0], pair[1], DPSNIPER_EPS, t) if alg in (1, 2, 4, 6)
-             else None)
+    if alg in (1, 2, 4, 6):
+        exact = svt_pair_epsilon(alg, pair[0], pair[1], DPSNIPER_EPS, t)
+    elif alg == 3:
+        exact = svt3_pair_epsilon(pair[0], pair[1], DPSNIPER_EPS, t)
+    else:
+        exact = None
     return Case(names[alg], broken, svt(alg, 1, t, eps=DPSNIPER_EPS), pair[0], pair[1],
                 DPSNIPER_EPS, true, note, pair_epsilon=exact, dpsniper=ref,
                 search_dimensions=len(pair[0]))
@@ -280,7 +326,8 @@ def cases() -> list[Case]:
         _svt_case(2, False, e, "Dwork-Roth 2014 Alg 2 (Lyu-Su-Li Alg 2): eps-DP", above_below,
                   0.08594),
         _svt_case(3, True, math.inf, "Roth 2011 notes (Lyu-Su-Li Alg 3): releases q_i + nu_i; "
-                  "infinity-DP (unbounded in the number of queries; Table 1)", ones_vs_two_zero,
+                  "infinity-DP (unbounded in the number of queries; Table 1); pair value "
+                  "numerical (svt3_pair_epsilon)", ones_vs_two_zero,
                   0.17157),
         _svt_case(4, True, svt4_epsilon(1, e), "Lee-Clifton 2014 (Lyu-Su-Li Alg 4): query noise "
                   "without the factor c; ((1 + 6c)/4) eps (Table 1)", ones_vs_two_zero, 0.16868),
@@ -399,8 +446,8 @@ def main(argv: list[str] | None = None) -> int:
           f"alpha = {ALPHA}, seed {args.seed}; DP-Sniper: 90% bound, 2.1e8 runs per input"
           + ("; SVT/RNM pairs searched (StatDP patterns)" if args.search else ""))
     print("| case | broken? | claim eps (delta) | true eps (this pair) | dpaudit lower bound | "
-          "DP-Sniper | verdict | detected correctly? | seconds |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "DP-Sniper | verdict | detected correctly? | statistic | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     misses, false_alarms = [], []
     t_all = time.perf_counter()
     for case in suite:
@@ -416,7 +463,8 @@ def main(argv: list[str] | None = None) -> int:
                                           if case.pair_epsilon is not None else "")
         print(f"| {case.name} | {'yes' if case.broken else 'no'} | {claim} | {true} | "
               f"{r.epsilon_lower_bound:.4g} | {_fmt(case.dpsniper, 4)} | {r.verdict} | "
-              f"{'yes' if ok else ('MISS' if case.broken else 'FALSE ALARM')} | {dt:.1f} |",
+              f"{'yes' if ok else ('MISS' if case.broken else 'FALSE ALARM')} | "
+              f"{r.statistic.get('name', '')} | {dt:.1f} |",
               flush=True)
     total = time.perf_counter() - t_all
     print(f"\n{len(suite)} cases ({sum(c.broken for c in suite)} broken), total {total:.1f} s; "
