@@ -33,7 +33,10 @@ Where DP-Sniper (Bichsel et al., IEEE S&P 2021) published a lower bound for the 
 same parameters (eps = 0.1) and the same input pair, its number is in the ``DP-Sniper`` column:
 a 90%-confidence bound from 2.1e8 runs per input (eth-sri/dp-sniper,
 ``eval_sp2021/reference-results/dd_search_reg_data.log``; the MLP log where higher), whereas the
-dpaudit column is a 95% bound from ``--samples`` runs per input.
+dpaudit column is a 95% bound from ``--samples`` runs per input. The ``StatDP`` column is StatDP
+(Ding et al., CCS 2018) as run and verified by DP-Sniper's authors (``eps_lcb`` in
+``statdp_1_data.log`` of the same folder), on StatDP's own search result: marked "(own pair)"
+where that pair is not this case's pair.
 
 Usage::
 
@@ -287,12 +290,18 @@ class Case:
     delta: float = 0.0
     pair_epsilon: float | None = None   # exact epsilon of this pair, where it is below true
     dpsniper: float | None = None       # DP-Sniper's published bound on the same case
+    #: StatDP's bound as run by DP-Sniper's authors (their statdp_1_data.log, ``eps_lcb``) and
+    #: whether StatDP's pair is this case's pair (up to order, or a common shift of a
+    #: translation-equivariant output); otherwise StatDP audited its own pair.
+    statdp: float | None = None
+    statdp_same_pair: bool = True
     #: For ``--search``: the inputs are vectors of this many query answers, each of which may move
     #: by 1 between neighbours (SVT, report noisy max), so StatDP's patterns are valid neighbours.
     search_dimensions: int | None = None
 
 
-def _svt_case(alg: int, broken: bool, true: float, note: str, pair: tuple, ref: float) -> Case:
+def _svt_case(alg: int, broken: bool, true: float, note: str, pair: tuple, ref: float,
+              statdp: float, statdp_same_pair: bool) -> Case:
     names = {1: "svt1-lyu-su-li", 2: "svt2-dwork-roth", 3: "svt3-roth-notes",
              4: "svt4-lee-clifton", 5: "svt5-stoddard", 6: "svt6-chen"}
     t = 0.5 if alg == 1 else 1.0
@@ -304,7 +313,7 @@ def _svt_case(alg: int, broken: bool, true: float, note: str, pair: tuple, ref: 
         exact = None
     return Case(names[alg], broken, svt(alg, 1, t, eps=DPSNIPER_EPS), pair[0], pair[1],
                 DPSNIPER_EPS, true, note, pair_epsilon=exact, dpsniper=ref,
-                search_dimensions=len(pair[0]))
+                statdp=statdp, statdp_same_pair=statdp_same_pair, search_dimensions=len(pair[0]))
 
 
 def cases() -> list[Case]:
@@ -322,39 +331,42 @@ def cases() -> list[Case]:
     return [
         # --- sparse vector (Lyu, Su and Li 2017), DP-Sniper's parameters: eps 0.1, c = 1 ----------
         _svt_case(1, False, e, "Lyu-Su-Li Alg 1 (their proposal): eps-DP (Thm 2)",
-                  above_below, 0.08580),
+                  above_below, 0.08580, 0.02975, True),
         _svt_case(2, False, e, "Dwork-Roth 2014 Alg 2 (Lyu-Su-Li Alg 2): eps-DP", above_below,
-                  0.08594),
+                  0.08594, 0.03164, False),
         _svt_case(3, True, math.inf, "Roth 2011 notes (Lyu-Su-Li Alg 3): releases q_i + nu_i; "
                   "infinity-DP (unbounded in the number of queries; Table 1); pair value "
                   "numerical (svt3_pair_epsilon)", ones_vs_two_zero,
-                  0.17157),
+                  0.17157, 0.02306, False),
         _svt_case(4, True, svt4_epsilon(1, e), "Lee-Clifton 2014 (Lyu-Su-Li Alg 4): query noise "
-                  "without the factor c; ((1 + 6c)/4) eps (Table 1)", ones_vs_two_zero, 0.16868),
+                  "without the factor c; ((1 + 6c)/4) eps (Table 1)", ones_vs_two_zero, 0.16868,
+                  0.17086, True),
         _svt_case(5, True, math.inf, "Stoddard et al. 2014 (Lyu-Su-Li Alg 5): no query noise; "
                   "this pair's output (1^5 0^5) is impossible on the neighbour",
-                  (_v((2, 5), (0, 5)), _v((1, 10))), 1.76119),
+                  (_v((2, 5), (0, 5)), _v((1, 10))), 1.76119, 14.31431, True),
         _svt_case(6, True, math.inf, "Chen et al. 2015 (Lyu-Su-Li Alg 6): no cutoff; "
                   "infinity-DP (unbounded in the number of queries; Table 1)",
-                  (_v((1, 5), (0, 5)), _v((0, 5), (1, 5))), 0.27204),
+                  (_v((1, 5), (0, 5)), _v((0, 5), (1, 5))), 0.27204, 0.32204, True),
         Case("svt-above-threshold", False, package_svt(1.0, 0.5), above_below[0], above_below[1],
              1.0, 1.0, "package SparseVectorMechanism (Dwork-Roth Alg 1, Thm 3.23): eps-DP",
              search_dimensions=10),
         # --- report noisy max (eps 0.1, 5 answers, DP-Sniper's pairs) -----------------------------
         Case("rnm-laplace-index", False, report_noisy_max("laplace", "index", e), _v((1, 5)),
              _v((0, 1), (2, 4)), e, e, "Lap(2/eps) noise, argmax released: eps-DP (Dwork-Roth "
-             "Claim 3.9)", dpsniper=0.09250, search_dimensions=5),
+             "Claim 3.9)", dpsniper=0.09250, statdp=0.09195, statdp_same_pair=False,
+             search_dimensions=5),
         Case("rnm-exponential-index", False, report_noisy_max("exponential", "index", e),
              _v((1, 5)), _v((0, 1), (2, 4)), e, e, "Exp(2/eps) noise, argmax released: the "
-             "exponential mechanism, eps-DP", dpsniper=0.09792, search_dimensions=5),
+             "exponential mechanism, eps-DP", dpsniper=0.09792, statdp=0.09958,
+             statdp_same_pair=False, search_dimensions=5),
         Case("rnm-laplace-value", True, report_noisy_max("laplace", "value", e), _v((0, 5)),
              _v((1, 5)), e, rnm_value_epsilon(5, e), "noisy max VALUE released (StatDP "
              "CCS 2018): k eps / 2 (derivation in rnm_value_epsilon)", dpsniper=0.24881,
-             search_dimensions=5),
+             statdp=0.19914, search_dimensions=5),
         Case("rnm-exponential-value", True, report_noisy_max("exponential", "value", e),
              _v((1, 5)), _v((2, 5)), e, math.inf, "noisy max VALUE with one-sided Exp noise: "
              "values in [1, 2) impossible on the neighbour", dpsniper=0.35344,
-             search_dimensions=5),
+             statdp=0.19602, search_dimensions=5),
         # --- continual counting: binary mechanism, T = 8, leaf 1 moves by 1, claim eps = 1 --------
         Case("tree-correct", False, tree_counter(T_TREE, levels / 1.0), leaf0, leaf1, 1.0,
              tree_epsilon(T_TREE, levels / 1.0), "package tree, Lap(levels/eps) per node "
@@ -446,8 +458,8 @@ def main(argv: list[str] | None = None) -> int:
           f"alpha = {ALPHA}, seed {args.seed}; DP-Sniper: 90% bound, 2.1e8 runs per input"
           + ("; SVT/RNM pairs searched (StatDP patterns)" if args.search else ""))
     print("| case | broken? | claim eps (delta) | true eps (this pair) | dpaudit lower bound | "
-          "DP-Sniper | verdict | detected correctly? | statistic | seconds |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "DP-Sniper | StatDP | verdict | detected correctly? | statistic | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     misses, false_alarms = [], []
     t_all = time.perf_counter()
     for case in suite:
@@ -462,7 +474,9 @@ def main(argv: list[str] | None = None) -> int:
                                           f" ({_fmt(case.pair_epsilon)})"
                                           if case.pair_epsilon is not None else "")
         print(f"| {case.name} | {'yes' if case.broken else 'no'} | {claim} | {true} | "
-              f"{r.epsilon_lower_bound:.4g} | {_fmt(case.dpsniper, 4)} | {r.verdict} | "
+              f"{r.epsilon_lower_bound:.4g} | {_fmt(case.dpsniper, 4)} | "
+              f"{_fmt(case.statdp, 4)}{'' if case.statdp_same_pair else ' (own pair)'} | "
+              f"{r.verdict} | "
               f"{'yes' if ok else ('MISS' if case.broken else 'FALSE ALARM')} | "
               f"{r.statistic.get('name', '')} | {dt:.1f} |",
               flush=True)

@@ -233,3 +233,15 @@ def test_svt3_value_law_matches_the_sampled_mechanism():
         sd = np.sqrt(n * p * (1 - p))
         assert np.all(np.abs(f - n * p) <= 5 * sd + 1e-3 * n * p + 1)
     assert bd.svt3_pair_epsilon(np.ones(10), a, eps, t) > eps  # broken on this pair already
+
+
+def test_published_bounds_never_exceed_the_exact_values():
+    """DP-Sniper's and StatDP's published lower bounds (valid bounds on the same mechanism, and
+    for StatDP on the same pair unless marked) are at most the benchmark's exact epsilons: the
+    pair's where known (all of StatDP's same-pair numbers), else the mechanism's supremum."""
+    for c in bd.cases():
+        exact_pair = c.pair_epsilon if c.pair_epsilon is not None else c.true_epsilon
+        if c.dpsniper is not None:
+            assert c.dpsniper <= exact_pair, c.name
+        if c.statdp is not None:
+            assert c.statdp <= (exact_pair if c.statdp_same_pair else c.true_epsilon), c.name
