@@ -12,8 +12,9 @@ Bug classes (sources in each case):
 
 * sparse vector: Lyu, Su and Li, *Understanding the Sparse Vector Technique for Differential
   Privacy*, PVLDB 10(6) 2017, Algorithms 1-6 and their privacy (Table 1: Alg 1, 2 epsilon-DP; Alg 3,
-  5, 6 "infinity-DP", i.e. not epsilon'-DP for any finite epsilon' as the number of queries grows;
-  Alg 4 ((1 + 6c)/4) epsilon-DP); plus the package's Dwork-Roth AboveThreshold as a correct case;
+  5, 6 "infinity-DP", i.e. not epsilon'-DP for any finite epsilon' as the number of queries grows,
+  Alg 5 already at a fixed number; Alg 4 ((1 + 6c)/4) epsilon-DP); plus the package's Dwork-Roth
+  AboveThreshold as a correct case;
 * report noisy max: Laplace or exponential noise, releasing the index (correct) or the noisy
   maximum value (broken; Ding, Wang, Wang, Zhang and Kifer, *Detecting Violations of Differential
   Privacy*, CCS 2018 (StatDP), and DP-Sniper's ReportNoisyMax3/4);
