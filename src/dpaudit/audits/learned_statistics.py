@@ -840,9 +840,11 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
     ``select0[i]``/``select1[i]`` are the selection-split scores of ``scorers[i]`` on data0/data1;
     ``scorers[0]`` is the engine's classical statistic. Each statistic's best event is found by
     :func:`~dpaudit.audits.statistics.sweep_thresholds` (epsilon objective), exactly the event
-    the engine will count on the test split if that statistic is chosen. The statistics are then
-    compared by :func:`plug_in_test_bound`: the bound the test split would give that event at its
-    selection-split rates. (The sweep's own projection, which first lowers each selection rate to
+    the engine will count on the test split if that statistic is chosen.
+
+    Vector outputs (the classical statistic, the linear discriminant, is fitted): the statistics
+    are compared by :func:`plug_in_test_bound`, the bound the test split would give that event at
+    its selection-split rates. (The sweep's own projection, which first lowers each selection rate to
     a conservative bound at level ``alpha / C**0.25`` and is kept in the table as
     ``projected_log_ratio_bound``, is made to rank thousands of thresholds of one statistic; used
     to compare statistics it charges the selection split's noise twice, most for the rare,
@@ -851,7 +853,15 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
     over the location-shift statistic, 0.164 and 0.043.) The selection noise of the comparison
     itself is handled by the margin: the best challenger replaces ``scorers[0]`` only if it is
     ahead by more than :data:`SWITCH_MARGIN_SE` standard errors of the difference of the two
-    events' log ratios. All of this uses the selection split only.
+    events' log ratios, computed on the same selection runs (:func:`_difference_se`).
+
+    Scalar outputs (the classical statistic, the identity, is not fitted, and its event is
+    chosen on all training runs, twice the runs compared here): the projection and a margin
+    with the events treated as independent, as before. There the identity's tail events are
+    what the histograms approximate, and the in-sample plug-in favours the histogram that got
+    luckiest on the selection split (Laplace eps = 1 at 10^6 runs, seed 0: a 64-bin histogram
+    at 1.029 over the identity at 1.005, and the test bound fell from 0.993 to 0.987).
+    All of this uses the selection split only.
     """
     sweeps = [sweep_thresholds(select0[i], select1[i], n_test0=n_test, n_test1=n_test,
                                alpha=alpha, delta=delta, objective="epsilon")
@@ -870,16 +880,21 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
         projected.append(float(projected_log_ratio(cp, npp, cq, nq, n_test, n_test, alpha=alpha,
                                                    delta=delta, candidates=4 * n_max)))
         values.append(plug_in_test_bound(r, n_test, alpha=alpha, delta=delta))
+    # Scalars (the classical statistic, the identity, is not fitted): compare by the projection
+    # and the independent-events margin, the rule validated on Laplace (see SWITCH_MARGIN_SE).
+    conservative = not fitted[0]
+    rank = projected if conservative else values
     best_i = 0
-    challengers = [i for i in range(1, len(scorers)) if values[i] > -math.inf]
+    challengers = [i for i in range(1, len(scorers)) if rank[i] > -math.inf]
     if challengers:
-        c = max(challengers, key=lambda i: (values[i], -i))
-        if not tops[0] or values[0] == -math.inf:
-            best_i = c if values[c] > -math.inf else 0
+        c = max(challengers, key=lambda i: (rank[i], -i))
+        if not tops[0] or rank[0] == -math.inf:
+            best_i = c if rank[c] > -math.inf else 0
         else:
-            se = _difference_se(tops[0][0], tops[c][0], (select0[0], select1[0]),
-                                (select0[c], select1[c]))
-            if values[c] > values[0] + SWITCH_MARGIN_SE * se:
+            se = (math.hypot(_log_ratio_se(tops[0][0]), _log_ratio_se(tops[c][0])) if conservative
+                  else _difference_se(tops[0][0], tops[c][0], (select0[0], select1[0]),
+                                      (select0[c], select1[c])))
+            if rank[c] > rank[0] + SWITCH_MARGIN_SE * se:
                 best_i = c
     table = []
     for i, sc in enumerate(scorers):
