@@ -17,6 +17,9 @@ Zhang, PLDI 2019.
 
 from __future__ import annotations
 
+import math
+
+import mmh3
 import numpy as np
 
 EPS = 0.1
@@ -113,6 +116,48 @@ def laplace_parallel(a, n, g, k: int = 20, eps: float = 0.005):
 
 def svt34_parallel(a, n, g):
     return np.c_[svt(3, 2, 1.0)(a, n, g), svt(4, 2, 1.0)(a, n, g)]
+
+
+def truncated_geometric(a, n, g, eps: float = EPS, count: int = 5):
+    """GeoSample (Balcer and Vadhan, arXiv:1709.05396, Alg. 4.8): draw u uniform on {1, ..., d} and
+    release the smallest z in {0, ..., count} with F(z) >= u, where (Step 2, k = ceil(ln(2/eps)),
+    d = (2^(k+1) + 1)(2^k + 1)^(count-1), true count c)
+    F(z) = 2^(k(c-z)) (2^k + 1)^(count-(c-z)) for z < c, F(z) = d - 2^(k(z-c+1)) (2^k + 1)^(count-1-(z-c))
+    for c <= z < count, and F(count) = d. Exact integer arithmetic (Python ints)."""
+    c = int(np.asarray(a).reshape(-1)[0])
+    if not 0 <= c <= count:
+        raise ValueError(f"the count must be in [0, {count}], got {c}")
+    k = math.ceil(math.log(2.0 / eps))
+    d = (2 ** (k + 1) + 1) * (2 ** k + 1) ** (count - 1)
+    f = [2 ** (k * (c - z)) * (2 ** k + 1) ** (count - (c - z)) for z in range(c)]
+    f += [d - 2 ** (k * (z - c + 1)) * (2 ** k + 1) ** (count - 1 - (z - c))
+          for z in range(c, count)]
+    f.append(d)
+    u = g.integers(1, d + 1, size=n)
+    return np.searchsorted(np.asarray(f, dtype=np.int64), u, side="left").astype(np.int64)
+
+
+def rappor(f: float, instantaneous: bool, hashes: int = 4, size: int = 20,
+           p: float = 0.45, q: float = 0.55):
+    """RAPPOR (Erlingsson, Pihur and Korolova, CCS 2014): Bloom filter B of ``str(value)`` (bit
+    ``mmh3.hash(str(value), i) mod size`` set for i < hashes, the signed MurmurHash3 that DP-Sniper
+    uses, Python's floor modulo as in DP-Sniper), permanent randomised response
+    B' = 1 w.p. f/2, 0 w.p. f/2, B otherwise; with ``instantaneous``, report S with P(S = 1) = q if
+    B' = 1 and p if B' = 0 (steps 1-3), else report B' (one-time RAPPOR, steps 1-2)."""
+    def m(a, n, g):
+        val = float(np.asarray(a).reshape(-1)[0])
+        if val != int(val):
+            raise ValueError(f"RAPPOR's input is an integer (DP-Sniper's INT domain), got {val}")
+        val = int(val)  # hashed as str(int): "1", not "1.0"
+        bits = np.zeros(size, dtype=bool)
+        for i in range(hashes):
+            bits[mmh3.hash(str(val), i) % size] = True
+        u = g.random((n, size))
+        b = np.where(u < f / 2, True, np.where(u < f, False, bits[None, :]))
+        if not instantaneous:
+            return b.astype(np.int64)
+        return (g.random((n, size)) < np.where(b, q, p)).astype(np.int64)
+    return m
 
 
 def _v(*parts: tuple[float, int]) -> np.ndarray:

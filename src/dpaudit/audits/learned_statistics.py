@@ -20,6 +20,19 @@ different shape, and the bookkeeping that lets the engine pick one:
   quantile bins of the rest (continuous part). A screened variant keeps only the coordinates
   whose fit-split histograms differ (G-test at level ``1 / D``), so that coordinates without
   signal do not add estimation noise.
+* :class:`LocationShiftFitter` (vectors, mixed outputs): per coordinate, the atoms get their
+  count-based log ratio as in naive Bayes, and the continuous part a *parametric* log ratio: the
+  exact log likelihood ratio of a location shift under Laplace noise,
+  ``(|x - m0| - |x - m1|) / b`` with ``m0``, ``m1`` the fit-split medians of the coordinate's
+  continuous values on each input and ``b`` their mean absolute deviation (plus the log ratio of
+  the coordinate being continuous at all). Two numbers per coordinate are estimated from all fit
+  runs instead of one ratio per bin, so a small shift under wide noise (20 coordinates of
+  Laplace(200) shifted by 1: per-bin ratios of 0.005 drowned by a standard error of 0.008 at
+  5 x 10^5 fit runs) is still resolved; for small shifts the score is the weighted sign test
+  ``sum_j (m1_j - m0_j) / b_j * sign(x_j - (m0_j + m1_j) / 2)``, which is the most powerful
+  per-coordinate statistic for Laplace noise (asymptotic efficiency 2 relative to the mean) and
+  robust to any heavy tail. Medians come from a fine streaming histogram (``LOCATION_GRID``
+  bins over the probe's central 99% per coordinate), so memory does not grow with the fit split.
 * :class:`LogisticFitter` (vectors): logistic regression (scikit-learn) on basis features
   ``[x, |x - m0|, |x - m1|, ||x - m0||_2, ||x - m1||_2]`` with ``m0``, ``m1`` the coordinate-wise
   fit-split medians of the two inputs. Its span contains the exact log likelihood ratio of a shift
@@ -52,6 +65,7 @@ import numpy as np
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
+from dpaudit.audits.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
 from dpaudit.audits.statistics import (IdentityScorer, LikelihoodRatioFitter,
                                        LinearDiscriminantFitter, RankedEvent, flatten_outputs,
                                        projected_log_ratio, sweep_thresholds)
@@ -64,6 +78,8 @@ __all__ = [
     "HistogramRatioFitter",
     "NaiveBayesScorer",
     "NaiveBayesFitter",
+    "LocationShiftScorer",
+    "LocationShiftFitter",
     "FeatureLinearScorer",
     "LogisticFitter",
     "SklearnClassifierFitter",
@@ -72,16 +88,17 @@ __all__ = [
     "Choice",
     "candidates_for",
     "choose",
+    "plug_in_test_bound",
     "check_statistics",
 ]
 
 #: Names accepted by ``audit(..., statistics=[...])``.
-STATISTIC_NAMES = ("identity", "histogram", "linear", "naive-bayes", "logistic", "sequence",
-                   "gradient-boosting", "knn")
+STATISTIC_NAMES = ("identity", "histogram", "linear", "naive-bayes", "location-shift",
+                   "logistic", "sequence", "gradient-boosting", "knn")
 #: Default family for scalar continuous outputs.
 DEFAULT_SCALAR = ("identity", "histogram")
 #: Default family for vector / trajectory outputs.
-DEFAULT_VECTOR = ("linear", "naive-bayes", "logistic", "sequence")
+DEFAULT_VECTOR = ("linear", "naive-bayes", "location-shift", "logistic", "sequence")
 
 #: A value that makes up at least this fraction of the pooled probe of a coordinate is an atom
 #: (a discrete value with a bin of its own), e.g. a sentinel "no value released".
@@ -92,6 +109,13 @@ SCALAR_BINS = (16, 64)
 MIN_PER_BIN = 40
 #: Bins per coordinate of the naive-Bayes statistic (continuous part).
 NB_BINS = 16
+#: Location-shift statistic: bins of the streaming histogram whose interpolated quantiles give
+#: the medians (over the probe's central 99% per coordinate; at Laplace(200) noise a bin is
+#: 0.65 wide, and linear interpolation inside it leaves an error far below the median's own
+#: sampling error of about 0.3 at 5 x 10^5 runs), and the fewest continuous values a coordinate
+#: needs in the pooled probe to get the parametric part.
+LOCATION_GRID = 4096
+LOCATION_MIN_CONTINUOUS = 32
 #: Cap on rows x features of the logistic regression's fit (per input), for time.
 LOGISTIC_CELLS = 500_000
 #: Values per coordinate (over the probe) up to which a vector output is a discrete sequence.
@@ -306,6 +330,151 @@ class NaiveBayesFitter:
             out.append(NaiveBayesScorer(tuple(self._binnings), lr, keep, self.transform,
                                         f"{self.name}, screened coordinates"))
         return out
+
+
+@dataclass(frozen=True)
+class LocationShiftScorer:
+    """Sum over coordinates of: the log ratio of the output's atom (count-based), or for a
+    continuous value the log ratio of "continuous" plus ``(|x - m0| - |x - m1|) / b``."""
+
+    atoms: tuple[np.ndarray, ...]
+    log_ratios: tuple[np.ndarray, ...]
+    m0: np.ndarray
+    m1: np.ndarray
+    scale: np.ndarray
+    parametric: np.ndarray
+    name: str = "location-shift log likelihood ratio (Laplace form, atoms apart)"
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        x = flatten_outputs(outputs).astype(np.float64, copy=False)
+        # Continuous part of every coordinate at once (rows x coordinates), then the atoms of
+        # the coordinates that have any overwrite their entries.
+        # |x - m0| - |x - m1| = sign(m1 - m0) (2 clip(x, lo, hi) - lo - hi), lo/hi = min/max of
+        # m0, m1: written with clip, the two plateaus are exactly constant in floating point (the
+        # plateaus carry probability mass, and an event's threshold may sit on one).
+        cont_lr = np.array([lr[-1] for lr in self.log_ratios])
+        par = self.parametric
+        sgn = np.where(par, np.sign(self.m1 - self.m0), 0.0)
+        w = sgn / self.scale
+        lo = np.where(par, np.minimum(self.m0, self.m1), 0.0)
+        hi = np.where(par, np.maximum(self.m0, self.m1), 0.0)
+        terms = (2.0 * np.clip(x, lo, hi) - (lo + hi)) * w + cont_lr
+        for j, atoms in enumerate(self.atoms):
+            if atoms.size:
+                v = x[:, j]
+                a_c = np.minimum(np.searchsorted(atoms, v), atoms.size - 1)
+                hit = atoms[a_c] == v
+                terms[:, j] = np.where(hit, self.log_ratios[j][a_c], terms[:, j])
+        return terms.sum(axis=1)
+
+    def to_dict(self) -> dict[str, Any]:
+        fp = [float(v) for j in range(len(self.atoms))
+              for v in np.r_[self.atoms[j], self.log_ratios[j], self.m0[j], self.m1[j],
+                             self.scale[j]]]
+        return {"name": self.name, "dimension": len(self.atoms),
+                "coordinates_parametric": int(np.count_nonzero(self.parametric)),
+                "coordinates_with_atoms": int(sum(a.size > 0 for a in self.atoms)),
+                "fingerprint": fp,
+                "description": (f"{self.name}: sum over {len(self.atoms)} coordinates of the "
+                                "log ratio of the coordinate's atom (repeated values, add-1/2 "
+                                "smoothed counts) or, for a continuous value x, the log ratio "
+                                "of 'continuous' plus (|x - m0| - |x - m1|) / b, with m0, m1 "
+                                "the fit-split medians of the continuous values on each input "
+                                "and b their mean absolute deviation (the exact log likelihood "
+                                "ratio of a location shift under Laplace noise)")}
+
+
+@dataclass
+class LocationShiftFitter:
+    """Streaming fit of :class:`LocationShiftScorer` over the fit split.
+
+    ``prepare`` (the pooled probes, the first fit runs) fixes per coordinate the atoms (values
+    with at least ``ATOM_FRACTION`` of the probe), the scale ``b`` (mean absolute deviation of the
+    pooled continuous probe values from their median) and a grid of ``LOCATION_GRID`` bins over
+    their central 99%; ``update`` counts atoms, continuous values and the grid histogram per
+    input; ``finish`` reads each input's median off its histogram (linear interpolation inside
+    the bin; values outside the grid are counted in end bins, so the median is exact in rank).
+    """
+
+    grid: int = LOCATION_GRID
+    _atoms: list[np.ndarray] = field(default_factory=list)
+    _edges: list[np.ndarray | None] = field(default_factory=list)
+    _scale: np.ndarray | None = None
+    _counts: list[np.ndarray] = field(default_factory=list)
+    _hist: list[np.ndarray | None] = field(default_factory=list)
+
+    def prepare(self, probe0: np.ndarray, probe1: np.ndarray) -> None:
+        pooled = np.concatenate([flatten_outputs(probe0), flatten_outputs(probe1)]
+                                ).astype(np.float64)
+        d = pooled.shape[1]
+        self._atoms, self._edges, self._counts, self._hist = [], [], [], []
+        self._scale = np.ones(d)
+        for j in range(d):
+            v = pooled[:, j]
+            uniq, counts = np.unique(v, return_counts=True)
+            atoms = uniq[counts >= max(2, ATOM_FRACTION * v.size)]
+            rest = v[~np.isin(v, atoms)] if atoms.size else v
+            edges = None
+            if rest.size >= LOCATION_MIN_CONTINUOUS:
+                med = float(np.median(rest))
+                b = float(np.mean(np.abs(rest - med)))
+                lo, hi = np.quantile(rest, [0.005, 0.995])
+                if b > 0 and hi > lo:
+                    edges = np.linspace(lo, hi, self.grid + 1)
+                    self._scale[j] = b
+            self._atoms.append(atoms)
+            self._edges.append(edges)
+            self._counts.append(np.zeros((2, atoms.size + 1)))
+            self._hist.append(None if edges is None else np.zeros((2, self.grid + 2)))
+
+    def update(self, outputs: np.ndarray, label: int) -> None:
+        if self._scale is None:
+            raise RuntimeError("LocationShiftFitter.prepare must be called before update")
+        x = flatten_outputs(outputs).astype(np.float64, copy=False)
+        for j, atoms in enumerate(self._atoms):
+            v = x[:, j]
+            if atoms.size:
+                a = np.searchsorted(atoms, v)
+                a_c = np.minimum(a, atoms.size - 1)
+                hit = atoms[a_c] == v
+                idx = np.where(hit, a_c, atoms.size)
+                v = v[~hit]
+            else:
+                idx = np.full(v.shape, 0)
+            self._counts[j][label] += np.bincount(idx, minlength=atoms.size + 1)
+            edges = self._edges[j]
+            if edges is not None and v.size:
+                # bin 0: below the grid, 1..grid: inside, grid + 1: above
+                b = np.searchsorted(edges, v, side="right")
+                self._hist[j][label] += np.bincount(b, minlength=self.grid + 2)
+
+    def _median(self, h: np.ndarray, edges: np.ndarray) -> float:
+        total = h.sum()
+        cum = np.cumsum(h)
+        k = int(np.searchsorted(cum, 0.5 * total))  # first bin reaching half the mass
+        if k == 0:
+            return float(edges[0])
+        if k >= h.size - 1:
+            return float(edges[-1])
+        before = cum[k - 1]
+        frac = (0.5 * total - before) / h[k] if h[k] > 0 else 0.5
+        return float(edges[k - 1] + frac * (edges[k] - edges[k - 1]))
+
+    def finish(self) -> list[LocationShiftScorer]:
+        if self._scale is None or not self._counts:
+            raise ValueError("the location-shift statistic needs fit samples from both inputs")
+        d = len(self._atoms)
+        m0, m1 = np.zeros(d), np.zeros(d)
+        parametric = np.zeros(d, dtype=bool)
+        for j in range(d):
+            h, edges = self._hist[j], self._edges[j]
+            if h is not None and min(h.sum(axis=1)) > 0:
+                m0[j] = self._median(h[0], edges)
+                m1[j] = self._median(h[1], edges)
+                parametric[j] = True
+        lr = tuple(_smoothed_log_ratio(c[0], c[1]) for c in self._counts)
+        return [LocationShiftScorer(tuple(self._atoms), lr, m0, m1, self._scale.copy(),
+                                    parametric)]
 
 
 def _g_test(c: np.ndarray) -> float:
@@ -567,7 +736,7 @@ def candidates_for(dimension: int, statistics: tuple[str, ...] | None) -> list[C
     """The family compared for continuous outputs of flattened ``dimension``.
 
     Scalars: identity and histogram ratios by default; vectors: linear discriminant, naive Bayes,
-    logistic regression, sequence features. ``statistics`` restricts or extends the family (names
+    location shift, logistic regression, sequence features. ``statistics`` restricts or extends the family (names
     that do not apply to the output shape are ignored; if none applies, ValueError).
     """
     scalar = dimension == 1
@@ -583,6 +752,8 @@ def candidates_for(dimension: int, statistics: tuple[str, ...] | None) -> list[C
             out.append(Candidate(s, _Wrapped(LinearDiscriminantFitter())))
         elif s == "naive-bayes" and not scalar:
             out.append(Candidate(s, NaiveBayesFitter()))
+        elif s == "location-shift" and not scalar:
+            out.append(Candidate(s, LocationShiftFitter()))
         elif s == "logistic":
             out.append(Candidate(s, LogisticFitter()))
         elif s == "sequence" and not scalar:
@@ -606,9 +777,9 @@ class Choice:
 
 
 #: A learned statistic replaces the engine's classical one (the first candidate: the identity for
-#: scalars, the linear discriminant for vectors) only if its projected bound is higher by more than
-#: this many standard errors of the difference (delta method on the selection counts of the two
-#: events). Projections of close candidates differ mostly by selection noise, and the classical
+#: scalars, the linear discriminant for vectors) only if its plug-in test bound is higher by more
+#: than this many standard errors of the difference (delta method on the selection counts of the
+#: two events). Projections of close candidates differ mostly by selection noise, and the classical
 #: statistic is the better-understood choice when they are close: on Laplace eps = 1 at 10^6
 #: runs, taking the largest projection picked a 128-bin histogram (test bound 0.949) over the
 #: identity (0.993). Only power is at stake; validity comes from the untouched test split.
@@ -623,49 +794,116 @@ def _log_ratio_se(r: RankedEvent) -> float:
     return math.sqrt((1 - p) / (npp * p) + (1 - q) / (nq * q))
 
 
+def _difference_se(a: RankedEvent, b: RankedEvent, scores_a: tuple[np.ndarray, np.ndarray],
+                   scores_b: tuple[np.ndarray, np.ndarray]) -> float:
+    """Delta-method standard error of ``ln(p_a / q_a) - ln(p_b / q_b)`` for two events counted on
+    the SAME selection runs (``scores_a[k]``, ``scores_b[k]``: the two statistics' scores of the
+    runs on input ``k``, row-aligned). Each log ratio is ``+-ln(rate on input k)`` summed over
+    k; on one input ``Var(ln ra - ln rb) = ((1 - ra)/ra + (1 - rb)/rb - 2 (rab - ra rb)/(ra rb)) / n``
+    with ``rab`` the rate of both events, so events that mostly coincide differ by little noise
+    (treating them as independent, as :func:`_log_ratio_se` does, overstates it)."""
+    var = 0.0
+    for k in (0, 1):
+        ia = a.event.indicator(scores_a[k])
+        ib = b.event.indicator(scores_b[k])
+        n = ia.size
+        if n == 0 or ib.size != n:
+            return math.hypot(_log_ratio_se(a), _log_ratio_se(b))
+        sa = 1.0 if a.event.numerator == k else -1.0
+        sb = 1.0 if b.event.numerator == k else -1.0
+        ra = (np.count_nonzero(ia) + 0.5) / (n + 1.0)
+        rb = (np.count_nonzero(ib) + 0.5) / (n + 1.0)
+        rab = np.count_nonzero(ia & ib) / n
+        cov = (rab - ra * rb) / (ra * rb)
+        var += ((1 - ra) / ra + (1 - rb) / rb - 2 * sa * sb * cov) / n
+    return math.sqrt(max(var, 0.0))
+
+
+def plug_in_test_bound(r: RankedEvent, n_test: int, *, alpha: float, delta: float) -> float:
+    """The bound the test split (``n_test`` runs per input, one-sided level ``alpha`` per rate)
+    would give the event ``r`` if its rates were its selection-split rates (Wilson
+    approximation; falls back to ``delta = 0`` like the sweep when ``p_lo <= delta``)."""
+    cp, npp = (r.count1, r.nobs1) if r.event.numerator == 1 else (r.count0, r.nobs0)
+    cq, nq = (r.count0, r.nobs0) if r.event.numerator == 1 else (r.count1, r.nobs1)
+    p_lo = wilson_lower(np.asarray(cp / npp), n_test, alpha)
+    q_hi = wilson_upper(np.asarray(cq / nq), n_test, alpha)
+    v = float(log_ratio_lower_bound(p_lo, q_hi, delta))
+    if delta > 0 and not math.isfinite(v):
+        v = float(log_ratio_lower_bound(p_lo, q_hi, 0.0))
+    return v
+
+
 def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.ndarray],
            select1: Sequence[np.ndarray], *, n_test: int, alpha: float, delta: float) -> Choice:
-    """Pick the statistic whose best selection-split event projects the highest test bound.
+    """Pick the statistic whose best selection-split event promises the highest test bound.
 
     ``select0[i]``/``select1[i]`` are the selection-split scores of ``scorers[i]`` on data0/data1;
     ``scorers[0]`` is the engine's classical statistic. Each statistic's best event is found by
-    :func:`~dpaudit.audits.statistics.sweep_thresholds` (epsilon objective); the events are then
-    compared at one common selection penalty (that of the statistic with the most thresholds), so
-    a coarse statistic (a histogram has few distinct scores) is not favoured merely for comparing
-    fewer thresholds. The best challenger replaces ``scorers[0]`` only if it is ahead by more than
-    :data:`SWITCH_MARGIN_SE` standard errors. All of this uses the selection split only.
+    :func:`~dpaudit.audits.statistics.sweep_thresholds` (epsilon objective), exactly the event
+    the engine will count on the test split if that statistic is chosen.
+
+    Vector outputs (the classical statistic, the linear discriminant, is fitted): the statistics
+    are compared by :func:`plug_in_test_bound`, the bound the test split would give that event at
+    its selection-split rates. (The sweep's own projection, which first lowers each selection rate to
+    a conservative bound at level ``alpha / C**0.25`` and is kept in the table as
+    ``projected_log_ratio_bound``, is made to rank thousands of thresholds of one statistic; used
+    to compare statistics it charges the selection split's noise twice, most for the rare,
+    strong events that the test split, 18 times larger, resolves well: on DP-Sniper's SVT3 and
+    numerical SVT at 10^7 runs it kept the linear discriminant, test bounds 0.138 and 0.027,
+    over the location-shift statistic, 0.164 and 0.043.) The selection noise of the comparison
+    itself is handled by the margin: the best challenger replaces ``scorers[0]`` only if it is
+    ahead by more than :data:`SWITCH_MARGIN_SE` standard errors of the difference of the two
+    events' log ratios, computed on the same selection runs (:func:`_difference_se`).
+
+    Scalar outputs (the classical statistic, the identity, is not fitted, and its event is
+    chosen on all training runs, twice the runs compared here): the projection and a margin
+    with the events treated as independent, as before. There the identity's tail events are
+    what the histograms approximate, and the in-sample plug-in favours the histogram that got
+    luckiest on the selection split (Laplace eps = 1 at 10^6 runs, seed 0: a 64-bin histogram
+    at 1.029 over the identity at 1.005, and the test bound fell from 0.993 to 0.987).
+    All of this uses the selection split only.
     """
     sweeps = [sweep_thresholds(select0[i], select1[i], n_test0=n_test, n_test1=n_test,
                                alpha=alpha, delta=delta, objective="epsilon")
               for i in range(len(scorers))]
     tops = [sw.best(1) for sw in sweeps]
     n_max = max([sw.thresholds.size for sw in sweeps] + [1])
-    values = []
+    projected, values = [], []
     for i, top in enumerate(tops):
         if not top:
+            projected.append(-math.inf)
             values.append(-math.inf)
             continue
         r = top[0]
         cp, npp = (r.count1, r.nobs1) if r.event.numerator == 1 else (r.count0, r.nobs0)
         cq, nq = (r.count0, r.nobs0) if r.event.numerator == 1 else (r.count1, r.nobs1)
-        values.append(float(projected_log_ratio(cp, npp, cq, nq, n_test, n_test, alpha=alpha,
-                                                delta=delta, candidates=4 * n_max)))
+        projected.append(float(projected_log_ratio(cp, npp, cq, nq, n_test, n_test, alpha=alpha,
+                                                   delta=delta, candidates=4 * n_max)))
+        values.append(plug_in_test_bound(r, n_test, alpha=alpha, delta=delta))
+    # Scalars (the classical statistic, the identity, is not fitted): compare by the projection
+    # and the independent-events margin, the rule validated on Laplace (see SWITCH_MARGIN_SE).
+    conservative = not fitted[0]
+    rank = projected if conservative else values
     best_i = 0
-    challengers = [i for i in range(1, len(scorers)) if values[i] > -math.inf]
+    challengers = [i for i in range(1, len(scorers)) if rank[i] > -math.inf]
     if challengers:
-        c = max(challengers, key=lambda i: (values[i], -i))
-        if not tops[0] or values[0] == -math.inf:
-            best_i = c if values[c] > -math.inf else 0
+        c = max(challengers, key=lambda i: (rank[i], -i))
+        if not tops[0] or rank[0] == -math.inf:
+            best_i = c if rank[c] > -math.inf else 0
         else:
-            se = math.hypot(_log_ratio_se(tops[0][0]), _log_ratio_se(tops[c][0]))
-            if values[c] > values[0] + SWITCH_MARGIN_SE * se:
+            se = (math.hypot(_log_ratio_se(tops[0][0]), _log_ratio_se(tops[c][0])) if conservative
+                  else _difference_se(tops[0][0], tops[c][0], (select0[0], select1[0]),
+                                      (select0[c], select1[c])))
+            if rank[c] > rank[0] + SWITCH_MARGIN_SE * se:
                 best_i = c
     table = []
     for i, sc in enumerate(scorers):
         info = sc.to_dict() if hasattr(sc, "to_dict") else {"name": repr(sc)}
-        v = values[i]
+        v, w = projected[i], values[i]
         table.append({"name": info.get("name", ""),
                       "projected_log_ratio_bound": v if math.isfinite(v)
                       else ("-inf" if v < 0 else "inf"),
+                      "plug_in_test_bound": w if math.isfinite(w)
+                      else ("-inf" if w < 0 else "inf"),
                       "chosen": i == best_i})
     return Choice(best_i, scorers[best_i], bool(fitted[best_i]), tuple(table))
