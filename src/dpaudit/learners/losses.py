@@ -25,6 +25,7 @@ from typing import Literal, Sequence
 import numpy as np
 from scipy.special import expit
 
+from dpaudit._rowwise import row_sum
 from dpaudit._validation import check_finite_array, check_nonnegative, check_positive
 from dpaudit.learners.domains import Domain
 
@@ -124,7 +125,7 @@ class _LabelledLoss(Loss):
         return self.v.shape[0]
 
     def _ridge_value(self, x: np.ndarray) -> np.ndarray:
-        return 0.5 * self.ridge * np.sum(x * x, axis=-1)
+        return 0.5 * self.ridge * row_sum(x * x)  # np.sum(x * x, axis=-1), bit for bit
 
 
 @dataclass(frozen=True, eq=False)
