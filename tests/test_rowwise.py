@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpaudit._rowwise import row_max_abs, row_norm, row_sum
+from dpaudit._rowwise import add_outer, mul_rows, row_any, row_max_abs, row_norm, row_sum
 
 
 def _adversarial(shape: tuple[int, ...], seed: int) -> np.ndarray:
@@ -43,3 +43,19 @@ def test_nan_and_inf_propagate_like_numpy() -> None:
     np.testing.assert_array_equal(row_max_abs(a), np.max(np.abs(a), axis=-1))
     np.testing.assert_array_equal(row_norm(a), np.linalg.norm(a, axis=-1))
     np.testing.assert_array_equal(row_sum(a), np.add.reduce(a, axis=-1))
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 7, 9])
+def test_row_any_and_add_outer_match_numpy_bitwise(d: int) -> None:
+    rng = np.random.default_rng(100 + d)
+    for shape in [(3000, d), (40, 25, d)]:
+        mask = rng.random(shape) < 0.2
+        assert _same(row_any(mask), np.any(mask, axis=-1))
+        c = _adversarial(shape, seed=d)
+        w = _adversarial(shape[:-1], seed=d + 50)
+        v = _adversarial((d,), seed=d + 99)
+        assert _same(add_outer(c, w, v), c + w[..., None] * v)
+        assert _same(add_outer(c[..., ::-1], w, v), c[..., ::-1] + w[..., None] * v)
+        s = _adversarial(shape[:-1], seed=d + 7)
+        assert _same(mul_rows(c, s), c * s[..., None])
+        assert _same(mul_rows(c[..., ::-1], s), c[..., ::-1] * s[..., None])

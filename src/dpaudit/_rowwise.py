@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["row_sum", "row_norm", "row_max_abs"]
+__all__ = ["row_sum", "row_norm", "row_max_abs", "row_any", "add_outer", "mul_rows"]
 
 #: Longest last axis that numpy's add.reduce sums strictly left to right (pairwise from 8 on).
 _MAX_SEQUENTIAL = 7
@@ -65,4 +65,44 @@ def row_max_abs(a: np.ndarray, keepdims: bool = False) -> np.ndarray:
         for k in idx[1:]:
             np.abs(a[..., k], out=tmp)
             np.maximum(out, tmp, out=out)
+    return out
+
+
+def row_any(mask: np.ndarray) -> np.ndarray:
+    """``np.any(mask, axis=-1)`` for a boolean ``mask`` (exact: a logical or of the columns)."""
+    d = mask.shape[-1]
+    if mask.ndim < 2 or not 1 <= d <= _MAX_SEQUENTIAL or mask.dtype != np.bool_:
+        return np.any(mask, axis=-1)
+    out = mask[..., 0].copy()
+    for k in range(1, d):
+        out |= mask[..., k]
+    return out
+
+
+def add_outer(c: np.ndarray, w: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``c + w[..., None] * v`` (``c`` of shape ``(..., d)``, ``w`` of shape ``(...)``, ``v`` of
+    shape ``(d,)``; float64), bit for bit: the same two operations per element, a column at a
+    time instead of numpy's row-by-row broadcast."""
+    d = c.shape[-1]
+    if (c.ndim < 2 or not 1 <= d <= _MAX_SEQUENTIAL or c.dtype != np.float64
+            or w.shape != c.shape[:-1] or v.shape != (d,)):
+        return c + w[..., None] * v
+    out = np.empty(c.shape)
+    tmp = np.empty(w.shape)
+    for k in range(d):
+        np.multiply(w, v[k], out=tmp)
+        np.add(c[..., k], tmp, out=out[..., k])
+    return out
+
+
+def mul_rows(a: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``a * s[..., None]`` (each row of ``a`` times its own scalar; float64), bit for bit, a
+    column at a time."""
+    d = a.shape[-1]
+    if (a.ndim < 2 or not 1 <= d <= _MAX_SEQUENTIAL or a.dtype != np.float64
+            or s.shape != a.shape[:-1]):
+        return a * s[..., None]
+    out = np.empty(a.shape)
+    for k in range(d):
+        np.multiply(a[..., k], s, out=out[..., k])
     return out

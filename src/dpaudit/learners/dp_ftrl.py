@@ -33,7 +33,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
-from dpaudit._rowwise import row_norm
+from dpaudit._rowwise import mul_rows, row_norm
 from dpaudit._validation import check_delta, check_epsilon, check_generator, check_int, check_positive
 from dpaudit.learners.losses import Loss
 from dpaudit.mechanisms.projections import project_l2_ball
@@ -112,11 +112,11 @@ class DpFtrl:
 
     def _clip(self, g: np.ndarray) -> np.ndarray:
         """``g * min(1, L / max(||g||, 1e-300))`` row-wise (the factor computed in place)."""
-        factor = row_norm(g, keepdims=True)
+        factor = row_norm(g)
         np.maximum(factor, 1e-300, out=factor)
         np.divide(self.params.L, factor, out=factor)
         np.minimum(1.0, factor, out=factor)
-        return g * factor
+        return mul_rows(g, factor)
 
     def run(self, losses: Sequence[Loss], n_runs: int, rng: np.random.Generator) -> np.ndarray:
         """Released points, shape ``(n_runs, T, d)``."""
