@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpaudit._rowwise import add_outer, mul_rows, row_any, row_max_abs, row_norm, row_sum
+from dpaudit._rowwise import add_outer, div_rows, mul_rows, row_any, row_max_abs, row_norm, row_sum
 
 
 def _adversarial(shape: tuple[int, ...], seed: int) -> np.ndarray:
@@ -59,3 +59,6 @@ def test_row_any_and_add_outer_match_numpy_bitwise(d: int) -> None:
         s = _adversarial(shape[:-1], seed=d + 7)
         assert _same(mul_rows(c, s), c * s[..., None])
         assert _same(mul_rows(c[..., ::-1], s), c[..., ::-1] * s[..., None])
+        with np.errstate(divide="ignore", invalid="ignore"):  # s has zeros: inf and NaN too
+            assert _same(div_rows(c, s), c / s[..., None])
+            assert _same(div_rows(c[..., ::-1], s), c[..., ::-1] / s[..., None])

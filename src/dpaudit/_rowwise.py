@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["row_sum", "row_norm", "row_max_abs", "row_any", "add_outer", "mul_rows"]
+__all__ = ["row_sum", "row_norm", "row_max_abs", "row_any", "add_outer", "mul_rows", "div_rows"]
 
 #: Longest last axis that numpy's add.reduce sums strictly left to right (pairwise from 8 on).
 _MAX_SEQUENTIAL = 7
@@ -97,12 +97,22 @@ def add_outer(c: np.ndarray, w: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 def mul_rows(a: np.ndarray, s: np.ndarray) -> np.ndarray:
     """``a * s[..., None]`` (each row of ``a`` times its own scalar; float64), bit for bit, a
-    column at a time."""
+    column at a time (``s[..., None] * a`` too: multiplication commutes exactly)."""
+    return _rows_op(np.multiply, a, s)
+
+
+def div_rows(a: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``a / s[..., None]`` (each row of ``a`` divided by its own scalar; float64), bit for bit,
+    a column at a time."""
+    return _rows_op(np.divide, a, s)
+
+
+def _rows_op(op: np.ufunc, a: np.ndarray, s: np.ndarray) -> np.ndarray:
     d = a.shape[-1]
     if (a.ndim < 2 or not 1 <= d <= _MAX_SEQUENTIAL or a.dtype != np.float64
-            or s.shape != a.shape[:-1]):
-        return a * s[..., None]
+            or s.shape != a.shape[:-1] or s.dtype != np.float64):
+        return op(a, s[..., None])
     out = np.empty(a.shape)
     for k in range(d):
-        np.multiply(a[..., k], s, out=out[..., k])
+        op(a[..., k], s, out=out[..., k])
     return out
