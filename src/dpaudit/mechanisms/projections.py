@@ -58,6 +58,23 @@ def _project_rows_to_ball(y: np.ndarray, radius: float) -> np.ndarray:
         np.maximum(big, np.abs(c, out=tmp), out=big)
     if not np.isfinite(big).all():
         raise ValueError("x must contain only finite values (no NaN or inf)")
+    if d == 1:
+        # One coordinate: y / safe is exactly +-1 or +-0, its square 1 or 0, the square root
+        # the same, so the scaled norm big * sqrt(.) is exactly big = |y|: skip those steps.
+        norm = big
+    else:
+        norm = _scaled_norm(cols, big, tmp)
+    scale = np.maximum(norm, radius, out=norm)
+    np.divide(radius, scale, out=scale)
+    out = np.empty(y.shape)
+    for k, c in enumerate(cols):
+        np.multiply(c, scale, out=out[..., k])
+    out += 0.0
+    return out
+
+
+def _scaled_norm(cols: list[np.ndarray], big: np.ndarray, tmp: np.ndarray) -> np.ndarray:
+    """``big * sqrt(((0.0 + u_0^2) + u_1^2) + ...)``, ``u_k = col_k / safe`` (see above)."""
     safe = np.where(big > 0, big, 1.0)
     sumsq = None
     for c in cols:
@@ -68,14 +85,7 @@ def _project_rows_to_ball(y: np.ndarray, radius: float) -> np.ndarray:
         else:
             sumsq += tmp
     norm = np.sqrt(sumsq, out=sumsq)
-    np.multiply(big, norm, out=norm)
-    scale = np.maximum(norm, radius, out=norm)
-    np.divide(radius, scale, out=scale)
-    out = np.empty(y.shape)
-    for k, c in enumerate(cols):
-        np.multiply(c, scale, out=out[..., k])
-    out += 0.0
-    return out
+    return np.multiply(big, norm, out=norm)
 
 
 def project_box(x: np.ndarray, lower: float | np.ndarray, upper: float | np.ndarray) -> np.ndarray:
