@@ -48,6 +48,12 @@ def sample_uniform_direction(n: int, d: int, rng: np.random.Generator) -> np.nda
     n = check_int(n, "n", minimum=0)
     d = check_int(d, "d", minimum=1)
     rng = check_generator(rng)
+    return _uniform_direction(n, d, rng)
+
+
+def _uniform_direction(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`sample_uniform_direction` on validated arguments (the l2-Laplace sampler's inner
+    call: its validation is already done once per draw)."""
     g = rng.standard_normal((n, d))
     norm = row_norm(g)  # np.linalg.norm(g, axis=1), bit for bit
     # A Gaussian vector is exactly zero with probability ~0 in floating point; redraw such rows
@@ -86,7 +92,7 @@ def sample_l2_laplace(scale: float, n: int, d: int, rng: np.random.Generator) ->
     d = check_int(d, "d", minimum=1)
     rng = check_generator(rng)
     radius = rng.gamma(shape=d, scale=scale, size=n)
-    return mul_rows(sample_uniform_direction(n, d, rng), radius)  # radius[:, None] * U, bit for bit
+    return mul_rows(_uniform_direction(n, d, rng), radius)  # radius[:, None] * U, bit for bit
 
 
 class L2LaplaceMechanism(PureScaleMechanism):
