@@ -24,7 +24,7 @@ def _same(x: np.ndarray, y: np.ndarray) -> bool:
 @pytest.mark.parametrize("d", range(1, 11))
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_row_reductions_match_numpy_bitwise(d: int, keepdims: bool) -> None:
-    for shape in [(d,), (3000, d), (40, 25, d)]:
+    for shape in [(d,), (5, d), (3000, d), (40, 25, d)]:
         a = _adversarial(shape, seed=d)
         for view in (a, a[..., ::-1], np.asfortranarray(a)):
             assert _same(row_sum(view, keepdims), np.add.reduce(view, axis=-1, keepdims=keepdims))
@@ -48,7 +48,7 @@ def test_nan_and_inf_propagate_like_numpy() -> None:
 @pytest.mark.parametrize("d", [1, 2, 3, 7, 9])
 def test_row_any_and_add_outer_match_numpy_bitwise(d: int) -> None:
     rng = np.random.default_rng(100 + d)
-    for shape in [(3000, d), (40, 25, d)]:
+    for shape in [(5, d), (3000, d), (40, 25, d)]:
         mask = rng.random(shape) < 0.2
         assert _same(row_any(mask), np.any(mask, axis=-1))
         c = _adversarial(shape, seed=d)
