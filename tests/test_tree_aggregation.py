@@ -284,3 +284,39 @@ def test_bad_inputs_raise():
         nodes_containing(5, 4)
     with pytest.raises(ValueError, match="T"):
         max_nodes_per_leaf(0)
+
+
+@pytest.mark.parametrize("T", [1, 2, 7, 8, 45, 64])
+def test_release_equals_a_fresh_sum_of_the_noisy_nodes_bitwise(T: int) -> None:
+    # TreeAggregator keeps running sums per level instead of re-summing the nodes of t's binary
+    # decomposition every step; the same additions in the same order (0.0 + highest level + ...
+    # + lowest) must give the same bits. The node noise is replayed from an identical generator
+    # (one (n, d) draw per leaf, in order), the clean nodes recomputed from the leaves.
+    n, d = 5, 3
+    rng = np.random.default_rng(T)
+    xs = rng.standard_normal((n, T, d)) * np.exp2(rng.integers(-30, 31, (n, T, d)))
+    noise = NodeNoise.gaussian(0.7)
+    got = tree_prefix_sums(xs, noise, n, np.random.default_rng(99))
+    replay = np.random.default_rng(99)
+    noisy = {}
+    for t in range(1, T + 1):
+        j = (t & -t).bit_length() - 1
+        node = xs[:, t - 1]
+        if j:  # the leaf plus the clean nodes of levels j - 1, ..., 0 summed as numpy does
+            node = node + np.stack([_clean(xs, t, level) for level in range(j)]).sum(axis=0)
+        noisy[j] = node + noise.sample(n, d, replay)
+        fresh = np.zeros((n, d))
+        for level in reversed(range(t.bit_length())):
+            if (t >> level) & 1:
+                fresh += noisy[level]
+        assert fresh.tobytes() == got[:, t - 1].tobytes()
+
+
+def _clean(xs: np.ndarray, t: int, level: int) -> np.ndarray:
+    """The clean node of ``level`` live just before leaf ``t`` (``level < v(t)``): it ends at leaf
+    ``t - 2^level``, and is that leaf plus the clean nodes below it, summed as the aggregator does."""
+    end = t - (1 << level)
+    node = xs[:, end - 1]
+    if level:
+        node = node + np.stack([_clean(xs, end, k) for k in range(level)]).sum(axis=0)
+    return node

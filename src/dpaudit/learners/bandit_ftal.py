@@ -53,6 +53,7 @@ from typing import Literal
 
 import numpy as np
 
+from dpaudit._rowwise import div_rows, mul_rows, row_norm
 from dpaudit._validation import (
     check_epsilon,
     check_finite_array,
@@ -127,9 +128,9 @@ def sample_unit_sphere(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
         return np.where(rng.random((n, 1)) < 0.5, -1.0, 1.0)
     while True:
         g = rng.standard_normal((n, d))
-        norms = np.linalg.norm(g, axis=1, keepdims=True)
+        norms = row_norm(g)  # np.linalg.norm(g, axis=1), bit for bit
         if np.all(norms > 0):  # probability-one event; redraw the batch otherwise
-            return g / norms
+            return div_rows(g, norms)  # g / norms[:, None], bit for bit
 
 
 def one_point_gradient(values: np.ndarray, directions: np.ndarray, sampling_radius: float
@@ -154,7 +155,7 @@ def one_point_gradient(values: np.ndarray, directions: np.ndarray, sampling_radi
     beta = check_positive(sampling_radius, "sampling_radius")
     u = check_finite_array(directions, "directions", ndim=2)
     vals = check_finite_array(values, "values", shape=(u.shape[0],))
-    return (u.shape[1] / beta) * vals[:, None] * u
+    return mul_rows(u, (u.shape[1] / beta) * vals)  # ((p / beta) vals)[:, None] * u, bit for bit
 
 
 def project_shrunk(x: np.ndarray, domain: Domain, shrink: float) -> np.ndarray:

@@ -127,7 +127,7 @@ class BinaryTreeExperts(ExpertsLearner):
         C = cumulative_losses(losses)
         B = p.set_size
         levels = T.bit_length()
-        out = np.empty((n_runs, T), dtype=np.int64)
+        out_by_round = np.empty((T, n_runs), dtype=np.int64)   # a contiguous row per round
         used = np.zeros((n_runs, d), dtype=bool)
         sets = np.full((n_runs, B), -1, dtype=np.int64)
         leaves = np.zeros(n_runs, dtype=np.int64)          # leaves added in the current phase
@@ -139,7 +139,10 @@ class BinaryTreeExperts(ExpertsLearner):
         switch_rounds = np.zeros((n_runs, T), dtype=bool)
         x = np.zeros(n_runs, dtype=np.int64)
         for t in range(1, T + 1):
-            start = need_new & ~frozen & (phases < p.max_phases) & ~used.all(axis=1)
+            start = need_new & ~frozen & (phases < p.max_phases)
+            cand = np.flatnonzero(start)
+            if cand.size:   # ... and some expert unused (checked on the candidates only)
+                start[cand] = ~used[cand].all(axis=1)
             frozen |= need_new & ~start & (phases > 0)
             if start.any():
                 idx = np.flatnonzero(start)
@@ -152,32 +155,37 @@ class BinaryTreeExperts(ExpertsLearner):
                 clean[:, idx] = 0.0
                 noisy[:, idx] = 0.0
                 switch_rounds[idx, t - 1] = True
-            # noisy running sums c_{t,x} of the phase's losses before round t
+            # noisy running sums c_{t,x} of the phase's losses before round t: the noisy nodes of
+            # the set bits of `leaves`, lowest level first. A level whose bit is clear holds +0.0
+            # (zeroed when consumed by a higher node or at a phase start), and adding +0.0 to a
+            # partial sum (never -0.0: it starts at +0.0) changes no bit, so summing every level
+            # in order is the masked sum, without the masks.
             csum = np.zeros((n_runs, B))
             for level in range(levels):
-                bit = ((leaves >> level) & 1).astype(bool)
-                csum[bit] += noisy[level][bit]
+                csum += noisy[level]
             csum = np.where(sets >= 0, csum, np.inf)
             best = np.argmin(csum, axis=1)
-            x = np.where(sets[np.arange(n_runs), best] >= 0, sets[np.arange(n_runs), best], x)
-            out[:, t - 1] = x
-            need_new = ~(csum.min(axis=1) <= p.threshold)
+            best_set = sets[np.arange(n_runs), best]
+            x = np.where(best_set >= 0, best_set, x)
+            out_by_round[t - 1] = x
+            need_new = ~(csum[np.arange(n_runs), best] <= p.threshold)  # the row minima
             # add this round's losses as a leaf of every live tree (p-sum update)
             leaf_vals = np.where(sets >= 0, losses[t - 1][np.maximum(sets, 0)], 0.0)
             new = leaves + 1
-            lvl = np.array([(int(v) & -int(v)).bit_length() - 1 for v in new]) if n_runs < 64 else \
-                np.log2(new & -new).astype(np.int64)
+            lvl = np.frexp((new & -new).astype(np.float64))[1] - 1   # exact: powers of two
             for level in range(levels):
                 rows = np.flatnonzero(lvl == level)
                 if rows.size == 0:
                     continue
-                node = leaf_vals[rows] + clean[:level, rows].sum(axis=0)
-                clean[:level, rows] = 0.0
-                noisy[:level, rows] = 0.0
-                clean[level, rows] = node
-                noisy[level, rows] = node + sample_laplace(p.tree_scale, (rows.size, B), rng)
+                # every run at the same level (the common case): views instead of gathers
+                sel = slice(None) if rows.size == n_runs else rows
+                node = leaf_vals[sel] + clean[:level, sel].sum(axis=0)
+                clean[:level, sel] = 0.0
+                noisy[:level, sel] = 0.0
+                clean[level, sel] = node
+                noisy[level, sel] = node + sample_laplace(p.tree_scale, (rows.size, B), rng)
             leaves = new
         self.record = SwitchRecord(selections=phases * B, selection_budget=p.max_phases * B,
                                    switch_rounds=switch_rounds, phases=phases,
                                    extra={"phase_cap": p.max_phases})
-        return out
+        return np.ascontiguousarray(out_by_round.T)

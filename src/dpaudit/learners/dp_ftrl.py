@@ -33,6 +33,7 @@ from typing import Literal, Sequence
 
 import numpy as np
 
+from dpaudit._rowwise import mul_rows, row_norm
 from dpaudit._validation import check_delta, check_epsilon, check_generator, check_int, check_positive
 from dpaudit.learners.losses import Loss
 from dpaudit.mechanisms.projections import project_l2_ball
@@ -110,8 +111,12 @@ class DpFtrl:
         self.noiseless = bool(noiseless)
 
     def _clip(self, g: np.ndarray) -> np.ndarray:
-        norm = np.linalg.norm(g, axis=-1, keepdims=True)
-        return g * np.minimum(1.0, self.params.L / np.maximum(norm, 1e-300))
+        """``g * min(1, L / max(||g||, 1e-300))`` row-wise (the factor computed in place)."""
+        factor = row_norm(g)
+        np.maximum(factor, 1e-300, out=factor)
+        np.divide(self.params.L, factor, out=factor)
+        np.minimum(1.0, factor, out=factor)
+        return mul_rows(g, factor)
 
     def run(self, losses: Sequence[Loss], n_runs: int, rng: np.random.Generator) -> np.ndarray:
         """Released points, shape ``(n_runs, T, d)``."""
@@ -131,7 +136,8 @@ class DpFtrl:
         for t, f in enumerate(losses):
             out[:, t] = x
             tree.add(self._clip(f.grad(x)))
-            x = project_l2_ball(-tree.prefix_sum() / p.lam, p.D)
+            pre = tree.prefix_sum()  # a fresh copy: scaled in place (-a / lam == a / -lam exactly)
+            x = project_l2_ball(np.divide(pre, -p.lam, out=pre), p.D)
         return out
 
     def __call__(self, losses: Sequence[Loss], n: int, rng: np.random.Generator) -> np.ndarray:

@@ -25,6 +25,7 @@ from typing import Literal, Sequence
 import numpy as np
 from scipy.special import expit
 
+from dpaudit._rowwise import add_outer, row_sum
 from dpaudit._validation import check_finite_array, check_nonnegative, check_positive
 from dpaudit.learners.domains import Domain
 
@@ -124,7 +125,7 @@ class _LabelledLoss(Loss):
         return self.v.shape[0]
 
     def _ridge_value(self, x: np.ndarray) -> np.ndarray:
-        return 0.5 * self.ridge * np.sum(x * x, axis=-1)
+        return 0.5 * self.ridge * row_sum(x * x)  # np.sum(x * x, axis=-1), bit for bit
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,7 +146,8 @@ class SquaredLoss(_LabelledLoss):
     def grad(self, x: np.ndarray) -> np.ndarray:
         x = self._x(x)
         r = self.y - x @ self.v
-        return -r[..., None] * self.v + self.ridge * x
+        # -r[..., None] * v + ridge * x, bit for bit (a + b == b + a), column by column
+        return add_outer(self.ridge * x, -r, self.v)
 
     def lipschitz(self, domain: Domain) -> float:
         D = domain.radius
@@ -200,7 +202,8 @@ class LogisticLoss(_LabelledLoss):
     def grad(self, x: np.ndarray) -> np.ndarray:
         x = self._x(x)
         s = expit(-self.y * (x @ self.v))
-        return (-self.y * s)[..., None] * self.v + self.ridge * x
+        # (-y s)[..., None] * v + ridge * x, bit for bit, column by column
+        return add_outer(self.ridge * x, -self.y * s, self.v)
 
     def lipschitz(self, domain: Domain) -> float:
         return float(np.linalg.norm(self.v)) + self.ridge * domain.radius

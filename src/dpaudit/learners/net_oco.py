@@ -87,4 +87,5 @@ class NetOco:
 
     def run(self, losses: Sequence[Loss], n_runs: int, rng: np.random.Generator) -> np.ndarray:
         """Points played, ``(n_runs, T, d)``."""
-        return self.net[self.run_indices(losses, n_runs, rng)]
+        # np.take gathers whole rows; net[idx] (the same values) is ~10x slower for short rows.
+        return np.take(self.net, self.run_indices(losses, n_runs, rng), axis=0)

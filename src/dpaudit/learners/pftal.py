@@ -49,6 +49,7 @@ from typing import Literal
 
 import numpy as np
 
+from dpaudit._rowwise import row_sum
 from dpaudit._validation import (
     check_epsilon,
     check_int,
@@ -106,7 +107,7 @@ class L2Regularised(Loss):
 
     def value(self, x: np.ndarray) -> np.ndarray:
         x = self._x(x)
-        return self.base.value(x) + 0.5 * self.regularisation * np.sum(x * x, axis=-1)
+        return self.base.value(x) + 0.5 * self.regularisation * row_sum(x * x)  # np.sum(., -1)
 
     def grad(self, x: np.ndarray) -> np.ndarray:
         x = self._x(x)

@@ -284,7 +284,10 @@ class _SparseVectorCore(ExpertsLearner):
         T, d = losses.shape
         C = cumulative_losses(losses)
         self._init_state(n_runs)
-        out = np.empty((n_runs, T), dtype=np.int64)
+        # Round-major while running (a row per round is one contiguous write; a column of an
+        # (n_runs, T) array touches a cache line per run), run-major when returned.
+        out_by_round = np.empty((T, n_runs), dtype=np.int64)
+        C_flat = C.reshape(-1)
         x = rng.integers(d, size=n_runs)
         a = np.ones(n_runs, dtype=np.int64)        # first round whose loss enters the queries
         qstart = np.ones(n_runs, dtype=np.int64)   # first query round of the current instance
@@ -311,7 +314,7 @@ class _SparseVectorCore(ExpertsLearner):
                 qstart[idx] = t + 1
                 again = self._after_selection(idx, chosen, C, t, rng)
                 restart_now[idx[again]] = True
-            out[:, t - 1] = x
+            out_by_round[t - 1] = x
             if restart_now.any():   # a fresh application of Algorithm 1 from round t + 1
                 r = np.flatnonzero(restart_now)
                 x[r] = rng.integers(d, size=r.size)
@@ -324,10 +327,11 @@ class _SparseVectorCore(ExpertsLearner):
                 fresh = np.flatnonzero((qstart == t) & (k < self._cap))
                 if fresh.size:
                     svt.restart(fresh)
-            q = C[t - 1, x] - C[a - 1, x]
+            # C[t - 1, x] - C[a - 1, x], gathered from rows / flat indices (same values, faster)
+            q = C[t - 1].take(x) - C_flat.take((a - 1) * d + x)
             fired = svt.query(q - self._threshold())
         self.record = self._make_record(total, switch_rounds, restarts)
-        return out
+        return np.ascontiguousarray(out_by_round.T)
 
     def _make_record(self, total: np.ndarray, switch_rounds: np.ndarray,
                      restarts: np.ndarray) -> SwitchRecord:

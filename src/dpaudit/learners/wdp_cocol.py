@@ -243,7 +243,7 @@ class OnlineCG(OnlineLearner):
         p = self._oracle(self._x, r, self.oracle_direction(g))
         a = self._constants.alpha
         x_next = (1.0 - a) * self._x + a * p
-        self._S = self._S + x_next
+        self._S += x_next  # the learner's own array: in place, the same sum
         self._x = x_next
         self._t += 1
 

@@ -93,6 +93,14 @@ def pfcoco_ftal_update(point_sum: np.ndarray, gradient_sum: np.ndarray, t: int,
     if S.shape != g.shape:
         raise ValueError(f"point_sum and gradient_sum must have the same shape, got {S.shape} "
                          f"and {g.shape}")
+    return _ftal_update(S, g, t, mu, domain, update)
+
+
+def _ftal_update(S: np.ndarray, g: np.ndarray, t: int, mu: float, domain: Domain,
+                 update: str) -> np.ndarray:
+    """:func:`pfcoco_ftal_update` on arguments already validated (the learners' round loop: ``t``,
+    ``mu`` and ``update`` are checked at construction, ``S`` and ``g`` are their own finite
+    arrays; the domain's projection still rejects a non-finite argument)."""
     arg = S / t - g / (mu * t) if update == "exact" else S - g / mu
     return domain.project(arg)
 
@@ -154,8 +162,8 @@ class FTALScheme(FTAL):
         w = self._require_started()
         self._check_loss(loss)
         g = self._accumulate(self._tree_input(loss, w))
-        w_next = pfcoco_ftal_update(self._S, g, self._t, self._H, self._domain, self._update)
-        self._S = self._S + w_next
+        w_next = _ftal_update(self._S, g, self._t, self._H, self._domain, self._update)
+        self._S += w_next  # the learner's own array: in place, the same sum
         self._w = w_next
         self._t += 1
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dp_accounting
 import numpy as np
 
+from dpaudit._rowwise import div_rows, mul_rows, row_norm
 from dpaudit._validation import check_generator, check_int, check_positive
 from dpaudit.mechanisms.additive_noise import PureScaleMechanism
 from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
@@ -47,8 +48,14 @@ def sample_uniform_direction(n: int, d: int, rng: np.random.Generator) -> np.nda
     n = check_int(n, "n", minimum=0)
     d = check_int(d, "d", minimum=1)
     rng = check_generator(rng)
+    return _uniform_direction(n, d, rng)
+
+
+def _uniform_direction(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """:func:`sample_uniform_direction` on validated arguments (the l2-Laplace sampler's inner
+    call: its validation is already done once per draw)."""
     g = rng.standard_normal((n, d))
-    norm = np.linalg.norm(g, axis=1)
+    norm = row_norm(g)  # np.linalg.norm(g, axis=1), bit for bit
     # A Gaussian vector is exactly zero with probability ~0 in floating point; redraw such rows
     # rather than divide by zero (the redrawn rows are again isotropic, so the law is unchanged).
     zero = np.flatnonzero(norm == 0.0)
@@ -56,7 +63,7 @@ def sample_uniform_direction(n: int, d: int, rng: np.random.Generator) -> np.nda
         g[zero] = rng.standard_normal((zero.size, d))
         norm[zero] = np.linalg.norm(g[zero], axis=1)
         zero = zero[norm[zero] == 0.0]
-    return g / norm[:, None]
+    return div_rows(g, norm)  # g / norm[:, None], bit for bit
 
 
 def sample_l2_laplace(scale: float, n: int, d: int, rng: np.random.Generator) -> np.ndarray:
@@ -85,7 +92,7 @@ def sample_l2_laplace(scale: float, n: int, d: int, rng: np.random.Generator) ->
     d = check_int(d, "d", minimum=1)
     rng = check_generator(rng)
     radius = rng.gamma(shape=d, scale=scale, size=n)
-    return radius[:, None] * sample_uniform_direction(n, d, rng)
+    return mul_rows(_uniform_direction(n, d, rng), radius)  # radius[:, None] * U, bit for bit
 
 
 class L2LaplaceMechanism(PureScaleMechanism):

@@ -230,7 +230,9 @@ class AboveThreshold:
             elif np.issubdtype(arr.dtype, np.integer) and arr.ndim == 1:
                 if arr.size and (arr.min() < 0 or arr.max() >= self._n):
                     raise ValueError(f"runs indices must be in [0, {self._n - 1}]")
-                idx = np.unique(arr)
+                # np.unique sorts; indices already strictly increasing (np.flatnonzero's, as the
+                # experts learners pass) are their own unique sorted set.
+                idx = arr if np.all(arr[1:] > arr[:-1]) else np.unique(arr)
             else:
                 raise TypeError("runs must be None, a bool mask or a 1-D integer index array")
         self._above[idx] = 0

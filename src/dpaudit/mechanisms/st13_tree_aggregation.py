@@ -63,6 +63,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit._rowwise import row_norm
 from dpaudit._validation import check_epsilon, check_int, check_positive
 from dpaudit.mechanisms.projections import clip_l2
 from dpaudit.mechanisms.tree_aggregation import NodeNoise, TreeNode, _StreamingAggregator
@@ -226,7 +227,7 @@ class ST13TreeAggregator(_StreamingAggregator):
         """
         leaf = clip_l2(self._next_leaf(z, "z"), self._bound)
         t = self._t + 1
-        norm = float(np.max(np.linalg.norm(leaf, axis=-1)))
+        norm = float(np.max(row_norm(leaf)))  # np.linalg.norm(leaf, axis=-1), bit for bit
         self._max_input_norm = max(self._max_input_norm, norm)
         if self._record:
             self._inputs.append(np.array(leaf))

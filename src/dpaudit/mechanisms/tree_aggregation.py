@@ -490,7 +490,9 @@ class TreeAggregator(_StreamingAggregator):
     noisy nodes :func:`nodes_for_prefix` ``(t)``. Exactly one node is noised per :meth:`add` (the
     node of level ``v(t)`` ending at ``t``; its value is the new leaf plus the live nodes below it,
     which are then discarded), so :attr:`noise_draws` equals ``t``, the number of completed nodes
-    that any prefix sum uses. Memory: ``2 (floor(log2 T) + 1)`` arrays of shape ``(n_runs, d)``.
+    that any prefix sum uses. Memory: ``2 (floor(log2 T) + 1)`` arrays of shape ``(n_runs, d)`` (the
+    live clean nodes, and the running sums of the release down to each level, so that a step adds
+    one array to the release instead of re-summing ``O(log T)`` nodes).
     See the module docstring for the references (CSS11 Sec. 3.4; JKT12 Alg 5; ST13 Alg 2).
     """
 
@@ -499,7 +501,9 @@ class TreeAggregator(_StreamingAggregator):
         super().__init__(T, d, noise, n_runs, rng)
         levels = self._T.bit_length()
         self._clean = np.zeros((levels, self._n, self._d))
-        self._noisy = np.zeros((levels, self._n, self._d))
+        # _partial[k] (for each set bit k of t): the noisy nodes of the set bits >= k of t, summed
+        # highest level first, starting from 0.0 -- the release's running sum down to level k.
+        self._partial: list[np.ndarray | None] = [None] * levels
 
     def add(self, x: np.ndarray) -> None:
         """Add leaf ``t + 1``: shape ``(n_runs, d)`` (one leaf per run) or ``(d,)`` (shared).
@@ -511,16 +515,22 @@ class TreeAggregator(_StreamingAggregator):
         j = (t & -t).bit_length() - 1  # level of the node completing at t
         node = leaf + self._clean[:j].sum(axis=0) if j else np.array(leaf, dtype=np.float64)
         self._clean[:j] = 0.0
-        self._noisy[:j] = 0.0
         self._clean[j] = node
-        self._noisy[j] = node + self._noise.sample(self._n, self._d, self._rng)
+        noisy = node + self._noise.sample(self._n, self._d, self._rng)
         self._noise_draws += 1
         self._t = t
-        prefix = np.zeros((self._n, self._d))
-        for level in reversed(range(t.bit_length())):
-            if (t >> level) & 1:
-                prefix += self._noisy[level]
-        self._release = prefix
+        # The release sums the noisy nodes of the set bits of t, highest level first. The bits
+        # above j are those of t - 1, whose running sum down to the lowest of them is kept in
+        # _partial: one addition per step, and the same additions in the same order as summing
+        # all the nodes afresh (bit-identical).
+        above = t >> (j + 1)
+        if above:
+            k = j + 1 + (above & -above).bit_length() - 1
+            release = self._partial[k] + noisy
+        else:
+            release = 0.0 + noisy
+        self._partial[j] = release
+        self._release = release
 
     def dp_event(self, sensitivity: float) -> dp_accounting.DpEvent:
         """Per-leaf privacy: :meth:`NodeNoise.composed_event` over ``max_nodes_per_leaf(T)`` nodes.
