@@ -53,6 +53,8 @@ __all__ = [
     "clopper_pearson_lower",
     "clopper_pearson_upper",
     "proportion_bound",
+    "pooled_proportion_bound",
+    "POOLED_MAX_ALPHA",
     "log_ratio_lower_bound",
     "epsilon_lower_bound",
     "gdp_mu_lower_bound",
@@ -159,6 +161,46 @@ def proportion_bound(count: int, nobs: int, alpha: float) -> ProportionBound:
     count = check_int(count, "count", minimum=0, maximum=nobs)
     lower = float(clopper_pearson_lower(count, nobs, alpha))
     upper = float(clopper_pearson_upper(count, nobs, alpha))
+    return ProportionBound(count, nobs, float(alpha), lower, upper)
+
+
+#: Largest one-sided level at which :func:`pooled_proportion_bound` is offered (see its proof).
+POOLED_MAX_ALPHA = 0.25
+
+
+def pooled_proportion_bound(count: int, nobs: int, alpha: float) -> ProportionBound:
+    """Clopper-Pearson ends for a count that is a *sum of independent binomials* (a pooled event).
+
+    ``count = X + Y`` with ``X ~ Bin(n_a, a)``, ``Y ~ Bin(n_b, b)`` independent and
+    ``nobs = n_a + n_b`` is a Poisson-binomial count (``nobs`` independent trials with mean rate
+    ``r = (n_a a + n_b b) / nobs``). The binomial Clopper-Pearson ends of ``count / nobs`` are
+    returned, except that the lower end is 0 when ``count < 2`` and the upper end is 1 when
+    ``count > nobs - 2``; with these two guards both ends are valid one-sided ``(1 - alpha)``
+    bounds on ``r`` for every ``alpha <= 1/4``:
+
+    * Hoeffding (Ann. Math. Statist. 27, 1956, Theorem 4): a Poisson-binomial ``S`` with mean
+      ``m r`` has ``P[S <= c] <= Bin(m, r)[S <= c]`` for ``c <= m r - 1`` and (by the second part,
+      read for ``S >= k = c + 1``) ``P[S >= k] <= Bin(m, r)[S >= k]`` for ``k >= m r + 1``.
+    * Lower end: it exceeds ``r`` iff ``count >= k*`` with ``k*`` the smallest ``k`` such that
+      ``Bin(m, r)[S >= k] < alpha`` (and ``k >= 2`` by the guard). If ``m r <= 1``, ``k* >= 2 >=
+      m r + 1``. If ``m r > 1`` and ``k* < m r + 1``, then ``k* <= ceil(m r)`` and
+      ``Bin(m, r)[S >= k*] >= Bin(m, r)[S >= m r] > 1/4`` (Greenberg and Mohri, Stat. Probab.
+      Lett. 86, 2014), contradicting ``< alpha <= 1/4``. So Hoeffding applies at ``k*``:
+      ``P[count >= k*] <= alpha``.
+    * Upper end: symmetric, with ``m - S`` (a Poisson binomial of mean ``m (1 - r)``) and the
+      guard ``count <= m - 2``.
+
+    Parameters are as in :func:`proportion_bound`; ``alpha`` must be at most
+    :data:`POOLED_MAX_ALPHA`.
+    """
+    nobs = check_int(nobs, "nobs", minimum=1)
+    count = check_int(count, "count", minimum=0, maximum=nobs)
+    alpha = check_probability(alpha, "alpha")
+    if alpha > POOLED_MAX_ALPHA:
+        raise ValueError(f"alpha must be in (0, {POOLED_MAX_ALPHA}] for a pooled count, got "
+                         f"{alpha}")
+    lower = float(clopper_pearson_lower(count, nobs, alpha)) if count >= 2 else 0.0
+    upper = float(clopper_pearson_upper(count, nobs, alpha)) if count <= nobs - 2 else 1.0
     return ProportionBound(count, nobs, float(alpha), lower, upper)
 
 
