@@ -310,7 +310,7 @@ def gdp_mu_lower_bound(count_p: int, nobs_p: int, count_q: int, nobs_q: int,
 
 
 def _wilson(rate: np.ndarray, nobs: float | np.ndarray, alpha: float, sign: float) -> np.ndarray:
-    z = stats.norm.isf(alpha)
+    z = -special.ndtri(alpha)  # = stats.norm.isf(alpha), without its per-call overhead
     rate = np.clip(np.asarray(rate, dtype=np.float64), 0.0, 1.0)
     n = np.asarray(nobs, dtype=np.float64)
     z2n = z * z / n

@@ -78,8 +78,9 @@ from dpaudit.audits.power import PowerStatement, power_statement
 from dpaudit.audits.learned_statistics import (SEQUENCE_MAX_VALUES, candidates_for,
                                                check_statistics, choose)
 from dpaudit.audits.statistics import (HistogramAccumulator, LikelihoodRatioFitter,
-                                       PooledEvent, RankedEvent, ThresholdEvent, UserScorer,
-                                       flatten_outputs, outcome_keys, sweep_thresholds)
+                                       PooledEvent, RankedEvent, SortedScores, ThresholdEvent,
+                                       UserScorer, flatten_outputs, outcome_keys,
+                                       sweep_thresholds)
 
 __all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION",
            "PILOT_FRACTION", "MIN_PILOT_SAMPLES", "MAX_TRAIN_SAMPLES", "check_memory_budget",
@@ -721,17 +722,20 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
         sc = [np.concatenate(v) for v in select_scores]
 
     bonf = Bonferroni(cfg.alpha, cfg.test_events)
+    ss = SortedScores.of(sc[0], sc[1])  # sorted once for both sweeps and the histogram
     eps_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
                                  alpha=bonf.per_interval_alpha, delta=cfg.delta,
-                                 objective="epsilon", pooled=cfg.pooled)
+                                 objective="epsilon", pooled=cfg.pooled, sorted_scores=ss)
     gdp_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
-                                 alpha=Bonferroni(cfg.alpha).per_interval_alpha, objective="gdp")
+                                 alpha=Bonferroni(cfg.alpha).per_interval_alpha, objective="gdp",
+                                 sorted_scores=ss)
     info = scorer.to_dict() if hasattr(scorer, "to_dict") else {"name": repr(scorer)}
     if choice_table:
         info = {**info, "chosen_from": list(choice_table)}
     return _Trained(scorer, kind, n_fit, n_select, chunk_rows, eps_sweep.best(cfg.test_events),
                     gdp_sweep.best(1), eps_sweep.n_candidates,
-                    HistogramAccumulator.from_training(sc[0], sc[1]), streams, info)
+                    HistogramAccumulator.from_training(sc[0], sc[1], sorted_scores=ss), streams,
+                    info)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -789,10 +793,11 @@ def _count_block(job: _CountJob, block: _Block) -> _BlockCounts:
     hist = HistogramAccumulator(job.edges)
     counts = np.zeros(len(job.events), dtype=np.int64)
     for x in stream.chunks(block.n_runs, block.chunk_rows):
-        scores = job.scorer(x)
-        hist.update(scores, block.label)
+        # One sort per chunk serves the histogram and every event count (binary searches).
+        scores = np.sort(np.asarray(job.scorer(x), dtype=np.float64))
+        hist.update_sorted(scores, block.label)
         for i, ev in enumerate(job.events):
-            counts[i] += int(np.count_nonzero(ev.indicator(scores)))
+            counts[i] += ev.count_sorted(scores)
     return _BlockCounts(counts, hist.counts[block.label].copy(), int(hist.clipped[block.label]),
                         clock[0])
 
@@ -837,6 +842,7 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
     n_fit = n_train // 2
     n_select = n_train - n_fit
     scalar = flatten_outputs(probes[0]).shape[1] == 1
+    order_free = all(c.name in ("identity", "histogram") for c in family)
     for c in family:
         c.fitter.prepare(probes[0], probes[1])
     unfitted = [i for i, c in enumerate(family) if not c.fitted]
@@ -854,7 +860,10 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
             for x in s.chunks(n_train - probe_rows, chunk_rows):
                 cut = max(0, min(x.shape[0], n_fit - pos))
                 if cut:
-                    feed(x[:cut])
+                    # The identity and the histogram ratio use the fit split only as a multiset
+                    # of values (bin counts): fed in sorted order they fit the same statistic,
+                    # faster (see the selection split below). Other fitters get the drawing order.
+                    feed(np.sort(flatten_outputs(x[:cut])[:, 0]) if order_free else x[:cut])
                 if cut < x.shape[0]:
                     held[j].append(x[cut:])
                 pos += x.shape[0]
@@ -876,6 +885,12 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
     sel: list[list[list[np.ndarray]]] = [[[], []] for _ in scorers]
     for j, s in enumerate(streams):
         for x in (held[j] if scalar else s.chunks(n_select, chunk_rows)):
+            if scalar:
+                # Selection scores are only ever used as a multiset (sorted by the sweeps, binned
+                # for the histogram's edges), and the statistics act row-wise: scoring the runs in
+                # sorted order gives the same multiset, and binned statistics locate sorted values
+                # about 10x faster (numpy's searchsorted exploits sorted keys).
+                x = np.sort(flatten_outputs(x)[:, 0])
             for k, scr in enumerate(scorers):
                 sel[k][j].append(scr(x))
     sc_all = [[np.concatenate(v) for v in pair] for pair in sel]

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from dpaudit._validation import check_delta, check_int, check_probability
 from dpaudit.audits.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
@@ -51,6 +51,7 @@ __all__ = [
     "LikelihoodRatioFitter",
     "RankedEvent",
     "ThresholdSweep",
+    "SortedScores",
     "sweep_thresholds",
     "projected_log_ratio",
     "HistogramAccumulator",
@@ -91,6 +92,12 @@ class ThresholdEvent:
         if self.tail == "upper":
             return scores > self.threshold
         return scores <= self.threshold
+
+    def count_sorted(self, sorted_scores: np.ndarray) -> int:
+        """Occurrences among ``sorted_scores`` (ascending, no NaN): the same count as
+        ``indicator(scores).sum()``, by one binary search."""
+        le = int(np.searchsorted(sorted_scores, self.threshold, side="right"))
+        return sorted_scores.size - le if self.tail == "upper" else le
 
     def describe(self) -> str:
         op = ">" if self.tail == "upper" else "<="
@@ -228,7 +235,8 @@ class IdentityScorer:
     name: str = "identity"
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        return flatten_outputs(outputs)[:, 0].astype(np.float64)
+        # No copy when the outputs are float64 already: scores are only read.
+        return flatten_outputs(outputs)[:, 0].astype(np.float64, copy=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "description": "the scalar output itself"}
@@ -658,12 +666,38 @@ def projected_log_ratio(count_p: int, nobs_p: int, count_q: int, nobs_q: int, n_
     return v
 
 
+@dataclass(frozen=True)
+class SortedScores:
+    """The selection-split scores of both inputs sorted, and their distinct pooled values: what
+    every threshold sweep (and the histogram's edges) needs, computed once per split."""
+
+    scores0: np.ndarray
+    scores1: np.ndarray
+    pooled: np.ndarray
+    distinct: np.ndarray
+
+    @classmethod
+    def of(cls, scores0: np.ndarray, scores1: np.ndarray) -> "SortedScores":
+        s0 = np.sort(np.asarray(scores0, dtype=np.float64))
+        s1 = np.sort(np.asarray(scores1, dtype=np.float64))
+        if s0.size == 0 or s1.size == 0:
+            raise ValueError("sweep_thresholds needs at least one score per input")
+        # Two sorted runs: a stable sort (timsort) merges them in linear time.
+        pooled = np.concatenate([s0, s1])
+        pooled.sort(kind="stable")
+        new = np.empty(pooled.size, dtype=bool)
+        new[0] = True
+        np.not_equal(pooled[1:], pooled[:-1], out=new[1:])
+        return cls(s0, s1, pooled, pooled[new])
+
+
 def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, n_test1: int,
                      alpha: float, delta: float = 0.0,
                      objective: Objective = "epsilon",
                      max_thresholds: int | None = 8192,
                      penalty_candidates: int | None = None,
-                     pooled: bool = False) -> ThresholdSweep:
+                     pooled: bool = False,
+                     sorted_scores: "SortedScores | None" = None) -> ThresholdSweep:
     """Rank every threshold event on a selection split by the bound it should give on a test split.
 
     Parameters
@@ -700,6 +734,9 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
         counts project over ``n0 + n1`` selection and ``n_test0 + n_test1`` test runs (at the same
         level and penalty as single events). Pairs that are not disjoint are not candidates.
         The selection-penalty exponent is :func:`penalty_exponent` of ``delta``.
+    sorted_scores : SortedScores, optional
+        :meth:`SortedScores.of` ``(scores0, scores1)``, when the caller has it already (the
+        engine sweeps the same scores for two objectives); it must be of these scores.
 
     Returns
     -------
@@ -713,12 +750,10 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
         max_thresholds = check_int(max_thresholds, "max_thresholds", minimum=2)
     if objective not in ("epsilon", "gdp"):
         raise ValueError(f"objective must be 'epsilon' or 'gdp', got {objective!r}")
-    s0 = np.sort(np.asarray(scores0, dtype=np.float64))
-    s1 = np.sort(np.asarray(scores1, dtype=np.float64))
+    ss = SortedScores.of(scores0, scores1) if sorted_scores is None else sorted_scores
+    s0, s1 = ss.scores0, ss.scores1
     n0, n1 = s0.size, s1.size
-    if n0 == 0 or n1 == 0:
-        raise ValueError("sweep_thresholds needs at least one score per input")
-    u = _thin(np.unique(np.concatenate([s0, s1]))[:-1], max_thresholds)
+    u = _thin(ss.distinct[:-1], max_thresholds)
     le0 = np.searchsorted(s0, u, side="right")
     le1 = np.searchsorted(s1, u, side="right")
     # Families in ThresholdSweep.FAMILIES order: (upper,1), (upper,0), (lower,1), (lower,0).
@@ -763,7 +798,9 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
             rank = np.asarray(log_ratio_lower_bound(p_lo, q_hi, 0.0))
     else:
         with np.errstate(divide="ignore"):
-            rank = stats.norm.ppf(p_lo) - stats.norm.ppf(q_hi)
+            # special.ndtri = stats.norm.ppf on [0, 1] (-inf at 0, inf at 1), without its
+            # per-call overhead.
+            rank = special.ndtri(p_lo) - special.ndtri(q_hi)
         rank = np.where(np.isnan(rank), -np.inf, rank)
     return ThresholdSweep(u, count0, count1, n0, n1, np.asarray(rank, dtype=np.float64), objective,
                           **pooled_arrays)
@@ -806,12 +843,20 @@ class HistogramAccumulator:
 
     @classmethod
     def from_training(cls, scores0: np.ndarray, scores1: np.ndarray,
-                      bins: int = 40) -> "HistogramAccumulator":
-        pooled = np.concatenate([np.asarray(scores0, float), np.asarray(scores1, float)])
-        finite = pooled[np.isfinite(pooled)]
+                      bins: int = 40, sorted_scores: SortedScores | None = None
+                      ) -> "HistogramAccumulator":
+        """Edges from the training scores (``sorted_scores``: :meth:`SortedScores.of` them, when
+        the caller has it; the edges are the same)."""
+        if sorted_scores is None:
+            pooled = np.concatenate([np.asarray(scores0, float), np.asarray(scores1, float)])
+            finite = pooled[np.isfinite(pooled)]
+            uniq = np.unique(finite) if finite.size else finite
+        else:
+            pooled, uniq = sorted_scores.pooled, sorted_scores.distinct
+            finite = pooled[np.isfinite(pooled)]
+            uniq = uniq[np.isfinite(uniq)]
         if finite.size == 0:
             return cls(np.array([-0.5, 0.5]))
-        uniq = np.unique(finite)
         if uniq.size <= bins:
             if uniq.size == 1:
                 return cls(np.array([uniq[0] - 0.5, uniq[0] + 0.5]))
@@ -824,11 +869,25 @@ class HistogramAccumulator:
         return cls(np.linspace(lo, hi, bins + 1))
 
     def update(self, scores: np.ndarray, label: int) -> None:
-        s = np.asarray(scores, dtype=np.float64)
+        self.update_sorted(np.sort(np.asarray(scores, dtype=np.float64)), label)
+
+    def update_sorted(self, sorted_scores: np.ndarray, label: int) -> None:
+        """:meth:`update` with the scores already sorted (ascending, no NaN).
+
+        The counts are those of ``np.histogram(np.clip(scores, lo, hi), bins=edges)`` (bin ``i``
+        is ``[edges[i], edges[i+1])``, the last one closed): clipping moves a score below ``lo``
+        into the first bin and one above ``hi`` into the last, and changes no comparison with an
+        interior edge, so bin ``i`` holds ``#(s < edges[i+1]) - #(s < edges[i])`` over the
+        interior edges, the first bin ``#(s < edges[1])`` and the last the rest.
+        """
+        s = sorted_scores
+        n = s.size
         lo, hi = self.edges[0], self.edges[-1]
-        self.clipped[label] += int(np.count_nonzero((s < lo) | (s > hi)))
-        c, _ = np.histogram(np.clip(s, lo, hi), bins=self.edges)
-        self.counts[label] += c
+        below = int(np.searchsorted(s, lo, side="left"))
+        above = n - int(np.searchsorted(s, hi, side="right"))
+        self.clipped[label] += below + above
+        cuts = np.searchsorted(s, self.edges[1:-1], side="left")
+        self.counts[label] += np.diff(np.concatenate([[0], cuts, [n]]))
 
     def to_dict(self, threshold: float | None = None, statistic: str = "",
                 parameters: dict[str, Any] | None = None) -> dict[str, Any]:
