@@ -16,8 +16,13 @@ and ``samples`` runs per input:
    non-binomial and the bound invalid.
 3. **Event** (selection split). Every threshold of the score, both tails (an event and its
    complement) and both directions (which input is the numerator) are ranked by the bound they
-   are expected to give on the test split; the best ``test_events`` (default one) are kept. A
-   second event is chosen the same way for the Gaussian-DP bound.
+   are expected to give on the test split; the best ``test_events`` (default one) are kept. For
+   claims with ``delta > 0`` the candidates also include pooled mirrored pairs
+   (:class:`~dpaudit.audits.statistics.PooledEvent`: an upper-tail event from one input with a
+   disjoint lower-tail event from the other, one statement over the runs of both inputs, valid
+   for any mechanism because the neighbour relation is symmetric;
+   :func:`~dpaudit.audits.confidence.pooled_proportion_bound` says why the Clopper-Pearson ends
+   stay exact). A second event is chosen the same way for the Gaussian-DP bound.
 4. **Bound** (test split, fresh samples never seen by steps 2-3). The chosen events are counted
    on both inputs; exact one-sided Clopper-Pearson bounds give
    ``epsilon_lb = max(0, ln((p_lo - delta) / q_hi))``, with a Bonferroni factor equal to the

@@ -869,9 +869,11 @@ class HistogramAccumulator:
         if not hi > lo:
             lo, hi = uniq[0], uniq[-1]
         step = float(np.min(np.diff(uniq)))
-        k = np.round((uniq - uniq[0]) / step)
-        if (k[-1] <= 1e6
-                and np.all(np.abs((uniq - uniq[0]) - k * step) <= 1e-6 * step)):
+        # The whole lattice check only when the span is at most 1e6 steps (a continuous score's
+        # smallest gap makes it astronomically more; same outcome, without passes over uniq).
+        if (np.round((uniq[-1] - uniq[0]) / step) <= 1e6
+                and np.all(np.abs((uniq - uniq[0])
+                                  - np.round((uniq - uniq[0]) / step) * step) <= 1e-6 * step)):
             # A lattice statistic (counts, ranks, indices): bins of a whole number of lattice
             # steps centred between lattice points, so no bin is empty only because no lattice
             # point falls in it (equal-width bins would draw such holes as dips in the figure).
