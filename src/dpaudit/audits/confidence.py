@@ -58,6 +58,7 @@ __all__ = [
     "log_ratio_lower_bound",
     "epsilon_lower_bound",
     "gdp_mu_lower_bound",
+    "gdp_mu_from_bounds",
     "wilson_lower",
     "wilson_upper",
 ]
@@ -276,6 +277,13 @@ def epsilon_lower_bound(count_p: int, nobs_p: int, count_q: int, nobs_q: int,
     p_lo = proportion_bound(count_p, nobs_p, a).lower
     q_hi = proportion_bound(count_q, nobs_q, a).upper
     return max(0.0, float(log_ratio_lower_bound(p_lo, q_hi, delta)))
+
+
+def gdp_mu_from_bounds(p_lower: float | np.ndarray, q_upper: float | np.ndarray
+                       ) -> float | np.ndarray:
+    """Unclamped ``Phi^-1(p_lower) - Phi^-1(q_upper)`` (``-inf`` where ``p_lower <= 0`` or
+    ``q_upper >= 1``): the mu bound of :func:`gdp_mu_lower_bound` from given interval ends."""
+    return _gdp_mu(p_lower, q_upper)
 
 
 def _gdp_mu(p_lower: float | np.ndarray, q_upper: float | np.ndarray) -> float | np.ndarray:

@@ -77,7 +77,8 @@ if TYPE_CHECKING:  # pragma: no cover
 from dpaudit._validation import (check_delta, check_epsilon, check_int, check_probability)
 from dpaudit.audits.execution import Executor, ExecutorName, open_executor
 from dpaudit.audits.confidence import (POOLED_MAX_ALPHA, Bonferroni, ProportionBound,
-                                       gdp_mu_lower_bound, log_ratio_lower_bound,
+                                       gdp_mu_from_bounds, gdp_mu_lower_bound,
+                                       log_ratio_lower_bound,
                                        pooled_proportion_bound, proportion_bound)
 from dpaudit.audits.power import PowerStatement, power_statement
 from dpaudit.audits.learned_statistics import (SEQUENCE_MAX_VALUES, candidates_for,
@@ -949,7 +950,12 @@ def _evaluate(ranked: RankedEvent, counts: np.ndarray, n_test: int, bonf: Bonfer
         p = proportion_bound(c[ev.numerator], n_test, a)
         q = proportion_bound(c[1 - ev.numerator], n_test, a)
     raw = float(log_ratio_lower_bound(p.lower, q.upper, delta))
-    mu = gdp_mu_lower_bound(p.count, p.nobs, q.count, q.nobs, alpha=bonf.per_event_alpha)
+    if components is not None:
+        # mu from the guarded pooled ends (the pooled test is the even mixture of the two
+        # one-direction tests; G_mu is convex, so mu-GDP bounds the mixture's error rates too).
+        mu = max(0.0, float(gdp_mu_from_bounds(p.lower, q.upper)))
+    else:
+        mu = gdp_mu_lower_bound(p.count, p.nobs, q.count, q.nobs, alpha=bonf.per_event_alpha)
     return EvaluatedEvent(ev, ranked, p, q, raw, max(0.0, raw), mu, components)
 
 
