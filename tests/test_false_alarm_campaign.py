@@ -60,6 +60,17 @@ def _window_tree(eps: float, T: int = 8, W: int = 4):
     return (lambda xs, n, rng: mech.sample(xs, n, rng)[:, :W]), np.zeros((T, 1)), np.eye(T)[:, :1]
 
 
+def _symmetric_tight(eps: float, delta: float, c: float = 0.4):
+    # P0 = [delta + e w, c, w], P1 = its mirror image: exactly (eps, delta)-DP, tight on {0} from
+    # data0 and on {2} from data1, so the pooled mirrored pair of the two (statistics.PooledEvent,
+    # the event the audit mostly picks here) is exactly tight.
+    e = math.exp(eps)
+    w = (1 - delta - c) / (1 + e)
+    p0 = np.array([delta + e * w, c, w])
+    laws = (p0, p0[::-1].copy())
+    return lambda which, n, rng: rng.choice(3, size=n, p=laws[which])
+
+
 def _calibrated() -> dict[str, tuple]:
     k = 10
     em = ExponentialMechanism.from_epsilon(1.0, EPSILON, form="half", maximize=True)
@@ -76,6 +87,8 @@ def _calibrated() -> dict[str, tuple]:
         "exponential": (em, u0, u1, 0.0),
         "tree aggregation (T=4)": (tree, t0, t1, 0.0),
         "window tree (T=8, W=4)": (wtree, w0, w1, 0.0),
+        "symmetric tight (delta 0.05), pooled pairs": (_symmetric_tight(EPSILON, 0.05), 0, 1,
+                                                        0.05),
         **_discrete(),
     }
 

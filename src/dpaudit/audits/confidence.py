@@ -53,9 +53,12 @@ __all__ = [
     "clopper_pearson_lower",
     "clopper_pearson_upper",
     "proportion_bound",
+    "pooled_proportion_bound",
+    "POOLED_MAX_ALPHA",
     "log_ratio_lower_bound",
     "epsilon_lower_bound",
     "gdp_mu_lower_bound",
+    "gdp_mu_from_bounds",
     "wilson_lower",
     "wilson_upper",
 ]
@@ -162,6 +165,46 @@ def proportion_bound(count: int, nobs: int, alpha: float) -> ProportionBound:
     return ProportionBound(count, nobs, float(alpha), lower, upper)
 
 
+#: Largest one-sided level at which :func:`pooled_proportion_bound` is offered (see its proof).
+POOLED_MAX_ALPHA = 0.25
+
+
+def pooled_proportion_bound(count: int, nobs: int, alpha: float) -> ProportionBound:
+    """Clopper-Pearson ends for a count that is a *sum of independent binomials* (a pooled event).
+
+    ``count = X + Y`` with ``X ~ Bin(n_a, a)``, ``Y ~ Bin(n_b, b)`` independent and
+    ``nobs = n_a + n_b`` is a Poisson-binomial count (``nobs`` independent trials with mean rate
+    ``r = (n_a a + n_b b) / nobs``). The binomial Clopper-Pearson ends of ``count / nobs`` are
+    returned, except that the lower end is 0 when ``count < 2`` and the upper end is 1 when
+    ``count > nobs - 2``; with these two guards both ends are valid one-sided ``(1 - alpha)``
+    bounds on ``r`` for every ``alpha <= 1/4``:
+
+    * Hoeffding (Ann. Math. Statist. 27, 1956, Theorem 4): a Poisson-binomial ``S`` with mean
+      ``m r`` has ``P[S <= c] <= Bin(m, r)[S <= c]`` for ``c <= m r - 1`` and (by the second part,
+      read for ``S >= k = c + 1``) ``P[S >= k] <= Bin(m, r)[S >= k]`` for ``k >= m r + 1``.
+    * Lower end: it exceeds ``r`` iff ``count >= k*`` with ``k*`` the smallest ``k`` such that
+      ``Bin(m, r)[S >= k] < alpha`` (and ``k >= 2`` by the guard). If ``m r <= 1``, ``k* >= 2 >=
+      m r + 1``. If ``m r > 1`` and ``k* < m r + 1``, then ``k* <= ceil(m r)`` and
+      ``Bin(m, r)[S >= k*] >= Bin(m, r)[S >= m r] > 1/4`` (Greenberg and Mohri, Stat. Probab.
+      Lett. 86, 2014), contradicting ``< alpha <= 1/4``. So Hoeffding applies at ``k*``:
+      ``P[count >= k*] <= alpha``.
+    * Upper end: symmetric, with ``m - S`` (a Poisson binomial of mean ``m (1 - r)``) and the
+      guard ``count <= m - 2``.
+
+    Parameters are as in :func:`proportion_bound`; ``alpha`` must be at most
+    :data:`POOLED_MAX_ALPHA`.
+    """
+    nobs = check_int(nobs, "nobs", minimum=1)
+    count = check_int(count, "count", minimum=0, maximum=nobs)
+    alpha = check_probability(alpha, "alpha")
+    if alpha > POOLED_MAX_ALPHA:
+        raise ValueError(f"alpha must be in (0, {POOLED_MAX_ALPHA}] for a pooled count, got "
+                         f"{alpha}")
+    lower = float(clopper_pearson_lower(count, nobs, alpha)) if count >= 2 else 0.0
+    upper = float(clopper_pearson_upper(count, nobs, alpha)) if count <= nobs - 2 else 1.0
+    return ProportionBound(count, nobs, float(alpha), lower, upper)
+
+
 @dataclass(frozen=True)
 class Bonferroni:
     """Confidence-level bookkeeping for ``m`` events evaluated on a fresh split.
@@ -236,6 +279,13 @@ def epsilon_lower_bound(count_p: int, nobs_p: int, count_q: int, nobs_q: int,
     return max(0.0, float(log_ratio_lower_bound(p_lo, q_hi, delta)))
 
 
+def gdp_mu_from_bounds(p_lower: float | np.ndarray, q_upper: float | np.ndarray
+                       ) -> float | np.ndarray:
+    """Unclamped ``Phi^-1(p_lower) - Phi^-1(q_upper)`` (``-inf`` where ``p_lower <= 0`` or
+    ``q_upper >= 1``): the mu bound of :func:`gdp_mu_lower_bound` from given interval ends."""
+    return _gdp_mu(p_lower, q_upper)
+
+
 def _gdp_mu(p_lower: float | np.ndarray, q_upper: float | np.ndarray) -> float | np.ndarray:
     p = np.asarray(p_lower, dtype=np.float64)
     q = np.asarray(q_upper, dtype=np.float64)
@@ -268,7 +318,7 @@ def gdp_mu_lower_bound(count_p: int, nobs_p: int, count_q: int, nobs_q: int,
 
 
 def _wilson(rate: np.ndarray, nobs: float | np.ndarray, alpha: float, sign: float) -> np.ndarray:
-    z = stats.norm.isf(alpha)
+    z = -special.ndtri(alpha)  # = stats.norm.isf(alpha), without its per-call overhead
     rate = np.clip(np.asarray(rate, dtype=np.float64), 0.0, 1.0)
     n = np.asarray(nobs, dtype=np.float64)
     z2n = z * z / n
