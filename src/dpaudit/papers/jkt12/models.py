@@ -33,7 +33,7 @@ from dpaudit.learners.pol import POL, pol_alpha, pol_beta, pol_printed_sensitivi
 from dpaudit.learners.pqftl import PQFTL
 from dpaudit.mechanisms.private_sum import PrivateSum, private_sum_sigma, released_node_count, tree_depth
 from dpaudit.learners.qftl import QFTL
-from dpaudit.papers.jkt12.exact import REFINED_CLIPPED_STEPS, _lr_weights_tree, _pgiga_accountant, _tree_mu, pqftl_state_mu, privatesum_step_mu
+from dpaudit.papers.jkt12.exact import REFINED_CLIPPED_STEPS, _lr_weights_tree, _pgiga_accountant, pigd_accountant, _tree_mu, pqftl_state_mu, privatesum_step_mu
 from dpaudit.papers.jkt12.pairs import NEAR_LINEAR_NU, QFTL_ALPHA, QFTL_R, SIMULATED_STEPS, _best_igd_round, _candidate_rounds, _clip_aware_score, _first_coordinates, _igd_design, _pair, _pol_bounds, _qftl_means, _qftl_pair, _search_positions, filler_loss, near_linear_loss, pocp_qftl_lambda, pol_loss_membership, pol_near_linear_loss
 
 
@@ -292,16 +292,19 @@ def _pigd_model(version: Version) -> Callable[[dict[str, Any], int], _Model]:
         m1 = _first_coordinates(factory, s1, T, ratio)
         t = np.arange(1, T, dtype=float)
         sig = beta / t
-        # Correct worst-case sensitivity (Lemma 4's induction without slack): the implicit step of
-        # an alpha-strongly convex function is a 1/(1 + eta alpha) = t/(t+1) contraction and a
-        # replaced loss moves x_{t+1} by at most 2 L eta/(1 + eta alpha) = 2L/(alpha (t+1)).
-        mu_acc = heterogeneous_gaussian_mu(2.0 * L / (alpha * (t + 1.0)), sig)
+        # Worst case over every pair, C and d (exact.pigd_accountant): a replaced loss at round
+        # tau moves x_{tau+1} by at most 2L/(alpha (tau+2)) (strong convexity of both losses on
+        # the segment between the two minimisers), later steps contract by t/(t+1).
+        mu_acc, tau_acc = pigd_accountant(T, L, alpha, beta)
         streams = (s0, s1) if T <= max_T else None
         positions = _search_positions(T)
         search = [_pair(T, k, lossm, lossp, fill) for k in positions] if T <= max_T else None
         return _Model(dict(p, tau=tau, box_half_width=D, c=pocp_c(version, T, eps, dl)),
                       claimed_privacy(f"jkt12-{version}/pigd", eps, dl),
-                      t, sig, m0, m1, D, mu_acc, "2L/(alpha (t+1)) for x_{t+1} (tight Lemma 4)",
+                      t, sig, m0, m1, D, mu_acc,
+                      f"2L (tau+1)/(alpha (tau+2) (t+1)) for x_{{t+1}}, t >= tau, after a loss "
+                      f"replaced at round tau (one step 2L/(alpha (tau+2)), then t/(t+1) "
+                      f"contractions); worst tau = {tau_acc}",
                       lambda: PIGD(box, T, L, alpha, eps, dl, version, np.zeros(d)),
                       streams, "beta", beta,
                       {"pair": f"f_tau = -+{G:.6g} x_1 + alpha/2||x||^2 at tau = {tau} (squared "
