@@ -211,7 +211,7 @@ def _pigd_family(version: Version) -> _Family:
                    exponent=lambda p: pocp_c(version, p["T"], p["epsilon"], p["delta"]),
                    c_depends_on_epsilon=version == "colt",
                    step_check=_instance_step_check(claim_id, version, "L"),
-                   uniform_start=version == "arxiv")
+                   uniform_start=version == "arxiv", refine_above=0.9)
 
 
 def _pgiga_family(version: Version) -> _Family:
