@@ -36,6 +36,28 @@ def test_accountant_above_claim_without_counterexample_is_inconclusive():
     assert v == "inconclusive" and "accountant" in why
 
 
+def test_inconclusive_reason_states_the_bracket_and_the_number_that_decides_it():
+    """Issue 15: an inconclusive verdict names the interval the release's epsilon is known to lie
+    in at the deciding point (largest lower evidence .. accountant) and the claimed value inside
+    it, and what the test at this budget could detect there."""
+    power = {"detectable_epsilon": 1.7, "power": 0.8}
+    pts = [point(epsilon_accountant=3.0, epsilon_lower_bound=0.2, epsilon_exact=0.6,
+                 exact_kind="certified lower bound (numerical)",
+                 evidence={"empirical": {"power": power}}),
+           GridPoint({"T": 16}, 1.0, 1e-5, epsilon_accountant=1.5)]
+    v, why = decide_verdict(pts, [])
+    assert v == "inconclusive"
+    assert "accountant gives epsilon 3 > claimed 1 at T=8 (and at 1 other of the 2" in why
+    assert ("epsilon is between 0.6 (certified lower bound of the worst pair found) and 3 "
+            "(accountant), and the claim fails iff it exceeds 1") in why
+    assert "detect epsilon >= 1.7 there with probability 0.8, so more runs" in why
+    _, why = decide_verdict([point(epsilon_accountant=3.0)], [])
+    assert "is at most 3 (accountant; no lower evidence at this point)" in why
+    power["detectable_epsilon"] = "inf"
+    _, why = decide_verdict(pts[:1], [])
+    assert "cannot detect any finite epsilon" in why
+
+
 def test_failed_lemma_without_privacy_counterexample_is_inconclusive():
     lem = LemmaCheck("s <= 2L/(alpha t)", "violated", worst_ratio=2.0, examples=10)
     v, _ = decide_verdict([point(epsilon_accountant=0.5)], [lem])

@@ -27,6 +27,7 @@ from dpaudit.audits import registry
 from dpaudit.audits.claim_audit import ClaimAudit, GridPoint
 from dpaudit.audits.empirical import audit as empirical_audit
 from dpaudit.claims import PrivacyClaim, Provenance
+from fake_claim_scripts import fake_claims_script
 
 HOLDS = "fake-colt/laplace"
 VIOLATED = "fake-colt/half-laplace"
@@ -438,32 +439,14 @@ def test_console_script_and_module_entry_points() -> None:
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
 
-SIGINT_SCRIPT = '''
-import sys, time
-from dpaudit import cli
-from dpaudit.audits import registry
-from dpaudit.audits.claim_audit import ClaimAudit, GridPoint
-from dpaudit.claims import PrivacyClaim, Provenance
-
-def make(cid, seconds):
-    claim = PrivacyClaim(cid, 1.0, 0.0, Provenance("fake.txt", "v1", "Theorem 1"))
-    def audit(ctx):
-        time.sleep(seconds)
-        return ClaimAudit(claim, [GridPoint({{}}, 1.0, 0.0, 1.0, 1.0, 0.5)])
-    return claim, audit
-
-registry._loaded = True
-registry._REGISTRY.clear()
-registry.register(*make("sig/fast", 0.0))
-registry.register(*make("sig/slow", 120.0))
-sys.exit(cli.main(["audit-claims", "sig/fast", "sig/slow", "--jobs", "2", "--budget", "quick",
-                   "--out", {out!r}]))
-'''
 
 
 def test_ctrl_c_with_worker_processes_keeps_results_and_stops_the_workers(tmp_path) -> None:
     script = tmp_path / "run.py"
-    script.write_text(SIGINT_SCRIPT.format(out=str(tmp_path / "out")))
+    script.write_text(fake_claims_script(
+        [("sig/fast", 0.0), ("sig/slow", 120.0)],
+        ["audit-claims", "sig/fast", "sig/slow", "--jobs", "2", "--budget", "quick",
+         "--out", str(tmp_path / "out")]))
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:

@@ -28,6 +28,7 @@ import dpaudit
 from dpaudit import cli
 from dpaudit.mechanisms.laplace import LaplaceMechanism
 
+from fake_claim_scripts import fake_claims_script
 from golden_audits import strip_timings
 
 pytestmark = pytest.mark.slow
@@ -155,34 +156,16 @@ def test_a_worker_killed_mid_audit_changes_nothing(cluster, tmp_path) -> None:
     assert _record(remote) == _record(local)
 
 
-LOST_SCHEDULER_SCRIPT = '''
-import sys, time
-from dpaudit import cli
-from dpaudit.audits import registry
-from dpaudit.audits.claim_audit import ClaimAudit, GridPoint
-from dpaudit.claims import PrivacyClaim, Provenance
-
-def make(cid, seconds):
-    claim = PrivacyClaim(cid, 1.0, 0.0, Provenance("fake.txt", "v1", "Theorem 1"))
-    def audit(ctx):
-        time.sleep(seconds)
-        return ClaimAudit(claim, [GridPoint({{}}, 1.0, 0.0, 1.0, 1.0, 0.5)])
-    return claim, audit
-
-registry._loaded = True
-registry._REGISTRY.clear()
-registry.register(*make("lost/fast", 0.0))
-registry.register(*make("lost/slow", 600.0))
-sys.exit(cli.main(["audit-claims", "lost/fast", "lost/slow", "--scheduler", {address!r},
-                   "--budget", "quick", "--quiet", "--out", {out!r}]))
-'''
 
 
 def test_a_lost_scheduler_is_a_clear_error_and_finished_claims_stay_saved(cluster,
                                                                           tmp_path) -> None:
     out = tmp_path / "out"
     script = tmp_path / "run.py"
-    script.write_text(LOST_SCHEDULER_SCRIPT.format(address=cluster.address, out=str(out)))
+    script.write_text(fake_claims_script(
+        [("lost/fast", 0.0), ("lost/slow", 600.0)],
+        ["audit-claims", "lost/fast", "lost/slow", "--scheduler", cluster.address,
+         "--budget", "quick", "--quiet", "--out", str(out)]))
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:

@@ -499,3 +499,27 @@ def test_html_renders_in_headless_chromium(rendered: Path, tmp_path_factory) -> 
     assert ((pixels[:, 0] > 0.9) & (pixels[:, 1] < 0.95) & (pixels[:, 2] < 0.95)).mean() > 0.01
     codes = (pixels * 15).round().astype(int) @ np.array([256, 16, 1])
     assert np.unique(codes).size > 100
+
+
+def test_histogram_bins_of_a_lattice_statistic_have_no_empty_holes() -> None:
+    """A count statistic with more distinct values than bins gets bins of whole lattice steps with
+    edges halfway between lattice points: every bin holds a lattice point, so a bin is empty only
+    when the data are, never because equal-width bins straddle no integer (a dip a reviewer would
+    read as data). A continuous statistic keeps equal-width bins."""
+    from dpaudit.audits.statistics import HistogramAccumulator
+
+    rng = np.random.default_rng(7)
+    a = rng.binomial(200, 0.5, 20_000).astype(float)
+    b = rng.binomial(200, 0.45, 20_000).astype(float)
+    hist = HistogramAccumulator.from_training(a, b)
+    edges = hist.edges
+    assert edges.size - 1 <= 40
+    widths = np.diff(edges)
+    assert np.allclose(widths, widths[0]) and widths[0] == np.round(widths[0]) >= 1
+    assert np.allclose(edges - np.floor(edges), 0.5)  # halfway between integers
+    hist.update(a, 0)
+    hist.update(b, 1)
+    assert (hist.counts.sum(axis=0) > 0).all()
+    assert hist.counts.sum() == a.size + b.size
+    c = rng.normal(size=5_000)
+    assert HistogramAccumulator.from_training(c, c + 0.1).edges.size == 41

@@ -246,6 +246,43 @@ def violation_region(points: list[GridPoint]) -> str:
     return f"at {k} of {n} audited points"
 
 
+def deciding_number(point: GridPoint) -> str:
+    """What would decide an inconclusive point, in one sentence: the bracket the implemented
+    release's epsilon is known to lie in there (largest lower evidence, the accountant above) and
+    the claimed value inside it that decides the claim, with the empirical test's power at this
+    budget when it ran."""
+    c, acc = point.claimed_epsilon, point.epsilon_accountant
+    lower: list[tuple[float, str]] = []
+    if point.epsilon_exact is not None:
+        lower.append((point.epsilon_exact, "certified lower bound of the worst pair found"
+                      if point.exact_kind == CERTIFIED else "exact epsilon of the worst pair found"))
+    if point.epsilon_lower_bound is not None:
+        lower.append((point.epsilon_lower_bound, "empirical lower bound"))
+    if lower:
+        lo, source = max(lower, key=lambda t: t[0])
+        bracket = f"between {max(lo, 0.0):.4g} ({source}) and {acc:.4g} (accountant)"
+    else:
+        bracket = f"at most {acc:.4g} (accountant; no lower evidence at this point)"
+    text = (f"What decides it: there the implemented release's epsilon is {bracket}, and the "
+            f"claim fails iff it exceeds {c:.4g}; a realisable pair with exact or certified "
+            f"epsilon, or a valid empirical lower bound, above {c:.4g} would refute it, an upper "
+            f"bound at or below {c:.4g} (tighter than the accountant) would certify it there.")
+    emp = point.evidence.get("empirical") if isinstance(point.evidence, Mapping) else None
+    power = emp.get("power") if isinstance(emp, Mapping) else None
+    if isinstance(power, Mapping) and power.get("detectable_epsilon") is not None:
+        d = _num(float(power["detectable_epsilon"]))
+        if d is not None and math.isfinite(d):
+            text += (f" This budget's empirical test would detect epsilon >= {d:.4g} there with "
+                     f"probability {power.get('power', 0.8):g}"
+                     + (", so more runs or a stronger event are needed to refute it empirically."
+                        if d > c else "."))
+        else:
+            text += (" With its chosen event, this budget's empirical test cannot detect any finite "
+                     f"epsilon there with probability {power.get('power', 0.8):g}, so an empirical "
+                     "refutation needs a different event or pair.")
+    return text
+
+
 def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[Verdict, str]:
     """Apply the verdict rules of the module docstring; return (verdict, one-sentence reason).
 
@@ -272,7 +309,9 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
         p = max(over, key=lambda q: q.epsilon_accountant / q.claimed_epsilon)
         return ("inconclusive", f"No realisable counterexample found, but the accountant gives "
                 f"epsilon {p.epsilon_accountant:.4g} > claimed {p.claimed_epsilon:.4g} at "
-                f"{format_parameters(p.parameters)}.")
+                f"{format_parameters(p.parameters)}" + (f" (and at {len(over) - 1} other of the "
+                f"{len(points)} audited points)" if len(over) > 1 else "") + ". "
+                + deciding_number(p))
     if bad_lemmas:
         return ("inconclusive", f"No privacy counterexample found, but lemma "
                 f"'{bad_lemmas[0].statement}' is {bad_lemmas[0].status}.")

@@ -640,7 +640,9 @@ class HistogramAccumulator:
     """Histogram of scores on both inputs with bin edges fixed in advance (from training scores).
 
     Edges: between the distinct training scores when there are at most ``bins`` of them (discrete
-    statistics), else ``bins`` equal-width bins over the pooled 0.1%..99.9% training quantiles.
+    statistics), else ``bins`` equal-width bins over the pooled 0.1%..99.9% training quantiles;
+    for a lattice statistic (all scores on ``a + k * step``) at most ``bins`` bins of a whole number
+    of lattice steps, with edges halfway between lattice points.
     Scores outside the edges are counted in the first or last bin (so counts sum to the number of
     scores); ``clipped0``/``clipped1`` say how many were.
     """
@@ -671,6 +673,19 @@ class HistogramAccumulator:
         lo, hi = np.quantile(finite, [0.001, 0.999])
         if not hi > lo:
             lo, hi = uniq[0], uniq[-1]
+        step = float(np.min(np.diff(uniq)))
+        k = np.round((uniq - uniq[0]) / step)
+        if (k[-1] <= 1e6
+                and np.all(np.abs((uniq - uniq[0]) - k * step) <= 1e-6 * step)):
+            # A lattice statistic (counts, ranks, indices): bins of a whole number of lattice
+            # steps centred between lattice points, so no bin is empty only because no lattice
+            # point falls in it (equal-width bins would draw such holes as dips in the figure).
+            lo_k = np.floor((lo - uniq[0]) / step)
+            hi_k = np.ceil((hi - uniq[0]) / step)
+            width = max(1, int(np.ceil((hi_k - lo_k + 1) / bins)))
+            nbins = int(np.ceil((hi_k - lo_k + 1) / width))
+            start = uniq[0] + (lo_k - 0.5) * step
+            return cls(start + step * width * np.arange(nbins + 1))
         return cls(np.linspace(lo, hi, bins + 1))
 
     def update(self, scores: np.ndarray, label: int) -> None:

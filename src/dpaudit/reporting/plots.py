@@ -119,8 +119,8 @@ def _event_label(spec: Mapping[str, Any], threshold: float) -> str:
         text += "\n  = " + "\n    ".join(textwrap.wrap(str(spec["event_outcomes"]), 48))
     counts = spec.get("event_test_counts")
     if isinstance(counts, Mapping) and counts.get("nobs0"):
-        text += (f"\n  in the event (test split): {counts.get('count0')} of {counts.get('nobs0')} "
-                 f"on D, {counts.get('count1')} of {counts.get('nobs1')} on D'")
+        text += (f"\n  in the event (test split):\n    {counts.get('count0')} of {counts.get('nobs0')} "
+                 f"on D,\n    {counts.get('count1')} of {counts.get('nobs1')} on D'")
     return text
 
 
