@@ -200,10 +200,11 @@ def test_pol_bounds_are_attained_by_the_constructed_pair():
 # --------------------------------------------------------------------------------------------------
 
 # COLT's POCP/PGIGA fail only at large epsilon (eps >~ 800 at delta = 0.01, T = 1024, where the
-# printed c < 0); COLT PIGD holds there (its pair and its accountant both stay below the claim).
+# printed c < 0); COLT PIGD holds at eps = 1000 (pair and accountant below the claim) and fails
+# from eps ~ 1190 on.
 EXPECTED_TINY = {
     "jkt12-colt/pocp": "violated", "jkt12-arxiv/pocp": "violated",
-    "jkt12-colt/pigd": "holds", "jkt12-arxiv/pigd": "violated",
+    "jkt12-colt/pigd": "violated", "jkt12-arxiv/pigd": "violated",
     "jkt12-colt/pgiga": "violated", "jkt12-arxiv/pgiga": "violated",
     "jkt12-colt/pqftl": "violated", "jkt12-arxiv/pqftl": "violated",
     "jkt12-colt/privatesum": "violated", "jkt12-arxiv/privatesum": "violated",
@@ -307,19 +308,27 @@ def test_c_is_recorded_at_every_point(claim_id, tiny_audits):
 
 
 # Verdict within the proof's regime c >= 0 (the reviewer's and the auditor's reading).
-EXPECTED_IN_REGIME = {"jkt12-colt/pocp": "it holds", "jkt12-colt/pgiga": "it is inconclusive"}
+EXPECTED_IN_REGIME = {"jkt12-colt/pocp": "it holds", "jkt12-colt/pigd": "it holds",
+                      "jkt12-colt/pgiga": "it is inconclusive"}
 
 
-def test_colt_pigd_holds_as_stated_and_adds_no_regime_points(tiny_audits):
-    # With the tight accountant (2L/(alpha (tau+2)) per replaced step) no COLT PIGD point has the
-    # exact value or the accountant above the claim: nothing to bisect, no boundary point added.
+def test_colt_pigd_holds_at_eps_1000_and_fails_beyond(tiny_audits):
+    # With the tight accountant (2L/(alpha (tau+2)) per replaced step) COLT PIGD holds at
+    # (eps 1000, delta 0.01, T 1024) and is refuted by the constructed pair at eps 2000; the
+    # regime analysis brackets the two thresholds, accountant first (an upper bound can only
+    # cross the claim before a lower bound does).
     audit = tiny_audits["jkt12-colt/pigd"]
-    assert audit.verdict == "holds"
-    assert all(p.epsilon_accountant <= p.claimed_epsilon and p.counterexample() is None
-               for p in audit.points)
-    assert not any(p.parameters.get("setting", "paper G.2") != "paper G.2" for p in audit.points)
-    regime = next(f for f in audit.findings if f.startswith("Proof regime (COLT)"))
-    assert "Holds as stated" in regime and "it holds" in regime
+    assert audit.verdict == "violated"
+    at = {p.parameters["epsilon"]: p for p in audit.points
+          if p.parameters["T"] == 1024 and "setting" not in p.parameters}
+    assert at[1000.0].counterexample() is None
+    assert at[1000.0].epsilon_accountant < at[1000.0].claimed_epsilon
+    assert at[2000.0].counterexample() is not None
+    th = {p.evidence["violation_threshold"]["kind"]: p.evidence["violation_threshold"]
+          for p in audit.points if "violation_threshold" in p.evidence}
+    assert 1000.0 < th["accountant"]["epsilon_above"] < th["exact"]["epsilon_below"] < 2000.0
+    assert any(f.startswith("At the unrefuted point closest to the claim (epsilon=1000,")
+               and "the claim holds there" in f for f in audit.findings)
 
 
 @pytest.mark.parametrize("claim_id", sorted(EXPECTED_IN_REGIME))

@@ -291,18 +291,20 @@ def _family_plan(fam: _Family, model: _Model, point: GridPoint, max_clipped: int
                      followups=tuple(followups), model=model)
 
 
-def _pigd_bracket(point: GridPoint, rel: Mapping[str, Any]) -> str:
-    """Where the implemented release's epsilon lies at PIGD's worst point, and what decides it."""
+def _pigd_bracket(point: GridPoint, rel: Mapping[str, Any], where: str = "At the worst point"
+                  ) -> str:
+    """Where the implemented release's epsilon lies at a PIGD point, and what decides it."""
     acc, lo, claimed = point.epsilon_accountant or 0.0, rel["lower"], point.claimed_epsilon
     decided = ("the claim holds there (the accountant is an upper bound over every pair, C and d)"
                if acc <= claimed else
                "a counterexample (the certified lower bound is above the claim)" if lo > claimed
                else f"undecided: it is violated iff the true epsilon exceeds {claimed:.6g}")
-    return (f"PIGD accountant: a loss replaced at round tau moves x_{{tau+1}} by at most "
-            f"2L/(alpha (tau+2)) (strong convexity of both losses on the segment between the two "
-            f"implicit steps; proved by SMT for every class and d), then each step contracts by "
-            f"t/(t+1); maximised over tau, mu = {point.evidence['accountant']['mu']:.6g}. "
-            f"At the worst point ({format_parameters(point.parameters)}) the epsilon of the "
+    head = ("PIGD accountant: a loss replaced at round tau moves x_{tau+1} by at most "
+            "2L/(alpha (tau+2)) (strong convexity of both losses on the segment between the two "
+            "implicit steps; proved by SMT for every class and d), then each step contracts by "
+            "t/(t+1); maximised over tau. " if where == "At the worst point" else "")
+    return (f"{head}{where} ({format_parameters(point.parameters)}; accountant mu = "
+            f"{point.evidence['accountant']['mu']:.6g}) the epsilon of the "
             f"implemented (projected) release lies in [{lo:.6g}, {acc:.6g}] (certified lower bound "
             f"on the audited pair, accountant) against the claim {claimed:.6g}: {decided}.")
 
@@ -383,6 +385,17 @@ class FamilyDeclaration:
                 out.append(_cross_check(mu, wp.claimed_delta))
             if fam.claim_id.endswith("/pigd") and rel is not None:
                 out.append(_pigd_bracket(wp, rel))
+                # ... and at the grid point closest to failing that the audit does not refute
+                # (the bisection points of the regime analysis excluded).
+                open_points = [p for p in run.points if p.counterexample() is None
+                               and p.epsilon_accountant and "exact_release" in p.evidence
+                               and not str(p.parameters.get("setting", "")).startswith(
+                                   ("smallest", "c = 0"))]
+                if open_points:
+                    q = max(open_points, key=lambda p: p.epsilon_accountant / p.claimed_epsilon)
+                    if q is not wp:
+                        out.append(_pigd_bracket(q, q.evidence["exact_release"], "At the "
+                                                 "unrefuted point closest to the claim"))
         if fam.exponent is not None:
             out.extend(_regime_analysis(fam, run.points, run.lemmas, run.notes.get("regime")))
         return out
