@@ -50,11 +50,13 @@ smt: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q -m slow tests/test_smt_lemmas.py tests/test_smt_lemmas_pfcoco_afkt23.py
 
 ## Speed and tightness of the audit engine, then scale-out (peak memory per audit process, Dask
-## LocalCluster vs in-process, learner throughput vs raw noise), measured in one run.
+## LocalCluster vs in-process, learner throughput vs raw noise), DP-Sniper's suite, and the detection
+## table of broken and correct literature mechanisms (benchmarks/bench_detection.py), in one run.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_audit.py
 	$(BIN)/python benchmarks/bench_scaleout.py
 	$(BIN)/python benchmarks/bench_dpsniper.py --samples 1000000
+	$(BIN)/python benchmarks/bench_detection.py --samples 1000000
 
 ## Screenshots of every page type (index, paper page, violated, holds, inconclusive) at 1400 and
 ## 800 px wide, in out/screenshots (needs Debian's chromium; audits at the quick budget first when
