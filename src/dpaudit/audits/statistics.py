@@ -35,7 +35,7 @@ from typing import Any, Callable, Literal
 import numpy as np
 from scipy import special
 
-from dpaudit._validation import check_delta, check_int, check_probability
+from dpaudit._validation import check_delta, check_int, check_nonnegative, check_probability
 from dpaudit.audits.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "Objective",
     "ThresholdEvent",
     "PooledEvent",
+    "HEDGE_SELECTION_LEVEL",
     "IdentityScorer",
     "LinearScorer",
     "OutcomeScorer",
@@ -625,6 +626,22 @@ SELECTION_PENALTY_EXPONENT = 0.25
 DELTA_SELECTION_PENALTY_EXPONENT = 0.0
 
 
+#: Selection level of one of the engine's two extra rankings for ``delta > 0`` claims (the
+#: "hedge" events of :func:`dpaudit.audits.empirical.audit`): one standard error, ``Phi(-1)``, the
+#: conventional one-SE shrinkage, not fitted to any mechanism. The main ranking of a ``delta > 0``
+#: claim bounds the selection rates at the test level with no multiplicity penalty
+#: (:data:`DELTA_SELECTION_PENALTY_EXPONENT`); the hedges re-rank the same selection split once
+#: less conservatively (this level) and once more conservatively (the ``delta = 0`` exponent,
+#: :data:`SELECTION_PENALTY_EXPONENT`), and every distinct pick is evaluated on the test split
+#: under Bonferroni. Measured on the Gaussian mechanism with exact epsilon 1 at delta = 1e-5
+#: (identity statistic, pooled events, test counts simulated exactly from the chosen thresholds,
+#: seeds 100-299 at 10^7 runs, 100-399 at 10^6): mean 0.880 -> 0.881 and 0.741 -> 0.751 of the
+#: exact epsilon, worst seed 0.67 -> 0.79 and 0.55 -> 0.65, standard deviation 0.038 -> 0.028:
+#: the main ranking's occasional winner's-curse pick (a sparse-tail event with a denominator
+#: count of 1 or 2 on the selection split) no longer decides the bound alone.
+HEDGE_SELECTION_LEVEL = 0.15865525393145707
+
+
 def penalty_exponent(delta: float) -> float:
     """The selection-penalty exponent used for a claim with this ``delta``."""
     return SELECTION_PENALTY_EXPONENT if delta == 0 else DELTA_SELECTION_PENALTY_EXPONENT
@@ -641,12 +658,13 @@ def _thin(u: np.ndarray, max_thresholds: int | None) -> np.ndarray:
 
 
 def _projected_rates(cp: Any, np_: Any, cq: Any, nq: Any, ntp: Any, ntq: Any, alpha: float,
-                     n_candidates: int, exponent: float = SELECTION_PENALTY_EXPONENT
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     n_candidates: int, exponent: float = SELECTION_PENALTY_EXPONENT,
+                     selection_level: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     # Two stages: a conservative value of each rate given the selection split, at a level that
     # shrinks with the number of candidates (so that a lucky tail count among thousands of
     # thresholds does not win), then the bound the test split would give at that rate.
-    a_sel = alpha / max(1, n_candidates) ** exponent
+    a_sel = (alpha / max(1, n_candidates) ** exponent if selection_level is None
+             else selection_level)
     p_lo = wilson_lower(wilson_lower(np.asarray(cp) / np_, np_, a_sel), ntp, alpha)
     q_hi = wilson_upper(wilson_upper(np.asarray(cq) / nq, nq, a_sel), ntq, alpha)
     return p_lo, q_hi
@@ -697,7 +715,9 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
                      max_thresholds: int | None = 8192,
                      penalty_candidates: int | None = None,
                      pooled: bool = False,
-                     sorted_scores: "SortedScores | None" = None) -> ThresholdSweep:
+                     sorted_scores: "SortedScores | None" = None,
+                     selection_level: float | None = None,
+                     penalty: float | None = None) -> ThresholdSweep:
     """Rank every threshold event on a selection split by the bound it should give on a test split.
 
     Parameters
@@ -737,6 +757,14 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
     sorted_scores : SortedScores, optional
         :meth:`SortedScores.of` ``(scores0, scores1)``, when the caller has it already (the
         engine sweeps the same scores for two objectives); it must be of these scores.
+    selection_level : float in (0, 1), optional
+        Level of the selection-split rate bounds in the ranking, in place of
+        ``alpha / C**exponent`` (:data:`HEDGE_SELECTION_LEVEL`: the engine's second, less
+        conservative ranking for ``delta > 0`` claims).
+    penalty : float >= 0, optional
+        The selection-penalty exponent, in place of :func:`penalty_exponent` of ``delta``
+        (the engine's more conservative hedge ranking for ``delta > 0`` claims uses
+        :data:`SELECTION_PENALTY_EXPONENT`).
 
     Returns
     -------
@@ -772,7 +800,11 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
     if pooled and u.size:
         n_cand += 2 * u.size if penalty_candidates is None else 0
     expo = penalty_exponent(delta) if objective == "epsilon" else SELECTION_PENALTY_EXPONENT
-    p_lo, q_hi = _projected_rates(cp, np_, cq, nq, ntp, ntq, alpha, n_cand, expo)
+    if penalty is not None:
+        expo = check_nonnegative(penalty, "penalty")
+    if selection_level is not None:
+        selection_level = check_probability(selection_level, "selection_level")
+    p_lo, q_hi = _projected_rates(cp, np_, cq, nq, ntp, ntq, alpha, n_cand, expo, selection_level)
     pooled_arrays: dict[str, np.ndarray] = {}
     if pooled and u.size:
         match = np.empty((2, u.size), dtype=np.int64)
@@ -787,7 +819,8 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
             upper_is_first = ThresholdSweep.FAMILIES[fa][0] == "upper"
             disjoint[g] = (u[j] < u) if upper_is_first else (u < u[j])
         pp_lo, pq_hi = _projected_rates(pcp, n0 + n1, pcq, n0 + n1, n_test0 + n_test1,
-                                        n_test0 + n_test1, alpha, n_cand, expo)
+                                        n_test0 + n_test1, alpha, n_cand, expo,
+                                        selection_level)
         pool_rank = np.where(disjoint, np.asarray(log_ratio_lower_bound(pp_lo, pq_hi, delta)),
                              -np.inf)
         pooled_arrays = {"pooled_match": match, "pooled_cp": pcp, "pooled_cq": pcq,
