@@ -128,6 +128,59 @@ def test_pgiga_accountant_is_the_maximum_over_the_replaced_round():
     assert mu == pytest.approx(best, rel=1e-12)
 
 
+def test_pigd_accountant_is_the_maximum_over_the_replaced_round():
+    # Brute force over tau of the trajectory bound 2L (tau+1)/(alpha (tau+2) (t+1)), t >= tau.
+    T, L, alpha, beta = 40, 1.5, 0.3, 9.0
+    mu, tau = jkt12.pigd_accountant(T, L, alpha, beta)
+    mus = []
+    for tau_ in range(1, T):
+        t = np.arange(tau_, T, dtype=float)
+        prof = jkt12.igd_step_sensitivity(tau_, L, alpha) * (tau_ + 1) / (t + 1)
+        mus.append(heterogeneous_gaussian_mu(prof, beta / t))
+    assert mu == pytest.approx(max(mus), rel=1e-12)
+    assert tau == 1 + int(np.argmax(mus))
+    # Strictly below the previous per-step bound 2L/(alpha (t+1)) at every t (tau = 1 there).
+    t = np.arange(1, T, dtype=float)
+    assert mu < heterogeneous_gaussian_mu(2 * L / (alpha * (t + 1)), beta / t)
+
+
+@pytest.mark.parametrize("tau", [1, 4, 12])
+def test_igd_step_sensitivity_is_attained_and_never_exceeded(tau):
+    # The design of pairs._igd_design (d = 1) puts x_{tau+1} on the boundary of C = [-D, D] with
+    # D ~ L/(alpha (tau+2)): the one-step bound 2L/(alpha (tau+2)) is attained up to O(nu^2),
+    # and every later filler step contracts the difference by exactly t/(t+1).
+    T, L, alpha, nu = 30, 1.0, 0.5, 1e-5
+    D, G = jkt12._igd_design(L, alpha, 1, nu, tau)
+    box = Box(1, -D, D)
+    s0, s1 = jkt12._pair(T, tau - 1, jkt12.near_linear_loss(1, G, alpha, -1.0, nu),
+                         jkt12.near_linear_loss(1, G, alpha, 1.0, nu), jkt12.filler_loss(1, alpha))
+    diff = np.abs(IGD(box, alpha, np.zeros(1)).run(s0, 1, np.random.default_rng(0))[0, :, 0]
+                  - IGD(box, alpha, np.zeros(1)).run(s1, 1, np.random.default_rng(0))[0, :, 0])
+    t = np.arange(1, T, dtype=float)                 # row t of diff is x_{t+1}
+    bound = np.where(t >= tau, jkt12.igd_step_sensitivity(tau, L, alpha) * (tau + 1) / (t + 1), 0)
+    assert np.all(diff[1:] <= bound * (1 + 1e-9) + 1e-15)
+    assert diff[tau] / bound[tau - 1] == pytest.approx(1.0, rel=1e-6)
+    assert diff[-1] / bound[-1] == pytest.approx(1.0, rel=1e-6)
+
+
+def test_colt_pigd_worst_point_is_decided_by_the_tight_accountant():
+    # Issue 15: the point (eps 1000, delta 0.01, T 1024, alpha 0.01, L 1, d 1) was inconclusive
+    # (certified lower bound 2829 < claim 3000 < accountant 3189 with 2L/(alpha (t+1))). With the
+    # one-step bound 2L/(alpha (tau+2)) the worst case over every pair, C and d is below the
+    # claim, and above the unclipped epsilon of the audited pair (the bracket's upper end).
+    p = dict(epsilon=1000.0, delta=0.01, T=1024, alpha=0.01, L=1.0, d=1)
+    model = models._pigd_model("colt")(p, 64)
+    eps_c, dl_c = model.claimed
+    acc = gaussian_epsilon(model.accountant_mu, dl_c)
+    ex = release_epsilon(model.m0, model.m1, model.sigmas, dl_c, model.half_width)
+    assert ex.lower <= ex.upper <= acc < eps_c
+    assert acc == pytest.approx(2946.6, abs=0.1)
+    # dp-accounting's PLD of the same Gaussian agrees with the closed form (grid 0.1).
+    from dpaudit.audits.accounting import gaussian_epsilon_pld
+    assert gaussian_epsilon_pld(model.accountant_mu, dl_c, value_discretization_interval=0.1) \
+        == pytest.approx(acc, abs=2.0)
+
+
 def test_pol_bounds_are_attained_by_the_constructed_pair():
     T, d, alpha, L = 40, 1, 0.05, 1.0
     D = 1.0
@@ -147,10 +200,11 @@ def test_pol_bounds_are_attained_by_the_constructed_pair():
 # --------------------------------------------------------------------------------------------------
 
 # COLT's POCP/PGIGA fail only at large epsilon (eps >~ 800 at delta = 0.01, T = 1024, where the
-# printed c < 0); PIGD's realised pair there stays below the claim while the accountant exceeds it.
+# printed c < 0); COLT PIGD holds at eps = 1000 (pair and accountant below the claim) and fails
+# from eps ~ 1190 on.
 EXPECTED_TINY = {
     "jkt12-colt/pocp": "violated", "jkt12-arxiv/pocp": "violated",
-    "jkt12-colt/pigd": "inconclusive", "jkt12-arxiv/pigd": "violated",
+    "jkt12-colt/pigd": "violated", "jkt12-arxiv/pigd": "violated",
     "jkt12-colt/pgiga": "violated", "jkt12-arxiv/pgiga": "violated",
     "jkt12-colt/pqftl": "violated", "jkt12-arxiv/pqftl": "violated",
     "jkt12-colt/privatesum": "violated", "jkt12-arxiv/privatesum": "violated",
@@ -256,6 +310,25 @@ def test_c_is_recorded_at_every_point(claim_id, tiny_audits):
 # Verdict within the proof's regime c >= 0 (the reviewer's and the auditor's reading).
 EXPECTED_IN_REGIME = {"jkt12-colt/pocp": "it holds", "jkt12-colt/pigd": "it holds",
                       "jkt12-colt/pgiga": "it is inconclusive"}
+
+
+def test_colt_pigd_holds_at_eps_1000_and_fails_beyond(tiny_audits):
+    # With the tight accountant (2L/(alpha (tau+2)) per replaced step) COLT PIGD holds at
+    # (eps 1000, delta 0.01, T 1024) and is refuted by the constructed pair at eps 2000; the
+    # regime analysis brackets the two thresholds, accountant first (an upper bound can only
+    # cross the claim before a lower bound does).
+    audit = tiny_audits["jkt12-colt/pigd"]
+    assert audit.verdict == "violated"
+    at = {p.parameters["epsilon"]: p for p in audit.points
+          if p.parameters["T"] == 1024 and "setting" not in p.parameters}
+    assert at[1000.0].counterexample() is None
+    assert at[1000.0].epsilon_accountant < at[1000.0].claimed_epsilon
+    assert at[2000.0].counterexample() is not None
+    th = {p.evidence["violation_threshold"]["kind"]: p.evidence["violation_threshold"]
+          for p in audit.points if "violation_threshold" in p.evidence}
+    assert 1000.0 < th["accountant"]["epsilon_above"] < th["exact"]["epsilon_below"] < 2000.0
+    assert any(f.startswith("At the unrefuted point closest to the claim (epsilon=1000,")
+               and "the claim holds there" in f for f in audit.findings)
 
 
 @pytest.mark.parametrize("claim_id", sorted(EXPECTED_IN_REGIME))
@@ -474,3 +547,21 @@ def test_arxiv_pigd_has_a_uniform_start_run(tiny_audits):
     assert u.epsilon_accountant == base.epsilon_accountant
     assert u.epsilon_lower_bound <= u.epsilon_accountant
     assert any(f.startswith("Uniform start:") for f in audit.findings)
+
+
+def test_igd_segment_lemma_is_proved_and_tight():
+    # The accountant's one-step bound, for every loss class and d (smt_lemmas.igd_segment_lemma):
+    # proved, and not vacuously: the same facts admit r = 2L/(alpha (t+2)) exactly.
+    import z3
+
+    from dpaudit.audits.symbolic import check_lemma
+    from dpaudit.papers.jkt12.smt_lemmas import igd_segment_lemma
+
+    lem = igd_segment_lemma()
+    assert check_lemma(lem).status == "smt-proved"
+    ob = lem.proof[0]
+    solver = z3.Solver()
+    solver.add(*ob.constraints)
+    L, alpha, t, r = (z3.Real(n) for n in ("L", "alpha", "t", "r"))
+    solver.add(r * alpha * (t + 2) == 2 * L)
+    assert solver.check() == z3.sat

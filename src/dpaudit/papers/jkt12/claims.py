@@ -107,11 +107,11 @@ def _tree_lemmas(src: tuple[str, str], theorem: str) -> tuple[SensitivityLemma, 
     )
 
 
-def _regime_note(colt: bool) -> str:
+def _regime_note(colt: bool, eps_max: str = "1000") -> str:
     """Where the proof of Theorem 1 works (the audit reports the verdict there separately)."""
     if colt:
-        return (" The theorem states no bound on eps, so the audit covers eps up to 1000; the "
-                "proof's step 2 eps/T^{2c} <= 2 eps (App. A.2) needs c >= 0, i.e. "
+        return (" The theorem states no bound on eps, so the audit covers eps up to "
+                f"{eps_max}; the " "proof's step 2 eps/T^{2c} <= 2 eps (App. A.2) needs c >= 0, i.e. "
                 "eps <= (1/2) ln(2/delta), and the audit also reports the verdict restricted to "
                 "that regime.")
     return (" Lemma 1 assumes c > 0; the printed c is positive iff delta < 2 e^-2 (about 0.271), "
@@ -162,7 +162,7 @@ def _build() -> dict[str, PrivacyClaim]:
                     _lemma1(src, c)),
             notes=("x_1 and x^_1 'chosen randomly from C': a fixed point is an admissible choice "
                    "(the arXiv audit also runs one empirical test with uniform points)."
-                   + _regime_note(colt))))
+                   + _regime_note(colt, "2000"))))
         claims.append(PrivacyClaim(
             id=f"jkt12-{tag}/pgiga", epsilon=3 * eps, delta=2 * dl,
             formula="(3 eps, 2 delta)", citation=CITATION[src],

@@ -38,7 +38,8 @@ from dpaudit.audits.accounting import gaussian_epsilon_pld
 from dpaudit.learners.pqftl import pqftl_sigmas
 from dpaudit.mechanisms.private_sum import LogReading, Version, private_sum_sigma, released_node_count, released_noise_matrix
 
-__all__ = ["ReleaseEpsilon", "release_epsilon", "release_epsilon_curve"]
+__all__ = ["ReleaseEpsilon", "release_epsilon", "release_epsilon_curve", "igd_step_sensitivity",
+           "pigd_accountant"]
 
 #: Largest PLD grid of the lower bound (optimistic rounding loses at most one grid step of privacy
 #: loss per composed piece); the grid is refined to 1% of the target epsilon over the pieces.
@@ -337,5 +338,51 @@ def _pgiga_accountant(T: int, t_q: int, G: float, alpha: float, beta: float) -> 
     tail = np.cumsum((1.0 / j ** 2)[::-1])[::-1]  # tail[k] = sum_{j >= k+1} 1/j^2 (j <= T-2)
     sums = tail[(taus - 2).astype(int)]
     mus = 4.0 * G * (taus - 1.0) / (alpha * beta) * np.sqrt(sums)
+    k = int(np.argmax(mus))
+    return float(mus[k]), int(taus[k])
+
+
+def igd_step_sensitivity(t: int | np.ndarray, L: float, alpha: float) -> float | np.ndarray:
+    """2L/(alpha (t+2)): how far replacing f_t can move IGD's x_{t+1} (eta_t = 1/(alpha t)).
+
+    Proof (any convex C, any d, any alpha-strongly convex losses that are L-Lipschitz on C;
+    sub-gradients allowed). Let x, x' be the minimisers over C of f(z) + alpha t/2 ||z - x_t||^2
+    and f'(z) + alpha t/2 ||z - x_t||^2, r = ||x' - x||, u = (x' - x)/r, and restrict both losses
+    to the segment [x, x'] (inside C by convexity): phi(s) = f(x + s u), psi(s) = f'(x + s u),
+    s in [0, r]. Optimality of x along u and of x' along -u gives
+    phi'_+(0) + alpha t <x - x_t, u> >= 0 >= psi'_-(r) + alpha t <x' - x_t, u>; subtracting,
+    alpha t r <= phi'_+(0) - psi'_-(r). Strong convexity on the segment gives
+    phi'_+(0) <= phi'_-(r) - alpha r and psi'_-(r) >= psi'_+(0) + alpha r, and the Lipschitz bound
+    on the segment |phi'_-(r)|, |psi'_+(0)| <= L; so alpha t r <= 2L - 2 alpha r, i.e.
+    r <= 2L/(alpha (t+2)). (Lemma 4 and the earlier accountant used 2L/(alpha t) and
+    2L/(alpha (t+1)): they use strong convexity of the proximal term only, not of f and f'.)
+    The bound is attained in d = 1 by f, f' = -+G z + alpha/2 z^2 on C = [-D, D] with
+    D = L/(alpha (t+2)), G = L - alpha D (:func:`~dpaudit.papers.jkt12.pairs._igd_design`).
+    """
+    return 2.0 * L / (alpha * (np.asarray(t, dtype=float) + 2.0))
+
+
+def pigd_accountant(T: int, L: float, alpha: float, beta: float) -> tuple[float, int]:
+    """Worst-case Gaussian shift mu of PIGD's released trajectory, and the replaced round.
+
+    A loss replaced at round tau (1 <= tau <= T-1) moves x_{tau+1} by at most
+    2L/(alpha (tau+2)) (:func:`igd_step_sensitivity`); every later implicit step with the same
+    loss f_t is the proximal map of (1/(alpha t)) f_t + the indicator of C, a (1/t)-strongly
+    convex function, hence a 1/(1 + 1/t) = t/(t+1) contraction; so for t >= tau
+    ||x_{t+1} - x'_{t+1}|| <= 2L (tau+1)/(alpha (tau+2) (t+1)) (and 0 before tau). The released
+    x^_{t+1} = Pi_C(x_{t+1} + b_{t+1}), b_{t+1} ~ N(0, (beta/t)^2 I), is post-processing of the
+    unprojected Gaussian release, whose epsilon(delta) for one pair is that of a Gaussian
+    mechanism with mu(tau)^2 = (2L (tau+1)/(alpha (tau+2) beta))^2 sum_{t=tau}^{T-1} (t/(t+1))^2
+    (rotation invariance of the isotropic noise; a data-independent random x_1 is a mixture,
+    which the hockey-stick divergence's joint convexity bounds by the worst fixed x_1). The
+    maximum over tau is the worst case over every neighbouring pair, every C and every d.
+    """
+    if T < 2:
+        return 0.0, 1
+    t = np.arange(1, T, dtype=float)               # t = 1..T-1
+    terms = (t / (t + 1.0)) ** 2
+    tail = np.cumsum(terms[::-1])[::-1]            # tail[k] = sum_{t >= k+1} (t/(t+1))^2
+    taus = t
+    mus = 2.0 * L * (taus + 1.0) / (alpha * (taus + 2.0) * beta) * np.sqrt(tail)
     k = int(np.argmax(mus))
     return float(mus[k]), int(taus[k])

@@ -8,7 +8,7 @@ returns the :class:`~dpaudit.audits.claim_audit.LemmaCheck` records a claim audi
 Encoded (the statements the Hypothesis checks of the JKT12 auditor test):
 
 * IGD, Lemma 4 (COLT ``2L/(alpha t)``, arXiv ``2L/t``) and the bound the PIGD accountant uses,
-  ``2L/(alpha (t+1))``: the implicit step of :func:`~dpaudit.learners.implicit_step.implicit_step`
+  ``2L/(alpha (t+2))``: the implicit step of :func:`~dpaudit.learners.implicit_step.implicit_step`
   for the squared loss with ridge on ``C = [-D, D]`` (:func:`igd_step`);
 * GIGA, Lemma 5 (``2G/(alpha t)``) and the accountant's ``4G(tau-1)/(alpha (t-1) t)``: the
   projected gradient step of :class:`~dpaudit.learners.giga.GIGA` for ``t >= t_q``;
@@ -48,7 +48,7 @@ from dpaudit.learners.pol import pol_alpha, pol_printed_sensitivity
 from dpaudit.mechanisms.private_sum import PrivateSumTree, released_node_count
 from dpaudit.papers.jkt12.claims import get_claim
 
-__all__ = ["igd_step", "igd_step_t", "giga_step", "pqftl_inputs", "pol_average", "qftl_next",
+__all__ = ["igd_step", "igd_step_t", "igd_segment_lemma", "giga_step", "pqftl_inputs", "pol_average", "qftl_next",
            "igd_lemmas", "giga_lemmas", "private_sum_node_lemmas", "pqftl_input_lemmas",
            "node_count_lemmas", "pol_lemmas", "qftl_assumption_lemma", "all_lemmas", "fast_lemmas",
            "lemmas_for_claim", "smt_evidence", "count_nodes_bv"]
@@ -126,13 +126,16 @@ def _igd_replay(L: float, alpha: float, D: float, t: int, f0: dict[str, float],
 def igd_lemmas(version: str, L: Const = 2.0, alpha: Const = 0.05, D: Const = 1.0
                ) -> list[SmtLemma]:
     """Lemma 4 as printed (``version`` ``"colt"``: 2L/(alpha t); ``"arxiv"``: 2L/t) and the bound
-    the PIGD accountant needs, 2L/(alpha (t+1)), for the squared loss with ridge, d = 1.
+    the PIGD accountant needs, 2L/(alpha (t+2)), for the squared loss with ridge, d = 1.
 
     Proof structure (Lemma 4's induction, made tight): *base*: one replaced loss at round t moves
-    x_{t+1} by at most 2L/(alpha (t+1)); *contraction*: the same loss moves two points' distance
-    by at most t/(t+1); so after a change at tau <= t, ``||x_{t+1} - x'_{t+1}|| <=
-    2L/(alpha (tau+1)) prod_{s=tau+1}^t s/(s+1) = 2L/(alpha (t+1))``; *arithmetic*: that is at
-    most the stated bound for every t >= 1.
+    x_{t+1} by at most 2L/(alpha (t+2)) (:func:`~dpaudit.papers.jkt12.exact.igd_step_sensitivity`;
+    for every class and d: :func:`igd_segment_lemma`; the printed statements are proved through
+    the weaker 2L/(alpha (t+1)), which z3 also decides with symbolic constants); *contraction*:
+    the same loss moves two points' distance by at most t/(t+1); so after a change at tau <= t,
+    ``||x_{t+1} - x'_{t+1}|| <= 2L/(alpha (tau+2)) prod_{s=tau+1}^t s/(s+1)
+    = 2L (tau+1)/(alpha (tau+2) (t+1))`` (:func:`~dpaudit.papers.jkt12.exact.pigd_accountant`);
+    *arithmetic*: 2L/(alpha (t+1)) is at most the printed bound for every t >= 1.
     """
     Lz, az, Dz = _const(L), _const(alpha), _const(D)
     symbolic = any(isinstance(c, str) for c in (L, alpha, D))
@@ -143,10 +146,13 @@ def igd_lemmas(version: str, L: Const = 2.0, alpha: Const = 0.05, D: Const = 1.0
     common = tuple(_positive(Lz, az, Dz))
     dom = lambda y: [y >= -Dz, y <= Dz]  # noqa: E731
     step = lambda y, f: igd_step_t(y, f, t, az, Dz)  # noqa: E731
-    # "|d| > B(t)" without division: |d| alpha (t+1) > 2L for the needed bound 2L/(alpha (t+1)).
+    # "|d| > B(t)" without division: |d| alpha (t+2) > 2L for the needed bound 2L/(alpha (t+2)).
+    # The printed Lemma 4 is proved through the weaker 2L/(alpha (t+1)) (z3 decides its base
+    # step with symbolic constants; the (t+2) base only with fixed ones).
     over = {"colt": lambda d: d * az * t > 2 * Lz, "arxiv": lambda d: d * t > 2 * Lz,
-            "needed": lambda d: d * az * (t + 1) > 2 * Lz}
-    stated = {"colt": "2L/(alpha t)", "arxiv": "2L/t", "needed": "2L/(alpha (t+1))"}
+            "needed": lambda d: d * az * (t + 2) > 2 * Lz,
+            "base": lambda d: d * az * (t + 1) > 2 * Lz}
+    stated = {"colt": "2L/(alpha t)", "arxiv": "2L/t", "needed": "2L/(alpha (t+2))"}
     enc = (f"IGD implicit step (implicit_step, squared loss + ridge), d = 1, C = [-D, D], "
            f"class: ridge >= alpha, (|y| + |v| D)|v| + ridge D <= L (LossClass.violations), "
            f"L = {_fmt(L)}, alpha = {_fmt(alpha)}, D = {_fmt(D)}; t real >= 1; x_t any point of C")
@@ -157,10 +163,11 @@ def igd_lemmas(version: str, L: Const = 2.0, alpha: Const = 0.05, D: Const = 1.0
     zero = z3.RealVal(0)
     out = []
     for which in (version, "needed"):
+        k = 2 if which == "needed" else 1
         base = Obligation(
-            "base: one replaced loss moves x_{t+1} by more than 2L/(alpha (t+1))",
+            f"base: one replaced loss moves x_{{t+1}} by more than 2L/(alpha (t+{k}))",
             common + f0.constraints + f1.constraints + (t >= 1, *dom(x)),
-            over["needed"](absolute(step(x, f0) - step(x, f1))),
+            over["needed" if which == "needed" else "base"](absolute(step(x, f0) - step(x, f1))),
             # nlsat does not decide this step with symbolic constants in its share of the time
             nlsat_first=not symbolic)
         contraction = Obligation(
@@ -184,15 +191,44 @@ def igd_lemmas(version: str, L: Const = 2.0, alpha: Const = 0.05, D: Const = 1.0
                  for k, v in (("L", L), ("alpha", alpha), ("D", D))}
             tt = int(round(m["t"]))
             cl = {"colt": 2 * c["L"] / (c["alpha"] * tt), "arxiv": 2 * c["L"] / tt,
-                  "needed": 2 * c["L"] / (c["alpha"] * (tt + 1))}[which]
+                  "needed": 2 * c["L"] / (c["alpha"] * (tt + 2))}[which]
             return _igd_replay(c["L"], c["alpha"], c["D"], tt, f0.realise(m), f1.realise(m), cl)
 
         statement = (get_claim(f"jkt12-{which}/pigd").lemmas[0].statement
                      if which != "needed" else "IGD, bound the PIGD accountant uses: "
-                     "||x_{t+1} - x'_{t+1}|| <= 2L/(alpha (t+1))")
+                     "||x_{t+1} - x'_{t+1}|| <= 2L/(alpha (t+2))")
         statement += f" [d = 1, L = {_fmt(L)}, alpha = {_fmt(alpha)}, D = {_fmt(D)}]"
         out.append(SmtLemma(statement, enc, tuple(proof), refute, replay))
     return out
+
+
+def igd_segment_lemma() -> SmtLemma:
+    """The one-step bound the PIGD accountant uses, for *every* loss class and dimension:
+    ``||x_{t+1} - x'_{t+1}|| <= 2L/(alpha (t+2))`` (:func:`~dpaudit.papers.jkt12.exact.
+    igd_step_sensitivity`), with L, alpha, t symbolic.
+
+    Encoded: the proof's facts about the two implicit steps restricted to the segment [x, x'] of
+    length r (unit direction u): first-order optimality of x along u and of x' along -u,
+    ``alpha t r <= phi'_+(0) - psi'_-(r)`` (the terms alpha t <x - x_t, u> and
+    alpha t <x' - x_t, u> differ by alpha t r); strong convexity of both losses on the segment,
+    ``phi'_+(0) <= phi'_-(r) - alpha r`` and ``psi'_-(r) >= psi'_+(0) + alpha r``; the Lipschitz
+    bound on C, ``|phi'_-(r)|, |psi'_+(0)| <= L``. The one-sided derivatives are free reals: the
+    proof covers every convex, possibly non-differentiable loss (squared, logistic, hinge, ...).
+    """
+    L, alpha, t, r = real("L"), real("alpha"), real("t"), real("r")
+    p0, pr, q0, qr = real("phi'_+(0)"), real("phi'_-(r)"), real("psi'_+(0)"), real("psi'_-(r)")
+    facts = (L > 0, alpha > 0, t >= 1, r >= 0,
+             alpha * t * r <= p0 - qr,            # optimality of both steps along the segment
+             p0 <= pr - alpha * r, qr >= q0 + alpha * r,  # strong convexity of f, f'
+             pr <= L, pr >= -L, q0 <= L, q0 >= -L)        # L-Lipschitz on C
+    ob = Obligation("segment argument: r alpha (t+2) > 2L is consistent with the facts",
+                    facts, r * alpha * (t + 2) > 2 * L)
+    return SmtLemma("IGD, bound the PIGD accountant uses, every class and d: "
+                    "||x_{t+1} - x'_{t+1}|| <= 2L/(alpha (t+2)) [L, alpha, t symbolic]",
+                    "the implicit step's first-order optimality, alpha-strong convexity and "
+                    "L-Lipschitz continuity of f_t, f'_t restricted to the segment between the "
+                    "two minimisers (one-sided derivatives as free reals); any convex C, any d",
+                    (ob,))
 
 
 # ==============================================================================================
@@ -612,7 +648,7 @@ def qftl_assumption_lemma(R: float = 0.5, alpha: float = 1.0) -> SmtLemma:
 
 def fast_lemmas() -> list[SmtLemma]:
     """Fixed constants (the audits' classes): each solver call well under a second."""
-    return (igd_lemmas("colt") + igd_lemmas("arxiv")[:1] + giga_lemmas()
+    return (igd_lemmas("colt") + igd_lemmas("arxiv")[:1] + [igd_segment_lemma()] + giga_lemmas()
             + private_sum_node_lemmas(1) + private_sum_node_lemmas(2)
             + pqftl_input_lemmas(1) + pqftl_input_lemmas(2, 1.0) + node_count_lemmas()
             + node_count_lemmas("arxiv")[:1]
@@ -622,7 +658,7 @@ def fast_lemmas() -> list[SmtLemma]:
 def all_lemmas() -> list[SmtLemma]:
     """Every encoding, including symbolic constants (IGD for every L, alpha, D: a proof over all
     constants) and POL unrolled for T = 3."""
-    return (fast_lemmas() + igd_lemmas("colt", "L", "alpha", "D")
+    return (fast_lemmas() + igd_lemmas("colt", "L", "alpha", "D")[:1]
             + igd_lemmas("arxiv", "L", "alpha", "D")[:1] + private_sum_node_lemmas(2, "R")
             + pol_lemmas(3) + [qftl_assumption_lemma()])
 
@@ -635,8 +671,8 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
         raise ValueError(f"not a JKT12 claim id: {claim_id!r}")
     tree = private_sum_node_lemmas(1) + private_sum_node_lemmas(2) + node_count_lemmas(version)
     table = {
-        "pigd": lambda: igd_lemmas(version)
-        + (igd_lemmas(version, "L", "alpha", "D") if thorough else []),
+        "pigd": lambda: igd_lemmas(version) + [igd_segment_lemma()]
+        + (igd_lemmas(version, "L", "alpha", "D")[:1] if thorough else []),
         "pgiga": lambda: giga_lemmas(),
         "privatesum": lambda: tree,
         "pqftl": lambda: pqftl_input_lemmas(1) + pqftl_input_lemmas(2, 1.0) + tree,
