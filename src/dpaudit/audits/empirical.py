@@ -90,9 +90,11 @@ from dpaudit.audits.confidence import (POOLED_MAX_ALPHA, Bonferroni, ProportionB
 from dpaudit.audits.power import PowerStatement, power_statement
 from dpaudit.audits.learned_statistics import (SEQUENCE_MAX_VALUES, candidates_for,
                                                check_statistics, choose)
-from dpaudit.audits.statistics import (HEDGE_SELECTION_LEVEL, SELECTION_PENALTY_EXPONENT,
-                                       HistogramAccumulator, LikelihoodRatioFitter, PooledEvent,
-                                       RankedEvent, SortedScores, ThresholdEvent, UserScorer, flatten_outputs, outcome_keys,
+from dpaudit.audits.statistics import (DISCRETE_SELECTION_LEVEL, HEDGE_SELECTION_LEVEL,
+                                       SELECTION_PENALTY_EXPONENT, HistogramAccumulator,
+                                       LikelihoodRatioFitter, PooledEvent, RankedEvent,
+                                       SortedScores, ThresholdEvent, UserScorer, flatten_outputs,
+                                       outcome_keys,
                                        sweep_thresholds)
 
 __all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION",
@@ -646,7 +648,7 @@ class _Trained:
 #: The extra rankings of a ``delta > 0`` claim (keyword arguments of ``sweep_thresholds``; see
 #: :data:`~dpaudit.audits.statistics.HEDGE_SELECTION_LEVEL` for the reason and the measurement).
 HEDGE_RANKINGS: tuple[dict[str, float], ...] = (
-    {"selection_level": HEDGE_SELECTION_LEVEL},
+    {"selection_alpha": HEDGE_SELECTION_LEVEL},
     {"penalty": SELECTION_PENALTY_EXPONENT},
 )
 
@@ -756,7 +758,9 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
     ss = SortedScores.of(sc[0], sc[1])  # sorted once for both sweeps and the histogram
     eps_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
                                  alpha=bonf.per_interval_alpha, delta=cfg.delta,
-                                 objective="epsilon", pooled=cfg.pooled, sorted_scores=ss)
+                                 objective="epsilon", pooled=cfg.pooled, sorted_scores=ss,
+                                 selection_level=(DISCRETE_SELECTION_LEVEL if kind == "discrete"
+                                                  else "penalised"))
     eps_best = eps_sweep.best(cfg.test_events)
     if _hedged(cfg, kind) and eps_best:
         # The hedge events: the best event of two more rankings of the same selection split, one
