@@ -747,6 +747,17 @@ def _basis(x: np.ndarray, m0: np.ndarray, m1: np.ndarray) -> np.ndarray:
     return np.concatenate([x, a0, a1, n0, n1], axis=1)
 
 
+def _fill_basis(x: np.ndarray, m0: np.ndarray, m1: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out[:] = _basis(x, m0, m1)`` (the same values) without temporaries of the full width."""
+    d = x.shape[1]
+    out[:, :d] = x
+    for k, m in enumerate((m0, m1)):
+        dm = x - m
+        out[:, 3 * d + k] = np.sqrt(np.einsum("ij,ij->i", dm, dm))
+        np.abs(dm, out=out[:, (k + 1) * d:(k + 2) * d])
+    return out
+
+
 @dataclass(frozen=True)
 class FeatureLinearScorer:
     """Score ``<w, (phi(x) - mean) / scale>`` with the basis ``phi`` of :class:`LogisticFitter`."""
@@ -761,13 +772,7 @@ class FeatureLinearScorer:
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         x = flatten_outputs(outputs).astype(np.float64, copy=False)
         # (_basis(x, m0, m1) - mean) / scale, the same values built in one array in place
-        n, d = x.shape
-        f = np.empty((n, 3 * d + 2))
-        f[:, :d] = x
-        for k, m in enumerate((self.m0, self.m1)):
-            dm = x - m
-            f[:, 3 * d + k] = np.sqrt(np.einsum("ij,ij->i", dm, dm))
-            np.abs(dm, out=f[:, (k + 1) * d:(k + 2) * d])
+        f = _fill_basis(x, self.m0, self.m1, np.empty((x.shape[0], 3 * x.shape[1] + 2)))
         f -= self.mean
         f /= self.scale
         return np.einsum("ij,j->i", f, self.weights)
@@ -817,12 +822,17 @@ class LogisticFitter(_RowKeeper):
 
         x0, x1 = self.rows()
         m0, m1 = np.median(x0, axis=0), np.median(x1, axis=0)
-        f = np.concatenate([_basis(x0, m0, m1), _basis(x1, m0, m1)])
+        n0, d = x0.shape
+        f = np.empty((n0 + x1.shape[0], 3 * d + 2))  # _basis of both, the same values in place
+        _fill_basis(x0, m0, m1, f[:n0])
+        _fill_basis(x1, m0, m1, f[n0:])
         y = np.r_[np.zeros(x0.shape[0]), np.ones(x1.shape[0])]
         mean = f.mean(axis=0)
         scale = f.std(axis=0)
         scale = np.where(scale > 0, scale, 1.0)
-        z = (f - mean) / scale
+        z = f
+        z -= mean
+        z /= scale
         clf = LogisticRegression(C=1.0, max_iter=300)
         with threadpool_limits(limits=1):  # idle BLAS/OpenMP workers spin on a shared machine
             clf.fit(z, y)
