@@ -601,8 +601,9 @@ class LocationShiftFitter:
         searchsorted's answer, so it is exact whatever the rounding of the guess."""
         g = self.grid
         off = (np.arange(xt.shape[0]) * (g + 3))[:, None]
-        t = xt - self._fast_lo
-        t *= self._fast_inv
+        with np.errstate(over="ignore"):  # far outside the grid: +-inf, clipped to the ends
+            t = xt - self._fast_lo
+            t *= self._fast_inv
         np.clip(t, -1.0, g + 1.0, out=t)
         np.floor(t, out=t)
         k = t.astype(np.intp)
