@@ -429,7 +429,9 @@ class NaiveBayesFitter:
                             ).reshape(t.cols.size, t.stride)
             for i, j in enumerate(t.cols):
                 self._counts[j][label] += c[i, :self._binnings[j].size]
-        for j in self._slow:
+        # (_slow is set by prepare; binnings set without it are all binned one by one)
+        slow = self._slow if t is not None or self._slow else range(len(self._binnings))
+        for j in slow:
             b = self._binnings[j]
             self._counts[j][label] += np.bincount(b.index(x[:, j]), minlength=b.size)
 
