@@ -957,3 +957,66 @@ def test_false_alarm_campaign(name: str) -> None:
     false_alarms = int(np.sum(bounds > 1.0))
     print(f"{name}: {false_alarms}/{reps} false alarms, mean bound {bounds.mean():.3f}")
     assert false_alarms <= _false_alarm_ppf(reps, alpha)
+
+
+def test_discrete_event_choice_never_peeks_at_the_test_split() -> None:
+    # Issue 15, discrete selection at level 1/C: an 11-outcome mechanism (a sparse-vector first
+    # "above" position). The chosen prefix set and its selection counts must be the same whether
+    # or not every test-split output is replaced by outcome 0 on data0 and outcome 5 on data1
+    # (a huge fake ratio); the test counts must change (the poison is live); poisoning from 300
+    # runs before the end of training must change the choice (control).
+    from dpaudit.audits.empirical import _split_sizes
+
+    p0 = first_above_probabilities(np.r_[np.zeros(5), np.ones(5)], 0.5, 2.0, 4.0)
+    p1 = first_above_probabilities(np.r_[np.ones(5), np.zeros(5)], 0.5, 2.0, 4.0)
+    samples = 40_000
+    n_train, _ = _split_sizes(samples, None)
+
+    def poisoned(start: int, active: bool):
+        drawn: dict[object, int] = {}
+
+        def mech(d, n, g):
+            law = p0 if d == 0 else p1
+            out = g.choice(law.size, size=n, p=law / law.sum())
+            first = drawn.get(d, 0)
+            idx = np.arange(first, first + n) >= start
+            if active and idx.any():
+                out[idx] = 0 if d == 0 else 5
+            drawn[d] = first + n
+            return out
+        return mech
+
+    recs = {}
+    for label, start, active in (("clean", n_train, False), ("test", n_train, True),
+                                 ("train", n_train - 300, True)):
+        recs[label] = audit(poisoned(start, active), 0, 1, epsilon=1.0, samples=samples, seed=3,
+                            chunk_size=2_000)
+    clean, test, train = recs["clean"], recs["test"], recs["train"]
+    assert clean.output_kind == "discrete"
+    assert clean.event.train.to_dict() == test.event.train.to_dict()
+    assert clean.event_outcomes == test.event_outcomes
+    assert clean.event.test_counts != test.event.test_counts
+    assert clean.event.train.to_dict() != train.event.train.to_dict()
+
+
+def test_discrete_selection_level_is_one_over_candidates() -> None:
+    # statistics.DISCRETE_SELECTION_LEVEL: with selection_level="one-lucky" every candidate's
+    # selection rates are bounded at level 1 / C (C = 4 x thresholds), then projected to the test
+    # size at alpha; checked against the two Wilson stages written out.
+    from dpaudit.audits.confidence import wilson_lower, wilson_upper
+    from dpaudit.audits.statistics import sweep_thresholds
+
+    rng = np.random.default_rng(5)
+    s0 = rng.integers(0, 6, size=4_000).astype(float)
+    s1 = np.minimum(rng.integers(0, 6, size=4_000) + (rng.random(4_000) < 0.2), 5).astype(float)
+    sw = sweep_thresholds(s0, s1, n_test0=90_000, n_test1=90_000, alpha=0.02,
+                          selection_level="one-lucky")
+    c = 4 * sw.thresholds.size
+    top = sw.best(1)[0]
+    cp, cq = (top.count1, top.count0) if top.event.numerator == 1 else (top.count0, top.count1)
+    p_lo = wilson_lower(wilson_lower(np.asarray(cp / 4_000), 4_000, 1 / c), 90_000, 0.02)
+    q_hi = wilson_upper(wilson_upper(np.asarray(cq / 4_000), 4_000, 1 / c), 90_000, 0.02)
+    assert top.rank_value == pytest.approx(float(np.log(p_lo / q_hi)), rel=1e-12)
+    assert sw.rank.max() == pytest.approx(top.rank_value)
+    with pytest.raises(ValueError, match="selection_level"):
+        sweep_thresholds(s0, s1, n_test0=10, n_test1=10, alpha=0.02, selection_level="x")

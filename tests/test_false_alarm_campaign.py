@@ -44,6 +44,29 @@ def _randomized_response(eps: float):
     return lambda bit, n, rng: np.where(rng.random(n) < keep, bit, 1 - bit).astype(np.int64)
 
 
+def _k_ary_randomized_response(eps: float, k: int):
+    """k-ary randomized response: the true value in {0..k-1} with probability
+    e^eps / (e^eps + k - 1), each other value with 1 / (e^eps + k - 1): exactly eps-DP."""
+    law = np.full(k, 1.0)
+
+    def mech(d, n, g):
+        w = law.copy()
+        w[int(d)] = math.exp(eps)
+        return g.choice(k, size=n, p=w / w.sum())
+    return mech
+
+
+def _censored_laplace(eps: float):
+    """Rows [v, -1000] when v = d + Lap(1/eps) >= 0.5, else [-1000, u] with u a data-independent
+    uniform: a function of one Laplace release plus independent noise, so exactly eps-DP."""
+    def mech(d, n, g):
+        v = float(d) + g.laplace(0.0, 1.0 / eps, size=n)
+        u = g.random(n)
+        up = v >= 0.5
+        return np.where(up[:, None], np.c_[v, np.full(n, -1000.0)], np.c_[np.full(n, -1000.0), u])
+    return mech
+
+
 def _tree(eps: float, T: int = 4):
     # Every leaf lies in at most max_nodes_per_leaf(T) noisy nodes, each Lap(k / eps): eps-DP for
     # a leaf moving by 1 (l1). Leaf 1 lies in exactly k nodes, so the pair below is worst case.
@@ -83,6 +106,15 @@ def _calibrated() -> dict[str, tuple]:
         "gaussian (delta 1e-5)": (GaussianMechanism(1.0, 1.0 / _gaussian_mu_for(EPSILON, 1e-5)),
                                   0.0, 1.0, 1e-5),
         "randomized response": (_randomized_response(EPSILON), 1, 0, 0.0),
+        # Issue 15, discrete selection at level 1/C (statistics.DISCRETE_SELECTION_LEVEL): eight
+        # outcomes, exactly EPSILON-DP and tight on outcomes 0 and 1, so the event chosen among
+        # the prefix sets is at the claim's edge.
+        "k-ary randomized response (k=8)": (_k_ary_randomized_response(EPSILON, 8), 0, 1, 0.0),
+        # Issue 15, the opt-in pattern-conditional histogram ratio on mixed outputs: a censored
+        # Laplace value (post-processing of one Laplace release: exactly EPSILON-DP, tight in
+        # both tails) next to a data-independent sentinel coordinate.
+        "censored laplace, pattern statistic": (_censored_laplace(EPSILON), 0.0, 1.0, 0.0,
+                                                ["pattern"]),
         "sparse vector": (SparseVectorMechanism(EPSILON, 0.5), [0] * 9 + [1], [1] * 9 + [0], 0.0),
         "exponential": (em, u0, u1, 0.0),
         "tree aggregation (T=4)": (tree, t0, t1, 0.0),
@@ -110,9 +142,10 @@ CALIBRATED = _calibrated()
 
 
 def _run(name: str, reps: int, seed0: int, samples: int) -> tuple[int, np.ndarray]:
-    mech, d0, d1, delta = CALIBRATED[name]
+    mech, d0, d1, delta, *statistics = CALIBRATED[name]
+    extra = {"statistics": statistics[0]} if statistics else {}
     bounds = np.array([audit(mech, d0, d1, epsilon=EPSILON, delta=delta, samples=samples,
-                             alpha=ALPHA, seed=seed0 + s).epsilon_lower_bound
+                             alpha=ALPHA, seed=seed0 + s, **extra).epsilon_lower_bound
                        for s in range(reps)])
     return int(np.sum(bounds > EPSILON)), bounds
 

@@ -83,7 +83,8 @@ from dpaudit.audits.confidence import (POOLED_MAX_ALPHA, Bonferroni, ProportionB
 from dpaudit.audits.power import PowerStatement, power_statement
 from dpaudit.audits.learned_statistics import (SEQUENCE_MAX_VALUES, candidates_for,
                                                check_statistics, choose)
-from dpaudit.audits.statistics import (HistogramAccumulator, LikelihoodRatioFitter,
+from dpaudit.audits.statistics import (DISCRETE_SELECTION_LEVEL, HistogramAccumulator,
+                                       LikelihoodRatioFitter,
                                        PooledEvent, RankedEvent, SortedScores, ThresholdEvent,
                                        UserScorer, flatten_outputs, outcome_keys,
                                        sweep_thresholds)
@@ -731,7 +732,9 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
     ss = SortedScores.of(sc[0], sc[1])  # sorted once for both sweeps and the histogram
     eps_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
                                  alpha=bonf.per_interval_alpha, delta=cfg.delta,
-                                 objective="epsilon", pooled=cfg.pooled, sorted_scores=ss)
+                                 objective="epsilon", pooled=cfg.pooled, sorted_scores=ss,
+                                 selection_level=(DISCRETE_SELECTION_LEVEL if kind == "discrete"
+                                                  else "penalised"))
     gdp_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
                                  alpha=Bonferroni(cfg.alpha).per_interval_alpha, objective="gdp",
                                  sorted_scores=ss)

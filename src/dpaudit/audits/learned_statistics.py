@@ -40,6 +40,12 @@ different shape, and the bookkeeping that lets the engine pick one:
   l2-Laplace noise (``||x - m0|| - ||x - m1||``); in the spirit of DP-Sniper's classifier and of
   classifier-based auditors. :class:`SklearnClassifierFitter` gives a gradient-boosted or k-NN
   classifier (option, not in the default family: costly to evaluate on 10^6 test runs).
+* :class:`~dpaudit.audits.pattern_statistics.PatternHistogramFitter` (mixed discrete/continuous
+  vectors): the log ratio of the row's pattern of atoms and continuous coordinates plus, per
+  continuous coordinate, the log ratio of its bin *given the pattern* (the joint law that naive
+  Bayes, a product over coordinates, cannot represent; e.g. the first "above" position of a
+  sparse-vector variant and the value released there). Opt-in (``statistics=[..., "pattern"]``),
+  not in the default family: see :mod:`dpaudit.audits.pattern_statistics` for why.
 * :class:`SequenceFeatureFitter` (discrete trajectories: which branch, expert or flag at each
   round): the sequence is summarised by counts of each value, the first change time, the first
   and last value and the first time each value occurs, and scored by naive Bayes on these
@@ -66,6 +72,7 @@ from scipy import special, stats
 from threadpoolctl import threadpool_limits
 
 from dpaudit.audits.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
+from dpaudit.audits.pattern_statistics import PatternHistogramFitter
 from dpaudit.audits.statistics import (IdentityScorer, LikelihoodRatioFitter,
                                        LinearDiscriminantFitter, RankedEvent, flatten_outputs,
                                        projected_log_ratio, sweep_thresholds)
@@ -94,7 +101,7 @@ __all__ = [
 
 #: Names accepted by ``audit(..., statistics=[...])``.
 STATISTIC_NAMES = ("identity", "histogram", "linear", "naive-bayes", "location-shift",
-                   "logistic", "sequence", "gradient-boosting", "knn")
+                   "logistic", "sequence", "pattern", "gradient-boosting", "knn")
 #: Default family for scalar continuous outputs.
 DEFAULT_SCALAR = ("identity", "histogram")
 #: Default family for vector / trajectory outputs.
@@ -1030,6 +1037,8 @@ def candidates_for(dimension: int, statistics: tuple[str, ...] | None) -> list[C
             out.append(Candidate(s, LogisticFitter()))
         elif s == "sequence" and not scalar:
             out.append(Candidate(s, SequenceFeatureFitter()))
+        elif s == "pattern" and not scalar:
+            out.append(Candidate(s, PatternHistogramFitter()))
         elif s in ("gradient-boosting", "knn"):
             out.append(Candidate(s, SklearnClassifierFitter(kind=s)))
     if not out:
