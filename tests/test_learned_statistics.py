@@ -291,14 +291,18 @@ def test_sequence_features() -> None:
 # Exact false-alarm levels with learned statistics
 # ----------------------------------------------------------------------------------------------
 
-def test_histogram_false_alarm_rate_matches_exact_calculation() -> None:
-    # Laplace(1) on 0 vs 1 (exactly 1-DP; {x >= 1} is tight) audited with the histogram statistic
-    # only. The chosen event is a union of bins (intervals known from the fitted edges), chosen
-    # on training runs, so given it the verdict is Bernoulli with the exact probability
-    # F(p, q) = P[p_lo(Kp) > e q_hi(Kq)] with p, q the Laplace masses of the union; the count
-    # over the repetitions is Poisson-binomial. alpha = 0.3 makes the rate measurable; intervals
-    # at the wrong level (alpha instead of 1 - sqrt(1 - alpha)) roughly double it.
-    eps, alpha, samples, reps = 1.0, 0.3, 2_000, 300
+def _assert_exact_false_alarm_level(label: str, mechanism, data0, data1, statistic: str,
+                                    samples: int, reps: int, alpha: float, masses) -> None:
+    """Audit ``reps`` times with one learned statistic and compare the verdicts with the exact law.
+
+    The engine's choice of fitted statistic is recorded by wrapping ``choose``; given the chosen
+    statistic and event (both fixed by the training runs), ``masses(result, scorer)`` returns the
+    event's exact probabilities under data0 and data1, so the verdict of each repetition is
+    Bernoulli with a known probability and the number of alarms is Poisson-binomial. Fails if any
+    repetition could alarm with probability above alpha, or if the observed count is
+    improbable (p < 1e-3) under the exact law.
+    """
+    eps = 1.0
     captured: list = []
     orig = emp.choose
 
@@ -307,31 +311,42 @@ def test_histogram_false_alarm_rate_matches_exact_calculation() -> None:
         captured.append(c.scorer)
         return c
     probs, observed = [], 0
+    a = 1.0 - math.sqrt(1.0 - alpha)
     try:
         emp.choose = spy
         for s in range(reps):
-            r = audit(laplace_scalar, 0.0, 1.0, epsilon=eps, samples=samples, alpha=alpha,
-                      seed=s, statistics=["histogram"])
-            sc = captured[-1]
-            assert isinstance(sc, BinnedRatioScorer)
+            r = audit(mechanism, data0, data1, epsilon=eps, samples=samples, alpha=alpha, seed=s,
+                      statistics=[statistic])
+            mass = masses(r, captured[-1])
             ev = r.event.event
-            edges = sc.binning.edges
-            lo = np.r_[-np.inf, edges]
-            hi = np.r_[edges, np.inf]
-            in_event = ev.indicator(sc.log_ratios[:edges.size + 1])
-            mass = [float(np.sum(stats.laplace(loc=d).cdf(hi[in_event])
-                                 - stats.laplace(loc=d).cdf(lo[in_event]))) for d in (0, 1)]
             p, q = mass[ev.numerator], mass[1 - ev.numerator]
-            n = r.n_test
-            a = 1.0 - math.sqrt(1.0 - alpha)
-            probs.append(_alarm_probability(p, q, n, a, eps, 0.0))
+            probs.append(_alarm_probability(p, q, r.n_test, a, eps, 0.0))
             observed += r.verdict == "violated"
     finally:
         emp.choose = orig
     probs = np.array(probs)
-    print(f"histogram: observed {observed}/{reps}, expected {probs.sum():.1f}")
+    print(f"{label}: observed {observed}/{reps}, expected {probs.sum():.1f}")
     assert probs.max() <= alpha
     assert _poisson_binomial_pvalue(observed, probs) > 1e-3
+
+
+def test_histogram_false_alarm_rate_matches_exact_calculation() -> None:
+    # Laplace(1) on 0 vs 1 (exactly 1-DP; {x >= 1} is tight) audited with the histogram statistic
+    # only. The chosen event is a union of bins (intervals known from the fitted edges), chosen
+    # on training runs, so given it the verdict is Bernoulli with the exact probability
+    # F(p, q) = P[p_lo(Kp) > e q_hi(Kq)] with p, q the Laplace masses of the union; the count
+    # over the repetitions is Poisson-binomial. alpha = 0.3 makes the rate measurable; intervals
+    # at the wrong level (alpha instead of 1 - sqrt(1 - alpha)) roughly double it.
+    def masses(r, sc) -> list[float]:
+        assert isinstance(sc, BinnedRatioScorer)
+        edges = sc.binning.edges
+        lo = np.r_[-np.inf, edges]
+        hi = np.r_[edges, np.inf]
+        in_event = r.event.event.indicator(sc.log_ratios[:edges.size + 1])
+        return [float(np.sum(stats.laplace(loc=d).cdf(hi[in_event])
+                             - stats.laplace(loc=d).cdf(lo[in_event]))) for d in (0, 1)]
+    _assert_exact_false_alarm_level("histogram", laplace_scalar, 0.0, 1.0, "histogram",
+                                    samples=2_000, reps=300, alpha=0.3, masses=masses)
 
 
 def test_naive_bayes_false_alarm_rate_matches_exact_calculation() -> None:
@@ -339,47 +354,23 @@ def test_naive_bayes_false_alarm_rate_matches_exact_calculation() -> None:
     # {x1 >= 0.5, x2 >= 0.5} is tight), audited with naive Bayes only. The chosen event is a set
     # of cells of the two coordinates' bins; its masses are sums of products of Laplace interval
     # masses, so the verdict probability is exact as above.
-    eps, alpha, samples, reps = 1.0, 0.3, 2_000, 200
-    captured: list = []
-    orig = emp.choose
-
-    def spy(scorers, *a, **k):
-        c = orig(scorers, *a, **k)
-        captured.append(c.scorer)
-        return c
-    probs, observed = [], 0
-    try:
-        emp.choose = spy
-        for s in range(reps):
-            r = audit(laplace_vector, 0, 1, epsilon=eps, samples=samples, alpha=alpha, seed=s,
-                      statistics=["naive-bayes"])
-            sc = captured[-1]
-            ev = r.event.event
-            cells = []
-            for j in range(2):
-                e = sc.binnings[j].edges
-                lo, hi = np.r_[-np.inf, e], np.r_[e, np.inf]
-                cells.append([(stats.laplace(loc=0.5 * d).cdf(hi)
-                               - stats.laplace(loc=0.5 * d).cdf(lo)) for d in (0, 1)])
-            s0 = sc.log_ratios[0][:sc.binnings[0].edges.size + 1] if 0 in sc.used else \
-                np.zeros(sc.binnings[0].edges.size + 1)
-            s1 = sc.log_ratios[1][:sc.binnings[1].edges.size + 1] if 1 in sc.used else \
-                np.zeros(sc.binnings[1].edges.size + 1)
-            assert all(b.atoms.size == 0 for b in sc.binnings)
-            total = s0[:, None] + s1[None, :]
-            in_event = ev.indicator(total.ravel()).reshape(total.shape)
-            mass = [float(np.sum(np.outer(cells[0][d], cells[1][d]) * in_event)) for d in (0, 1)]
-            p, q = mass[ev.numerator], mass[1 - ev.numerator]
-            a = 1.0 - math.sqrt(1.0 - alpha)
-            probs.append(_alarm_probability(p, q, r.n_test, a, eps, 0.0))
-            observed += r.verdict == "violated"
-    finally:
-        emp.choose = orig
-    probs = np.array(probs)
-    print(f"naive Bayes: observed {observed}/{reps}, expected {probs.sum():.1f}")
-    assert probs.max() <= alpha
-    assert _poisson_binomial_pvalue(observed, probs) > 1e-3
-
+    def masses(r, sc) -> list[float]:
+        cells = []
+        for j in range(2):
+            e = sc.binnings[j].edges
+            lo, hi = np.r_[-np.inf, e], np.r_[e, np.inf]
+            cells.append([(stats.laplace(loc=0.5 * d).cdf(hi)
+                           - stats.laplace(loc=0.5 * d).cdf(lo)) for d in (0, 1)])
+        s0 = sc.log_ratios[0][:sc.binnings[0].edges.size + 1] if 0 in sc.used else \
+            np.zeros(sc.binnings[0].edges.size + 1)
+        s1 = sc.log_ratios[1][:sc.binnings[1].edges.size + 1] if 1 in sc.used else \
+            np.zeros(sc.binnings[1].edges.size + 1)
+        assert all(b.atoms.size == 0 for b in sc.binnings)
+        total = s0[:, None] + s1[None, :]
+        in_event = r.event.event.indicator(total.ravel()).reshape(total.shape)
+        return [float(np.sum(np.outer(cells[0][d], cells[1][d]) * in_event)) for d in (0, 1)]
+    _assert_exact_false_alarm_level("naive Bayes", laplace_vector, 0, 1, "naive-bayes",
+                                    samples=2_000, reps=200, alpha=0.3, masses=masses)
 
 def _clipped_shift_upper(u: np.ndarray, c: float, w: float, m0: float, m1: float,
                          loc: float) -> np.ndarray:
@@ -412,57 +403,36 @@ def test_location_shift_false_alarm_rate_matches_exact_calculation() -> None:
     # integrated numerically over x1 (plateaus exactly, the linear middle by the trapezoid rule
     # on 4001 points: error far below 1e-6, while the verdict probabilities that matter are
     # 1e-3 and up): the verdict probability of each repetition is exact as in the tests above.
-    eps, alpha, samples, reps = 1.0, 0.3, 2_000, 100
-    captured: list = []
-    orig = emp.choose
+    def masses(r, sc) -> list[float]:
+        assert isinstance(sc, LocationShiftScorer)
+        assert all(a.size == 0 for a in sc.atoms) and sc.parametric.all()
+        ev = r.event.event
+        c = [float(lr[-1]) for lr in sc.log_ratios]
+        w = 1.0 / sc.scale
+        mass = []
+        # the scorer's exact plateau values of coordinate 0 (low end, high end)
+        plateau = [float(sc(np.array([[v, 0.5 * (sc.m0[1] + sc.m1[1])]]))[0]
+                         - c[1]) for v in (-1e6, 1e6)]
+        for d in (0, 1):
+            loc = 0.5 * d
 
-    def spy(scorers, *a, **k):
-        c = orig(scorers, *a, **k)
-        captured.append(c.scorer)
-        return c
-    probs, observed = [], 0
-    try:
-        emp.choose = spy
-        for s in range(reps):
-            r = audit(laplace_vector, 0, 1, epsilon=eps, samples=samples, alpha=alpha, seed=s,
-                      statistics=["location-shift"])
-            sc = captured[-1]
-            assert isinstance(sc, LocationShiftScorer)
-            assert all(a.size == 0 for a in sc.atoms) and sc.parametric.all()
-            ev = r.event.event
-            c = [float(lr[-1]) for lr in sc.log_ratios]
-            w = 1.0 / sc.scale
-            mass = []
-            # the scorer's exact plateau values of coordinate 0 (low end, high end)
-            plateau = [float(sc(np.array([[v, 0.5 * (sc.m0[1] + sc.m1[1])]]))[0]
-                             - c[1]) for v in (-1e6, 1e6)]
-            for d in (0, 1):
-                loc = 0.5 * d
-
-                def inner(x1: np.ndarray) -> np.ndarray:
-                    g1 = c[0] + w[0] * (np.abs(x1 - sc.m0[0]) - np.abs(x1 - sc.m1[0]))
-                    # the corner sums of plateaus: snap to the scorer's exact plateau values
-                    g1 = np.where(x1 <= min(sc.m0[0], sc.m1[0]), plateau[0], g1)
-                    g1 = np.where(x1 >= max(sc.m0[0], sc.m1[0]), plateau[1], g1)
-                    return _clipped_shift_upper(ev.threshold - g1, c[1], w[1], sc.m0[1],
-                                                sc.m1[1], loc)
-                lo, hi = sorted((float(sc.m0[0]), float(sc.m1[0])))
-                f = stats.laplace(loc=loc)
-                grid = np.linspace(lo, hi, 4001)
-                upper = float(f.cdf(lo) * inner(np.array(lo - 1.0))
-                              + f.sf(hi) * inner(np.array(hi + 1.0))
-                              + np.trapezoid(f.pdf(grid) * inner(grid), grid))
-                mass.append(upper if ev.tail == "upper" else 1.0 - upper)
-            p, q = mass[ev.numerator], mass[1 - ev.numerator]
-            a = 1.0 - math.sqrt(1.0 - alpha)
-            probs.append(_alarm_probability(p, q, r.n_test, a, eps, 0.0))
-            observed += r.verdict == "violated"
-    finally:
-        emp.choose = orig
-    probs = np.array(probs)
-    print(f"location shift: observed {observed}/{reps}, expected {probs.sum():.1f}")
-    assert probs.max() <= alpha
-    assert _poisson_binomial_pvalue(observed, probs) > 1e-3
+            def inner(x1: np.ndarray) -> np.ndarray:
+                g1 = c[0] + w[0] * (np.abs(x1 - sc.m0[0]) - np.abs(x1 - sc.m1[0]))
+                # the corner sums of plateaus: snap to the scorer's exact plateau values
+                g1 = np.where(x1 <= min(sc.m0[0], sc.m1[0]), plateau[0], g1)
+                g1 = np.where(x1 >= max(sc.m0[0], sc.m1[0]), plateau[1], g1)
+                return _clipped_shift_upper(ev.threshold - g1, c[1], w[1], sc.m0[1],
+                                            sc.m1[1], loc)
+            lo, hi = sorted((float(sc.m0[0]), float(sc.m1[0])))
+            f = stats.laplace(loc=loc)
+            grid = np.linspace(lo, hi, 4001)
+            upper = float(f.cdf(lo) * inner(np.array(lo - 1.0))
+                          + f.sf(hi) * inner(np.array(hi + 1.0))
+                          + np.trapezoid(f.pdf(grid) * inner(grid), grid))
+            mass.append(upper if ev.tail == "upper" else 1.0 - upper)
+        return mass
+    _assert_exact_false_alarm_level("location shift", laplace_vector, 0, 1, "location-shift",
+                                    samples=2_000, reps=100, alpha=0.3, masses=masses)
 
 
 # ----------------------------------------------------------------------------------------------

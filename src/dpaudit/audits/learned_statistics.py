@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 from threadpoolctl import threadpool_limits
 
 from dpaudit.audits.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
@@ -182,6 +182,78 @@ class _Binning:
         return {"atoms": int(self.atoms.size), "bins": int(self.edges.size + 1)}
 
 
+# Speed (issue 15: whole audit <= 2 x sampling time for trajectories). The vector statistics bin
+# every coordinate; the helpers below do the per-coordinate work on the whole (runs x coordinates)
+# block at once with the SAME results as the per-coordinate code (which stays the path for
+# coordinates with atoms): the fitted statistics and the audit's outputs are bit-identical.
+
+def _sorted_columns(pooled: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``pooled`` (rows x coordinates) as contiguous columns, each column sorted, and which columns
+    have no repeated value at all (so no atoms, and the continuous part is the whole column).
+
+    On such columns medians and quantiles are computed for all columns in one call on the sorted
+    rows: numpy's quantile/median use only the order statistics, so each row gets exactly the
+    values of the 1-D call on the unsorted column; a row mean of the contiguous (unsorted) columns
+    sums each row in the same pairwise order as the 1-D mean.
+    """
+    cols = np.ascontiguousarray(pooled.T)
+    srt = np.sort(cols, axis=1)
+    distinct = ~(srt[:, 1:] == srt[:, :-1]).any(axis=1)
+    return cols, srt, distinct
+
+
+#: Most edges per coordinate binned by comparisons (one pass over the block per edge); coordinates
+#: with more edges are located by binary search (``_Binning.index``).
+EDGE_TABLE_MAX = 64
+
+
+@dataclass(frozen=True)
+class _EdgeTable:
+    """``_Binning.index`` for several atom-free coordinates at once.
+
+    For a binning without atoms the bin of ``x`` is ``searchsorted(edges, x, side="left")``, the
+    number of edges strictly below ``x``: counted here with one comparison per edge over the
+    whole (rows x coordinates) block, edges padded with +inf (below no finite output), so the
+    indices are exactly the per-coordinate ones.
+    """
+
+    cols: np.ndarray      # coordinate indices (ascending)
+    edges: np.ndarray     # (K, m): edge k of each of the m coordinates, +inf padded
+    stride: int           # K + 1: bins reserved per coordinate in flattened tables
+    all_cols: bool        # cols is every coordinate 0..D-1 in order
+
+    @classmethod
+    def of(cls, binnings: Sequence[_Binning], cols: Sequence[int] | np.ndarray
+           ) -> "_EdgeTable | None":
+        use = [int(j) for j in cols if binnings[j].atoms.size == 0
+               and binnings[j].edges.size <= EDGE_TABLE_MAX]
+        if not use:
+            return None
+        k = max(binnings[j].edges.size for j in use)
+        edges = np.full((k, len(use)), np.inf)
+        for i, j in enumerate(use):
+            e = binnings[j].edges
+            edges[:e.size, i] = e
+        arr = np.asarray(use, dtype=np.intp)
+        return cls(arr, edges, k + 1,
+                   bool(arr.size == len(binnings) and np.array_equal(arr, np.arange(arr.size))))
+
+    def index(self, x: np.ndarray) -> np.ndarray:
+        """Bin indices (rows x m, unsigned integers) of the table's coordinates of ``x``."""
+        v = x if self.all_cols else x[:, self.cols]
+        idx = np.zeros(v.shape, dtype=np.uint8 if self.stride <= 255 else np.uint16)
+        tmp = np.empty(v.shape, dtype=bool)
+        for e in self.edges:
+            np.greater(v, e, out=tmp)
+            idx += tmp.view(np.uint8)
+        return idx
+
+    def flat_index(self, x: np.ndarray) -> np.ndarray:
+        """Indices into a (m x stride) table flattened: coordinate ``i``'s bin ``b`` is
+        ``i * stride + b``."""
+        return self.index(x).astype(np.intp) + np.arange(self.cols.size) * self.stride
+
+
 # ----------------------------------------------------------------------------------------------
 # Scalars: histogram density ratio
 # ----------------------------------------------------------------------------------------------
@@ -267,13 +339,36 @@ class NaiveBayesScorer:
     used: np.ndarray
     transform: Callable[[np.ndarray], np.ndarray] | None = None
     name: str = "naive-Bayes log likelihood ratio"
+    # Speed: the atom-free used coordinates binned at once, their log ratios in one flat table
+    # (coordinate i's bin b at i * stride + b), and each used coordinate's column in it (-1: none).
+    _table: Any = field(default=None, init=False, repr=False, compare=False)
+    _lr_flat: Any = field(default=None, init=False, repr=False, compare=False)
+    _pos: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        t = _EdgeTable.of(self.binnings, self.used)
+        pos = np.full(len(self.binnings), -1, dtype=np.intp)
+        if t is not None:
+            lr = np.zeros((t.cols.size, t.stride))
+            for i, j in enumerate(t.cols):
+                lr[i, :self.log_ratios[j].size] = self.log_ratios[j]
+                pos[j] = i
+            object.__setattr__(self, "_lr_flat", lr.ravel())
+        object.__setattr__(self, "_table", t)
+        object.__setattr__(self, "_pos", pos)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         x = (self.transform(outputs) if self.transform is not None
              else flatten_outputs(outputs)).astype(np.float64, copy=False)
         s = np.zeros(x.shape[0])
+        g = None if self._table is None else self._lr_flat[self._table.flat_index(x)]
+        # Summed coordinate by coordinate in the order of ``used`` (as the loop always did).
         for j in self.used:
-            s += self.log_ratios[j][self.binnings[j].index(x[:, j])]
+            i = self._pos[j]
+            if i >= 0:
+                s += g[:, i]
+            else:
+                s += self.log_ratios[j][self.binnings[j].index(x[:, j])]
         return s
 
     def to_dict(self) -> dict[str, Any]:
@@ -304,6 +399,8 @@ class NaiveBayesFitter:
     name: str = "naive-Bayes log likelihood ratio"
     _binnings: list[_Binning] | None = None
     _counts: list[np.ndarray] = field(default_factory=list)
+    _table: _EdgeTable | None = None
+    _slow: list[int] = field(default_factory=list)
 
     def _x(self, outputs: np.ndarray) -> np.ndarray:
         return (self.transform(outputs) if self.transform is not None
@@ -311,15 +408,38 @@ class NaiveBayesFitter:
 
     def prepare(self, probe0: np.ndarray, probe1: np.ndarray) -> None:
         pooled = np.concatenate([self._x(probe0), self._x(probe1)])
-        self._binnings = [_Binning.from_values(pooled[:, j], self.bins)
-                          for j in range(pooled.shape[1])]
+        d = pooled.shape[1]
+        binnings: list[_Binning | None] = [None] * d
+        if self.bins > 1 and pooled.shape[0] > 0:
+            # Columns without repeated values have no atoms: their quantile edges for all such
+            # columns in one call (the same values as _Binning.from_values, see _sorted_columns).
+            _, srt, distinct = _sorted_columns(pooled)
+            fast = np.flatnonzero(distinct)
+            if fast.size:
+                q = np.quantile(srt[fast], np.linspace(0.0, 1.0, self.bins + 1)[1:-1], axis=1)
+                for i, j in enumerate(fast):
+                    binnings[j] = _Binning(np.empty(0), np.unique(q[:, i]))
+        self._binnings = [b if b is not None else _Binning.from_values(pooled[:, j], self.bins)
+                          for j, b in enumerate(binnings)]
         self._counts = [np.zeros((2, b.size)) for b in self._binnings]
+        self._table = _EdgeTable.of(self._binnings, range(d))
+        in_table = set() if self._table is None else set(self._table.cols.tolist())
+        self._slow = [j for j in range(d) if j not in in_table]
 
     def update(self, outputs: np.ndarray, label: int) -> None:
         if self._binnings is None:
             raise RuntimeError("NaiveBayesFitter.prepare must be called before update")
         x = self._x(outputs)
-        for j, b in enumerate(self._binnings):
+        t = self._table
+        if t is not None:
+            c = np.bincount(t.flat_index(x).ravel(), minlength=t.cols.size * t.stride
+                            ).reshape(t.cols.size, t.stride)
+            for i, j in enumerate(t.cols):
+                self._counts[j][label] += c[i, :self._binnings[j].size]
+        # (_slow is set by prepare; binnings set without it are all binned one by one)
+        slow = self._slow if t is not None or self._slow else range(len(self._binnings))
+        for j in slow:
+            b = self._binnings[j]
             self._counts[j][label] += np.bincount(b.index(x[:, j]), minlength=b.size)
 
     def finish(self) -> list[NaiveBayesScorer]:
@@ -328,8 +448,7 @@ class NaiveBayesFitter:
         lr = tuple(_smoothed_log_ratio(c[0], c[1]) for c in self._counts)
         d = len(self._binnings)
         full = NaiveBayesScorer(tuple(self._binnings), lr, np.arange(d), self.transform, self.name)
-        pvals = np.array([_g_test(c) for c in self._counts])
-        keep = np.flatnonzero(pvals < 1.0 / max(d, 1))
+        keep, pvals = _screen(self._counts, 1.0 / max(d, 1))
         if keep.size == 0:
             keep = np.array([int(np.argmin(pvals))])
         out = [full]
@@ -365,7 +484,12 @@ class LocationShiftScorer:
         w = sgn / self.scale
         lo = np.where(par, np.minimum(self.m0, self.m1), 0.0)
         hi = np.where(par, np.maximum(self.m0, self.m1), 0.0)
-        terms = (2.0 * np.clip(x, lo, hi) - (lo + hi)) * w + cont_lr
+        # (2 clip(x) - (lo + hi)) * w + cont_lr, the same operations in place (no temporaries)
+        terms = np.clip(x, lo, hi)
+        terms *= 2.0
+        terms -= lo + hi
+        terms *= w
+        terms += cont_lr
         for j, atoms in enumerate(self.atoms):
             if atoms.size:
                 v = x[:, j]
@@ -409,6 +533,13 @@ class LocationShiftFitter:
     _scale: np.ndarray | None = None
     _counts: list[np.ndarray] = field(default_factory=list)
     _hist: list[np.ndarray | None] = field(default_factory=list)
+    # Speed: the coordinates without atoms that have a grid, binned all at once (_grid_bins);
+    # their histograms are views of one (2, m, grid + 2) array.
+    _fast: np.ndarray | None = None
+    _fast_hist: np.ndarray | None = None
+    _fast_table: np.ndarray | None = None
+    _fast_lo: np.ndarray | None = None
+    _fast_inv: np.ndarray | None = None
 
     def prepare(self, probe0: np.ndarray, probe1: np.ndarray) -> None:
         pooled = np.concatenate([flatten_outputs(probe0), flatten_outputs(probe1)]
@@ -416,29 +547,107 @@ class LocationShiftFitter:
         d = pooled.shape[1]
         self._atoms, self._edges, self._counts, self._hist = [], [], [], []
         self._scale = np.ones(d)
+        # Columns without repeated values (no atoms, continuous part = the column): median, mean
+        # absolute deviation and central 99% of all of them at once, the same values as below
+        # (see _sorted_columns).
+        pre: dict[int, tuple[float, float, Any, Any]] = {}
+        if pooled.shape[0] >= LOCATION_MIN_CONTINUOUS:
+            cols, srt, distinct = _sorted_columns(pooled)
+            fast = np.flatnonzero(distinct)
+            if fast.size:
+                med = np.median(srt[fast], axis=1)
+                mad = np.mean(np.abs(cols[fast] - med[:, None]), axis=1)
+                lohi = np.quantile(srt[fast], [0.005, 0.995], axis=1)
+                for i, j in enumerate(fast):
+                    pre[int(j)] = (float(med[i]), float(mad[i]), lohi[0, i], lohi[1, i])
         for j in range(d):
             v = pooled[:, j]
-            uniq, counts = np.unique(v, return_counts=True)
-            atoms = uniq[counts >= max(2, ATOM_FRACTION * v.size)]
-            rest = v[~np.isin(v, atoms)] if atoms.size else v
+            if j in pre:
+                atoms = np.empty(0)
+                _, b, lo, hi = pre[j]
+                has_grid = True
+            else:
+                uniq, counts = np.unique(v, return_counts=True)
+                atoms = uniq[counts >= max(2, ATOM_FRACTION * v.size)]
+                rest = v[~np.isin(v, atoms)] if atoms.size else v
+                has_grid = rest.size >= LOCATION_MIN_CONTINUOUS
+                if has_grid:
+                    med = float(np.median(rest))
+                    b = float(np.mean(np.abs(rest - med)))
+                    lo, hi = np.quantile(rest, [0.005, 0.995])
             edges = None
-            if rest.size >= LOCATION_MIN_CONTINUOUS:
-                med = float(np.median(rest))
-                b = float(np.mean(np.abs(rest - med)))
-                lo, hi = np.quantile(rest, [0.005, 0.995])
-                if b > 0 and hi > lo:
-                    edges = np.linspace(lo, hi, self.grid + 1)
-                    self._scale[j] = b
+            if has_grid and b > 0 and hi > lo:
+                edges = np.linspace(lo, hi, self.grid + 1)
+                self._scale[j] = b
             self._atoms.append(atoms)
             self._edges.append(edges)
             self._counts.append(np.zeros((2, atoms.size + 1)))
             self._hist.append(None if edges is None else np.zeros((2, self.grid + 2)))
+        fast_cols = [j for j in range(d) if self._atoms[j].size == 0
+                     and self._edges[j] is not None
+                     and np.isfinite(self.grid / (self._edges[j][-1] - self._edges[j][0]))]
+        self._fast = None
+        if fast_cols:
+            m = len(fast_cols)
+            self._fast = np.asarray(fast_cols, dtype=np.intp)
+            self._fast_hist = np.zeros((2, m, self.grid + 2))
+            table = np.empty((m, self.grid + 3))
+            table[:, 0], table[:, -1] = -np.inf, np.inf
+            for i, j in enumerate(fast_cols):
+                table[i, 1:-1] = self._edges[j]
+                self._hist[j] = self._fast_hist[:, i, :]
+            self._fast_table = table.ravel()
+            lo = np.array([self._edges[j][0] for j in fast_cols])
+            hi = np.array([self._edges[j][-1] for j in fast_cols])
+            self._fast_lo = lo[:, None]
+            self._fast_inv = (self.grid / (hi - lo))[:, None]
+
+    def _grid_bins(self, xt: np.ndarray) -> np.ndarray:
+        """``searchsorted(edges_j, v, side="right")`` for the fast coordinates, as flat indices
+        ``i * (grid + 3) + bin`` (``xt``: fast coordinates x rows, contiguous). The bin is guessed
+        from the grid's spacing and then corrected against the grid's own edges until
+        ``edges[bin - 1] <= v < edges[bin]`` (edges padded with -inf and +inf), the definition of
+        searchsorted's answer, so it is exact whatever the rounding of the guess."""
+        g = self.grid
+        off = (np.arange(xt.shape[0]) * (g + 3))[:, None]
+        with np.errstate(over="ignore"):  # far outside the grid: +-inf, clipped to the ends
+            t = xt - self._fast_lo
+            t *= self._fast_inv
+        np.clip(t, -1.0, g + 1.0, out=t)
+        np.floor(t, out=t)
+        k = t.astype(np.intp)
+        k += 1
+        np.clip(k, 0, g + 1, out=k)
+        k += off
+        table = self._fast_table
+        for _ in range(8):
+            down = table[k] > xt
+            up = table[k + 1] <= xt
+            if not (down.any() or up.any()):
+                return k
+            k += up
+            k -= down
+        # The guess was far off (only for extreme spacings): binary search, coordinate-wise.
+        rows = [np.searchsorted(self._edges[j], xt[i], side="right") + off[i, 0]
+                for i, j in enumerate(self._fast)]
+        return np.stack(rows)
 
     def update(self, outputs: np.ndarray, label: int) -> None:
         if self._scale is None:
             raise RuntimeError("LocationShiftFitter.prepare must be called before update")
         x = flatten_outputs(outputs).astype(np.float64, copy=False)
+        skip: set[int] = set()
+        if self._fast is not None and x.shape[0]:
+            f, g = self._fast, self.grid
+            xt = np.ascontiguousarray((x if f.size == x.shape[1] else x[:, f]).T)
+            h = np.bincount(self._grid_bins(xt).ravel(), minlength=f.size * (g + 3))
+            self._fast_hist[label] += h.reshape(f.size, g + 3)[:, :g + 2]
+            for j in f:
+                self._counts[j][label][0] += x.shape[0]
+            skip = set(f.tolist())
         for j, atoms in enumerate(self._atoms):
+            if j in skip:
+                continue
             v = x[:, j]
             if atoms.size:
                 a = np.searchsorted(atoms, v)
@@ -493,6 +702,50 @@ def _g_test(c: np.ndarray) -> float:
     return float(p)
 
 
+#: Relative distance to the screening level within which the vectorised G-test p-value is
+#: replaced by scipy's (:func:`_g_test`), so that the screen keeps exactly the coordinates that
+#: ``_g_test(c) < level`` keeps (the two computations agree to ~1e-13 relative).
+SCREEN_RECHECK = 1e-6
+
+
+def _screen(counts: Sequence[np.ndarray], level: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """Indices ``j`` with ``_g_test(counts[j]) < level``, and, when there are none, every
+    ``_g_test`` p-value (for the argmin fallback; else None).
+
+    The G statistic of all 2 x K tables at once (zero columns masked), its chi-square p-value at
+    ``K' - 1`` degrees of freedom (``K'`` non-empty columns); tables that scipy treats specially
+    (one degree of freedom: Yates' correction) and p-values within :data:`SCREEN_RECHECK` of
+    ``level`` go through :func:`_g_test` itself, so the kept set is exactly the old one.
+    """
+    d = len(counts)
+    if d == 0:
+        return np.empty(0, dtype=np.intp), np.empty(0)
+    k = max(c.shape[1] for c in counts)
+    obs = np.zeros((d, 2, k))
+    for j, c in enumerate(counts):
+        obs[j, :, :c.shape[1]] = c
+    col = obs.sum(axis=1)                      # (d, k)
+    nz = col > 0
+    kk = nz.sum(axis=1)
+    row = obs.sum(axis=2)                      # (d, 2)
+    total = row.sum(axis=1)
+    trivial = (kk < 2) | (row.min(axis=1) == 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        exp = row[:, :, None] * col[:, None, :] / np.where(total > 0, total, 1.0)[:, None, None]
+        terms = np.where(nz[:, None, :], 2.0 * special.xlogy(obs, obs / exp), 0.0)
+    stat = terms.reshape(d, -1).sum(axis=1)
+    p = np.ones(d)
+    ok = ~trivial
+    p[ok] = stats.chi2.sf(stat[ok], kk[ok] - 1)
+    exact = np.flatnonzero(ok & ((kk == 2) | (np.abs(p - level) <= SCREEN_RECHECK * level)))
+    for j in exact:
+        p[j] = _g_test(counts[j])
+    keep = np.flatnonzero(p < level)
+    if keep.size:
+        return keep, None
+    return keep, np.array([_g_test(c) for c in counts])
+
+
 # ----------------------------------------------------------------------------------------------
 # Vectors: classifier scores
 # ----------------------------------------------------------------------------------------------
@@ -502,6 +755,17 @@ def _basis(x: np.ndarray, m0: np.ndarray, m1: np.ndarray) -> np.ndarray:
     n0 = np.sqrt(np.einsum("ij,ij->i", x - m0, x - m0))[:, None]
     n1 = np.sqrt(np.einsum("ij,ij->i", x - m1, x - m1))[:, None]
     return np.concatenate([x, a0, a1, n0, n1], axis=1)
+
+
+def _fill_basis(x: np.ndarray, m0: np.ndarray, m1: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """``out[:] = _basis(x, m0, m1)`` (the same values) without temporaries of the full width."""
+    d = x.shape[1]
+    out[:, :d] = x
+    for k, m in enumerate((m0, m1)):
+        dm = x - m
+        out[:, 3 * d + k] = np.sqrt(np.einsum("ij,ij->i", dm, dm))
+        np.abs(dm, out=out[:, (k + 1) * d:(k + 2) * d])
+    return out
 
 
 @dataclass(frozen=True)
@@ -517,7 +781,10 @@ class FeatureLinearScorer:
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         x = flatten_outputs(outputs).astype(np.float64, copy=False)
-        f = (_basis(x, self.m0, self.m1) - self.mean) / self.scale
+        # (_basis(x, m0, m1) - mean) / scale, the same values built in one array in place
+        f = _fill_basis(x, self.m0, self.m1, np.empty((x.shape[0], 3 * x.shape[1] + 2)))
+        f -= self.mean
+        f /= self.scale
         return np.einsum("ij,j->i", f, self.weights)
 
     def to_dict(self) -> dict[str, Any]:
@@ -565,12 +832,17 @@ class LogisticFitter(_RowKeeper):
 
         x0, x1 = self.rows()
         m0, m1 = np.median(x0, axis=0), np.median(x1, axis=0)
-        f = np.concatenate([_basis(x0, m0, m1), _basis(x1, m0, m1)])
+        n0, d = x0.shape
+        f = np.empty((n0 + x1.shape[0], 3 * d + 2))  # _basis of both, the same values in place
+        _fill_basis(x0, m0, m1, f[:n0])
+        _fill_basis(x1, m0, m1, f[n0:])
         y = np.r_[np.zeros(x0.shape[0]), np.ones(x1.shape[0])]
         mean = f.mean(axis=0)
         scale = f.std(axis=0)
         scale = np.where(scale > 0, scale, 1.0)
-        z = (f - mean) / scale
+        z = f
+        z -= mean
+        z /= scale
         clf = LogisticRegression(C=1.0, max_iter=300)
         with threadpool_limits(limits=1):  # idle BLAS/OpenMP workers spin on a shared machine
             clf.fit(z, y)
