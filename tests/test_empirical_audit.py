@@ -769,7 +769,8 @@ def _multinomial_pmf2(n: int, pa: float, pb: float) -> np.ndarray:
     return np.where(ok, np.exp(logp), 0.0)
 
 
-def test_pooled_mirrored_events_false_alarm_rate_matches_exact_calculation() -> None:
+def test_pooled_mirrored_events_false_alarm_rate_matches_exact_calculation(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # A symmetric, exactly (1, 0.05)-tight four-outcome mechanism with identity scores: the
     # selection split mostly picks a pooled mirrored pair (an outcome set from data1 together
     # with its mirror image from data0), whose statement uses Kp = #data1 runs in the first
@@ -785,10 +786,15 @@ def test_pooled_mirrored_events_false_alarm_rate_matches_exact_calculation() -> 
     # alpha instead of 1 - sqrt(1 - alpha) would give 0.26 and dropping delta 0.84: with ~200
     # pooled repetitions the rate test fails for either. (Seeds 300-1099: 55 alarms in 559
     # pooled repetitions, 21 in 241 single ones.)
+    # The hedge events (empirical.HEDGE_RANKINGS) are switched off here so that one event is
+    # evaluated per audit; test_hedge_events_false_alarm_rate_matches_exact_calculation covers
+    # them.
     from scipy import signal
 
+    from dpaudit.audits import empirical
     from dpaudit.audits.statistics import PooledEvent
 
+    monkeypatch.setattr(empirical, "HEDGE_RANKINGS", ())
     eps, delta, alpha, samples, reps = 1.0, 0.05, 0.3, 2_000, 300
     mech, laws = symmetric_tight_with_delta(eps, delta)
     results = [audit(mech, 0, 1, epsilon=eps, delta=delta, samples=samples, alpha=alpha, seed=s,
@@ -878,6 +884,166 @@ def test_pooled_event_choice_never_peeks_at_the_test_split() -> None:
     assert clean.event.train.to_dict() == test.event.train.to_dict()
     assert clean.event.components != test.event.components
     assert clean.event.train.to_dict() != train.event.train.to_dict()
+
+
+def _pooled_alarm_probability(n: int, law0: np.ndarray, law1: np.ndarray, first: np.ndarray,
+                              second: np.ndarray, a: float, eps: float, delta: float) -> float:
+    """Exact probability that a pooled pair (``first`` from data1 with ``second`` from data0,
+    outcome masks) raises an alarm at per-interval level ``a`` over ``n`` test runs per input
+    (the calculation of test_pooled_mirrored_events_false_alarm_rate_matches_exact_calculation)."""
+    from scipy import signal
+
+    m0 = _multinomial_pmf2(n, law0[second].sum(), law0[first].sum())  # [B0 -> Kp, A0 -> Kq]
+    m1 = _multinomial_pmf2(n, law1[first].sum(), law1[second].sum())  # [A1 -> Kp, B1 -> Kq]
+    joint = np.clip(signal.fftconvolve(m0, m1), 0.0, None)  # [Kp, Kq]
+    lo, hi = _interval_ends(2 * n, a)
+    lo = np.where(np.arange(2 * n + 1) >= 2, lo, 0.0)
+    hi = np.where(np.arange(2 * n + 1) <= 2 * n - 2, hi, 1.0)
+    return float(np.sum(joint * ((lo[:, None] - delta) > math.exp(eps) * hi[None, :])))
+
+
+def _single_alarm_probability(n: int, p: float, q: float, a: float, eps: float,
+                              delta: float) -> float:
+    """Exact probability that one threshold event (rates ``p`` on the numerator input, ``q`` on
+    the other) raises an alarm at per-interval level ``a`` over ``n`` test runs per input."""
+    lo, hi = _interval_ends(n, a)
+    kq_max = np.searchsorted(hi, (lo - delta) / math.exp(eps), side="left") - 1
+    k = np.arange(n + 1)
+    return float(np.sum(stats.binom.pmf(k, n, p) * stats.binom.cdf(kq_max, n, q)))
+
+
+def _tight_discretised_gaussian(delta: float, k: int = 12):
+    """``k`` outcomes: P0 a Gaussian (mean -0.5, sd 1) discretised on ``k`` points of [-4, 4] and
+    P1 its mirror image, with the exact epsilon at ``delta`` (both directions are equal by
+    symmetry): a tight (eps, delta) pair whose best events lie in sparse tails, where the
+    engine's rankings disagree."""
+    grid = np.linspace(-4.0, 4.0, k)
+    w = stats.norm.pdf(grid, -0.5, 1.0)
+    p0 = w / w.sum()
+    laws = (p0, p0[::-1].copy())
+    eps = optimize.brentq(
+        lambda e: np.maximum(laws[1] - math.exp(e) * laws[0], 0.0).sum() - delta, 1e-3, 20.0)
+    return (lambda which, n, rng: rng.choice(k, size=n, p=laws[which]).astype(float)), laws, eps
+
+
+def test_hedge_events_false_alarm_rate_matches_exact_calculation() -> None:
+    # Hedge events (empirical.HEDGE_RANKINGS): a delta > 0 audit evaluates up to three events
+    # (the main pick and the picks of two more rankings of the same selection split), each at
+    # alpha / m. On an exactly (eps, 0.01)-tight 12-outcome pair, given the evaluated events
+    # (functions of the training split only), each event's alarm probability at its level is
+    # exact (single events: two binomials; pooled pairs: the 2-D convolution of two multinomial
+    # pmfs); the audit's alarm is their union, whose probability lies between the largest and
+    # the sum. So the count over repetitions is stochastically between two Poisson-binomials,
+    # and the observed count must not be improbably high for the upper (sum) one nor
+    # improbably low for the lower (max) one. alpha = 0.43 (the largest whose single-event level
+    # 1 - sqrt(1 - alpha) stays within POOLED_MAX_ALPHA) makes the rates measurable. Measured
+    # (seeds 0-599): 295 repetitions with hedge events, 33 alarms, exact bracket [23.3, 25.5]
+    # expected alarms; every event at alpha (no Bonferroni split) would give at least 48.0,
+    # which fails the upper-tail check (> 1e-3 needs at most about 42 alarms) with probability
+    # about 0.8.
+    from dpaudit.audits.statistics import PooledEvent
+
+    delta, alpha, samples, reps = 0.01, 0.43, 2_000, 600
+    mech, laws, eps = _tight_discretised_gaussian(delta)
+    outcomes = np.arange(laws[0].size, dtype=float)
+
+    def in_set(ev) -> np.ndarray:
+        return outcomes > ev.threshold if ev.tail == "upper" else outcomes <= ev.threshold
+
+    cache: dict[tuple[str, float], float] = {}
+
+    def alarm(ev, n: int, a: float) -> float:
+        key = (json.dumps(ev.to_dict(), sort_keys=True), a)
+        if key not in cache:
+            if isinstance(ev, PooledEvent):
+                e1, e2 = in_set(ev.first), in_set(ev.second)
+                assert not np.any(e1 & e2)
+                cache[key] = _pooled_alarm_probability(n, laws[0], laws[1], e1, e2, a, eps,
+                                                       delta)
+            else:
+                s_ = in_set(ev)
+                cache[key] = _single_alarm_probability(
+                    n, laws[ev.numerator][s_].sum(), laws[1 - ev.numerator][s_].sum(), a, eps,
+                    delta)
+        return cache[key]
+
+    lower, upper, nobonf = [], [], []
+    hedged = observed = 0
+    for s in range(reps):
+        r = audit(mech, 0, 1, epsilon=eps, delta=delta, samples=samples, alpha=alpha, seed=s,
+                  output_kind="continuous")
+        m = len(r.evaluated_events)
+        assert r.bonferroni.m == m
+        a = 1.0 - math.sqrt(1.0 - alpha / m)
+        assert all(e.p.alpha == pytest.approx(a, rel=1e-12) for e in r.evaluated_events)
+        keys = [json.dumps(e.event.to_dict(), sort_keys=True) for e in r.evaluated_events]
+        assert len(set(keys)) == m  # hedges are added only when they differ
+        hedged += m > 1
+        per = [alarm(e.event, r.n_test, a) for e in r.evaluated_events]
+        lower.append(max(per))
+        upper.append(sum(per))
+        full = 1.0 - math.sqrt(1.0 - alpha)
+        nobonf.append(max(alarm(e.event, r.n_test, full) for e in r.evaluated_events))
+        observed += r.verdict == "violated"
+    lower_a, upper_a = np.array(lower), np.array(upper)
+    print(f"hedged ({eps:.3f}, {delta}) tight: {hedged}/{reps} with hedge events, observed "
+          f"{observed}, exact bracket [{lower_a.sum():.1f}, {upper_a.sum():.1f}], without "
+          f"Bonferroni >= {sum(nobonf):.1f}")
+    assert hedged >= reps // 4  # the rule under test is the one exercised
+    assert upper_a.max() <= alpha
+    assert _poisson_binomial_tail(observed, upper_a, upper=True) > 1e-3
+    assert _poisson_binomial_tail(observed, lower_a, upper=False) > 1e-3
+
+
+def _poisson_binomial_tail(observed: int, probs: np.ndarray, upper: bool) -> float:
+    """P[X >= observed] (``upper``) or P[X <= observed] for X a sum of independent
+    Bernoulli(probs)."""
+    pmf = np.array([1.0])
+    for p in probs:
+        pmf = np.convolve(pmf, [1.0 - p, p])
+    return float(pmf[observed:].sum() if upper else pmf[:observed + 1].sum())
+
+
+def test_hedge_event_choice_never_peeks_at_the_test_split() -> None:
+    # Gaussian (1, 1e-5) with hedge events: every evaluated event and its selection counts must
+    # be the same whether or not every test-split output is shifted (by +7 sigma on data1, -7 on
+    # data0); the test counts must change (the poison is live); poisoning from 200 runs before
+    # the end of training must change the choice (control).
+    from dpaudit.audits.empirical import _split_sizes
+
+    sigma = 1 / _MU_1E5
+    inner = gaussian(sigma)
+    samples = 40_000
+    n_train, _ = _split_sizes(samples, None)
+
+    def poisoned(start: int, active: bool):
+        drawn: dict[object, int] = {}
+
+        def mech(d, n, g):
+            out = np.asarray(inner(d, n, g)).copy()
+            first = drawn.get(d, 0)
+            idx = np.arange(first, first + n) >= start
+            if active and idx.any():
+                out[idx] += 7 * sigma if d == 1.0 else -7 * sigma
+            drawn[d] = first + n
+            return out
+        return mech
+
+    recs = {}
+    for label, start, active in (("clean", n_train, False), ("test", n_train, True),
+                                 ("train", n_train - 200, True)):
+        recs[label] = audit(poisoned(start, active), 0.0, 1.0, epsilon=1.0, delta=1e-5,
+                            samples=samples, seed=2, chunk_size=3_000)
+    clean, test, train = recs["clean"], recs["test"], recs["train"]
+
+    def chosen(r):
+        return [e.train.to_dict() for e in r.evaluated_events]
+
+    assert len(clean.evaluated_events) >= 2  # hedge events are exercised
+    assert chosen(clean) == chosen(test)
+    assert [e.p.count for e in clean.evaluated_events] != [e.p.count
+                                                           for e in test.evaluated_events]
+    assert chosen(clean) != chosen(train)
 
 
 # ----------------------------------------------------------------------------------------------

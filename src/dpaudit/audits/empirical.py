@@ -22,11 +22,18 @@ and ``samples`` runs per input:
    disjoint lower-tail event from the other, one statement over the runs of both inputs, valid
    for any mechanism because the neighbour relation is symmetric;
    :func:`~dpaudit.audits.confidence.pooled_proportion_bound` says why the Clopper-Pearson ends
-   stay exact). A second event is chosen the same way for the Gaussian-DP bound.
+   stay exact). For those claims (continuous or user scores) up to two *hedge* events are added
+   when they differ from the kept ones: the best events of two more rankings of the same selection
+   split, with the selection rates bounded at one standard error
+   (:data:`~dpaudit.audits.statistics.HEDGE_SELECTION_LEVEL`) and with the ``delta = 0``
+   multiplicity penalty; they guard against the main ranking's occasional winner's-curse pick
+   among sparse-tail events (:data:`HEDGE_RANKINGS`). A separate event is chosen the same way
+   for the Gaussian-DP bound.
 4. **Bound** (test split, fresh samples never seen by steps 2-3). The chosen events are counted
    on both inputs; exact one-sided Clopper-Pearson bounds give
    ``epsilon_lb = max(0, ln((p_lo - delta) / q_hi))``, with a Bonferroni factor equal to the
-   number of events evaluated on the test split (:class:`~dpaudit.audits.confidence.Bonferroni`).
+   number of events evaluated on the test split, the hedge events included
+   (:class:`~dpaudit.audits.confidence.Bonferroni`).
    Because the test samples are independent of everything chosen before, the bound holds with
    probability at least ``1 - alpha`` for the mechanism as sampled. The Gaussian-DP lower bound
    ``mu_lb`` is a separate ``1 - alpha`` statement from its own event, outside the Bonferroni
@@ -83,15 +90,16 @@ from dpaudit.audits.confidence import (POOLED_MAX_ALPHA, Bonferroni, ProportionB
 from dpaudit.audits.power import PowerStatement, power_statement
 from dpaudit.audits.learned_statistics import (SEQUENCE_MAX_VALUES, candidates_for,
                                                check_statistics, choose)
-from dpaudit.audits.statistics import (DISCRETE_SELECTION_LEVEL, HistogramAccumulator,
-                                       LikelihoodRatioFitter,
-                                       PooledEvent, RankedEvent, SortedScores, ThresholdEvent,
-                                       UserScorer, flatten_outputs, outcome_keys,
+from dpaudit.audits.statistics import (DISCRETE_SELECTION_LEVEL, HEDGE_SELECTION_LEVEL,
+                                       SELECTION_PENALTY_EXPONENT, HistogramAccumulator,
+                                       LikelihoodRatioFitter, PooledEvent, RankedEvent,
+                                       SortedScores, ThresholdEvent, UserScorer, flatten_outputs,
+                                       outcome_keys,
                                        sweep_thresholds)
 
 __all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION",
            "PILOT_FRACTION", "MIN_PILOT_SAMPLES", "MAX_TRAIN_SAMPLES", "check_memory_budget",
-           "available_memory_bytes"]
+           "available_memory_bytes", "HEDGE_RANKINGS"]
 
 #: Smallest accepted ``samples`` (per input): a fit, a selection and a test run on each input.
 MIN_SAMPLES = 10
@@ -637,6 +645,24 @@ class _Trained:
     scorer_info: dict[str, Any] = field(default_factory=dict)
 
 
+#: The extra rankings of a ``delta > 0`` claim (keyword arguments of ``sweep_thresholds``; see
+#: :data:`~dpaudit.audits.statistics.HEDGE_SELECTION_LEVEL` for the reason and the measurement).
+HEDGE_RANKINGS: tuple[dict[str, float], ...] = (
+    {"selection_alpha": HEDGE_SELECTION_LEVEL},
+    {"penalty": SELECTION_PENALTY_EXPONENT},
+)
+
+
+def _hedged(cfg: _Config, kind: str) -> bool:
+    """Whether the audit adds the hedge events of :data:`HEDGE_RANKINGS` (a ``delta > 0`` claim on
+    a continuous or user score).
+
+    For ``delta > 0`` the best event lies in a sparse tail, where the first ranking's conservative
+    selection rates pull the choice towards frequent, weaker events; discrete outcome scores are
+    left to their own selection rule."""
+    return cfg.delta > 0 and kind != "discrete"
+
+
 def _split_sizes(samples: int, train_fraction: float | None,
                  max_train: int | None = MAX_TRAIN_SAMPLES) -> tuple[int, int]:
     if train_fraction is None:
@@ -735,13 +761,29 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
                                  objective="epsilon", pooled=cfg.pooled, sorted_scores=ss,
                                  selection_level=(DISCRETE_SELECTION_LEVEL if kind == "discrete"
                                                   else "penalised"))
+    eps_best = eps_sweep.best(cfg.test_events)
+    if _hedged(cfg, kind) and eps_best:
+        # The hedge events: the best event of two more rankings of the same selection split, one
+        # less conservative (selection rates at one standard error, HEDGE_SELECTION_LEVEL) and
+        # one more (the delta = 0 multiplicity penalty, SELECTION_PENALTY_EXPONENT), each
+        # evaluated on the test split next to the others when it differs from all of them
+        # (audit() applies Bonferroni over every event evaluated there). All rankings project
+        # at the level of ``test_events`` events, so the main pick, the pilot's projection and
+        # sequential_audit are unchanged.
+        for hedge in HEDGE_RANKINGS:
+            alt = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
+                                   alpha=bonf.per_interval_alpha, delta=cfg.delta,
+                                   objective="epsilon", pooled=cfg.pooled, sorted_scores=ss,
+                                   **hedge).best(1)
+            if alt and all(alt[0].event != r.event for r in eps_best):
+                eps_best = eps_best + alt
     gdp_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
                                  alpha=Bonferroni(cfg.alpha).per_interval_alpha, objective="gdp",
                                  sorted_scores=ss)
     info = scorer.to_dict() if hasattr(scorer, "to_dict") else {"name": repr(scorer)}
     if choice_table:
         info = {**info, "chosen_from": list(choice_table)}
-    return _Trained(scorer, kind, n_fit, n_select, chunk_rows, eps_sweep.best(cfg.test_events),
+    return _Trained(scorer, kind, n_fit, n_select, chunk_rows, eps_best,
                     gdp_sweep.best(1), eps_sweep.n_candidates,
                     HistogramAccumulator.from_training(sc[0], sc[1], sorted_scores=ss), streams,
                     info)
@@ -1078,8 +1120,11 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         raised to ``min(samples // 4, 5000)`` runs for small audits (so 25% at 2,000 or 20,000
         samples, 10% from 50,000 up); the fraction used is stated in the result.
     test_events : int in [1, 4]
-        Events evaluated on the test split (best of distinct (tail, direction) families); each is
-        evaluated at ``alpha / test_events`` and the largest bound reported.
+        Events evaluated on the test split (best of distinct (tail, direction) families), plus
+        for ``delta > 0`` claims on continuous or user scores the hedge events
+        (:data:`HEDGE_RANKINGS`) that differ from them; each is evaluated at ``alpha / m`` for
+        the ``m`` events evaluated
+        (``AuditResult.bonferroni``) and the largest bound reported.
     output_kind : "auto", "discrete" or "continuous"
         ``"auto"`` treats string/object outputs, and numeric outputs with at most
         ``min(256, probe size / 4)`` distinct rows among the first runs, as discrete.

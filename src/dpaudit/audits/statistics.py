@@ -35,7 +35,7 @@ from typing import Any, Callable, Literal
 import numpy as np
 from scipy import special
 
-from dpaudit._validation import check_delta, check_int, check_probability
+from dpaudit._validation import check_delta, check_int, check_nonnegative, check_probability
 from dpaudit.audits.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "Objective",
     "ThresholdEvent",
     "PooledEvent",
+    "HEDGE_SELECTION_LEVEL",
     "IdentityScorer",
     "LinearScorer",
     "OutcomeScorer",
@@ -625,6 +626,22 @@ SELECTION_PENALTY_EXPONENT = 0.25
 DELTA_SELECTION_PENALTY_EXPONENT = 0.0
 
 
+#: Selection level of one of the engine's two extra rankings for ``delta > 0`` claims (the
+#: "hedge" events of :func:`dpaudit.audits.empirical.audit`): one standard error, ``Phi(-1)``, the
+#: conventional one-SE shrinkage, not fitted to any mechanism. The main ranking of a ``delta > 0``
+#: claim bounds the selection rates at the test level with no multiplicity penalty
+#: (:data:`DELTA_SELECTION_PENALTY_EXPONENT`); the hedges re-rank the same selection split once
+#: less conservatively (this level) and once more conservatively (the ``delta = 0`` exponent,
+#: :data:`SELECTION_PENALTY_EXPONENT`), and every distinct pick is evaluated on the test split
+#: under Bonferroni. Measured on the Gaussian mechanism with exact epsilon 1 at delta = 1e-5
+#: (identity statistic, pooled events, test counts simulated exactly from the chosen thresholds,
+#: seeds 100-299 at 10^7 runs, 100-399 at 10^6): mean 0.880 -> 0.881 and 0.741 -> 0.751 of the
+#: exact epsilon, worst seed 0.67 -> 0.79 and 0.55 -> 0.65, standard deviation 0.038 -> 0.028:
+#: the main ranking's occasional winner's-curse pick (a sparse-tail event with a denominator
+#: count of 1 or 2 on the selection split) no longer decides the bound alone.
+HEDGE_SELECTION_LEVEL = 0.15865525393145707
+
+
 #: Discrete outputs (outcome likelihood ratio statistic, issue 15): the selection-split bounds are
 #: taken at level ``1 / C`` for ``C`` candidate events (``sweep_thresholds(...,
 #: selection_level="one-lucky")``), the level at which about one of the ``C`` candidates clears its
@@ -716,8 +733,9 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
                      penalty_candidates: int | None = None,
                      pooled: bool = False,
                      sorted_scores: "SortedScores | None" = None,
-                     selection_level: Literal["penalised", "one-lucky"] = "penalised"
-                     ) -> ThresholdSweep:
+                     selection_level: Literal["penalised", "one-lucky"] = "penalised",
+                     selection_alpha: float | None = None,
+                     penalty: float | None = None) -> ThresholdSweep:
     """Rank every threshold event on a selection split by the bound it should give on a test split.
 
     Parameters
@@ -761,6 +779,14 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
     sorted_scores : SortedScores, optional
         :meth:`SortedScores.of` ``(scores0, scores1)``, when the caller has it already (the
         engine sweeps the same scores for two objectives); it must be of these scores.
+    selection_alpha : float in (0, 1), optional
+        Level of the selection-split rate bounds in the ranking, overriding ``selection_level``
+        (:data:`HEDGE_SELECTION_LEVEL`: the engine's less conservative hedge ranking for
+        ``delta > 0`` claims).
+    penalty : float >= 0, optional
+        The selection-penalty exponent, in place of :func:`penalty_exponent` of ``delta``
+        (the engine's more conservative hedge ranking for ``delta > 0`` claims uses
+        :data:`SELECTION_PENALTY_EXPONENT`).
 
     Returns
     -------
@@ -796,10 +822,14 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
     if pooled and u.size:
         n_cand += 2 * u.size if penalty_candidates is None else 0
     expo = penalty_exponent(delta) if objective == "epsilon" else SELECTION_PENALTY_EXPONENT
+    if penalty is not None:
+        expo = check_nonnegative(penalty, "penalty")
     if selection_level not in ("penalised", "one-lucky"):
         raise ValueError(f"selection_level must be 'penalised' or 'one-lucky', got "
                          f"{selection_level!r}")
     a_sel = None if selection_level == "penalised" else 1.0 / max(2, n_cand)
+    if selection_alpha is not None:
+        a_sel = check_probability(selection_alpha, "selection_alpha")
     p_lo, q_hi = _projected_rates(cp, np_, cq, nq, ntp, ntq, alpha, n_cand, expo, a_sel)
     pooled_arrays: dict[str, np.ndarray] = {}
     if pooled and u.size:
