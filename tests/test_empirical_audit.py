@@ -357,6 +357,25 @@ def test_discrete_event_is_a_set_of_outcomes_and_the_result_prints_short() -> No
         r._repr_html_()
 
 
+def test_discrete_row_outcomes_are_described_as_rows_not_key_bytes() -> None:
+    # Rows of integers or booleans are keyed by their bytes (outcome_keys); the event's
+    # description must show the rows themselves. Both inputs release two independent coins that
+    # land on 1 with probability 0.8 (data1) or 0.2 (data0): the outcomes (1, 1) and (0, 0)
+    # have ratio 16, one in each direction, and the chosen event holds one of them.
+    def coins(bit, n, rng):
+        return (rng.random((n, 2)) < (0.8 if bit else 0.2)).astype(np.int32)
+    r = audit(coins, 1, 0, epsilon=1.0, samples=20_000, seed=0)
+    assert r.output_kind == "discrete"
+    assert {"(1, 1)", "(0, 0)"} & set(r.event_outcomes["outcomes"])
+    assert all(o in {"(0, 0)", "(0, 1)", "(1, 0)", "(1, 1)"} for o in r.event_outcomes["outcomes"])
+    assert "\\x" not in r.event_outcomes["description"]
+    assert r.event_outcomes["description"].startswith(
+        f"the set of {r.event_outcomes['count']} outcome")
+    bools = audit(lambda b, n, rng: coins(b, n, rng).astype(bool), 1, 0, epsilon=1.0,
+                  samples=20_000, seed=0)
+    assert bools.event_outcomes["outcomes"] == r.event_outcomes["outcomes"]
+
+
 def test_discrete_tuples_pick_the_likelihood_ratio_prefix_set() -> None:
     # Outcomes (a, b) with a, b in {0, 1, 2}: data1 moves mass to (2, 2); the best event is
     # {(2, 2)} with ratio 3 (every other outcome has ratio 3/4).

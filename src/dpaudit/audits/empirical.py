@@ -531,10 +531,12 @@ def _event_outcomes(scorer: Any, best: "EvaluatedEvent | None") -> dict[str, Any
                                                                           PooledEvent):
         return None
     inside = best.event.indicator(np.asarray(scorer.log_ratios, dtype=np.float64))
-    keys = [k.item() if hasattr(k, "item") else k for k in np.asarray(scorer.keys)[inside]]
+    raw = np.asarray(scorer.keys)[inside]
+    keys = [k.item() if hasattr(k, "item") else k for k in raw]
+    if scorer.row_dtype is not None:  # rows: show the output each key stands for, not its bytes
+        keys = [scorer.format_key(k) for k in raw]
     unseen = bool(best.event.indicator(np.zeros(1))[0])
-    shown = ", ".join(repr(k) if isinstance(k, str) else str(k)
-                      for k in keys[:EVENT_OUTCOMES_SHOWN])
+    shown = ", ".join(scorer.format_key(k) for k in raw[:EVENT_OUTCOMES_SHOWN])
     more = f" and {len(keys) - EVENT_OUTCOMES_SHOWN} more" if len(keys) > EVENT_OUTCOMES_SHOWN else ""
     text = (f"the set of {len(keys)} outcome{'s' if len(keys) != 1 else ''} {{{shown}{more}}}"
             + (" plus every outcome not seen on the fit split" if unseen else ""))

@@ -189,6 +189,10 @@ def flatten_outputs(outputs: np.ndarray) -> np.ndarray:
     return outputs.reshape(n, -1)
 
 
+#: Canonical element type of numeric rows in :func:`outcome_keys` (by ``dtype.kind``).
+_ROW_DTYPES = {"b": "uint8", "i": "int64", "u": "uint64", "f": "float64"}
+
+
 def outcome_keys(outputs: np.ndarray) -> np.ndarray:
     """One sortable, hashable key per run, equal exactly when the two runs' outputs are equal.
 
@@ -276,6 +280,18 @@ class OutcomeScorer:
     keys: np.ndarray
     log_ratios: np.ndarray
     name: str = "outcome likelihood ratio"
+    #: Element type of the rows behind ``numpy.void`` keys (see :func:`outcome_keys`), so that a
+    #: key can be shown as the output it stands for; ``None`` for scalar and string keys.
+    row_dtype: str | None = None
+
+    def format_key(self, key: Any) -> str:
+        """One outcome as a reader would write it: the value, or the row ``(v1, v2, ...)``."""
+        if isinstance(key, np.void) and self.row_dtype is not None:
+            row = np.frombuffer(key.tobytes(), dtype=self.row_dtype)
+            return "(" + ", ".join(f"{v:g}" if row.dtype.kind == "f" else str(int(v))
+                                   for v in row) + ")"
+        value = key.item() if hasattr(key, "item") else key
+        return repr(value) if isinstance(value, str) else str(value)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         k = outcome_keys(outputs)
@@ -488,9 +504,12 @@ class LikelihoodRatioFitter:
     _counts: list[np.ndarray] = field(default_factory=list)
     _labels: list[np.ndarray] = field(default_factory=list)
     _n: list[int] = field(default_factory=lambda: [0, 0])
+    _row_dtype: str | None = None
 
     def update(self, outputs: np.ndarray, label: int) -> None:
         keys = outcome_keys(outputs)
+        if keys.dtype.kind == "V" and self._row_dtype is None:
+            self._row_dtype = _ROW_DTYPES[flatten_outputs(outputs).dtype.kind]
         uniq, counts = np.unique(keys, return_counts=True)
         self._keys.append(uniq)
         self._counts.append(counts)
@@ -507,7 +526,7 @@ class LikelihoodRatioFitter:
         k = uniq.size
         lr = (np.log((c[1] + 0.5) / (self._n[1] + 0.5 * k))
               - np.log((c[0] + 0.5) / (self._n[0] + 0.5 * k)))
-        return OutcomeScorer(uniq, lr)
+        return OutcomeScorer(uniq, lr, row_dtype=self._row_dtype)
 
 
 # ----------------------------------------------------------------------------------------------
