@@ -13,6 +13,7 @@ value, and guard against a collapse of power rather than pin a seed's value.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 
@@ -866,13 +867,12 @@ def test_pooled_mirrored_events_false_alarm_rate_matches_exact_calculation(
     assert _poisson_binomial_pvalue(observed, probs) > 1e-3
 
 
-def test_pooled_event_choice_never_peeks_at_the_test_split() -> None:
-    # Gaussian (1, 1e-5): the chosen pooled pair and its selection counts must be the same
-    # whether or not every test-split output is shifted (by +7 sigma on data1, -7 on data0); the
-    # test counts must change (the poison is live); poisoning from 200 runs before the end of
-    # training must change the choice (control).
+@functools.cache
+def _poisoned_gaussian_audits() -> tuple[AuditResult, AuditResult, AuditResult]:
+    """Gaussian (1, 1e-5) audited three times with the same seed: clean; with every test-split
+    output shifted (+7 sigma on data1, -7 on data0); and with the shift starting 200 runs before
+    the end of training (the control). Shared by the no-peek tests of pooled and hedge events."""
     from dpaudit.audits.empirical import _split_sizes
-    from dpaudit.audits.statistics import PooledEvent
 
     sigma = 1 / _MU_1E5
     inner = gaussian(sigma)
@@ -892,13 +892,20 @@ def test_pooled_event_choice_never_peeks_at_the_test_split() -> None:
             return out
         return mech
 
-    recs = {}
-    for label, start, active in (("clean", n_train, False), ("test", n_train, True),
-                                 ("train", n_train - 200, True)):
-        r = audit(poisoned(start, active), 0.0, 1.0, epsilon=1.0, delta=1e-5, samples=samples,
-                  seed=2, chunk_size=3_000)
-        recs[label] = r
-    clean, test, train = recs["clean"], recs["test"], recs["train"]
+    clean, test, train = (audit(poisoned(start, active), 0.0, 1.0, epsilon=1.0, delta=1e-5,
+                                samples=samples, seed=2, chunk_size=3_000)
+                          for start, active in ((n_train, False), (n_train, True),
+                                                (n_train - 200, True)))
+    return clean, test, train
+
+
+def test_pooled_event_choice_never_peeks_at_the_test_split() -> None:
+    # The chosen pooled pair and its selection counts must be the same whether or not every
+    # test-split output is poisoned; the test counts must change (the poison is live); poisoning
+    # from 200 runs before the end of training must change the choice (control).
+    from dpaudit.audits.statistics import PooledEvent
+
+    clean, test, train = _poisoned_gaussian_audits()
     assert isinstance(clean.event.event, PooledEvent)
     assert clean.event.train.to_dict() == test.event.train.to_dict()
     assert clean.event.components != test.event.components
@@ -1024,36 +1031,10 @@ def _poisson_binomial_tail(observed: int, probs: np.ndarray, upper: bool) -> flo
 
 
 def test_hedge_event_choice_never_peeks_at_the_test_split() -> None:
-    # Gaussian (1, 1e-5) with hedge events: every evaluated event and its selection counts must
-    # be the same whether or not every test-split output is shifted (by +7 sigma on data1, -7 on
-    # data0); the test counts must change (the poison is live); poisoning from 200 runs before
-    # the end of training must change the choice (control).
-    from dpaudit.audits.empirical import _split_sizes
-
-    sigma = 1 / _MU_1E5
-    inner = gaussian(sigma)
-    samples = 40_000
-    n_train, _ = _split_sizes(samples, None)
-
-    def poisoned(start: int, active: bool):
-        drawn: dict[object, int] = {}
-
-        def mech(d, n, g):
-            out = np.asarray(inner(d, n, g)).copy()
-            first = drawn.get(d, 0)
-            idx = np.arange(first, first + n) >= start
-            if active and idx.any():
-                out[idx] += 7 * sigma if d == 1.0 else -7 * sigma
-            drawn[d] = first + n
-            return out
-        return mech
-
-    recs = {}
-    for label, start, active in (("clean", n_train, False), ("test", n_train, True),
-                                 ("train", n_train - 200, True)):
-        recs[label] = audit(poisoned(start, active), 0.0, 1.0, epsilon=1.0, delta=1e-5,
-                            samples=samples, seed=2, chunk_size=3_000)
-    clean, test, train = recs["clean"], recs["test"], recs["train"]
+    # With hedge events: every evaluated event and its selection counts must be the same whether
+    # or not every test-split output is poisoned; the test counts must change (the poison is
+    # live); poisoning from 200 runs before the end of training must change the choice (control).
+    clean, test, train = _poisoned_gaussian_audits()
 
     def chosen(r):
         return [e.train.to_dict() for e in r.evaluated_events]
