@@ -18,7 +18,6 @@ exponential mechanism with the factor 2 dropped (8 outcomes, ratio 1.72).
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -27,21 +26,23 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_detection as bd  # noqa: E402
 
-from dpaudit.audits.confidence import (Bonferroni, proportion_bound, wilson_lower,  # noqa: E402
-                                       wilson_upper)
+from dpaudit.audits.confidence import (Bonferroni, log_ratio_lower_bound,  # noqa: E402
+                                       proportion_bound)
+from dpaudit.audits.statistics import projected_log_ratio  # noqa: E402
 
 A = Bonferroni(0.05).per_interval_alpha
 
 
 def _value(cp: int, cq: int, ns: int, nt: int, a_sel: float) -> float:
-    p_lo = wilson_lower(wilson_lower(np.asarray(cp / ns), ns, a_sel), nt, A)
-    q_hi = wilson_upper(wilson_upper(np.asarray(cq / ns), ns, a_sel), nt, A)
-    return float(np.log(p_lo / q_hi)) if p_lo > 0 else -math.inf
+    # The engine's ranking value of one event (delta = 0) at selection level a_sel.
+    return projected_log_ratio(cp, ns, cq, ns, nt, nt, alpha=A, delta=0.0, candidates=1,
+                               selection_alpha=a_sel)
 
 
 def _test_bound(cp: int, cq: int, nt: int) -> float:
-    p, q = proportion_bound(int(cp), nt, A), proportion_bound(int(cq), nt, A)
-    return math.log(p.lower / q.upper) if p.lower > 0 else -math.inf
+    # The unclamped test-split bound (means over repetitions keep the sign of a poor pick).
+    return float(log_ratio_lower_bound(proportion_bound(int(cp), nt, A).lower,
+                                       proportion_bound(int(cq), nt, A).upper))
 
 
 def simulate(p0: np.ndarray, p1: np.ndarray, level: str, reps: int, nf: int = 50_000,

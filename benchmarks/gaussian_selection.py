@@ -27,24 +27,22 @@ from __future__ import annotations
 import argparse
 import math
 
-import numpy as np
-from scipy import optimize, stats
+import sys
+from pathlib import Path
 
-import dpaudit
-import dpaudit.audits.empirical as empirical
-from dpaudit.audits.confidence import (Bonferroni, log_ratio_lower_bound,
+import numpy as np
+from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_audit import gaussian_mu_for  # noqa: E402  (the same pair as bench_audit's row)
+
+import dpaudit  # noqa: E402
+import dpaudit.audits.empirical as empirical  # noqa: E402
+from dpaudit.audits.confidence import (Bonferroni, log_ratio_lower_bound,  # noqa: E402
                                        pooled_proportion_bound)
-from dpaudit.mechanisms.gaussian import GaussianMechanism
+from dpaudit.mechanisms.gaussian import GaussianMechanism  # noqa: E402
 
 EPS, DELTA, ALPHA = 1.0, 1e-5, 0.05
-
-
-def mu_for(eps: float, delta: float) -> float:
-    """Shift / sigma of the Gaussian mechanism whose exact epsilon at ``delta`` is ``eps``."""
-    def excess(mu: float) -> float:
-        return (stats.norm.cdf(-eps / mu + mu / 2)
-                - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2) - delta)
-    return optimize.brentq(excess, 1e-3, 20.0)
 
 
 def _summary(name: str, v: np.ndarray) -> str:
@@ -53,7 +51,7 @@ def _summary(name: str, v: np.ndarray) -> str:
 
 
 def audits(samples: int, seeds: int, first: int) -> None:
-    mech = GaussianMechanism(1.0, 1.0 / mu_for(EPS, DELTA))
+    mech = GaussianMechanism(1.0, 1.0 / gaussian_mu_for(EPS, DELTA))
     hedges = empirical.HEDGE_RANKINGS
     res = {}
     try:
@@ -73,7 +71,7 @@ def audits(samples: int, seeds: int, first: int) -> None:
 
 
 def oracle(samples: int, test_fraction: float, draws: int, seed: int) -> None:
-    mu = mu_for(EPS, DELTA)
+    mu = gaussian_mu_for(EPS, DELTA)
     n = int(round(test_fraction * samples))
     a = Bonferroni(ALPHA, 1).per_interval_alpha
     rng = np.random.default_rng(seed)

@@ -707,13 +707,15 @@ def _projected_rates(cp: Any, np_: Any, cq: Any, nq: Any, ntp: Any, ntq: Any, al
 
 
 def projected_log_ratio(count_p: int, nobs_p: int, count_q: int, nobs_q: int, n_test_p: int,
-                        n_test_q: int, *, alpha: float, delta: float, candidates: int) -> float:
+                        n_test_q: int, *, alpha: float, delta: float, candidates: int,
+                        selection_alpha: float | None = None) -> float:
     """The ranking value :func:`sweep_thresholds` gives one event (``"epsilon"`` objective) with
     selection counts ``count_p / nobs_p`` on the numerator input and ``count_q / nobs_q`` on the
     other, when ``candidates`` events were compared (falls back to ``delta = 0`` like the sweep
-    when ``p_lo <= delta``)."""
+    when ``p_lo <= delta``). ``selection_alpha`` overrides the level of the selection-split rate
+    bounds, as in :func:`sweep_thresholds`."""
     p_lo, q_hi = _projected_rates(count_p, nobs_p, count_q, nobs_q, n_test_p, n_test_q, alpha,
-                                  candidates, penalty_exponent(delta))
+                                  candidates, penalty_exponent(delta), selection_alpha)
     v = float(log_ratio_lower_bound(p_lo, q_hi, delta))
     if delta > 0 and not math.isfinite(v):
         v = float(log_ratio_lower_bound(p_lo, q_hi, 0.0))
