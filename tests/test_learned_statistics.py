@@ -610,3 +610,27 @@ def test_pattern_statistic_sees_the_joint_law_naive_bayes_misses() -> None:
     assert 0.35 < pat.epsilon_lower_bound <= 0.5
     assert nb.epsilon_lower_bound <= 0.5
     assert pat.epsilon_lower_bound > nb.epsilon_lower_bound + 0.05
+
+
+@pytest.mark.parametrize("mech, d0, d1, names", [
+    (laplace_scalar, 0.0, 1.0, ["identity", "histogram"]),
+    (laplace_vector, 0, 1, ["linear", "naive-bayes", "location-shift"]),
+])
+def test_the_choice_does_not_depend_on_the_order_statistics_are_named(mech, d0, d1,
+                                                                     names) -> None:
+    # The comparison rule (projection for scalars, plug-in for vectors) and the statistic the
+    # margin protects (identity / linear discriminant) follow from the output, not from which
+    # name the user happened to list first.
+    ref = audit(mech, d0, d1, epsilon=1.0, samples=20_000, seed=4, statistics=names)
+    rev = audit(mech, d0, d1, epsilon=1.0, samples=20_000, seed=4, statistics=names[::-1])
+    assert rev.statistic["name"] == ref.statistic["name"]
+    assert rev.epsilon_lower_bound == ref.epsilon_lower_bound
+
+
+def test_the_classical_statistic_leads_the_family_whatever_the_order_given() -> None:
+    from dpaudit.audits.learned_statistics import candidates_for
+
+    assert [c.name for c in candidates_for(1, ["histogram", "identity"])] == ["identity",
+                                                                              "histogram"]
+    assert [c.name for c in candidates_for(4, ["logistic", "naive-bayes", "linear"])] == [
+        "linear", "logistic", "naive-bayes"]

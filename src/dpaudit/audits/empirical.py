@@ -949,7 +949,7 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
     sc_all = [[np.concatenate(v) for v in pair] for pair in sel]
     choice = choose(scorers, fitted, [p[0] for p in sc_all], [p[1] for p in sc_all],
                     n_test=n_test, alpha=Bonferroni(cfg.alpha, cfg.test_events).per_interval_alpha,
-                    delta=cfg.delta)
+                    delta=cfg.delta, scalar=scalar)
     k = choice.index
     if not choice.fitted:
         i = origin[k]

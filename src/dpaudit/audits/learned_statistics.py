@@ -71,7 +71,6 @@ import numpy as np
 from scipy import special, stats
 from threadpoolctl import threadpool_limits
 
-from dpaudit.audits.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
 from dpaudit.audits.pattern_statistics import PatternHistogramFitter
 from dpaudit.audits.statistics import (IdentityScorer, LikelihoodRatioFitter,
                                        LinearDiscriminantFitter, RankedEvent, flatten_outputs,
@@ -1044,6 +1043,9 @@ def candidates_for(dimension: int, statistics: tuple[str, ...] | None) -> list[C
     if not out:
         raise ValueError(f"statistics={list(names)} has no statistic for "
                          f"{'scalar' if scalar else 'vector'} outputs")
+    # The classical statistic (identity, linear discriminant) leads whatever order the names came
+    # in: choose() keeps candidate 0 unless a challenger is ahead by its margin.
+    out.sort(key=lambda c: c.name not in ("identity", "linear"))
     return out
 
 
@@ -1106,24 +1108,24 @@ def plug_in_test_bound(r: RankedEvent, n_test: int, *, alpha: float, delta: floa
     approximation; falls back to ``delta = 0`` like the sweep when ``p_lo <= delta``)."""
     cp, npp = (r.count1, r.nobs1) if r.event.numerator == 1 else (r.count0, r.nobs0)
     cq, nq = (r.count0, r.nobs0) if r.event.numerator == 1 else (r.count1, r.nobs1)
-    p_lo = wilson_lower(np.asarray(cp / npp), n_test, alpha)
-    q_hi = wilson_upper(np.asarray(cq / nq), n_test, alpha)
-    v = float(log_ratio_lower_bound(p_lo, q_hi, delta))
-    if delta > 0 and not math.isfinite(v):
-        v = float(log_ratio_lower_bound(p_lo, q_hi, 0.0))
-    return v
+    # The projection at selection level 1/2: a Wilson bound at level 1/2 is the rate itself.
+    return projected_log_ratio(cp, npp, cq, nq, n_test, n_test, alpha=alpha, delta=delta,
+                               candidates=1, selection_alpha=0.5)
 
 
 def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.ndarray],
-           select1: Sequence[np.ndarray], *, n_test: int, alpha: float, delta: float) -> Choice:
+           select1: Sequence[np.ndarray], *, n_test: int, alpha: float, delta: float,
+           scalar: bool) -> Choice:
     """Pick the statistic whose best selection-split event promises the highest test bound.
 
     ``select0[i]``/``select1[i]`` are the selection-split scores of ``scorers[i]`` on data0/data1;
-    ``scorers[0]`` is the engine's classical statistic. Each statistic's best event is found by
-    :func:`~dpaudit.audits.statistics.sweep_thresholds` (epsilon objective), exactly the event
-    the engine will count on the test split if that statistic is chosen.
+    ``scorers[0]`` is the engine's classical statistic when the family has it
+    (:func:`candidates_for` puts it first). Each statistic's best event is found by
+    :func:`~dpaudit.audits.statistics.sweep_thresholds` (epsilon objective): the event the engine
+    counts on the test split if that statistic is chosen, when it evaluates one event without
+    pooled or hedge events (those are added after the choice, from the same selection split).
 
-    Vector outputs (the classical statistic, the linear discriminant, is fitted): the statistics
+    Vector outputs (``scalar`` false; the classical statistic is the linear discriminant): the statistics
     are compared by :func:`plug_in_test_bound`, the bound the test split would give that event at
     its selection-split rates. (The sweep's own projection, which first lowers each selection rate to
     a conservative bound at level ``alpha / C**0.25`` and is kept in the table as
@@ -1136,7 +1138,7 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
     ahead by more than :data:`SWITCH_MARGIN_SE` standard errors of the difference of the two
     events' log ratios, computed on the same selection runs (:func:`_difference_se`).
 
-    Scalar outputs (the classical statistic, the identity, is not fitted, and its event is
+    Scalar outputs (``scalar`` true; the classical statistic, the identity, is not fitted, and its event is
     chosen on all training runs, twice the runs compared here): the projection and a margin
     with the events treated as independent, as before. There the identity's tail events are
     what the histograms approximate, and the in-sample plug-in favours the histogram that got
@@ -1161,9 +1163,10 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
         projected.append(float(projected_log_ratio(cp, npp, cq, nq, n_test, n_test, alpha=alpha,
                                                    delta=delta, candidates=4 * n_max)))
         values.append(plug_in_test_bound(r, n_test, alpha=alpha, delta=delta))
-    # Scalars (the classical statistic, the identity, is not fitted): compare by the projection
-    # and the independent-events margin, the rule validated on Laplace (see SWITCH_MARGIN_SE).
-    conservative = not fitted[0]
+    # Scalars: compare by the projection and the independent-events margin, the rule validated
+    # on Laplace (see SWITCH_MARGIN_SE). Decided by the output's shape, not by which candidate
+    # came first.
+    conservative = scalar
     rank = projected if conservative else values
     best_i = 0
     challengers = [i for i in range(1, len(scorers)) if rank[i] > -math.inf]
