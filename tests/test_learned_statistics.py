@@ -571,6 +571,7 @@ def test_pattern_histogram_ratio_matches_hand_computation() -> None:
     (sc,) = f.finish()
     probe = np.concatenate([x0[:500], x1[:500]])
     assert sc.coding.patterns.size == 2
+    assert "(4 equal-mass bins)" in sc.to_dict()["description"]  # the bins this fit used
     for row in (np.array([[0.1, -1.0]]), np.array([[-1.0, 0.9]])):
         j = 0 if row[0, 1] == -1.0 else 1
         in_pat = [(x[:, 1 - j] == -1.0) & (x[:, j] != -1.0) for x in (x0, x1)]

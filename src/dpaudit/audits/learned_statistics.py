@@ -71,7 +71,6 @@ import numpy as np
 from scipy import special, stats
 from threadpoolctl import threadpool_limits
 
-from dpaudit.audits.pattern_statistics import PatternHistogramFitter
 from dpaudit.audits.statistics import (IdentityScorer, LikelihoodRatioFitter,
                                        LinearDiscriminantFitter, RankedEvent, flatten_outputs,
                                        projected_log_ratio, sweep_thresholds)
@@ -1037,6 +1036,8 @@ def candidates_for(dimension: int, statistics: tuple[str, ...] | None) -> list[C
         elif s == "sequence" and not scalar:
             out.append(Candidate(s, SequenceFeatureFitter()))
         elif s == "pattern" and not scalar:
+            # Imported here: pattern_statistics builds on this module's atoms and smoothing.
+            from dpaudit.audits.pattern_statistics import PatternHistogramFitter
             out.append(Candidate(s, PatternHistogramFitter()))
         elif s in ("gradient-boosting", "knn"):
             out.append(Candidate(s, SklearnClassifierFitter(kind=s)))

@@ -34,8 +34,8 @@ an evaluation of every selection run to every vector audit without a measured wi
 
 Discipline: ``prepare`` sees the probes (the first fit runs) and ``update`` the rest of the fit
 split; nothing else is fitted. The engine compares it with the other statistics on the selection
-split (:func:`dpaudit.audits.learned_statistics.choose`); ``tests/test_pattern_statistics.py``
-fails if its fit or the choice depends on the test split.
+split (:func:`dpaudit.audits.learned_statistics.choose`); the no-peek test of
+``tests/test_learned_statistics.py`` fails if its fit or the choice depends on the test split.
 """
 
 from __future__ import annotations
@@ -45,17 +45,15 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.audits.learned_statistics import ATOM_FRACTION, _smoothed_log_ratio
 from dpaudit.audits.statistics import flatten_outputs
 
 __all__ = ["MAX_PATTERNS", "PatternHistogramScorer", "PatternHistogramFitter"]
 
 #: Patterns with their own counts (the most frequent in the probe); the rest share one bucket.
 MAX_PATTERNS = 64
-#: Equal-mass bins per coordinate of the continuous values.
+#: Equal-mass bins per coordinate of the continuous values (default of the fitter's ``bins``).
 PATTERN_BINS = 16
-#: A value making up at least this fraction of a coordinate's pooled probe is an atom (as in
-#: :data:`dpaudit.audits.learned_statistics.ATOM_FRACTION`).
-ATOM_FRACTION = 0.01
 
 
 @dataclass(frozen=True)
@@ -65,7 +63,7 @@ class _Coding:
     atoms: tuple[np.ndarray, ...]
     edges: tuple[np.ndarray, ...]
     patterns: np.ndarray  # sorted void keys of the known patterns
-    bins: int             # bins of the widest coordinate
+    bins: int             # equal-mass bins asked for per coordinate (fewer where values repeat)
 
     def codes(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(atom code per entry: index of the atom, or -1 for a continuous value; continuous
@@ -96,13 +94,6 @@ def _void(code: np.ndarray) -> np.ndarray:
     return c.view(np.dtype((np.void, c.dtype.itemsize * c.shape[1]))).ravel()
 
 
-def _log_ratio(c0: np.ndarray, c1: np.ndarray, k: int) -> np.ndarray:
-    """Add-1/2 smoothed ``ln(P1 / P0)`` over the last axis (``k`` cells per row)."""
-    n0 = c0.sum(axis=-1, keepdims=True)
-    n1 = c1.sum(axis=-1, keepdims=True)
-    return np.log((c1 + 0.5) / (n1 + 0.5 * k)) - np.log((c0 + 0.5) / (n0 + 0.5 * k))
-
-
 @dataclass(frozen=True)
 class PatternHistogramScorer:
     """``lr_pattern[p] + sum_j lr_value[p, j, bin_j]`` over the row's continuous coordinates."""
@@ -130,7 +121,7 @@ class PatternHistogramScorer:
                 "description": (f"{self.name}: estimated log ratio of the row's pattern of "
                                 f"atoms and continuous coordinates ({self.coding.patterns.size} "
                                 "patterns of the probe, the rest pooled) plus, per continuous "
-                                f"coordinate, the log ratio of its bin ({PATTERN_BINS} equal-mass "
+                                f"coordinate, the log ratio of its bin ({self.coding.bins} equal-mass "
                                 "bins) given the pattern; fitted on the fit split, add-1/2 "
                                 "smoothing")}
 
@@ -172,13 +163,13 @@ class PatternHistogramFitter:
         if not (any_atom and any_cont):
             return
         b = max(e.size + 1 for e in edges)
-        tmp = _Coding(tuple(atoms), tuple(edges), np.empty(0, dtype=np.void), b)
+        tmp = _Coding(tuple(atoms), tuple(edges), np.empty(0, dtype=np.void), self.bins)
         code, _ = tmp.codes(x)
         keys, counts = np.unique(_void(code), return_counts=True)
         if keys.size < 2:
             return
         keep = np.sort(keys[np.argsort(-counts, kind="stable")[:MAX_PATTERNS]])
-        self._coding = _Coding(tuple(atoms), tuple(edges), keep, b)
+        self._coding = _Coding(tuple(atoms), tuple(edges), keep, self.bins)
         p = keep.size + 1
         self._cp = np.zeros((2, p))
         self._cv = np.zeros((2, p, x.shape[1], b))
@@ -199,9 +190,9 @@ class PatternHistogramFitter:
     def finish(self) -> list[PatternHistogramScorer]:
         if self._coding is None or self._cp is None or self._cv is None or min(self._n) == 0:
             return []
-        lr_p = _log_ratio(self._cp[0], self._cp[1], self._cp.shape[1])
+        lr_p = _smoothed_log_ratio(self._cp[0], self._cp[1])
         k = np.array([e.size + 1 for e in self._coding.edges])
         lr_v = np.zeros(self._cv.shape[1:])
         for j, kj in enumerate(k):
-            lr_v[:, j, :kj] = _log_ratio(self._cv[0][:, j, :kj], self._cv[1][:, j, :kj], int(kj))
+            lr_v[:, j, :kj] = _smoothed_log_ratio(self._cv[0][:, j, :kj], self._cv[1][:, j, :kj])
         return [PatternHistogramScorer(self._coding, lr_p, lr_v)]
