@@ -748,15 +748,10 @@ def _screen(counts: Sequence[np.ndarray], level: float) -> tuple[np.ndarray, np.
 # Vectors: classifier scores
 # ----------------------------------------------------------------------------------------------
 
-def _basis(x: np.ndarray, m0: np.ndarray, m1: np.ndarray) -> np.ndarray:
-    a0, a1 = np.abs(x - m0), np.abs(x - m1)
-    n0 = np.sqrt(np.einsum("ij,ij->i", x - m0, x - m0))[:, None]
-    n1 = np.sqrt(np.einsum("ij,ij->i", x - m1, x - m1))[:, None]
-    return np.concatenate([x, a0, a1, n0, n1], axis=1)
-
-
 def _fill_basis(x: np.ndarray, m0: np.ndarray, m1: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``out[:] = _basis(x, m0, m1)`` (the same values) without temporaries of the full width."""
+    """The logistic statistic's basis features of each row, ``[x, |x - m0|, |x - m1|,
+    ||x - m0||, ||x - m1||]`` (width ``3 d + 2``), written into ``out`` without temporaries of
+    the full width."""
     d = x.shape[1]
     out[:, :d] = x
     for k, m in enumerate((m0, m1)):
@@ -779,7 +774,7 @@ class FeatureLinearScorer:
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         x = flatten_outputs(outputs).astype(np.float64, copy=False)
-        # (_basis(x, m0, m1) - mean) / scale, the same values built in one array in place
+        # (basis features - mean) / scale, built in one array in place
         f = _fill_basis(x, self.m0, self.m1, np.empty((x.shape[0], 3 * x.shape[1] + 2)))
         f -= self.mean
         f /= self.scale
@@ -823,7 +818,7 @@ class _RowKeeper:
 
 @dataclass
 class LogisticFitter(_RowKeeper):
-    """Logistic regression (scikit-learn) on :func:`_basis` features of the first fit rows."""
+    """Logistic regression (scikit-learn) on :func:`_fill_basis` features of the first fit rows."""
 
     def finish(self) -> list[FeatureLinearScorer]:
         from sklearn.linear_model import LogisticRegression
@@ -831,7 +826,7 @@ class LogisticFitter(_RowKeeper):
         x0, x1 = self.rows()
         m0, m1 = np.median(x0, axis=0), np.median(x1, axis=0)
         n0, d = x0.shape
-        f = np.empty((n0 + x1.shape[0], 3 * d + 2))  # _basis of both, the same values in place
+        f = np.empty((n0 + x1.shape[0], 3 * d + 2))  # basis features of both inputs
         _fill_basis(x0, m0, m1, f[:n0])
         _fill_basis(x1, m0, m1, f[n0:])
         y = np.r_[np.zeros(x0.shape[0]), np.ones(x1.shape[0])]

@@ -751,7 +751,6 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
                      alpha: float, delta: float = 0.0,
                      objective: Objective = "epsilon",
                      max_thresholds: int | None = 8192,
-                     penalty_candidates: int | None = None,
                      pooled: bool = False,
                      sorted_scores: "SortedScores | None" = None,
                      selection_level: Literal["penalised", "one-lucky"] = "penalised",
@@ -776,10 +775,6 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
         ``alpha``, test size) if the rates were the selection split's own Wilson bounds at level
         ``alpha / C**SELECTION_PENALTY_EXPONENT`` (``C`` candidate events). For ``"epsilon"``,
         if no event has ``p_lo > delta`` the ranking falls back to ``delta = 0``.
-    penalty_candidates : int, optional
-        The ``C`` of the selection penalty (default ``4 x`` the thresholds compared); set it to
-        compare events of different statistics at one common penalty
-        (:func:`dpaudit.audits.learned_statistics.choose`).
     max_thresholds : int or None
         Cap on the thresholds compared (None: all). Above it, thresholds are kept at ranks spaced
         geometrically from both ends of the sorted distinct scores, so both tails stay densely
@@ -837,11 +832,11 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
     nq = np.where(numerator_is_1, n0, n1)
     ntp = np.where(numerator_is_1, n_test1, n_test0)
     ntq = np.where(numerator_is_1, n_test0, n_test1)
-    n_cand = 4 * u.size if penalty_candidates is None else penalty_candidates
+    n_cand = 4 * u.size
     if pooled and objective != "epsilon":
         raise ValueError("pooled events are ranked for the 'epsilon' objective only")
     if pooled and u.size:
-        n_cand += 2 * u.size if penalty_candidates is None else 0
+        n_cand += 2 * u.size
     expo = penalty_exponent(delta) if objective == "epsilon" else SELECTION_PENALTY_EXPONENT
     if penalty is not None:
         expo = check_nonnegative(penalty, "penalty")
