@@ -695,7 +695,10 @@ def _chunk_rows(probe: np.ndarray, chunk_size: int | None) -> int:
 
 
 def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.random.SeedSequence,
-           cfg: _Config, n_train: int, n_test: int, clock: list[float]) -> _Trained:
+           cfg: _Config, n_train: int, n_test: int, clock: list[float], *,
+           hedges: bool = True) -> _Trained:
+    """Fit, choose and rank on the training split. ``hedges=False`` for callers that use only the
+    best event (the pilot's projection, sequential_audit): the hedge rankings are then skipped."""
     streams = [_Stream(mechanism, d, j, ss, clock)
                for j, (d, ss) in enumerate(zip((data0, data1), seed_seq.spawn(2)))]
     probe_rows = min(PROBE_ROWS, max(1, n_train // 2))
@@ -764,7 +767,7 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
                                  selection_level=(DISCRETE_SELECTION_LEVEL if kind == "discrete"
                                                   else "penalised"))
     eps_best = eps_sweep.best(cfg.test_events)
-    if _hedged(cfg, kind) and eps_best:
+    if hedges and _hedged(cfg, kind) and eps_best:
         # The hedge events: the best event of two more rankings of the same selection split, one
         # less conservative (selection rates at one standard error, HEDGE_SELECTION_LEVEL) and
         # one more (the delta = 0 multiplicity penalty, SELECTION_PENALTY_EXPONENT), each
@@ -1256,7 +1259,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
             def pilot_audit(d0: Any, d1: Any) -> float:
                 j = len(projected)
                 pilot_seq = root.spawn(1)[0]
-                tr = _train(mechanism, d0, d1, pilot_seq, cfg, n_pilot, n_test, clock)
+                tr = _train(mechanism, d0, d1, pilot_seq, cfg, n_pilot, n_test, clock,
+                            hedges=False)
                 # The pilot's selection split stands in for the main run's: project its best event
                 # to the main test size exactly as the main run will rank events.
                 best = tr.eps_sweep_best[0].rank_value if tr.eps_sweep_best else -math.inf

@@ -135,7 +135,7 @@ def sequential_audit(mechanism: Callable[[Any, int, np.random.Generator], np.nda
     cfg = _Config(epsilon, delta, alpha, 1, "auto", statistic, None, check_statistics(statistics))
     budget = max_samples - train_samples
     tr = _train(mechanism, data0, data1, np.random.SeedSequence(seed).spawn(1)[0], cfg,
-                train_samples, budget, [0.0])
+                train_samples, budget, [0.0], hedges=False)  # one event is tested
     base = {"statistic": dict(tr.scorer_info), "max_samples": max_samples, "seed": seed,
             "claimed_epsilon": epsilon, "claimed_delta": delta, "alpha": alpha,
             "train_runs": train_samples}
