@@ -301,7 +301,8 @@ def _pigd_bracket(point: GridPoint, rel: Mapping[str, Any], where: str = "At the
                else f"undecided: it is violated iff the true epsilon exceeds {claimed:.6g}")
     head = ("PIGD accountant: a loss replaced at round tau moves x_{tau+1} by at most "
             "2L/(alpha (tau+2)) (strong convexity of both losses on the segment between the two "
-            "implicit steps; proved by SMT for every class and d), then each step contracts by "
+            "implicit steps, for every class and d; z3 checks that the bound follows from those "
+            "first-order facts), then each step contracts by "
             "t/(t+1); maximised over tau. " if where == "At the worst point" else "")
     return (f"{head}{where} ({format_parameters(point.parameters)}; accountant mu = "
             f"{point.evidence['accountant']['mu']:.6g}) the epsilon of the "
