@@ -138,6 +138,7 @@ class BinaryTreeExperts(ExpertsLearner):
         frozen = np.zeros(n_runs, dtype=bool)
         switch_rounds = np.zeros((n_runs, T), dtype=bool)
         x = np.zeros(n_runs, dtype=np.int64)
+        all_rows = np.arange(n_runs)
         for t in range(1, T + 1):
             start = need_new & ~frozen & (phases < p.max_phases)
             cand = np.flatnonzero(start)
@@ -163,14 +164,15 @@ class BinaryTreeExperts(ExpertsLearner):
             csum = np.zeros((n_runs, B))
             for level in range(levels):
                 csum += noisy[level]
-            csum = np.where(sets >= 0, csum, np.inf)
+            live = sets >= 0
+            csum = np.where(live, csum, np.inf)
             best = np.argmin(csum, axis=1)
-            best_set = sets[np.arange(n_runs), best]
+            best_set = sets[all_rows, best]
             x = np.where(best_set >= 0, best_set, x)
             out_by_round[t - 1] = x
-            need_new = ~(csum[np.arange(n_runs), best] <= p.threshold)  # the row minima
+            need_new = ~(csum[all_rows, best] <= p.threshold)  # the row minima
             # add this round's losses as a leaf of every live tree (p-sum update)
-            leaf_vals = np.where(sets >= 0, losses[t - 1][np.maximum(sets, 0)], 0.0)
+            leaf_vals = np.where(live, losses[t - 1][np.maximum(sets, 0)], 0.0)
             new = leaves + 1
             lvl = np.frexp((new & -new).astype(np.float64))[1] - 1   # exact: powers of two
             for level in range(levels):
