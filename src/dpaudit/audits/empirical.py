@@ -516,6 +516,8 @@ class AuditResult:
 
 #: Outcomes listed by name in the description of a discrete event (the count is always given).
 EVENT_OUTCOMES_SHOWN = 12
+#: Outcomes listed in the record's ``event_outcomes["outcomes"]``.
+EVENT_OUTCOMES_LISTED = 200
 
 
 def _event_outcomes(scorer: Any, best: "EvaluatedEvent | None") -> dict[str, Any] | None:
@@ -531,17 +533,19 @@ def _event_outcomes(scorer: Any, best: "EvaluatedEvent | None") -> dict[str, Any
                                                                           PooledEvent):
         return None
     inside = best.event.indicator(np.asarray(scorer.log_ratios, dtype=np.float64))
-    raw = np.asarray(scorer.keys)[inside]
-    keys = [k.item() if hasattr(k, "item") else k for k in raw]
-    if scorer.row_dtype is not None:  # rows: show the output each key stands for, not its bytes
-        keys = [scorer.format_key(k) for k in raw]
+    raw = np.asarray(scorer.keys)[inside][:EVENT_OUTCOMES_LISTED]
+    count = int(np.count_nonzero(inside))
+    # How a reader writes an outcome: the value (strings quoted) or the row it stands for; the
+    # record's list has scalar values unquoted (str) and rows as shown.
+    shown = [scorer.format_key(k) for k in raw]
+    listed = shown if scorer.row_dtype is not None else [
+        str(k.item() if hasattr(k, "item") else k) for k in raw]
     unseen = bool(best.event.indicator(np.zeros(1))[0])
-    shown = ", ".join(scorer.format_key(k) for k in raw[:EVENT_OUTCOMES_SHOWN])
-    more = f" and {len(keys) - EVENT_OUTCOMES_SHOWN} more" if len(keys) > EVENT_OUTCOMES_SHOWN else ""
-    text = (f"the set of {len(keys)} outcome{'s' if len(keys) != 1 else ''} {{{shown}{more}}}"
+    more = f" and {count - EVENT_OUTCOMES_SHOWN} more" if count > EVENT_OUTCOMES_SHOWN else ""
+    text = (f"the set of {count} outcome{'s' if count != 1 else ''} "
+            f"{{{', '.join(shown[:EVENT_OUTCOMES_SHOWN])}{more}}}"
             + (" plus every outcome not seen on the fit split" if unseen else ""))
-    return {"outcomes": [str(k) for k in keys[:200]], "count": len(keys),
-            "includes_unseen": unseen, "description": text}
+    return {"outcomes": listed, "count": count, "includes_unseen": unseen, "description": text}
 
 
 # ----------------------------------------------------------------------------------------------
