@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpaudit._rowwise import row_max_abs
 from dpaudit._validation import check_finite_array, check_positive
 
 __all__ = ["project_l2_ball", "project_box", "project_simplex", "clip_l2", "clip_scalar"]
@@ -52,10 +53,7 @@ def _project_rows_to_ball(y: np.ndarray, radius: float) -> np.ndarray:
     """
     d = y.shape[-1]
     cols = [y[..., k] for k in range(d)]
-    big = np.abs(cols[0])
-    tmp = np.empty_like(big)
-    for c in cols[1:]:
-        np.maximum(big, np.abs(c, out=tmp), out=big)
+    big = row_max_abs(y)  # exact in any order, so the same on either of its paths
     if not np.isfinite(big).all():
         raise ValueError("x must contain only finite values (no NaN or inf)")
     if d == 1:
@@ -63,7 +61,7 @@ def _project_rows_to_ball(y: np.ndarray, radius: float) -> np.ndarray:
         # the same, so the scaled norm big * sqrt(.) is exactly big = |y|: skip those steps.
         norm = big
     else:
-        norm = _scaled_norm(cols, big, tmp)
+        norm = _scaled_norm(cols, big, np.empty_like(big))
     scale = np.maximum(norm, radius, out=norm)
     np.divide(radius, scale, out=scale)
     out = np.empty(y.shape)
