@@ -523,3 +523,23 @@ def test_histogram_bins_of_a_lattice_statistic_have_no_empty_holes() -> None:
     assert hist.counts.sum() == a.size + b.size
     c = rng.normal(size=5_000)
     assert HistogramAccumulator.from_training(c, c + 0.1).edges.size == 41
+
+
+def test_a_pooled_event_is_drawn_with_both_tails_and_its_pooled_counts() -> None:
+    # A pooled mirrored pair has no single threshold: both of its lines are drawn, the legend
+    # gives its pooled counts (not per-input "on D / on D'" counts) and the caption says how to
+    # read it; a figure that shaded nothing would disagree with its table.
+    from dpaudit.reporting import plots
+
+    base = {"edges": [0.0, 1.0, 2.0, 3.0], "counts0": [5, 10, 1], "counts1": [1, 10, 5],
+            "threshold": None, "statistic": "s", "parameters": {"epsilon": 1}}
+    pooled = {**base, "event_tail": "pooled", "event_parts": [["lower", 1.0], ["upper", 2.0]],
+              "event": "pooled mirrored pair: [s <= 1 on data1 or s > 2 on data0] vs [...]",
+              "event_test_counts": {"count0": 6, "nobs0": 32, "count1": 10, "nobs1": 32}}
+    png, _ = plots._histogram(pooled)
+    assert png != plots._histogram(base)[0]  # something is drawn
+    label = plots._event_label(pooled, 1.0)
+    assert "10 of 32 (first bracket)" in label and "6 of 32 (second bracket)" in label
+    assert "on D" not in label
+    assert "pooled mirrored pair" in plots._histogram_caption({}, pooled)
+    assert "shaded side of the dashed line" in plots._histogram_caption({}, base)

@@ -449,6 +449,9 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
                 hist["event_outcomes"] = as_dict["event_outcomes"]["description"]
             hist["event"] = (chosen.get("event") or {}).get("description")
             hist["event_tail"] = (chosen.get("event") or {}).get("tail")
+            if hist["event_tail"] == "pooled":  # both tails of the pooled mirrored pair
+                hist["event_parts"] = [[e.get("tail"), e.get("threshold")]
+                                       for e in (chosen.get("event") or {}).get("events", [])]
             hist["event_test_counts"] = chosen.get("test")
             figures["histogram"] = hist
         if wplan.curve is not None:

@@ -113,12 +113,20 @@ def _finite_pairs(xs: Sequence[float | None], ys: Sequence[float | None]) -> tup
 
 def _event_label(spec: Mapping[str, Any], threshold: float) -> str:
     tail = spec.get("event_tail")
-    op = "<=" if tail == "lower" else ">"
-    text = f"chosen event: statistic {op} {threshold:.4g}"
+    if tail == "pooled":
+        text = "chosen event:\n  " + "\n    ".join(textwrap.wrap(str(spec.get("event") or ""), 48))
+    else:
+        op = "<=" if tail == "lower" else ">"
+        text = f"chosen event: statistic {op} {threshold:.4g}"
     if spec.get("event_outcomes"):
         text += "\n  = " + "\n    ".join(textwrap.wrap(str(spec["event_outcomes"]), 48))
     counts = spec.get("event_test_counts")
-    if isinstance(counts, Mapping) and counts.get("nobs0"):
+    if isinstance(counts, Mapping) and counts.get("nobs0") and tail == "pooled":
+        # Pooled counts are over the runs of both inputs (count1: the first bracket).
+        text += (f"\n  in the event (test split, pooled):\n    {counts.get('count1')} of "
+                 f"{counts.get('nobs1')} (first bracket),\n    {counts.get('count0')} of "
+                 f"{counts.get('nobs0')} (second bracket)")
+    elif isinstance(counts, Mapping) and counts.get("nobs0"):
         text += (f"\n  in the event (test split):\n    {counts.get('count0')} of {counts.get('nobs0')} "
                  f"on D,\n    {counts.get('count1')} of {counts.get('nobs1')} on D'")
     return text
@@ -129,7 +137,8 @@ def histogram_png(spec: Mapping[str, Any]) -> bytes:
 
     ``spec``: ``{"edges": [n+1], "counts0": [n], "counts1": [n], "threshold": float | None,
     "statistic": str, "parameters": {...}}``; optional ``"event_tail"`` (``"upper"``: the event
-    is statistic > threshold, ``"lower"``: <=), ``"event_test_counts"`` (``count0/nobs0/count1/
+    is statistic > threshold, ``"lower"``: <=; ``"pooled"``: a pooled mirrored pair whose two
+    ``[tail, threshold]`` parts are in ``"event_parts"``, both drawn), ``"event_test_counts"`` (``count0/nobs0/count1/
     nobs1`` of the event on the test split) and ``"labels"`` (two legend labels).
     """
     return _histogram(spec)[0]
@@ -151,16 +160,19 @@ def _histogram(spec: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
     if positive and max(positive) / min(positive) > 1e3:
         ax.set_yscale("log")
     threshold = as_float(spec.get("threshold"))
-    if threshold is not None and math.isfinite(threshold):
+    parts = [(tail, as_float(t)) for tail, t in spec.get("event_parts") or []]
+    if spec.get("event_tail") != "pooled":
+        parts = [(spec.get("event_tail"), threshold)]
+    for k, (tail, t) in enumerate(parts):
+        if t is None or not math.isfinite(t):
+            continue
         lo, hi = edges[0], edges[-1]
-        if spec.get("event_tail") == "lower":
-            span = (lo, min(max(threshold, lo), hi))
-        else:
-            span = (max(min(threshold, hi), lo), hi)
+        span = (lo, min(max(t, lo), hi)) if tail == "lower" else (max(min(t, hi), lo), hi)
         if span[1] > span[0]:
             ax.axvspan(span[0], span[1], color=_RED, alpha=0.08, linewidth=0)
-        ax.axvline(threshold, color=_RED, linestyle="--", linewidth=1.4,
-                   label=_event_label(spec, threshold))
+        # One legend entry for the event (a pooled pair's two lines share it).
+        ax.axvline(t, color=_RED, linestyle="--", linewidth=1.4,
+                   label=_event_label(spec, t) if k == 0 else None)
     ax.set_xlabel("\n".join(textwrap.wrap(str(spec.get("statistic") or "audit statistic"), 80)))
     ax.set_ylabel("count (test split)")
     params = spec.get("parameters")
@@ -532,9 +544,13 @@ def _histogram_caption(record: Mapping[str, Any], spec: Mapping[str, Any]) -> st
              f"the worst point ({format_parameters(worst)}) had no empirical test, so its "
              "histogram does not exist")
     return (f"The audit statistic ({spec.get('statistic') or 'audit statistic'}) on the test "
-            f"split for both neighbouring inputs, {where}. The shaded side of the dashed line is "
-            "the chosen event, with its counts on each input; its probabilities give the "
-            "empirical lower bound.")
+            f"split for both neighbouring inputs, {where}. "
+            + ("The chosen event is a pooled mirrored pair: the shaded region beyond one dashed "
+               "line counted on one input together with the region beyond the other counted on "
+               "the other input (see the legend); its pooled counts give the empirical lower "
+               "bound." if spec.get("event_tail") == "pooled" else
+               "The shaded side of the dashed line is the chosen event, with its counts on each "
+               "input; its probabilities give the empirical lower bound."))
 
 
 def _curve_caption(spec: Mapping[str, Any]) -> str:
