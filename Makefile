@@ -13,10 +13,10 @@ export OPENBLAS_NUM_THREADS ?= 1
 
 .PHONY: audit test reports utility campaign smt bench check-html clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 ## Main job: audit every bundled published claim (quick budget) and write reports to $(OUT).
