@@ -61,8 +61,8 @@ import numpy as np
 from scipy import stats
 
 import dpaudit
-from dpaudit.audits.accounting import gaussian_epsilon
-from dpaudit.audits.pair_search import statdp_patterns
+from dpaudit.formal.accounting import gaussian_epsilon
+from dpaudit.blackbox.pair_search import statdp_patterns
 from dpaudit.mechanisms import (ExponentialMechanism, GaussianMechanism, L2LaplaceMechanism,
                                 LaplaceMechanism, NodeNoise, SparseVectorMechanism,
                                 TreeAggregationMechanism, analytic_sigma)

@@ -90,7 +90,7 @@ def _strip(record: Any) -> Any:
 
 def dask_overhead(samples: int, workers: int) -> None:
     import dpaudit
-    from dpaudit.audits.execution import open_executor
+    from dpaudit.execution.executors import open_executor
     from dpaudit.mechanisms.laplace import LaplaceMechanism
 
     mech = LaplaceMechanism(1.0, 1.0)

@@ -26,9 +26,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_detection as bd  # noqa: E402
 
-from dpaudit.audits.confidence import (Bonferroni, log_ratio_lower_bound,  # noqa: E402
+from dpaudit.blackbox.confidence import (Bonferroni, log_ratio_lower_bound,  # noqa: E402
                                        proportion_bound)
-from dpaudit.audits.statistics import projected_log_ratio  # noqa: E402
+from dpaudit.blackbox.statistics import projected_log_ratio  # noqa: E402
 
 A = Bonferroni(0.05).per_interval_alpha
 

@@ -19,7 +19,7 @@ import os
 import time
 from pathlib import Path
 
-from dpaudit.audits.symbolic import DEFAULT_TIMEOUT_S, SOLVER, check_lemma, statement_base
+from dpaudit.formal.smt import DEFAULT_TIMEOUT_S, SOLVER, check_lemma, statement_base
 from dpaudit.papers.afkt23 import smt_lemmas as afkt
 from dpaudit.papers.jkt12 import smt_lemmas as jkt
 from dpaudit.papers.pfcoco import smt_lemmas as pfcoco

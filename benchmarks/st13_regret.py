@@ -14,7 +14,7 @@ own stream (the tree's noise scale depends on T), shared by every learner at tha
 ``sum_t f_t(w_t) - min_{||w|| <= 1} sum_t f_t(w)`` (the comparator is computed exactly: a quadratic
 over a ball), averaged over ``--runs`` independent runs (standard error reported).
 
-Writes JSON (``figures["regret"]`` convention of :mod:`dpaudit.audits.claim_audit`: ``{"T": [...],
+Writes JSON (``figures["regret"]`` convention of :mod:`dpaudit.claims.record`: ``{"T": [...],
 "series": {name: [...]}, "ylabel": str}``) and prints a table.
 
 Usage::

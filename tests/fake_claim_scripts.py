@@ -10,8 +10,8 @@ from __future__ import annotations
 _TEMPLATE = '''
 import sys, time
 from dpaudit import cli
-from dpaudit.audits import registry
-from dpaudit.audits.claim_audit import ClaimAudit, GridPoint
+from dpaudit.claims import registry
+from dpaudit.claims.record import ClaimAudit, GridPoint
 from dpaudit.claims import PrivacyClaim, Provenance
 
 def make(cid, seconds):

@@ -32,7 +32,8 @@ def strip_timings(obj: Any) -> Any:
 
 def canonical_record(claim_id: str) -> str:
     """The audit of ``claim_id`` as canonical JSON text (sorted keys, timings stripped)."""
-    from dpaudit.audits.registry import BUDGETS, AuditContext, get
+    from dpaudit.claims.context import BUDGETS, AuditContext
+    from dpaudit.claims.registry import get
 
     result = get(claim_id).audit(AuditContext(BUDGETS[BUDGET], SEED, ALPHA))
     # Round-trip through json first so that tuples and lists, numpy scalars and floats are
@@ -46,7 +47,7 @@ def golden_path(claim_id: str) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    from dpaudit.audits.registry import all_claims
+    from dpaudit.claims.registry import all_claims
 
     if argv[:1] == ["--print"]:  # one record to stdout (what the test compares)
         sys.stdout.write(canonical_record(argv[1]))

@@ -16,7 +16,7 @@ from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from scipy import integrate, optimize, special, stats
 
-from dpaudit.audits.accounting import (
+from dpaudit.formal.accounting import (
     DEFAULT_VALUE_DISCRETIZATION_INTERVAL as H,
     EpsilonDeltaDpEvent,
     GuardedAccountant,

@@ -233,7 +233,7 @@ def test_claims_are_exactly_the_issue_ids():
 
 
 def test_accountant_formulas():
-    from dpaudit.audits.accounting import gaussian_epsilon
+    from dpaudit.formal.accounting import gaussian_epsilon
     from dpaudit.learners.dp_ftrl import dp_ftrl_parameters
     from dpaudit.learners.sparse_vector_experts import algorithm2_parameters
     from dpaudit.papers.afkt23.exact import alg2_accountant, dp_ftrl_accountant, max_selections

@@ -21,8 +21,9 @@ from typing import Any, Callable, Mapping
 
 import pytest
 
-from dpaudit.audits.claim_driver import LemmaOutcome, PointPlan, run_claim
-from dpaudit.audits.registry import BUDGETS, AuditContext
+from dpaudit.claims.evidence import LemmaOutcome
+from dpaudit.claims.driver import PointPlan, run_claim
+from dpaudit.claims.context import BUDGETS, AuditContext
 from dpaudit.learners.dp_ftrl import DpFtrl
 from dpaudit.learners.potential_experts import PotentialExperts
 from dpaudit.mechanisms.sparse_vector import SparseVectorMechanism

@@ -5,8 +5,10 @@ import math
 
 import pytest
 
-from dpaudit.audits.claim_audit import ClaimAudit, GridPoint, LemmaCheck, decide_verdict
-from dpaudit.audits.registry import BUDGETS, AuditContext
+from dpaudit.claims.record import ClaimAudit
+from dpaudit.claims.evidence import GridPoint, LemmaCheck
+from dpaudit.claims.verdict import decide_verdict
+from dpaudit.claims.context import BUDGETS, AuditContext
 from dpaudit.claims import PrivacyClaim, Provenance
 
 CLAIM = PrivacyClaim("paper-v1/alg", 1.0, 1e-5, Provenance("p.txt", "v1", "Theorem 1"))

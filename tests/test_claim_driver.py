@@ -15,10 +15,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pytest
 
-from dpaudit.audits.claim_audit import LemmaCheck
-from dpaudit.audits.claim_driver import (MIRONOV_CAVEAT, AddedPoints, ClaimRun, EmpiricalPlan,
-                                         LemmaOutcome, PointPlan, Skip, run_claim)
-from dpaudit.audits.registry import AuditContext, Budget
+from dpaudit.claims.evidence import LemmaCheck
+from dpaudit.claims.driver import MIRONOV_CAVEAT, AddedPoints, ClaimRun, EmpiricalPlan, PointPlan, Skip, run_claim
+from dpaudit.claims.evidence import LemmaOutcome
+from dpaudit.claims.context import AuditContext, Budget
 from dpaudit.claims import PrivacyClaim, Provenance, SensitivityLemma
 
 TINY = Budget("tiny", samples=20_000, sensitivity_examples=10, grid="coarse", max_T=8)

@@ -23,9 +23,11 @@ from pathlib import Path
 import pytest
 
 from dpaudit import cli
-from dpaudit.audits import registry
-from dpaudit.audits.claim_audit import ClaimAudit, GridPoint
-from dpaudit.audits.empirical import audit as empirical_audit
+from dpaudit.cli import listing, runner
+from dpaudit.claims import registry
+from dpaudit.claims.record import ClaimAudit
+from dpaudit.claims.evidence import GridPoint
+from dpaudit.blackbox.empirical_audit import audit as empirical_audit
 from dpaudit.claims import PrivacyClaim, Provenance
 from fake_claim_scripts import fake_claims_script
 
@@ -189,27 +191,27 @@ def test_resume_never_reuses_results_of_other_code_or_version(tmp_path, calls, c
                                                               monkeypatch) -> None:
     run(capsys, *quick(tmp_path, HOLDS))
     saved = json.loads((tmp_path / f"{HOLDS}.json").read_text())
-    assert saved["audit_code_sha256"] == cli.audit_code_hash(HOLDS)
-    assert saved["dpaudit_version"] == cli.__version__
+    assert saved["audit_code_sha256"] == runner.audit_code_hash(HOLDS)
+    assert saved["dpaudit_version"] == runner.__version__
     run(capsys, *quick(tmp_path, HOLDS))
     assert calls[HOLDS] == 1  # same code, same settings: resumed
     # The audit code changed (a paper's folder or the engine): the saved result is stale.
-    monkeypatch.setattr(cli, "audit_code_hash", lambda claim_id: "0" * 64)
+    monkeypatch.setattr(runner, "audit_code_hash", lambda claim_id: "0" * 64)
     run(capsys, *quick(tmp_path, HOLDS))
     assert calls[HOLDS] == 2
     assert json.loads((tmp_path / f"{HOLDS}.json").read_text())["audit_code_sha256"] == "0" * 64
     # Another dpaudit version: stale too.
-    monkeypatch.setattr(cli, "__version__", "0.0.0-other")
+    monkeypatch.setattr(runner, "__version__", "0.0.0-other")
     run(capsys, *quick(tmp_path, HOLDS))
     assert calls[HOLDS] == 3
 
 
 def test_audit_code_hash_covers_the_papers_folder_and_the_engine(calls) -> None:
-    import dpaudit.cli as module
-    digest = module.audit_code_hash(HOLDS)
-    assert re.fullmatch(r"[0-9a-f]{64}", digest) and digest == module.audit_code_hash(HOLDS)
+    digest = runner.audit_code_hash(HOLDS)
+    assert re.fullmatch(r"[0-9a-f]{64}", digest) and digest == runner.audit_code_hash(HOLDS)
     # The fake claims live in tests/, not in a paper folder: the hash still covers the engine.
-    assert set(module._ENGINE_SOURCES) >= {"audits", "mechanisms", "learners"}
+    assert set(runner._ENGINE_SOURCES) >= {"blackbox", "formal", "claims", "execution",
+                                           "mechanisms", "learners"}
 
 
 def test_ctrl_c_keeps_finished_claims_and_a_rerun_resumes(tmp_path, calls, capsys,
@@ -313,7 +315,7 @@ def test_progress_bars_on_a_terminal(tmp_path, calls, capsys, monkeypatch) -> No
     assert "claims:" in text and "\r" in text  # tqdm bars: one for all claims, one per claim
     assert f"\r{HOLDS}:" in text and "[2/2]" in text
     # The per-claim bar follows the audit's own progress callback (AuditContext.progress).
-    progress = cli._Progress(1, quiet=False, stream=term)
+    progress = runner._Progress(1, quiet=False, stream=term)
     update = progress.claim_progress(HOLDS)
     update(2, 3, "epsilon=1")
     assert (progress.inner.n, progress.inner.total) == (2, 3)
@@ -417,7 +419,7 @@ def test_catalogue_lists_concrete_classes_and_survives_broken_modules(tmp_path,
     from dpaudit.mechanisms.base import Mechanism
 
     problems: list[str] = []
-    found = cli._concrete_classes("fakepkg", Mechanism, problems)
+    found = listing._concrete_classes("fakepkg", Mechanism, problems)
     assert found == [{"name": "concrete", "class": "fakepkg.good.Concrete",
                       "summary": "A concrete mechanism."}]
     assert problems == ["could not import fakepkg.broken (ModuleNotFoundError: No module named "

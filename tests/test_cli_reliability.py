@@ -21,8 +21,9 @@ import numpy as np
 import pytest
 
 from dpaudit import cli
-from dpaudit.audits import registry
-from dpaudit.audits.claim_audit import ClaimAudit, GridPoint
+from dpaudit.claims import registry
+from dpaudit.claims.record import ClaimAudit
+from dpaudit.claims.evidence import GridPoint
 from dpaudit.claims import PrivacyClaim, Provenance
 from dpaudit.reporting.schema import load_schema, schema_errors
 from dpaudit.reporting.writer import MANIFEST_NAME, claim_record
@@ -183,8 +184,8 @@ def test_golden_records_match_the_claim_schema() -> None:
 SCRIPT = '''
 import sys, time
 from dpaudit import cli
-from dpaudit.audits import registry
-from dpaudit.audits.claim_audit import ClaimAudit, GridPoint
+from dpaudit.claims import registry
+from dpaudit.claims.record import ClaimAudit, GridPoint
 from dpaudit.claims import PrivacyClaim, Provenance
 
 def make(cid, seconds, exact):

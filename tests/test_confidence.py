@@ -1,4 +1,4 @@
-"""Exact confidence bounds and the privacy lower bounds built on them (dpaudit.audits.confidence).
+"""Exact confidence bounds and the privacy lower bounds built on them (dpaudit.blackbox.confidence).
 
 The coverage tests are exact: they sum binomial probabilities over every possible count instead of
 simulating, so they have no statistical error and check the stated level itself.
@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from dpaudit.audits.confidence import (Bonferroni, clopper_pearson_lower, clopper_pearson_upper,
+from dpaudit.blackbox.confidence import (Bonferroni, clopper_pearson_lower, clopper_pearson_upper,
                                        epsilon_lower_bound, gdp_mu_lower_bound,
                                        log_ratio_lower_bound, proportion_bound, wilson_lower,
                                        wilson_upper)

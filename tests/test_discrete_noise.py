@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audits.empirical import audit
+from dpaudit.blackbox.empirical_audit import audit
 from dpaudit.mechanisms.discrete import (bernoulli_exp_neg, discrete_gaussian_delta,
                                          discrete_gaussian_pmf, discrete_gaussian_sigma_for,
                                          discrete_laplace_pmf, sample_discrete_gaussian,

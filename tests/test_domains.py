@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaudit.audits.strategies import domains, points
+from dpaudit.formal.strategies import domains, points
 from dpaudit.learners.domains import Ball, Box, Simplex
 
 SETTINGS = settings(max_examples=100, deadline=None, derandomize=True, database=None)

@@ -22,10 +22,11 @@ import pytest
 from scipy import optimize, special, stats
 
 import dpaudit
-from dpaudit.audits.confidence import Bonferroni, clopper_pearson_lower, clopper_pearson_upper
-from dpaudit.audits.confidence import epsilon_lower_bound as bound_from_counts
-from dpaudit.audits.empirical import (MIN_PILOT_SAMPLES, PILOT_FRACTION, AuditResult, audit)
-from dpaudit.audits.statistics import (LikelihoodRatioFitter, LinearDiscriminantFitter,
+from dpaudit.blackbox.confidence import Bonferroni, clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.blackbox.confidence import epsilon_lower_bound as bound_from_counts
+from dpaudit.blackbox.empirical_audit import MIN_PILOT_SAMPLES, PILOT_FRACTION, audit
+from dpaudit.blackbox.result import AuditResult
+from dpaudit.blackbox.statistics import (LikelihoodRatioFitter, LinearDiscriminantFitter,
                                        ThresholdEvent, ThresholdSweep, UserScorer,
                                        sweep_thresholds)
 from dpaudit.mechanisms.exponential import ExponentialMechanism
@@ -811,8 +812,8 @@ def test_pooled_mirrored_events_false_alarm_rate_matches_exact_calculation(
     # them.
     from scipy import signal
 
-    from dpaudit.audits import empirical
-    from dpaudit.audits.statistics import PooledEvent
+    from dpaudit.blackbox import empirical_audit as empirical
+    from dpaudit.blackbox.statistics import PooledEvent
 
     monkeypatch.setattr(empirical, "HEDGE_RANKINGS", ())
     eps, delta, alpha, samples, reps = 1.0, 0.05, 0.3, 2_000, 300
@@ -872,7 +873,7 @@ def _poisoned_gaussian_audits() -> tuple[AuditResult, AuditResult, AuditResult]:
     """Gaussian (1, 1e-5) audited three times with the same seed: clean; with every test-split
     output shifted (+7 sigma on data1, -7 on data0); and with the shift starting 200 runs before
     the end of training (the control). Shared by the no-peek tests of pooled and hedge events."""
-    from dpaudit.audits.empirical import _split_sizes
+    from dpaudit.blackbox.empirical_audit import _split_sizes
 
     sigma = 1 / _MU_1E5
     inner = gaussian(sigma)
@@ -903,7 +904,7 @@ def test_pooled_event_choice_never_peeks_at_the_test_split() -> None:
     # The chosen pooled pair and its selection counts must be the same whether or not every
     # test-split output is poisoned; the test counts must change (the poison is live); poisoning
     # from 200 runs before the end of training must change the choice (control).
-    from dpaudit.audits.statistics import PooledEvent
+    from dpaudit.blackbox.statistics import PooledEvent
 
     clean, test, train = _poisoned_gaussian_audits()
     assert isinstance(clean.event.event, PooledEvent)
@@ -967,7 +968,7 @@ def test_hedge_events_false_alarm_rate_matches_exact_calculation() -> None:
     # expected alarms; every event at alpha (no Bonferroni split) would give at least 48.0,
     # which fails the upper-tail check (> 1e-3 needs at most about 42 alarms) with probability
     # about 0.8.
-    from dpaudit.audits.statistics import PooledEvent
+    from dpaudit.blackbox.statistics import PooledEvent
 
     delta, alpha, samples, reps = 0.01, 0.43, 2_000, 600
     mech, laws, eps = _tight_discretised_gaussian(delta)
@@ -1131,7 +1132,7 @@ def test_discrete_event_choice_never_peeks_at_the_test_split() -> None:
     # or not every test-split output is replaced by outcome 0 on data0 and outcome 5 on data1
     # (a huge fake ratio); the test counts must change (the poison is live); poisoning from 300
     # runs before the end of training must change the choice (control).
-    from dpaudit.audits.empirical import _split_sizes
+    from dpaudit.blackbox.empirical_audit import _split_sizes
 
     p0 = first_above_probabilities(np.r_[np.zeros(5), np.ones(5)], 0.5, 2.0, 4.0)
     p1 = first_above_probabilities(np.r_[np.ones(5), np.zeros(5)], 0.5, 2.0, 4.0)
@@ -1169,8 +1170,8 @@ def test_discrete_selection_level_is_one_over_candidates() -> None:
     # statistics.DISCRETE_SELECTION_LEVEL: with selection_level="one-lucky" every candidate's
     # selection rates are bounded at level 1 / C (C = 4 x thresholds), then projected to the test
     # size at alpha; checked against the two Wilson stages written out.
-    from dpaudit.audits.confidence import wilson_lower, wilson_upper
-    from dpaudit.audits.statistics import sweep_thresholds
+    from dpaudit.blackbox.confidence import wilson_lower, wilson_upper
+    from dpaudit.blackbox.statistics import sweep_thresholds
 
     rng = np.random.default_rng(5)
     s0 = rng.integers(0, 6, size=4_000).astype(float)

@@ -18,9 +18,9 @@ import pytest
 
 import dpaudit
 from dpaudit import cli
-from dpaudit.audits import execution
-from dpaudit.audits.empirical import MAX_TRAIN_SAMPLES, _split_sizes
-from dpaudit.audits.execution import (ExecutionError, LocalExecutor, ProcessExecutor,
+from dpaudit.execution import executors as execution
+from dpaudit.blackbox.empirical_audit import MAX_TRAIN_SAMPLES, _split_sizes
+from dpaudit.execution.executors import (ExecutionError, LocalExecutor, ProcessExecutor,
                                       check_executor, open_executor)
 from dpaudit.mechanisms.laplace import LaplaceMechanism
 
@@ -155,7 +155,7 @@ def test_the_local_cluster_started_here_leaves_malloc_trim_unset(monkeypatch) ->
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     with open_executor("dask", workers=1) as ex:
         trim = ex.client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_")
-        imported = ex.client.run(lambda: "dpaudit.audits.empirical" in sys.modules)
+        imported = ex.client.run(lambda: "dpaudit.blackbox.empirical_audit" in sys.modules)
         cluster = ex._cluster
     assert list(trim.values()) == [None]
     assert list(imported.values()) == [True]
@@ -173,8 +173,9 @@ def test_unreachable_scheduler_is_a_clear_error(monkeypatch) -> None:
 def _fake_claims() -> list[str]:
     """Two claims registered at run time (unknown to a fresh worker interpreter, so they travel
     to the Dask workers by cloudpickle), each with one real empirical test inside."""
-    from dpaudit.audits import registry
-    from dpaudit.audits.claim_audit import ClaimAudit, GridPoint
+    from dpaudit.claims import registry
+    from dpaudit.claims.record import ClaimAudit
+    from dpaudit.claims.evidence import GridPoint
     from dpaudit.claims import PrivacyClaim, Provenance
 
     ids = []
@@ -194,7 +195,7 @@ def _fake_claims() -> list[str]:
 
 
 def test_cli_claims_on_dask_give_the_same_reports(cluster, tmp_path, capsys) -> None:
-    from dpaudit.audits import registry
+    from dpaudit.claims import registry
 
     ids = _fake_claims()
     try:

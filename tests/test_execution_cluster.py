@@ -195,7 +195,7 @@ def test_every_bundled_claim_on_the_cluster_reproduces_its_golden_record(cluster
     # in any order. Same seed, budget and alpha: the same records (timings aside).
     from golden_audits import ALPHA, BUDGET, SEED, golden_path
 
-    from dpaudit.audits.registry import all_claims
+    from dpaudit.claims.registry import all_claims
 
     out = tmp_path / "reports"
     code = cli.main(["audit-claims", "--all", "--budget", BUDGET, "--seed", str(SEED),

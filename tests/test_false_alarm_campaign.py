@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from dpaudit.audits.empirical import audit
+from dpaudit.blackbox.empirical_audit import audit
 from dpaudit.mechanisms.discrete import discrete_gaussian_sigma_for
 from dpaudit.mechanisms.exponential import ExponentialMechanism
 from dpaudit.mechanisms.gaussian import GaussianMechanism

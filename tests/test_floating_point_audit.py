@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpaudit.audits.floating_point import (audit_float_laplace, numpy_laplace, output_probability,
+from dpaudit.formal.floating_point import (audit_float_laplace, numpy_laplace, output_probability,
                                            textbook_laplace)
 
 

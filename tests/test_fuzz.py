@@ -21,10 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpaudit import cli
-from dpaudit.audits import registry
-from dpaudit.audits.claim_audit import ClaimAudit, GridPoint
-from dpaudit.audits.empirical import audit
-from dpaudit.audits.floating_point import audit_float_laplace
+from dpaudit.claims import registry
+from dpaudit.claims.record import ClaimAudit
+from dpaudit.claims.evidence import GridPoint
+from dpaudit.blackbox.empirical_audit import audit
+from dpaudit.formal.floating_point import audit_float_laplace
 from dpaudit.claims import PrivacyClaim, Provenance
 from dpaudit.mechanisms.exponential import ExponentialMechanism
 from dpaudit.mechanisms.gaussian import GaussianMechanism, classical_sigma

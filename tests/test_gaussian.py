@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from dpaudit.audits.accounting import gaussian_delta
+from dpaudit.formal.accounting import gaussian_delta
 from dpaudit.mechanisms.gaussian import (
     GaussianMechanism,
     analytic_sigma,

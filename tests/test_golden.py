@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dpaudit.audits.registry import all_claims
+from dpaudit.claims.registry import all_claims
 from golden_audits import golden_path
 
 CLAIM_IDS = [rc.claim.id for rc in all_claims()]

@@ -14,10 +14,10 @@ from scipy import integrate, optimize, stats
 from types import SimpleNamespace
 
 from dpaudit.papers.jkt12 import audit, exact, models, pairs, regime
-from dpaudit.audits import registry
-from dpaudit.audits.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
+from dpaudit.claims import registry
+from dpaudit.formal.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
 from dpaudit.papers.jkt12.exact import release_epsilon, release_epsilon_curve
-from dpaudit.audits.registry import AuditContext, Budget
+from dpaudit.claims.context import AuditContext, Budget
 from dpaudit.learners.domains import Box
 from dpaudit.learners.giga import GIGA
 from dpaudit.learners.igd import IGD
@@ -176,7 +176,7 @@ def test_colt_pigd_worst_point_is_decided_by_the_tight_accountant():
     assert ex.lower <= ex.upper <= acc < eps_c
     assert acc == pytest.approx(2946.6, abs=0.1)
     # dp-accounting's PLD of the same Gaussian agrees with the closed form (grid 0.1).
-    from dpaudit.audits.accounting import gaussian_epsilon_pld
+    from dpaudit.formal.accounting import gaussian_epsilon_pld
     assert gaussian_epsilon_pld(model.accountant_mu, dl_c, value_discretization_interval=0.1) \
         == pytest.approx(acc, abs=2.0)
 
@@ -554,7 +554,7 @@ def test_igd_segment_lemma_is_proved_and_tight():
     # proved, and not vacuously: the same facts admit r = 2L/(alpha (t+2)) exactly.
     import z3
 
-    from dpaudit.audits.symbolic import check_lemma
+    from dpaudit.formal.smt import check_lemma
     from dpaudit.papers.jkt12.smt_lemmas import igd_segment_lemma
 
     lem = igd_segment_lemma()

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audits.accounting import epsilon_of_event
+from dpaudit.formal.accounting import epsilon_of_event
 from dpaudit.claims import NeighbourRelation
 from dpaudit.mechanisms.laplace import LaplaceMechanism, sample_laplace
 

@@ -1,4 +1,4 @@
-"""The learned statistics of issue 15 (dpaudit.audits.learned_statistics): held-out discipline,
+"""The learned statistics of issue 15 (dpaudit.blackbox.learned_statistics): held-out discipline,
 exact false-alarm levels, and the bug classes they are for.
 
 Margins. Fixed seeds throughout. False-alarm rates are compared with exact probabilities by a
@@ -16,15 +16,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audits.confidence import clopper_pearson_lower, clopper_pearson_upper
-from dpaudit.audits.empirical import audit
-from dpaudit.audits.learned_statistics import (STATISTIC_NAMES, BinnedRatioScorer,
-                                               HistogramRatioFitter, LocationShiftFitter,
-                                               LocationShiftScorer, NaiveBayesFitter,
-                                               NaiveBayesScorer, SequenceFeatures,
-                                               check_statistics)
-import dpaudit.audits.empirical as emp
-from dpaudit.audits.empirical import _split_sizes
+from dpaudit.blackbox.confidence import clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.blackbox.empirical_audit import audit
+from dpaudit.blackbox.learned_statistics import STATISTIC_NAMES, check_statistics
+from dpaudit.blackbox.fitters_binned import BinnedRatioScorer, HistogramRatioFitter, NaiveBayesFitter, NaiveBayesScorer
+from dpaudit.blackbox.fitters_location import LocationShiftFitter, LocationShiftScorer
+from dpaudit.blackbox.fitters_classifier import SequenceFeatures
+import dpaudit.blackbox.empirical_audit as emp
+from dpaudit.blackbox.empirical_audit import _split_sizes
 
 
 def _interval_ends(n: int, a: float) -> tuple[np.ndarray, np.ndarray]:
@@ -546,14 +545,14 @@ def test_false_alarm_campaign_learned_statistics(name: str) -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Pattern-conditional histogram ratio (dpaudit.audits.pattern_statistics)
+# Pattern-conditional histogram ratio (dpaudit.blackbox.pattern_statistics)
 # ----------------------------------------------------------------------------------------------
 
 def test_pattern_histogram_ratio_matches_hand_computation() -> None:
     # Rows [v, -1] ("pattern A": coordinate 1 is the atom -1) or [-1, v] ("pattern B"). The
     # score of a row is ln of the smoothed pattern ratio plus ln of the smoothed ratio of v's bin
     # among that pattern's values of the coordinate, both computed here by hand from the counts.
-    from dpaudit.audits.pattern_statistics import PatternHistogramFitter
+    from dpaudit.blackbox.pattern_statistics import PatternHistogramFitter
 
     rng = np.random.default_rng(11)
 
@@ -629,7 +628,7 @@ def test_the_choice_does_not_depend_on_the_order_statistics_are_named(mech, d0, 
 
 
 def test_the_classical_statistic_leads_the_family_whatever_the_order_given() -> None:
-    from dpaudit.audits.learned_statistics import candidates_for
+    from dpaudit.blackbox.learned_statistics import candidates_for
 
     assert [c.name for c in candidates_for(1, ["histogram", "identity"])] == ["identity",
                                                                               "histogram"]

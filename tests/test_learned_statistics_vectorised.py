@@ -12,9 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpaudit.audits.learned_statistics import (ATOM_FRACTION, LOCATION_MIN_CONTINUOUS, NB_BINS,
-                                               LocationShiftFitter, NaiveBayesFitter, _Binning,
-                                               _g_test, _screen)
+from dpaudit.blackbox.fitters_binned import ATOM_FRACTION, NB_BINS, NaiveBayesFitter, _Binning, _g_test, _screen
+from dpaudit.blackbox.fitters_location import LOCATION_MIN_CONTINUOUS, LocationShiftFitter
 
 
 def _awkward(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:

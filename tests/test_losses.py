@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaudit.audits.strategies import loss_classes, losses, points
+from dpaudit.formal.strategies import loss_classes, losses, points
 from dpaudit.learners.domains import Ball, Box, Simplex
 from dpaudit.learners.losses import HingeLoss, LinearLoss, LogisticLoss, LossClass, SquaredLoss
 

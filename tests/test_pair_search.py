@@ -1,4 +1,4 @@
-"""Black-box pair search from a Hypothesis strategy (dpaudit.audits.pair_search, issue 15).
+"""Black-box pair search from a Hypothesis strategy (dpaudit.blackbox.pair_search, issue 15).
 
 Margins: fixed seeds. The detection checks compare a pair that leaks epsilon 5 (or more) with a
 default pair that leaks at most 1, far beyond seed noise; bounds are also checked against the true
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from dpaudit.audits.empirical import audit
-from dpaudit.audits.pair_search import search_pairs, statdp_patterns
+from dpaudit.blackbox.empirical_audit import audit
+from dpaudit.blackbox.pair_search import search_pairs, statdp_patterns
 
 
 def test_statdp_patterns_are_the_published_ones_in_both_orders() -> None:

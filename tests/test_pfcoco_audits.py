@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dpaudit.audits.accounting import gaussian_epsilon, gaussian_epsilon_pld
-from dpaudit.audits.registry import BUDGETS
+from dpaudit.formal.accounting import gaussian_epsilon, gaussian_epsilon_pld
+from dpaudit.claims.context import BUDGETS
 from dpaudit.claims import Release, WindowBoundary, WindowScope
 from dpaudit.learners.domains import Ball
 from dpaudit.mechanisms.tree_aggregation import NodeNoise
@@ -459,7 +459,8 @@ def test_no_inversion_on_correct_mechanisms(cid, prm):
 
 
 def test_claims_are_registered_and_run_through_the_claim_driver():
-    from dpaudit.audits.registry import AuditContext, all_claims, get
+    from dpaudit.claims.context import AuditContext
+    from dpaudit.claims.registry import all_claims, get
 
     ids = {rc.claim.id for rc in all_claims()}
     assert {c.id for c in PFCOCO_CLAIMS} <= ids

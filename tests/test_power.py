@@ -1,4 +1,4 @@
-"""The power statement attached to "not violated" results (dpaudit.audits.power, issue 15).
+"""The power statement attached to "not violated" results (dpaudit.blackbox.power, issue 15).
 
 Margins: Monte Carlo comparisons use fixed seeds and 5 standard errors; the detection-rate check
 uses an exact binomial test at 1e-3 (a correct implementation fails it with probability 1e-3).
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audits.confidence import Bonferroni, clopper_pearson_lower, clopper_pearson_upper
-from dpaudit.audits.empirical import audit
-from dpaudit.audits.power import (detection_probability, power_statement,
+from dpaudit.blackbox.confidence import Bonferroni, clopper_pearson_lower, clopper_pearson_upper
+from dpaudit.blackbox.empirical_audit import audit
+from dpaudit.blackbox.power import (detection_probability, power_statement,
                                   smallest_detectable_epsilon)
 
 
@@ -89,7 +89,7 @@ def test_power_is_attached_to_every_pass_and_only_to_passes() -> None:
 def test_huge_claims_do_not_overflow() -> None:
     # Claims far beyond exp's range (some grid points of bundled claims reach them): nothing is
     # detectable, and the answer is a number, not an OverflowError.
-    from dpaudit.audits.power import detection_probability, smallest_detectable_epsilon
+    from dpaudit.blackbox.power import detection_probability, smallest_detectable_epsilon
     assert detection_probability(0.5, 0.01, 10_000, 10_000, 0.05, 1_000.0) == 0.0
     assert smallest_detectable_epsilon(0.01, 10_000, 10_000, 0.05, 1_000.0) == math.inf
     assert smallest_detectable_epsilon(0.01, 10_000, 10_000, 0.05, 800.0, delta=0.01) == math.inf
@@ -98,7 +98,7 @@ def test_huge_claims_do_not_overflow() -> None:
 def test_cached_interpolated_lower_ends_match_exact_clopper_pearson() -> None:
     # The detector interpolates the Clopper-Pearson lower ends of long windows on a sparse aligned
     # grid and caches them across bisection calls; relative error must stay below 1e-8.
-    from dpaudit.audits.power import _cp_lower, _Detector, _window
+    from dpaudit.blackbox.power import _cp_lower, _Detector, _window
     for n, p in [(900_000, 0.3), (9_000_000, 0.2), (900_000, 0.01), (50_000, 0.2)]:
         det = _Detector(p, n, n, 0.05, 1.0, 0.0)
         for shift in (0.0, 0.001, -0.002):
@@ -109,7 +109,7 @@ def test_cached_interpolated_lower_ends_match_exact_clopper_pearson() -> None:
 
 
 def test_log_gamma_binomial_pmf_matches_scipy() -> None:
-    from dpaudit.audits.power import _binom_pmf, _window
+    from dpaudit.blackbox.power import _binom_pmf, _window
     for n, p in [(10, 0.3), (2_000, 0.5), (900_000, 0.3), (10_000_000, 0.01), (50, 0.0),
                  (50, 1.0)]:
         k = _window(n, p)

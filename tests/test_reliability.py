@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import dpaudit
-from dpaudit.audits.empirical import audit, check_memory_budget
+from dpaudit.blackbox.empirical_audit import audit
+from dpaudit.blackbox.sampling import check_memory_budget
 from dpaudit.mechanisms.gaussian import GaussianMechanism, analytic_sigma, classical_sigma
 from dpaudit.mechanisms.laplace import LaplaceMechanism
 from dpaudit.testing import assert_dp

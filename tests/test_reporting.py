@@ -23,7 +23,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpaudit.audits.claim_audit import ClaimAudit, GridPoint, LemmaCheck
+from dpaudit.claims.record import ClaimAudit
+from dpaudit.claims.evidence import GridPoint, LemmaCheck
 from dpaudit.claims import PrivacyClaim, Provenance, SensitivityLemma
 from dpaudit.reporting import plots, view
 from dpaudit.reporting.html import render_claim_html, render_index_html
@@ -506,7 +507,7 @@ def test_histogram_bins_of_a_lattice_statistic_have_no_empty_holes() -> None:
     edges halfway between lattice points: every bin holds a lattice point, so a bin is empty only
     when the data are, never because equal-width bins straddle no integer (a dip a reviewer would
     read as data). A continuous statistic keeps equal-width bins."""
-    from dpaudit.audits.statistics import HistogramAccumulator
+    from dpaudit.blackbox.statistics import HistogramAccumulator
 
     rng = np.random.default_rng(7)
     a = rng.binomial(200, 0.5, 20_000).astype(float)

@@ -22,11 +22,11 @@ import math
 import numpy as np
 import pytest
 
-from dpaudit.audits.claim_audit import LemmaCheck
-from dpaudit.audits.sensitivity import (SensitivityReport, check_sensitivity, cumulative_distance,
+from dpaudit.claims.evidence import LemmaCheck
+from dpaudit.formal.sensitivity import (SensitivityReport, check_sensitivity, cumulative_distance,
                                         loss_from_dict, loss_to_dict, rowwise_distance,
                                         sensitivity_profile, trajectory_distance)
-from dpaudit.audits.strategies import experts_class
+from dpaudit.formal.strategies import experts_class
 from dpaudit.learners.domains import Ball, Box
 from dpaudit.learners.losses import HingeLoss, LinearLoss, LogisticLoss, LossClass, SquaredLoss
 

@@ -1,4 +1,4 @@
-"""Anytime-valid sequential audit (dpaudit.audits.sequential, issue 15).
+"""Anytime-valid sequential audit (dpaudit.blackbox.sequential, issue 15).
 
 Margins: false-alarm counts over R repetitions are compared with binom(R, alpha).ppf(0.999) (a
 valid test exceeds it with probability < 1e-3); the cost checks compare run counts with budgets
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audits.sequential import sequential_audit
+from dpaudit.blackbox.sequential import sequential_audit
 
 
 def laplace(scale: float):

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import z3
 
-from dpaudit.audits.symbolic import check_lemma, evaluate, quadratic_loss_1d, real
+from dpaudit.formal.smt import check_lemma, evaluate, quadratic_loss_1d, real
 from dpaudit.learners.domains import Ball, Box
 from dpaudit.learners.giga import GIGA, giga_burn_in
 from dpaudit.learners.igd import IGD
@@ -308,7 +308,7 @@ def test_every_smt_refutation_in_the_golden_audits_pairs_with_a_sampled_check() 
     import glob
     from pathlib import Path
 
-    from dpaudit.audits.symbolic import statement_base
+    from dpaudit.formal.smt import statement_base
 
     records = sorted(glob.glob(str(Path(__file__).with_name("golden") / "*.json")))
     refutations, paired_proofs = 0, 0

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import z3
 
-from dpaudit.audits.symbolic import check_lemma, evaluate
+from dpaudit.formal.smt import check_lemma, evaluate
 from dpaudit.mechanisms.tree_aggregation import nodes_containing
 from dpaudit.mechanisms.window_tree import window_nodes_containing
 from dpaudit.papers.afkt23 import smt_lemmas as af

@@ -16,11 +16,12 @@ from scipy import stats
 from dpaudit.papers.st13 import audit as st13
 from dpaudit.papers.st13 import exact as st13_exact
 from dpaudit.papers.st13 import lemmas, pairs
-from dpaudit.audits.accounting import laplace_epsilon, tree_leaf_epsilon
-from dpaudit.audits.empirical import audit
-from dpaudit.audits.claim_audit import GridPoint
-from dpaudit.audits.claim_driver import PointPlan, Skip
-from dpaudit.audits.registry import BUDGETS, AuditContext, Budget, get
+from dpaudit.formal.accounting import laplace_epsilon, tree_leaf_epsilon
+from dpaudit.blackbox.empirical_audit import audit
+from dpaudit.claims.evidence import GridPoint
+from dpaudit.claims.driver import PointPlan, Skip
+from dpaudit.claims.context import BUDGETS, AuditContext, Budget
+from dpaudit.claims.registry import get
 from dpaudit.learners.bandit_ftal import (
     PrivateBanditFTAL,
     PrivateBanditFTALConvex,

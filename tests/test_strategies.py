@@ -15,7 +15,7 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from dpaudit.audits.strategies import (NeighbouringPair, domains, experts_class, extreme_losses,
+from dpaudit.formal.strategies import (NeighbouringPair, domains, experts_class, extreme_losses,
                                        extreme_pairs, loss_classes, loss_streams, losses,
                                        neighbouring_streams, opposite_loss, points,
                                        regression_class, unit_vectors)

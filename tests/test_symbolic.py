@@ -1,4 +1,4 @@
-"""The SMT engine (dpaudit.audits.symbolic): proofs, replayed refutations, unknown never passes,
+"""The SMT engine (dpaudit.formal.smt): proofs, replayed refutations, unknown never passes,
 and the lemma ``method`` field with the verdict rules (issue 13)."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 import z3
 
-from dpaudit.audits.claim_audit import GridPoint, LemmaCheck, decide_verdict
-from dpaudit.audits.symbolic import (Obligation, Replay, SmtLemma, absolute, check_lemma, clip,
+from dpaudit.claims.evidence import GridPoint, LemmaCheck
+from dpaudit.claims.verdict import decide_verdict
+from dpaudit.formal.smt import (Obligation, Replay, SmtLemma, absolute, check_lemma, clip,
                                      evaluate, quadratic_loss_1d, real, to_float)
 from dpaudit.learners.domains import Box
 from dpaudit.learners.igd import IGD
@@ -161,7 +162,7 @@ def test_verdict_rules_for_smt_lemmas() -> None:
 
 
 def test_reports_show_the_method_the_solver_and_the_replay() -> None:
-    from dpaudit.audits.claim_audit import ClaimAudit
+    from dpaudit.claims.record import ClaimAudit
     from dpaudit.claims import PrivacyClaim, Provenance, SensitivityLemma
     from dpaudit.reporting.html import render_claim_html
     from dpaudit.reporting.markdown import render_claim_markdown
@@ -188,7 +189,7 @@ def test_reports_show_the_method_the_solver_and_the_replay() -> None:
 
 
 def test_published_schemas_list_exactly_the_lemma_methods() -> None:
-    from dpaudit.audits.claim_audit import LEMMA_METHODS
+    from dpaudit.claims.evidence import LEMMA_METHODS
     from dpaudit.reporting.schema import load_schema, schema_errors
 
     claim = load_schema("dpaudit.claim/1")
@@ -198,7 +199,7 @@ def test_published_schemas_list_exactly_the_lemma_methods() -> None:
     entry = index["properties"]["claims"]["items"]["properties"]["lemmas"]["items"]
     assert tuple(entry["properties"]["method"]["enum"]) == LEMMA_METHODS
     # A record with an SMT lemma validates; an unknown method does not.
-    from dpaudit.audits.claim_audit import ClaimAudit
+    from dpaudit.claims.record import ClaimAudit
     from dpaudit.claims import PrivacyClaim, Provenance
 
     claim_obj = PrivacyClaim("demo/igd", 1.0, 1e-5, Provenance("demo.txt", "v1", "Theorem 1"))
@@ -218,7 +219,7 @@ def _lem(statement: str, status: str, method: str = "sampled", ratio: float | No
 
 
 def test_agreement_findings_pair_smt_with_sampled_checks_of_the_same_statement() -> None:
-    from dpaudit.audits.symbolic import agreement_findings, statement_base
+    from dpaudit.formal.smt import agreement_findings, statement_base
 
     assert statement_base("Lemma 6: B <= R [d = 2, R = 1]") == "Lemma 6: B <= R"
     sampled = [_lem("A", "violated", ratio=2.0), _lem("B", "holds"),
@@ -246,8 +247,8 @@ def test_agreement_findings_pair_smt_with_sampled_checks_of_the_same_statement()
 
 
 def test_claim_audits_carry_smt_evidence_after_the_sampled_checks() -> None:
-    from dpaudit.audits.claim_driver import LemmaOutcome
-    from dpaudit.audits.registry import BUDGETS, AuditContext
+    from dpaudit.claims.evidence import LemmaOutcome
+    from dpaudit.claims.context import BUDGETS, AuditContext
     from dpaudit.papers.st13.smt_lemmas import smt_evidence
 
     sampled = LemmaOutcome((_lem("x", "holds"),), None, ("a finding",))

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpaudit.audits.empirical import audit
+from dpaudit.blackbox.empirical_audit import audit
 from dpaudit.testing import DEFAULT_SAMPLES, DPAuditor, assert_dp, derive_seed
 
 pytest_plugins = ["pytester"]

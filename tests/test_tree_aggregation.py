@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.audits.accounting import epsilon_of_event
+from dpaudit.formal.accounting import epsilon_of_event
 from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.tree_aggregation import (
     NodeNoise,

@@ -4,28 +4,40 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from dpaudit._version import __version__
 
-__all__ = ["audit", "AuditResult", "sequential_audit", "__version__"]
+__all__ = ["audit", "AuditResult", "sequential_audit", "Claim", "Source", "Lemma", "audit_claim",
+           "register_claim", "noise", "exact", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from dpaudit.audits.empirical import AuditResult, audit
-    from dpaudit.audits.sequential import sequential_audit
+    from dpaudit.blackbox.result import AuditResult
+    from dpaudit.blackbox.empirical_audit import audit
+    from dpaudit.blackbox.sequential import sequential_audit
+    from dpaudit import exact, noise
+    from dpaudit.api import audit_claim, register_claim
+    from dpaudit.claims.user_claims import Claim, Lemma, Source
 
 # Exported lazily so that `import dpaudit` stays cheap (scipy/statsmodels load on first use).
-_LAZY = {"audit": "dpaudit.audits.empirical", "AuditResult": "dpaudit.audits.empirical",
-         "sequential_audit": "dpaudit.audits.sequential"}
+_LAZY = {"audit": "dpaudit.blackbox.empirical_audit", "AuditResult": "dpaudit.blackbox.empirical_audit",
+         "sequential_audit": "dpaudit.blackbox.sequential",
+         "Claim": "dpaudit.claims.user_claims", "Source": "dpaudit.claims.user_claims",
+         "Lemma": "dpaudit.claims.user_claims", "audit_claim": "dpaudit.api",
+         "register_claim": "dpaudit.api"}
+#: Public submodules, imported on first attribute access.
+_SUBMODULES = ("noise", "exact")
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"dpaudit.{name}")
     raise AttributeError(f"module 'dpaudit' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))

@@ -15,7 +15,7 @@ installed. It provides
   It runs :func:`dpaudit.audit` (same mechanism contract) and raises ``AssertionError`` with a
   readable message (the lower bound, the claim, the event, its counts and how to reproduce) when
   the empirical lower bound on epsilon exceeds the claim; otherwise it returns the
-  :class:`~dpaudit.audits.empirical.AuditResult`.
+  :class:`~dpaudit.blackbox.empirical_audit.AuditResult`.
 * the fixture ``dp_auditor`` (:class:`DPAuditor`), whose ``assert_dp`` derives a fixed seed from
   the test's id, so every test uses its own reproducible randomness;
 * the marker ``dp_slow`` for slow audits (deselect them in quick runs with ``-m "not dp_slow"``);
@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 import pytest
 
 if TYPE_CHECKING:  # the engine is imported lazily: this module loads in every pytest run
-    from dpaudit.audits.empirical import AuditResult
+    from dpaudit.blackbox.result import AuditResult
 
-__all__ = ["assert_dp", "DPAuditor", "dp_auditor", "derive_seed", "violation_message", "DEFAULT_SAMPLES",
-           "DEFAULT_SEED"]
+__all__ = ["assert_dp", "assert_claim", "assert_sensitivity", "DPAuditor", "dp_auditor",
+           "derive_seed", "violation_message", "DEFAULT_SAMPLES", "DEFAULT_SEED"]
 
 #: Samples per input when a call does not say (the fixture's default can be changed with
 #: ``--dp-samples``).
@@ -190,7 +190,7 @@ def _assert_dp(mechanism: Callable[..., Any], data0: Any, data1: Any, epsilon: f
                samples: int, alpha: float, seed: int, audit_kwargs: Mapping[str, Any],
                rerun_hint: str | None) -> "AuditResult":
     __tracebackhide__ = True
-    from dpaudit.audits.empirical import audit
+    from dpaudit.blackbox.empirical_audit import audit
 
     result = audit(mechanism, data0, data1, epsilon=epsilon, delta=delta, samples=samples,
                    alpha=alpha, seed=seed, **_with_session_executor(audit_kwargs))
@@ -204,13 +204,14 @@ def _assert_dp(mechanism: Callable[..., Any], data0: Any, data1: Any, epsilon: f
 
 # Where audits run in this pytest session (``--dp-executor``, ``--dp-scheduler``): the name and
 # scheduler, and the executor itself, opened on first use and closed when the session ends.
-_SESSION: dict[str, Any] = {"executor": "local", "scheduler": None, "open": None}
+_SESSION: dict[str, Any] = {"executor": "local", "scheduler": None, "open": None,
+                           "report_dir": None}
 
 
 def _with_session_executor(audit_kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """``audit_kwargs`` plus the session's executor, unless the call chose one itself.
 
-    The executor never changes a result (:mod:`dpaudit.audits.execution`), so a test gives the
+    The executor never changes a result (:mod:`dpaudit.execution.executors`), so a test gives the
     same verdict, bound and message with ``--dp-executor dask`` as in-process.
     """
     kwargs = dict(audit_kwargs)
@@ -218,9 +219,10 @@ def _with_session_executor(audit_kwargs: Mapping[str, Any]) -> dict[str, Any]:
             _SESSION["executor"] == "local" and _SESSION["scheduler"] is None):
         return kwargs
     if _SESSION["open"] is None:
-        from dpaudit.audits.execution import open_executor
+        from dpaudit.execution.executors import open_executor
 
-        _SESSION["open"] = open_executor(_SESSION["executor"], _SESSION["scheduler"])
+        _SESSION["open"] = open_executor(_SESSION["executor"], _SESSION["scheduler"],
+                                         preload=("dpaudit.blackbox.empirical_audit",))
     kwargs["executor"] = _SESSION["open"]
     return kwargs
 
@@ -262,7 +264,7 @@ class DPAuditor:
               epsilon: float, delta: float = 0.0, samples: int | None = None, alpha: float = 0.05,
               seed: int | None = None, **audit_kwargs: Any) -> "AuditResult":
         """:func:`dpaudit.audit` with this test's seed and default samples; never fails the test."""
-        from dpaudit.audits.empirical import audit
+        from dpaudit.blackbox.empirical_audit import audit
 
         data0, data1 = _inputs("dp_auditor.audit()", data0, data1, audit_kwargs)
         return audit(mechanism, data0, data1, epsilon=epsilon, delta=delta,
@@ -284,6 +286,62 @@ class DPAuditor:
         return _assert_dp(mechanism, data0, data1, epsilon, delta,
                           self.samples if samples is None else samples, alpha, seed, audit_kwargs,
                           hint)
+
+
+# ------------------------------------------------------------------------------------------------
+# Claims and lemmas (the public claim API)
+# ------------------------------------------------------------------------------------------------
+
+def assert_claim(claim: Any, *, budget: str = "quick", seed: int = 0, alpha: float = 0.05,
+                 require: str = "not violated", out: Any = None) -> Any:
+    """Audit ``claim`` (a :class:`dpaudit.Claim` or a registered claim id) with the same engine,
+    verdict rules and reports as ``dpaudit audit``, and fail the test unless its verdict meets
+    ``require``: ``"not violated"`` (the default: fails on ``violated``) or ``"holds"`` (fails on
+    ``violated`` and ``inconclusive``). The message carries the verdict sentence, the worst point
+    and the command that reproduces the audit. Returns the
+    :class:`~dpaudit.claims.record.ClaimAudit`.
+
+    With ``out=DIR`` (or the session option ``--dp-report DIR``) the claim's reports are written
+    there, as the CLI writes them.
+    """
+    from dpaudit.api import audit_claim
+
+    if require not in ("not violated", "holds"):
+        raise ValueError(f"require must be 'not violated' or 'holds', got {require!r}")
+    target = out if out is not None else _SESSION.get("report_dir")
+    result = audit_claim(claim, budget=budget, seed=seed, alpha=alpha, out=target)
+    verdict, reason = result.verdict_and_reason
+    failed = verdict == "violated" or (require == "holds" and verdict != "holds")
+    if failed:
+        lines = [f"claim {result.claim.id} is {verdict.upper()} (required: {require}): {reason}"]
+        worst = result.worst_point()
+        if worst is not None:
+            lines.append(
+                f"  worst point: {dict(worst.parameters)}; claimed ({_fmt(worst.claimed_epsilon)}, "
+                f"{_fmt(worst.claimed_delta)}); exact {_fmt(worst.epsilon_exact)} "
+                f"({worst.exact_kind}); accountant {_fmt(worst.epsilon_accountant)}; empirical "
+                f"lower bound {_fmt(worst.epsilon_lower_bound)}")
+        lines.append(f"  reproduce: {result.reproduce}")
+        if target is not None:
+            lines.append(f"  report: {target}")
+        raise AssertionError("\n".join(lines))
+    return result
+
+
+def assert_sensitivity(statement: str, pairs: Any, quantity: Callable[[Any, Any], float],
+                       bound: float, *, examples: int = 200, seed: int = 0) -> Any:
+    """Search the Hypothesis strategy ``pairs`` of neighbouring inputs for one with
+    ``quantity(data0, data1) > bound`` and fail with the shrunk counterexample (the two inputs,
+    the observed and the claimed value) when one exists; returns the
+    :class:`~dpaudit.formal.lemma_search.LemmaSearchResult` otherwise. A passing search is not a
+    proof."""
+    from dpaudit.formal.lemma_search import search_lemma
+
+    result = search_lemma(statement, pairs, quantity, bound, examples=examples, seed=seed)
+    if not result.holds:
+        raise AssertionError(result.message() + f"\n  reproduce: assert_sensitivity(..., "
+                             f"examples={examples}, seed={seed})")
+    return result
 
 
 # ------------------------------------------------------------------------------------------------
@@ -326,6 +384,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     "--dp-scheduler / DASK_SCHEDULER_ADDRESS); results are identical")
     group.addoption("--dp-scheduler", action="store", default=None, metavar="ADDRESS",
                     help="address of a running Dask scheduler (implies --dp-executor dask)")
+    group.addoption("--dp-report", action="store", default=None, metavar="DIR",
+                    help="write the reports of every claim assert_claim audits into DIR (JSON, "
+                    "Markdown, HTML and an index, as `dpaudit audit --out DIR` writes them)")
+    group.addoption("--dp-plugin", action="append", default=[], metavar="MODULE",
+                    help="import MODULE (dotted name or .py path) so that the claims it registers "
+                    "can be audited by id; repeatable")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -337,12 +401,22 @@ def pytest_configure(config: pytest.Config) -> None:
         executor = "dask"
     if scheduler is not None and executor != "dask":
         raise pytest.UsageError(f"--dp-scheduler needs --dp-executor dask, got {executor}")
-    _SESSION.update(executor=executor, scheduler=scheduler, open=None)
+    _SESSION.update(executor=executor, scheduler=scheduler, open=None,
+                    report_dir=config.getoption("dp_report", None))
+    plugins = config.getoption("dp_plugin", None) or []
+    if plugins:
+        from dpaudit.claims.registry import PluginError, load_plugin
+
+        for spec in plugins:
+            try:
+                load_plugin(spec)
+            except PluginError as exc:
+                raise pytest.UsageError(str(exc)) from None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     opened = _SESSION.get("open")
-    _SESSION.update(executor="local", scheduler=None, open=None)
+    _SESSION.update(executor="local", scheduler=None, open=None, report_dir=None)
     if opened is not None:
         opened.close()
 

@@ -176,7 +176,7 @@ class ExpertsLearner(abc.ABC):
         return self._run(arr, n_runs, rng)
 
     def __call__(self, losses: object, n: int, rng: np.random.Generator) -> np.ndarray:
-        """The mechanism contract of :func:`dpaudit.audits.empirical.audit`: ``(data, n, rng)``."""
+        """The mechanism contract of :func:`dpaudit.blackbox.empirical_audit.audit`: ``(data, n, rng)``."""
         return self.run(losses, n, rng)
 
     @abc.abstractmethod

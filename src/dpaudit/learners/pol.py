@@ -25,7 +25,7 @@ import numpy as np
 
 from dpaudit._validation import (check_delta, check_epsilon, check_generator, check_int,
                                  check_positive)
-from dpaudit.claims import NeighbourRelation
+from dpaudit.neighbours import NeighbourRelation
 from dpaudit.learners.domains import Ball, Box, Domain
 from dpaudit.learners.igd import IGD
 from dpaudit.learners.losses import Loss

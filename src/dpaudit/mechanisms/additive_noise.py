@@ -18,7 +18,7 @@ from typing import Any, Self
 import numpy as np
 
 from dpaudit._validation import check_epsilon, check_finite_array, check_int, check_positive
-from dpaudit.claims import NeighbourRelation
+from dpaudit.neighbours import NeighbourRelation
 from dpaudit.mechanisms.base import Mechanism, Norm, Sensitivity
 
 __all__ = ["AdditiveNoiseMechanism", "PureScaleMechanism"]

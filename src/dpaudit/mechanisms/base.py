@@ -19,7 +19,7 @@ from typing import Any, Literal
 import dp_accounting
 import numpy as np
 
-from dpaudit.claims import NeighbourRelation
+from dpaudit.neighbours import NeighbourRelation
 
 __all__ = ["Sensitivity", "Mechanism"]
 
@@ -69,7 +69,7 @@ class Mechanism(abc.ABC):
 
         The event's own parameters are normalised so that the *neighbour relation of*
         :attr:`sensitivity` is the one the accountant should be run with; see
-        :mod:`dpaudit.audits.accounting` for the guards against dp-accounting's pitfalls.
+        :mod:`dpaudit.formal.accounting` for the guards against dp-accounting's pitfalls.
         """
 
     def __call__(self, data: Any, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 Floating-point Laplace and Gaussian samplers are not exactly differentially private: their
 outputs are doubles whose sets of reachable values differ between neighbouring inputs (Mironov,
-CCS 2012; :mod:`dpaudit.audits.floating_point` exhibits such outputs). Noise on a grid, drawn with
+CCS 2012; :mod:`dpaudit.formal.floating_point` exhibits such outputs). Noise on a grid, drawn with
 exact integer arithmetic, avoids this: release ``g (k + Z)`` where ``k`` is the query answer in
 units of the granularity ``g`` and ``Z`` is an integer drawn exactly.
 

@@ -1,7 +1,7 @@
 """dp-accounting events that dp-accounting 0.6.0 does not provide.
 
 Lives with the mechanisms (which state their privacy with it) so that mechanisms never depend on
-audits; :mod:`dpaudit.audits.accounting` knows how to account for it exactly.
+audits; :mod:`dpaudit.formal.accounting` knows how to account for it exactly.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ __all__ = ["EpsilonDeltaDpEvent"]
 class EpsilonDeltaDpEvent(dp_accounting.DpEvent):
     """A mechanism known only to be (epsilon, delta)-DP.
 
-    dp-accounting 0.6.0 has no event for this. :mod:`dpaudit.audits.accounting` accounts for it
+    dp-accounting 0.6.0 has no event for this. :mod:`dpaudit.formal.accounting` accounts for it
     through its worst-case privacy loss distribution
     (``pld.privacy_loss_distribution.from_privacy_parameters``: loss +epsilon with probability
     (1 - delta)/(1 + e^-epsilon), -epsilon with probability (1 - delta)/(1 + e^epsilon), +inf with

@@ -35,7 +35,7 @@ import numpy as np
 from scipy import special
 
 from dpaudit._validation import check_epsilon, check_finite_array, check_generator, check_int, check_positive
-from dpaudit.claims import NeighbourRelation
+from dpaudit.neighbours import NeighbourRelation
 from dpaudit.mechanisms.base import Mechanism, Sensitivity
 from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 

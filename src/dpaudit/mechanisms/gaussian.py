@@ -16,7 +16,7 @@ in the literature:
   accountant (for delta < 1e-12, from the closed form alone).
 
 The exact delta(epsilon) of a shift mu is evaluated by :func:`_log_delta` (also used by
-:mod:`dpaudit.audits.accounting`), accurate to ~1e-11 relative for every mu > 0 and epsilon >= 0.
+:mod:`dpaudit.formal.accounting`), accurate to ~1e-11 relative for every mu > 0 and epsilon >= 0.
 
 Floating-point caveat: samples come from numpy's floating-point normal sampler, whose law is only
 approximately Gaussian, so the released values are not exactly differentially private
@@ -42,7 +42,7 @@ from dpaudit._validation import (
     check_positive,
     check_probability,
 )
-from dpaudit.claims import NeighbourRelation
+from dpaudit.neighbours import NeighbourRelation
 from dpaudit.mechanisms.additive_noise import AdditiveNoiseMechanism
 from dpaudit.mechanisms.discrete import (discrete_gaussian_delta, grid_units, rational_sigma2,
                                          sample_discrete_gaussian)
@@ -387,7 +387,7 @@ class GaussianMechanism(AdditiveNoiseMechanism):
     (epsilon, delta); the target and the calibration used are kept in :meth:`describe`. Privacy is
     stated by :meth:`dp_event`: ``GaussianDpEvent(noise_multiplier = sigma / Delta)``, one shift of
     one sensitivity (dp-accounting's ``ADD_OR_REMOVE_ONE`` reading, see
-    :mod:`dpaudit.audits.accounting`). The exact epsilon(delta) follows from
+    :mod:`dpaudit.formal.accounting`). The exact epsilon(delta) follows from
     ``mu = Delta / sigma`` (Balle & Wang 2018, Theorem 8).
     """
 

@@ -25,7 +25,7 @@ import dp_accounting
 import numpy as np
 
 from dpaudit._validation import check_generator, check_int, check_positive
-from dpaudit.claims import NeighbourRelation
+from dpaudit.neighbours import NeighbourRelation
 from dpaudit.mechanisms.additive_noise import PureScaleMechanism
 from dpaudit.mechanisms.discrete import grid_units, rational_at_least, sample_discrete_laplace
 from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
@@ -107,7 +107,7 @@ class LaplaceMechanism(PureScaleMechanism):
     Privacy: pure ``epsilon = Delta / b`` (Dwork & Roth 2014, Theorem 3.6). :meth:`dp_event` returns
     ``LaplaceDpEvent(noise_multiplier = b / Delta)``: the noise in units of one sensitivity, to be
     accounted as a single shift (dp-accounting's ``ADD_OR_REMOVE_ONE`` reading; see
-    :mod:`dpaudit.audits.accounting`).
+    :mod:`dpaudit.formal.accounting`).
     """
 
     name = "laplace"

@@ -40,7 +40,7 @@ import numpy as np
 
 from dpaudit._validation import (check_delta, check_epsilon, check_finite_array, check_generator,
                                  check_int, check_positive)
-from dpaudit.claims import NeighbourRelation
+from dpaudit.neighbours import NeighbourRelation
 from dpaudit.mechanisms.base import Mechanism, Sensitivity
 from dpaudit.mechanisms.gaussian import sample_gaussian
 

@@ -37,7 +37,7 @@ from dpaudit._validation import (
     check_int,
     check_positive,
 )
-from dpaudit.claims import NeighbourRelation
+from dpaudit.neighbours import NeighbourRelation
 from dpaudit.mechanisms.base import Mechanism, Sensitivity
 from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.laplace import sample_laplace

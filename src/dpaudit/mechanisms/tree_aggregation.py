@@ -71,7 +71,7 @@ from dpaudit._validation import (
     check_int,
     check_positive,
 )
-from dpaudit.claims import NeighbourRelation
+from dpaudit.neighbours import NeighbourRelation
 from dpaudit.mechanisms.base import Mechanism, Sensitivity
 from dpaudit.mechanisms.discrete import (discrete_gaussian_pmf, grid_units, rational_at_least,
                                          rational_sigma2, sample_discrete_gaussian,

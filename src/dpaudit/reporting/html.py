@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 import jinja2
 
-from dpaudit import __version__
+from dpaudit._version import __version__
 from dpaudit.reporting.plots import Plot, data_uri
 from dpaudit.reporting.view import (claim_context, index_reproduce_command, index_rows,
                                     paper_sections, run_settings, verdict_counts)

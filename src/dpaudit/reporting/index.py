@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from dpaudit import __version__
+from dpaudit._version import __version__
 from dpaudit.reporting.view import (citation, claim_formula, exact_kind, paper_page,
                                     verdict_counts)
 

@@ -1,7 +1,7 @@
 """Figures of a claim report, drawn with matplotlib's Agg canvas into PNG bytes.
 
 Each figure is drawn only when the audit saved the data for it (``ClaimAudit.figures`` conventions
-in :mod:`dpaudit.audits.claim_audit`); the evidence chart is drawn from the audited grid points.
+in :mod:`dpaudit.claims.record`); the evidence chart is drawn from the audited grid points.
 Figures are built on :class:`matplotlib.figure.Figure` directly, never through ``pyplot``, so
 rendering touches no global state and works in worker processes and without a display. PNGs are
 written without a software/version stamp, so re-rendering the same JSON gives the same bytes.

@@ -2,7 +2,7 @@
 
 The Markdown and HTML renderers (:mod:`dpaudit.reporting.markdown`, :mod:`dpaudit.reporting.html`)
 share this model so the two formats always say the same thing. Its input is the JSON a
-:class:`dpaudit.audits.claim_audit.ClaimAudit` saved (``ClaimAudit.to_dict()`` plus the fields added
+:class:`dpaudit.claims.record.ClaimAudit` saved (``ClaimAudit.to_dict()`` plus the fields added
 by :func:`dpaudit.reporting.writer.claim_record`), never a live object: ``dpaudit report DIR``
 re-renders reports from disk without recomputing anything.
 

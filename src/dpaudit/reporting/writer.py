@@ -35,8 +35,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from dpaudit import __version__
-from dpaudit.audits.claim_audit import ClaimAudit
+from dpaudit._version import __version__
+from dpaudit.claims.record import ClaimAudit
 from dpaudit.reporting.html import render_claim_html, render_index_html, render_paper_html
 from dpaudit.reporting.index import INDEX_SCHEMA, build_index
 from dpaudit.reporting.markdown import (figure_filename, render_claim_markdown,

@@ -29,11 +29,12 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from dpaudit.audits.accounting import gaussian_epsilon, laplace_epsilon, pure_composition_epsilon
-from dpaudit.audits.claim_audit import format_parameters
-from dpaudit.audits.claim_driver import (ClaimRun, EmpiricalPlan, LemmaOutcome, PointPlan, Skip,
-                                         coarse, fmt)
-from dpaudit.audits.registry import AuditContext, Budget, register
+from dpaudit.formal.accounting import gaussian_epsilon, laplace_epsilon, pure_composition_epsilon
+from dpaudit.claims.verdict import format_parameters
+from dpaudit.claims.driver import ClaimRun, EmpiricalPlan, PointPlan, Skip, coarse, fmt
+from dpaudit.claims.evidence import LemmaOutcome
+from dpaudit.claims.context import AuditContext, Budget
+from dpaudit.claims.registry import register
 from dpaudit.claims import PrivacyClaim
 from dpaudit.learners.dp_ftrl import DpFtrl, dp_ftrl_parameters
 from dpaudit.learners.expert_streams import killing_stream
@@ -123,7 +124,7 @@ def _lemma_check(kind: str, examples: int, seed: int, max_T: int) -> Any:
 
 @dataclass(frozen=True)
 class Declaration:
-    """One AFKT23 claim for :func:`dpaudit.audits.claim_driver.run_claim`."""
+    """One AFKT23 claim for :func:`dpaudit.claims.driver.run_claim`."""
 
     claim: PrivacyClaim
     grid_fn: Callable[[AuditContext], list[dict[str, Any]]]

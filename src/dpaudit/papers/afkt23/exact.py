@@ -18,8 +18,8 @@ laws (both directions): ``max |log p/q|`` for ``delta = 0``, else the smallest `
 **Accountants** (worst case over inputs, upper bounds, for the implemented noise):
 :func:`alg1_accountant`, :func:`alg2_accountant`, :func:`alg5_accountant`,
 :func:`dp_ftrl_accountant`. Pure composition is exact (sum); approximate goes through
-:func:`dpaudit.audits.accounting.pure_composition_epsilon` (Kairouz-Oh-Viswanath / exact enumeration
-/ guarded PLD) and :func:`dpaudit.audits.accounting.gaussian_epsilon`.
+:func:`dpaudit.formal.accounting.pure_composition_epsilon` (Kairouz-Oh-Viswanath / exact enumeration
+/ guarded PLD) and :func:`dpaudit.formal.accounting.gaussian_epsilon`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 
 from dpaudit._validation import check_delta
-from dpaudit.audits.accounting import gaussian_epsilon, pure_composition_epsilon
+from dpaudit.formal.accounting import gaussian_epsilon, pure_composition_epsilon
 from dpaudit.learners.dp_ftrl import DpFtrlParameters
 from dpaudit.learners.experts import check_expert_losses, cumulative_losses
 from dpaudit.learners.potential_experts import Algorithm5Parameters, log_potential

@@ -27,7 +27,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, target
 from hypothesis import strategies as st
 
-from dpaudit.audits.claim_audit import LemmaCheck
+from dpaudit.claims.evidence import LemmaCheck
 from dpaudit.learners.experts import cumulative_losses
 from dpaudit.learners.potential_experts import log_potential
 
@@ -125,7 +125,7 @@ def check_query_sensitivity(kind: str, *, examples: int = 200, seed: int = 0, ma
                             max_d: int = 4, claimed: float = 1.0, tol: float = 1e-9) -> LemmaCheck:
     """Hypothesis check of one query family's sensitivity (module docstring).
 
-    Returns a :class:`~dpaudit.audits.claim_audit.LemmaCheck`: ``violated`` with the shrunk
+    Returns a :class:`~dpaudit.claims.record.LemmaCheck`: ``violated`` with the shrunk
     counterexample (losses, replaced round, replacement, eta, observed and claimed change) when some
     example exceeds ``claimed * (1 + tol)``, ``holds`` otherwise; ``worst_ratio`` is the largest
     observed change over ``claimed`` in the targeted search.

@@ -41,8 +41,8 @@ from typing import Sequence
 import numpy as np
 import z3
 
-from dpaudit.audits.claim_driver import LemmaOutcome
-from dpaudit.audits.symbolic import (Obligation, Replay, SmtLemma, absolute,
+from dpaudit.claims.evidence import LemmaOutcome
+from dpaudit.formal.smt import (Obligation, Replay, SmtLemma, absolute,
                                      real, claim_smt_evidence)
 from dpaudit.papers.afkt23.lemmas import _STATEMENTS, query_values
 
@@ -256,6 +256,6 @@ def lemmas_for_kinds(kinds: Sequence[str], *, thorough: bool = False) -> list[Sm
 
 def smt_evidence(kinds: Sequence[str], ctx, outcome: LemmaOutcome) -> LemmaOutcome:
     """``outcome`` (the sampled checks of an AFKT23 claim) with the SMT records of its query
-    kinds appended and compared (:func:`~dpaudit.audits.symbolic.claim_smt_evidence`)."""
+    kinds appended and compared (:func:`~dpaudit.formal.smt.claim_smt_evidence`)."""
     return claim_smt_evidence(outcome, ctx.budget.name,
                               lambda thorough: lemmas_for_kinds(kinds, thorough=thorough))

@@ -2,7 +2,7 @@
 
 AFKT23's outputs are discrete sequences whose information sits in *when* the learner switches and
 *to whom*. These statistics are deterministic functions of one run's sequence (row-wise, as
-:func:`dpaudit.audits.empirical.audit` requires); the event on them is still chosen on the training
+:func:`dpaudit.blackbox.empirical_audit.audit` requires); the event on them is still chosen on the training
 split by the engine.
 """
 

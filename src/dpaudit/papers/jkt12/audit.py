@@ -2,7 +2,7 @@
 
 Jain, Kothari & Thakurta, *Differentially Private Online Learning*, COLT 2012 and arXiv versions:
 each claim id of :data:`dpaudit.papers.jkt12.claims.CLAIM_IDS` is registered with a declaration
-that :func:`dpaudit.audits.claim_driver.run_claim` runs. A point's evidence (see ``README.md`` in
+that :func:`dpaudit.claims.driver.run_claim` runs. A point's evidence (see ``README.md`` in
 this folder for the reasoning):
 
 1. **Exact** (formal): the worst realisable pair of :mod:`~dpaudit.papers.jkt12.pairs`, the
@@ -28,12 +28,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from dpaudit.audits.accounting import calibrate_gaussian_noise_multiplier, gaussian_epsilon
-from dpaudit.audits.claim_audit import (CERTIFIED, EXACT, EXACT_TOLERANCE, GridPoint,
-                                        format_parameters)
-from dpaudit.audits.claim_driver import (AddedPoints, ClaimRun, EmpiricalPlan, LemmaOutcome,
-                                         PointPlan, Skip, coarse, fmt)
-from dpaudit.audits.registry import AuditContext, Budget, register
+from dpaudit.formal.accounting import calibrate_gaussian_noise_multiplier, gaussian_epsilon
+from dpaudit.claims.evidence import CERTIFIED, EXACT, EXACT_TOLERANCE, GridPoint
+from dpaudit.claims.verdict import format_parameters
+from dpaudit.claims.driver import AddedPoints, ClaimRun, EmpiricalPlan, PointPlan, Skip, coarse, fmt
+from dpaudit.claims.evidence import LemmaOutcome
+from dpaudit.claims.context import AuditContext, Budget
+from dpaudit.claims.registry import register
 from dpaudit.claims import PrivacyClaim
 from dpaudit.learners.pocp import Version, pocp_c
 from dpaudit.mechanisms.private_sum import private_sum_sigma

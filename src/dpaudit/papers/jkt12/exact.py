@@ -33,8 +33,8 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from scipy.special import log_ndtr
 
 from dpaudit._validation import check_delta, check_finite_array, check_int, check_positive
-from dpaudit.audits.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
-from dpaudit.audits.accounting import gaussian_epsilon_pld
+from dpaudit.formal.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
+from dpaudit.formal.accounting import gaussian_epsilon_pld
 from dpaudit.learners.pqftl import pqftl_sigmas
 from dpaudit.mechanisms.private_sum import LogReading, Version, private_sum_sigma, released_node_count, released_noise_matrix
 

@@ -1,6 +1,6 @@
 """Sensitivity-lemma checks of the JKT12 claims (Hypothesis searches and exact evaluations).
 
-Every printed sensitivity statement is checked by :func:`dpaudit.audits.sensitivity.check_sensitivity`
+Every printed sensitivity statement is checked by :func:`dpaudit.formal.sensitivity.check_sensitivity`
 over several loss classes, domains, dimensions, alphas and horizons; statements that are exact
 facts about a construction (node counts, the per-step privacy of Lemma 1) are evaluated exactly over
 the audited grid. Each ``*_lemmas`` factory returns ``lemmas(ctx) -> (checks, trace, findings)``.
@@ -14,11 +14,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from dpaudit.audits.accounting import gaussian_epsilon
-from dpaudit.audits.claim_audit import LemmaCheck
-from dpaudit.audits.registry import AuditContext
-from dpaudit.audits.sensitivity import SensitivityReport, check_sensitivity
-from dpaudit.audits.strategies import regression_class
+from dpaudit.formal.accounting import gaussian_epsilon
+from dpaudit.claims.evidence import LemmaCheck
+from dpaudit.claims.context import AuditContext
+from dpaudit.formal.sensitivity import SensitivityReport, check_sensitivity
+from dpaudit.formal.strategies import regression_class
 from dpaudit.learners.domains import Ball, Box
 from dpaudit.learners.giga import GIGA, giga_burn_in
 from dpaudit.learners.igd import IGD

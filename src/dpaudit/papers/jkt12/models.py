@@ -17,10 +17,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from dpaudit.audits.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
-from dpaudit.audits.claim_audit import GridPoint, LemmaCheck
+from dpaudit.formal.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
+from dpaudit.claims.evidence import GridPoint, LemmaCheck
 from dpaudit.papers.jkt12.exact import release_epsilon
-from dpaudit.audits.registry import AuditContext
+from dpaudit.claims.context import AuditContext
 from dpaudit.learners.domains import Box
 from dpaudit.learners.giga import GIGA, giga_burn_in
 from dpaudit.learners.igd import IGD

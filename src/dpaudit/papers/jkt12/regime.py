@@ -16,8 +16,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from dpaudit.audits.accounting import gaussian_epsilon
-from dpaudit.audits.claim_audit import EXACT_TOLERANCE, GridPoint, LemmaCheck, decide_verdict, format_parameters
+from dpaudit.formal.accounting import gaussian_epsilon
+from dpaudit.claims.evidence import EXACT_TOLERANCE, GridPoint, LemmaCheck
+from dpaudit.claims.verdict import decide_verdict, format_parameters
 from dpaudit.papers.jkt12.exact import release_epsilon
 from dpaudit.papers.jkt12.exact import REFINED_CLIPPED_STEPS, c_zero_epsilon
 from dpaudit.papers.jkt12.models import _Model, _audit_point, _exact_point, _with_evidence

@@ -1,9 +1,9 @@
 """SMT encodings of the JKT12 sensitivity lemmas (issue 13), d = 1 (and d = 2 for tree nodes).
 
 Jain, Kothari & Thakurta, *Differentially Private Online Learning* (COLT 2012 and arXiv
-versions). Each function below returns :class:`~dpaudit.audits.symbolic.SmtLemma` s whose
+versions). Each function below returns :class:`~dpaudit.formal.smt.SmtLemma` s whose
 counterexamples replay through the learners of :mod:`dpaudit.learners`; :func:`smt_evidence`
-returns the :class:`~dpaudit.audits.claim_audit.LemmaCheck` records a claim audit appends.
+returns the :class:`~dpaudit.claims.record.LemmaCheck` records a claim audit appends.
 
 Encoded (the statements the Hypothesis checks of the JKT12 auditor test):
 
@@ -35,9 +35,9 @@ from typing import Sequence
 import numpy as np
 import z3
 
-from dpaudit.audits.claim_driver import LemmaOutcome
-from dpaudit.audits.registry import AuditContext
-from dpaudit.audits.symbolic import (Obligation, QuadraticLoss, Replay,
+from dpaudit.claims.evidence import LemmaOutcome
+from dpaudit.claims.context import AuditContext
+from dpaudit.formal.smt import (Obligation, QuadraticLoss, Replay,
                                      SmtLemma, absolute, clip, quadratic_loss_1d, real,
                                      claim_smt_evidence)
 from dpaudit.learners.domains import Ball, Box
@@ -687,6 +687,6 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
 
 def smt_evidence(claim_id: str, ctx: AuditContext, outcome: LemmaOutcome) -> LemmaOutcome:
     """``outcome`` (the sampled lemma checks of a JKT12 claim audit) with the claim's SMT records
-    appended and compared (:func:`~dpaudit.audits.symbolic.claim_smt_evidence`)."""
+    appended and compared (:func:`~dpaudit.formal.smt.claim_smt_evidence`)."""
     return claim_smt_evidence(outcome, ctx.budget.name,
                               lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))

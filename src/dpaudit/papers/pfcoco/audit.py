@@ -12,7 +12,7 @@ never a violation).
 
 The shapes mirror the claim driver's ``PointPlan`` / ``EmpiricalPlan`` / ``Skip`` field for field,
 so the declarations are one line each once the driver lands (README). :func:`evaluate` runs one
-plan with :func:`dpaudit.audit` and returns a :class:`~dpaudit.audits.claim_audit.GridPoint`
+plan with :func:`dpaudit.audit` and returns a :class:`~dpaudit.claims.record.GridPoint`
 (used by the tests of each auditor's power on planted bugs).
 
 Exact-number conventions (:mod:`dpaudit.papers.pfcoco.exact`): window-tree pairs change the oldest
@@ -34,14 +34,14 @@ from typing import Any, Callable, Mapping
 import dp_accounting
 import numpy as np
 
-from dpaudit.audits.accounting import (
+from dpaudit.formal.accounting import (
     calibrate_gaussian_noise_multiplier,
     epsilon_of_event,
     gaussian_epsilon,
     homogeneous_pure_composition_epsilon,
 )
-from dpaudit.audits.claim_audit import GridPoint, LemmaCheck
-from dpaudit.audits.empirical import audit as empirical_audit
+from dpaudit.claims.evidence import GridPoint, LemmaCheck
+from dpaudit.blackbox.empirical_audit import audit as empirical_audit
 from dpaudit.claims import WindowBoundary, WindowScope
 from dpaudit.learners.domains import Ball, Box, Domain, Simplex
 from dpaudit.learners.wdp_cocol import WDPCOCOL
@@ -659,7 +659,7 @@ _MECHANISM_CLAIMS = {"pfcoco/window-tree-gamma", "pfcoco/window-tree-gaussian",
 
 def to_point_plan(numbers: PointNumbers) -> Any:
     """The driver's ``PointPlan`` for a :class:`PointNumbers` (field for field)."""
-    from dpaudit.audits.claim_driver import EmpiricalPlan, PointPlan
+    from dpaudit.claims.driver import EmpiricalPlan, PointPlan
 
     emp = None
     if numbers.empirical is not None:
@@ -778,7 +778,7 @@ def findings(claim_id: str, run: Any) -> list[str]:
 
 @dataclass(frozen=True)
 class PfcocoDeclaration:
-    """One pfcoco claim as a declaration over :func:`dpaudit.audits.claim_driver.run_claim`."""
+    """One pfcoco claim as a declaration over :func:`dpaudit.claims.driver.run_claim`."""
 
     claim_id: str
 
@@ -793,7 +793,7 @@ class PfcocoDeclaration:
         return TESTS.get(budget.name, 6)
 
     def plan(self, params: Mapping[str, Any], ctx: Any) -> Any:
-        from dpaudit.audits.claim_driver import Skip
+        from dpaudit.claims.driver import Skip
 
         numbers = plan(self.claim_id, params)
         if isinstance(numbers, SkipPoint):
@@ -801,7 +801,7 @@ class PfcocoDeclaration:
         return to_point_plan(numbers)
 
     def lemmas(self, ctx: Any, parameters: Any) -> Any:
-        from dpaudit.audits.claim_driver import LemmaOutcome
+        from dpaudit.claims.evidence import LemmaOutcome
 
         seed = ctx.seed_for(self.claim_id, "lemmas") % (2 ** 32)
         checks = lemmas(self.claim_id, ctx.budget.sensitivity_examples, seed)
@@ -815,7 +815,7 @@ DECLARATIONS = {cid: PfcocoDeclaration(cid) for cid in CLAIMS}
 
 
 def _register() -> None:
-    from dpaudit.audits.registry import register
+    from dpaudit.claims.registry import register
 
     for cid, decl in DECLARATIONS.items():
         register(decl.claim, decl, kind="mechanism" if cid in _MECHANISM_CLAIMS else "learner")

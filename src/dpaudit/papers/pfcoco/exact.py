@@ -9,7 +9,7 @@ one leaf by ``Delta`` shifts the release vector by ``m = Delta * a`` where ``a_t
   ``n ~ N(0, sigma^2 I)`` per coordinate; along the shift direction it is one Gaussian mechanism
   with ``mu^2 = Delta^2 a^T (B B^T)^+ a / sigma^2`` when ``a`` lies in the range of ``B``, and
   mutually singular laws (``epsilon = inf``) otherwise (:func:`gaussian_release_mu`; closed form
-  of :func:`dpaudit.audits.accounting.gaussian_epsilon`, cross-checked against dp-accounting's PLD
+  of :func:`dpaudit.formal.accounting.gaussian_epsilon`, cross-checked against dp-accounting's PLD
   in the tests). This covers protected positions (the claims) and expired ones (what the
   relaxation costs).
 * **Laplace / l2-Laplace nodes (pure epsilon).** Every node's privacy loss is at most
@@ -33,7 +33,7 @@ one leaf by ``Delta`` shifts the release vector by ``m = Delta * a`` where ``a_t
   release, also where a release contains the leaf exactly (inclusive boundary, expired leaves).
   It equals the node count where no release exposes the leaf, and ``(log2 W + 2)`` at the
   certified inclusive case above.
-* The accountant: :func:`dpaudit.audits.accounting.tree_leaf_epsilon` over the worst leaf's node
+* The accountant: :func:`dpaudit.formal.accounting.tree_leaf_epsilon` over the worst leaf's node
   count (:func:`dpaudit.mechanisms.window_tree.max_window_nodes_per_leaf`) at the class's
   worst-case sensitivity.
 """
@@ -46,7 +46,7 @@ from functools import lru_cache
 import numpy as np
 
 from dpaudit._validation import check_delta, check_int, check_positive
-from dpaudit.audits.accounting import gaussian_epsilon, tree_leaf_epsilon
+from dpaudit.formal.accounting import gaussian_epsilon, tree_leaf_epsilon
 from dpaudit.mechanisms.tree_aggregation import TreeNode, nodes_for_prefix
 from dpaudit.mechanisms.window_tree import WindowLayout, window_nodes_for_prefix
 

@@ -28,8 +28,9 @@ import hypothesis
 import numpy as np
 from hypothesis import strategies as st
 
-from dpaudit.audits.claim_audit import LemmaCheck
-from dpaudit.audits.sensitivity import LEMMA_SEARCH_SETTINGS, independent_of_loaded_modules
+from dpaudit.claims.evidence import LemmaCheck
+from dpaudit.formal.sensitivity import LEMMA_SEARCH_SETTINGS
+from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 from dpaudit.learners.losses import Loss, RecordingLoss
 from dpaudit.mechanisms.tree_aggregation import max_nodes_per_leaf
 from dpaudit.mechanisms.window_tree import max_window_nodes_per_leaf, window_nodes_containing
@@ -101,7 +102,7 @@ def sensitivity_lemma_check(examples: int, seed: int = 0, *, max_d: int = 4,
     """Hypothesis search of the ``L + mu D`` statement (module docstring).
 
     With ``extremes`` (default) the :func:`canonical_class_pairs` are evaluated first, as
-    :func:`dpaudit.audits.sensitivity.check_sensitivity` does with its extreme pairs: if the
+    :func:`dpaudit.formal.sensitivity.check_sensitivity` does with its extreme pairs: if the
     search finds no violation but a canonical pair fails, that pair is the counterexample (the
     search alone found the violation at 20/20 seeds with 300 examples, 14/20 with 60).
     """

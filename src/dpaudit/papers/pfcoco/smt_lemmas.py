@@ -40,8 +40,8 @@ from fractions import Fraction
 import numpy as np
 import z3
 
-from dpaudit.audits.claim_driver import LemmaOutcome
-from dpaudit.audits.symbolic import (Obligation, Replay, SmtLemma, real,
+from dpaudit.claims.evidence import LemmaOutcome
+from dpaudit.formal.smt import (Obligation, Replay, SmtLemma, real,
                                      claim_smt_evidence)
 from dpaudit.mechanisms.tree_aggregation import nodes_containing
 from dpaudit.mechanisms.window_tree import window_nodes_containing
@@ -254,6 +254,6 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
 
 def smt_evidence(claim_id: str, ctx, outcome: LemmaOutcome) -> LemmaOutcome:
     """``outcome`` (the sampled checks of a pfcoco claim) with the claim's SMT records appended
-    and compared (:func:`~dpaudit.audits.symbolic.claim_smt_evidence`)."""
+    and compared (:func:`~dpaudit.formal.smt.claim_smt_evidence`)."""
     return claim_smt_evidence(outcome, ctx.budget.name,
                               lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))

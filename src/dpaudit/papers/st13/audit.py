@@ -1,8 +1,8 @@
 """Declarations of the five Smith & Thakurta (NeurIPS 2013) claims for the claim driver.
 
 Importing this module registers ``st13/tree-aggregation``, ``st13/pftal``, ``st13/pftal-convex``,
-``st13/bandit-ftal`` and ``st13/bandit-ftal-convex`` with :func:`dpaudit.audits.registry.register`;
-:func:`dpaudit.audits.claim_driver.run_claim` audits them. Each declaration says, per grid point,
+``st13/bandit-ftal`` and ``st13/bandit-ftal-convex`` with :func:`dpaudit.claims.registry.register`;
+:func:`dpaudit.claims.driver.run_claim` audits them. Each declaration says, per grid point,
 the claim, the exact epsilon of the worst realisable pair (:mod:`.exact`; none for the bandit
 learners, whose secret directions hide the sums), the accountant's epsilon, and one empirical test
 on the worst-case pair of :mod:`.pairs` with a likelihood-ratio-shaped statistic; every audited
@@ -16,17 +16,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from dpaudit._validation import check_int
-from dpaudit.audits.claim_audit import EXACT_TOLERANCE, GridPoint, format_parameters
-from dpaudit.audits.claim_driver import (
-    ClaimRun,
-    EmpiricalPlan,
-    LemmaOutcome,
-    PointPlan,
-    Skip,
-    coarse,
-    fmt,
-)
-from dpaudit.audits.registry import AuditContext, Budget, register
+from dpaudit.claims.evidence import EXACT_TOLERANCE, GridPoint
+from dpaudit.claims.verdict import format_parameters
+from dpaudit.claims.driver import ClaimRun, EmpiricalPlan, PointPlan, Skip, coarse, fmt
+from dpaudit.claims.evidence import LemmaOutcome
+from dpaudit.claims.context import AuditContext, Budget
+from dpaudit.claims.registry import register
 from dpaudit.claims import PrivacyClaim
 from dpaudit.learners.domains import Ball
 from dpaudit.learners.pftal import PFTAL, PFTALConvex, theorem11_regularisation

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit._validation import check_int, check_positive
-from dpaudit.audits.accounting import laplace_epsilon, tree_leaf_epsilon
+from dpaudit.formal.accounting import laplace_epsilon, tree_leaf_epsilon
 from dpaudit.learners.domains import Domain
 from dpaudit.learners.pftal import PFTAL
 from dpaudit.mechanisms.projections import clip_l2
@@ -109,7 +109,7 @@ def domain_probe(domain: Domain) -> np.ndarray:
 
 def accountant_epsilon(count: int, sensitivity: float, scale: float, delta: float = 0.0) -> float:
     """The accountant's epsilon(delta) for one leaf of an l2-Laplace tree: ``count`` nodes, each of
-    replace-one sensitivity ``sensitivity`` (:func:`dpaudit.audits.accounting.tree_leaf_epsilon`);
+    replace-one sensitivity ``sensitivity`` (:func:`dpaudit.formal.accounting.tree_leaf_epsilon`);
     0 when no released node contains a leaf."""
     if count == 0:
         return 0.0
@@ -124,7 +124,7 @@ def privacy_curve(count_worst: int, sens_worst: float, scale: float, *, count_pa
                   shift_pair: float, d: int, exact_at_zero: float | None,
                   release_is_sums: bool) -> dict[str, Any]:
     """The series of ``figures["privacy_curve"]`` of one grid point (conventions of
-    :mod:`dpaudit.audits.claim_audit`; the claim driver adds the claimed point and the lower
+    :mod:`dpaudit.claims.record`; the claim driver adds the claimed point and the lower
     bound), epsilon at each delta of :data:`CURVE_DELTAS`.
 
     * ``epsilon_accountant``: the worst case over the class (``count_worst`` nodes of sensitivity

@@ -2,7 +2,7 @@
 
 * The per-node sensitivity step (App. B.1, after eq. (11)): replacing one tree input moves every
   node containing it by at most the bound passed to the tree, checked with
-  :func:`dpaudit.audits.sensitivity.check_sensitivity` on the tree inputs at fixed evaluation
+  :func:`dpaudit.formal.sensitivity.check_sensitivity` on the tree inputs at fixed evaluation
   points (the situation the adaptive-composition argument conditions on).
 * The structural properties the proof needs (Hypothesis over streams of any losses): clipping
   enforces the bound on every tree input; every node is noised once, at completion; a leaf lies in
@@ -12,7 +12,7 @@
 * The law of the node noise itself (``||n|| ~ Gamma(p, s)``, uniform direction; KS tests).
 
 Each claim's checks are gathered by one function returning the claim driver's
-:class:`~dpaudit.audits.claim_driver.LemmaOutcome`; every Hypothesis search is seeded with
+:class:`~dpaudit.claims.driver.LemmaOutcome`; every Hypothesis search is seeded with
 ``ctx.seed_for(claim_id, "lemma", ...)``.
 """
 
@@ -26,10 +26,11 @@ import numpy as np
 from hypothesis import strategies as st
 from scipy import stats
 
-from dpaudit.audits.claim_audit import LemmaCheck
-from dpaudit.audits.claim_driver import LemmaOutcome, fmt
-from dpaudit.audits.registry import AuditContext
-from dpaudit.audits.sensitivity import LEMMA_SEARCH_SETTINGS, check_sensitivity
+from dpaudit.claims.evidence import LemmaCheck
+from dpaudit.claims.evidence import LemmaOutcome
+from dpaudit.claims.driver import fmt
+from dpaudit.claims.context import AuditContext
+from dpaudit.formal.sensitivity import LEMMA_SEARCH_SETTINGS, check_sensitivity
 from dpaudit.learners.bandit_ftal import (
     PrivateBanditFTAL,
     PrivateBanditFTALConvex,

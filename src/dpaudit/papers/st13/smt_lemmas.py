@@ -31,9 +31,9 @@ from fractions import Fraction
 import numpy as np
 import z3
 
-from dpaudit.audits.claim_driver import LemmaOutcome
-from dpaudit.audits.registry import AuditContext
-from dpaudit.audits.symbolic import (Obligation, Replay, SmtLemma, absolute,
+from dpaudit.claims.evidence import LemmaOutcome
+from dpaudit.claims.context import AuditContext
+from dpaudit.formal.smt import (Obligation, Replay, SmtLemma, absolute,
                                      claim_smt_evidence, clip, quadratic_loss_1d, real)
 from dpaudit.learners.domains import Ball
 from dpaudit.learners.losses import LinearLoss, SquaredLoss
@@ -226,6 +226,6 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
 
 def smt_evidence(claim_id: str, ctx: AuditContext, outcome: LemmaOutcome) -> LemmaOutcome:
     """``outcome`` (the sampled lemma checks of a ST13 claim audit) with the claim's SMT records
-    appended and compared (:func:`~dpaudit.audits.symbolic.claim_smt_evidence`)."""
+    appended and compared (:func:`~dpaudit.formal.smt.claim_smt_evidence`)."""
     return claim_smt_evidence(outcome, ctx.budget.name,
                               lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))

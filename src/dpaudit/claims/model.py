@@ -14,18 +14,10 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from dpaudit._validation import check_delta, check_epsilon, check_int
+from dpaudit.neighbours import NeighbourRelation
 
 __all__ = ["NeighbourRelation", "Release", "WindowBoundary", "WindowScope", "Provenance",
            "SensitivityLemma", "PrivacyClaim"]
-
-
-class NeighbourRelation(str, enum.Enum):
-    """How two neighbouring inputs differ."""
-
-    REPLACE_ONE = "replace-one"
-    """One element (loss function) replaced by any other from the allowed class; all five papers."""
-    ADD_REMOVE = "add-remove"
-    """One element added or removed."""
 
 
 class Release(str, enum.Enum):
@@ -123,11 +115,14 @@ def _check_index(value: object, name: str, minimum: int) -> int:
 
 @dataclass(frozen=True)
 class Provenance:
-    """Where a claim or lemma was printed.
+    """Where a claim or lemma was stated.
 
-    ``paper`` is a file name in ``../shared/seeds`` (e.g. ``"jkt12-colt.txt"``); ``version`` names
-    the version of the paper (``"COLT 2012"``, ``"arXiv v2"``); ``theorem`` the statement number;
-    ``equation`` the printed calibration or equation it relies on, verbatim where readable.
+    For the bundled papers ``paper`` is a file name in ``../shared/seeds`` (e.g.
+    ``"jkt12-colt.txt"``); ``version`` names the version of the paper (``"COLT 2012"``, ``"arXiv
+    v2"``); ``theorem`` the statement number; ``equation`` the printed calibration or equation it
+    relies on, verbatim where readable. For a user's claim (:class:`dpaudit.Source`) ``paper`` is
+    the document's title, ``kind`` says what it is (``"design doc"``, ``"library documentation"``,
+    ...) and ``url`` links to it; both are omitted from the JSON when they keep their defaults.
     """
 
     paper: str
@@ -135,14 +130,23 @@ class Provenance:
     theorem: str
     equation: str = ""
     location: str = ""
+    kind: str = "paper"
+    url: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        return {"paper": self.paper, "version": self.version, "theorem": self.theorem,
-                "equation": self.equation, "location": self.location}
+        out = {"paper": self.paper, "version": self.version, "theorem": self.theorem,
+               "equation": self.equation, "location": self.location}
+        if self.kind != "paper":
+            out["kind"] = self.kind
+        if self.url:
+            out["url"] = self.url
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Provenance":
-        return cls(**{k: d.get(k, "") for k in ("paper", "version", "theorem", "equation", "location")})
+        return cls(**{k: d.get(k, "") for k in ("paper", "version", "theorem", "equation",
+                                                 "location", "url")},
+                   kind=d.get("kind", "paper") or "paper")
 
 
 @dataclass(frozen=True)
@@ -219,6 +223,7 @@ class PrivacyClaim:
     formula: str = ""
     citation: str = ""
     window: WindowScope | None = None
+    statement: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or "/" not in self.id:
@@ -270,7 +275,8 @@ class PrivacyClaim:
             "notes": self.notes,
             "formula": self.formula,
             "citation": self.citation,
-        } | ({} if self.window is None else {"window": self.window.to_dict()})
+        } | ({} if self.window is None else {"window": self.window.to_dict()}) | (
+            {"statement": self.statement} if self.statement else {})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PrivacyClaim":
@@ -286,4 +292,5 @@ class PrivacyClaim:
             formula=d.get("formula", ""),
             citation=d.get("citation", ""),
             window=None if d.get("window") is None else WindowScope.from_dict(d["window"]),
+            statement=d.get("statement", ""),
         )

@@ -1,0 +1,351 @@
+"""A family of learned test statistics for the black-box audit (issue 15), and how one is picked.
+
+The engine (:mod:`dpaudit.blackbox.empirical_audit`) reduces every output to one real score and then uses a
+threshold event on it. With a fixed score family it misses bugs whose likelihood ratio is not
+shaped like the score: a threshold on a scalar cannot isolate a region where the ratio is large
+unless that region is a tail (non-monotone ratios: a density vanishing at a point, two-sided
+effects); a linear discriminant is far from the likelihood ratio of heavy-tailed or non-Gaussian
+vector noise; outcome counting is too sparse for long discrete sequences. This module holds a
+*family* of statistics, each an estimate of the log likelihood ratio ``ln(P1[o] / P0[o])`` of a
+different shape, and the bookkeeping that lets the engine pick one:
+
+* :class:`HistogramRatioFitter` (scalars): equal-mass bins of the pooled fit split, repeated
+  values ("atoms", e.g. a sentinel) in bins of their own, add-1/2 smoothed log ratio per bin, at
+  several resolutions. Thresholds on the score are unions of bins sorted by ratio, so intervals
+  and non-monotone ratios are reachable (the density-ratio idea of DP-Sniper, Bichsel et al.,
+  IEEE S&P 2021, Sec. V, with a histogram as the density estimator).
+* :class:`NaiveBayesFitter` (vectors, trajectories, mixed outputs): the same binned log ratio per
+  coordinate, summed (a naive-Bayes log likelihood ratio); each coordinate is split into its
+  atoms (discrete part, e.g. the sentinel of a sparse-vector variant that releases values) and
+  quantile bins of the rest (continuous part). A screened variant keeps only the coordinates
+  whose fit-split histograms differ (G-test at level ``1 / D``), so that coordinates without
+  signal do not add estimation noise.
+* :class:`LocationShiftFitter` (vectors, mixed outputs): per coordinate, the atoms get their
+  count-based log ratio as in naive Bayes, and the continuous part a *parametric* log ratio: the
+  exact log likelihood ratio of a location shift under Laplace noise,
+  ``(|x - m0| - |x - m1|) / b`` with ``m0``, ``m1`` the fit-split medians of the coordinate's
+  continuous values on each input and ``b`` their mean absolute deviation (plus the log ratio of
+  the coordinate being continuous at all). Two numbers per coordinate are estimated from all fit
+  runs instead of one ratio per bin, so a small shift under wide noise (20 coordinates of
+  Laplace(200) shifted by 1: per-bin ratios of 0.005 drowned by a standard error of 0.008 at
+  5 x 10^5 fit runs) is still resolved; for small shifts the score is the weighted sign test
+  ``sum_j (m1_j - m0_j) / b_j * sign(x_j - (m0_j + m1_j) / 2)``, which is the most powerful
+  per-coordinate statistic for Laplace noise (asymptotic efficiency 2 relative to the mean) and
+  robust to any heavy tail. Medians come from a fine streaming histogram (``LOCATION_GRID``
+  bins over the probe's central 99% per coordinate), so memory does not grow with the fit split.
+* :class:`LogisticFitter` (vectors): logistic regression (scikit-learn) on basis features
+  ``[x, |x - m0|, |x - m1|, ||x - m0||_2, ||x - m1||_2]`` with ``m0``, ``m1`` the coordinate-wise
+  fit-split medians of the two inputs. Its span contains the exact log likelihood ratio of a shift
+  under Gaussian noise (linear), product Laplace noise (``|x_j - m0_j| - |x_j - m1_j|``) and
+  l2-Laplace noise (``||x - m0|| - ||x - m1||``); in the spirit of DP-Sniper's classifier and of
+  classifier-based auditors. :class:`SklearnClassifierFitter` gives a gradient-boosted or k-NN
+  classifier (option, not in the default family: costly to evaluate on 10^6 test runs).
+* :class:`~dpaudit.blackbox.pattern_statistics.PatternHistogramFitter` (mixed discrete/continuous
+  vectors): the log ratio of the row's pattern of atoms and continuous coordinates plus, per
+  continuous coordinate, the log ratio of its bin *given the pattern* (the joint law that naive
+  Bayes, a product over coordinates, cannot represent; e.g. the first "above" position of a
+  sparse-vector variant and the value released there). Opt-in (``statistics=[..., "pattern"]``),
+  not in the default family: see :mod:`dpaudit.blackbox.pattern_statistics` for why.
+* :class:`SequenceFeatureFitter` (discrete trajectories: which branch, expert or flag at each
+  round): the sequence is summarised by counts of each value, the first change time, the first
+  and last value and the first time each value occurs, and scored by naive Bayes on these
+  features.
+
+Discipline (``../shared/AUDIT-METHOD.md`` section 3). Every fitter sees the *fit* split only
+(``prepare`` gets the probes, which are the first rows of the fit split, and ``update`` the rest of
+it); the engine scores the *selection* split with every fitted statistic and keeps the statistic
+and event with the highest projected bound (:func:`choose`); only then does it draw the test
+split, on which only the chosen statistic's events are counted. The choice among statistics is
+made on data independent of the test split, so it costs no Bonferroni factor: the number of events
+evaluated on the test split (``test_events``) is unchanged. ``tests/test_learned_statistics.py``
+fails if any statistic's fit or choice depends on test-split outputs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from dpaudit.blackbox.statistics import (IdentityScorer, LinearDiscriminantFitter, RankedEvent, projected_log_ratio, sweep_thresholds)
+from dpaudit.blackbox.fitters_binned import HistogramRatioFitter, NaiveBayesFitter
+from dpaudit.blackbox.fitters_classifier import (LogisticFitter, SequenceFeatureFitter,
+                                                 SklearnClassifierFitter)
+from dpaudit.blackbox.fitters_location import LocationShiftFitter
+from dpaudit.blackbox.pattern_statistics import PatternHistogramFitter
+
+__all__ = [
+    "STATISTIC_NAMES",
+    "DEFAULT_SCALAR",
+    "DEFAULT_VECTOR",
+    "HistogramRatioFitter",
+    "NaiveBayesFitter",
+    "LocationShiftFitter",
+    "LogisticFitter",
+    "SklearnClassifierFitter",
+    "SequenceFeatureFitter",
+    "Candidate",
+    "Choice",
+    "candidates_for",
+    "choose",
+    "plug_in_test_bound",
+    "check_statistics",
+]
+
+#: Names accepted by ``audit(..., statistics=[...])``.
+STATISTIC_NAMES = ("identity", "histogram", "linear", "naive-bayes", "location-shift",
+                   "logistic", "sequence", "pattern", "gradient-boosting", "knn")
+#: Default family for scalar continuous outputs.
+DEFAULT_SCALAR = ("identity", "histogram")
+#: Default family for vector / trajectory outputs.
+DEFAULT_VECTOR = ("linear", "naive-bayes", "location-shift", "logistic", "sequence")
+
+# ----------------------------------------------------------------------------------------------
+# Wrappers of the engine's original statistics, and the choice
+# ----------------------------------------------------------------------------------------------
+
+@dataclass
+class _Fixed:
+    """A statistic that needs no fitting (identity)."""
+
+    scorer: Any
+
+    def prepare(self, probe0: np.ndarray, probe1: np.ndarray) -> None:
+        pass
+
+    def update(self, outputs: np.ndarray, label: int) -> None:
+        pass
+
+    def finish(self) -> list[Any]:
+        return [self.scorer]
+
+
+@dataclass
+class _Wrapped:
+    """A single-scorer streaming fitter of :mod:`dpaudit.blackbox.statistics`."""
+
+    fitter: Any
+
+    def prepare(self, probe0: np.ndarray, probe1: np.ndarray) -> None:
+        pass
+
+    def update(self, outputs: np.ndarray, label: int) -> None:
+        self.fitter.update(outputs, label)
+
+    def finish(self) -> list[Any]:
+        return [self.fitter.finish()]
+
+
+@dataclass
+class Candidate:
+    """One family member: its fitter and whether its scores depend on the fit split."""
+
+    name: str
+    fitter: Any
+    fitted: bool = True
+
+
+def check_statistics(statistics: Sequence[str] | None) -> tuple[str, ...] | None:
+    """Validate ``audit(..., statistics=...)``: None (automatic) or names from
+    :data:`STATISTIC_NAMES`."""
+    if statistics is None:
+        return None
+    if isinstance(statistics, str):
+        statistics = (statistics,)
+    try:
+        names = tuple(statistics)
+    except TypeError as exc:
+        raise TypeError("statistics must be a sequence of names from "
+                        f"{', '.join(STATISTIC_NAMES)}") from exc
+    if not names:
+        raise ValueError("statistics must name at least one statistic")
+    for s in names:
+        if s not in STATISTIC_NAMES:
+            raise ValueError(f"statistics: unknown statistic {s!r}; allowed: "
+                             f"{', '.join(STATISTIC_NAMES)}")
+    return names
+
+
+def candidates_for(dimension: int, statistics: tuple[str, ...] | None) -> list[Candidate]:
+    """The family compared for continuous outputs of flattened ``dimension``.
+
+    Scalars: identity and histogram ratios by default; vectors: linear discriminant, naive Bayes,
+    location shift, logistic regression, sequence features. ``statistics`` restricts or extends the family (names
+    that do not apply to the output shape are ignored; if none applies, ValueError).
+    """
+    scalar = dimension == 1
+    names = statistics if statistics is not None else (DEFAULT_SCALAR if scalar
+                                                       else DEFAULT_VECTOR)
+    out: list[Candidate] = []
+    for s in names:
+        if s == "identity" and scalar:
+            out.append(Candidate(s, _Fixed(IdentityScorer()), fitted=False))
+        elif s == "histogram" and scalar:
+            out.append(Candidate(s, HistogramRatioFitter()))
+        elif s == "linear" and not scalar:
+            out.append(Candidate(s, _Wrapped(LinearDiscriminantFitter())))
+        elif s == "naive-bayes" and not scalar:
+            out.append(Candidate(s, NaiveBayesFitter()))
+        elif s == "location-shift" and not scalar:
+            out.append(Candidate(s, LocationShiftFitter()))
+        elif s == "logistic":
+            out.append(Candidate(s, LogisticFitter()))
+        elif s == "sequence" and not scalar:
+            out.append(Candidate(s, SequenceFeatureFitter()))
+        elif s == "pattern" and not scalar:
+            out.append(Candidate(s, PatternHistogramFitter()))
+        elif s in ("gradient-boosting", "knn"):
+            out.append(Candidate(s, SklearnClassifierFitter(kind=s)))
+    if not out:
+        raise ValueError(f"statistics={list(names)} has no statistic for "
+                         f"{'scalar' if scalar else 'vector'} outputs")
+    # The classical statistic (identity, linear discriminant) leads whatever order the names came
+    # in: choose() keeps candidate 0 unless a challenger is ahead by its margin.
+    out.sort(key=lambda c: c.name not in ("identity", "linear"))
+    return out
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The statistic chosen on the selection split, with every candidate's projected bound."""
+
+    index: int
+    scorer: Any
+    fitted: bool
+    table: tuple[dict[str, Any], ...]
+
+
+#: A learned statistic replaces the engine's classical one (the first candidate: the identity for
+#: scalars, the linear discriminant for vectors) only if its plug-in test bound is higher by more
+#: than this many standard errors of the difference (delta method on the selection counts of the
+#: two events). Projections of close candidates differ mostly by selection noise, and the classical
+#: statistic is the better-understood choice when they are close: on Laplace eps = 1 at 10^6
+#: runs, taking the largest projection picked a 128-bin histogram (test bound 0.949) over the
+#: identity (0.993). Only power is at stake; validity comes from the untouched test split.
+SWITCH_MARGIN_SE = 1.0
+
+
+def _log_ratio_se(r: RankedEvent) -> float:
+    """Delta-method standard error of ``ln(p / q)`` from an event's selection counts."""
+    cp, cq = (r.count1, r.count0) if r.event.numerator == 1 else (r.count0, r.count1)
+    npp, nq = (r.nobs1, r.nobs0) if r.event.numerator == 1 else (r.nobs0, r.nobs1)
+    p, q = (cp + 0.5) / (npp + 1.0), (cq + 0.5) / (nq + 1.0)
+    return math.sqrt((1 - p) / (npp * p) + (1 - q) / (nq * q))
+
+
+def _difference_se(a: RankedEvent, b: RankedEvent, scores_a: tuple[np.ndarray, np.ndarray],
+                   scores_b: tuple[np.ndarray, np.ndarray]) -> float:
+    """Delta-method standard error of ``ln(p_a / q_a) - ln(p_b / q_b)`` for two events counted on
+    the SAME selection runs (``scores_a[k]``, ``scores_b[k]``: the two statistics' scores of the
+    runs on input ``k``, row-aligned). Each log ratio is ``+-ln(rate on input k)`` summed over
+    k; on one input ``Var(ln ra - ln rb) = ((1 - ra)/ra + (1 - rb)/rb - 2 (rab - ra rb)/(ra rb)) / n``
+    with ``rab`` the rate of both events, so events that mostly coincide differ by little noise
+    (treating them as independent, as :func:`_log_ratio_se` does, overstates it)."""
+    var = 0.0
+    for k in (0, 1):
+        ia = a.event.indicator(scores_a[k])
+        ib = b.event.indicator(scores_b[k])
+        n = ia.size
+        if n == 0 or ib.size != n:
+            return math.hypot(_log_ratio_se(a), _log_ratio_se(b))
+        sa = 1.0 if a.event.numerator == k else -1.0
+        sb = 1.0 if b.event.numerator == k else -1.0
+        ra = (np.count_nonzero(ia) + 0.5) / (n + 1.0)
+        rb = (np.count_nonzero(ib) + 0.5) / (n + 1.0)
+        rab = np.count_nonzero(ia & ib) / n
+        cov = (rab - ra * rb) / (ra * rb)
+        var += ((1 - ra) / ra + (1 - rb) / rb - 2 * sa * sb * cov) / n
+    return math.sqrt(max(var, 0.0))
+
+
+def plug_in_test_bound(r: RankedEvent, n_test: int, *, alpha: float, delta: float) -> float:
+    """The bound the test split (``n_test`` runs per input, one-sided level ``alpha`` per rate)
+    would give the event ``r`` if its rates were its selection-split rates (Wilson
+    approximation; falls back to ``delta = 0`` like the sweep when ``p_lo <= delta``)."""
+    cp, npp = (r.count1, r.nobs1) if r.event.numerator == 1 else (r.count0, r.nobs0)
+    cq, nq = (r.count0, r.nobs0) if r.event.numerator == 1 else (r.count1, r.nobs1)
+    # The projection at selection level 1/2: a Wilson bound at level 1/2 is the rate itself.
+    return projected_log_ratio(cp, npp, cq, nq, n_test, n_test, alpha=alpha, delta=delta,
+                               candidates=1, selection_alpha=0.5)
+
+
+def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.ndarray],
+           select1: Sequence[np.ndarray], *, n_test: int, alpha: float, delta: float,
+           scalar: bool) -> Choice:
+    """Pick the statistic whose best selection-split event promises the highest test bound.
+
+    ``select0[i]``/``select1[i]`` are the selection-split scores of ``scorers[i]`` on data0/data1;
+    ``scorers[0]`` is the engine's classical statistic when the family has it
+    (:func:`candidates_for` puts it first). Each statistic's best event is found by
+    :func:`~dpaudit.blackbox.statistics.sweep_thresholds` (epsilon objective): the event the engine
+    counts on the test split if that statistic is chosen, when it evaluates one event without
+    pooled or hedge events (those are added after the choice, from the same selection split).
+
+    Vector outputs (``scalar`` false; the classical statistic is the linear discriminant): the statistics
+    are compared by :func:`plug_in_test_bound`, the bound the test split would give that event at
+    its selection-split rates. (The sweep's own projection, which first lowers each selection rate to
+    a conservative bound at level ``alpha / C**0.25`` and is kept in the table as
+    ``projected_log_ratio_bound``, is made to rank thousands of thresholds of one statistic; used
+    to compare statistics it charges the selection split's noise twice, most for the rare,
+    strong events that the test split, 18 times larger, resolves well: on DP-Sniper's SVT3 and
+    numerical SVT at 10^7 runs it kept the linear discriminant, test bounds 0.138 and 0.027,
+    over the location-shift statistic, 0.164 and 0.043.) The selection noise of the comparison
+    itself is handled by the margin: the best challenger replaces ``scorers[0]`` only if it is
+    ahead by more than :data:`SWITCH_MARGIN_SE` standard errors of the difference of the two
+    events' log ratios, computed on the same selection runs (:func:`_difference_se`).
+
+    Scalar outputs (``scalar`` true; the classical statistic, the identity, is not fitted, and its event is
+    chosen on all training runs, twice the runs compared here): the projection and a margin
+    with the events treated as independent, as before. There the identity's tail events are
+    what the histograms approximate, and the in-sample plug-in favours the histogram that got
+    luckiest on the selection split (Laplace eps = 1 at 10^6 runs, seed 0: a 64-bin histogram
+    at 1.029 over the identity at 1.005, and the test bound fell from 0.993 to 0.987).
+    All of this uses the selection split only.
+    """
+    sweeps = [sweep_thresholds(select0[i], select1[i], n_test0=n_test, n_test1=n_test,
+                               alpha=alpha, delta=delta, objective="epsilon")
+              for i in range(len(scorers))]
+    tops = [sw.best(1) for sw in sweeps]
+    n_max = max([sw.thresholds.size for sw in sweeps] + [1])
+    projected, values = [], []
+    for i, top in enumerate(tops):
+        if not top:
+            projected.append(-math.inf)
+            values.append(-math.inf)
+            continue
+        r = top[0]
+        cp, npp = (r.count1, r.nobs1) if r.event.numerator == 1 else (r.count0, r.nobs0)
+        cq, nq = (r.count0, r.nobs0) if r.event.numerator == 1 else (r.count1, r.nobs1)
+        projected.append(float(projected_log_ratio(cp, npp, cq, nq, n_test, n_test, alpha=alpha,
+                                                   delta=delta, candidates=4 * n_max)))
+        values.append(plug_in_test_bound(r, n_test, alpha=alpha, delta=delta))
+    # Scalars: compare by the projection and the independent-events margin, the rule validated
+    # on Laplace (see SWITCH_MARGIN_SE). Decided by the output's shape, not by which candidate
+    # came first.
+    conservative = scalar
+    rank = projected if conservative else values
+    best_i = 0
+    challengers = [i for i in range(1, len(scorers)) if rank[i] > -math.inf]
+    if challengers:
+        c = max(challengers, key=lambda i: (rank[i], -i))
+        if not tops[0] or rank[0] == -math.inf:
+            best_i = c if rank[c] > -math.inf else 0
+        else:
+            se = (math.hypot(_log_ratio_se(tops[0][0]), _log_ratio_se(tops[c][0])) if conservative
+                  else _difference_se(tops[0][0], tops[c][0], (select0[0], select1[0]),
+                                      (select0[c], select1[c])))
+            if rank[c] > rank[0] + SWITCH_MARGIN_SE * se:
+                best_i = c
+    table = []
+    for i, sc in enumerate(scorers):
+        info = sc.to_dict() if hasattr(sc, "to_dict") else {"name": repr(sc)}
+        v, w = projected[i], values[i]
+        table.append({"name": info.get("name", ""),
+                      "projected_log_ratio_bound": v if math.isfinite(v)
+                      else ("-inf" if v < 0 else "inf"),
+                      "plug_in_test_bound": w if math.isfinite(w)
+                      else ("-inf" if w < 0 else "inf"),
+                      "chosen": i == best_i})
+    return Choice(best_i, scorers[best_i], bool(fitted[best_i]), tuple(table))

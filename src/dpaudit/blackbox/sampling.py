@@ -1,0 +1,269 @@
+"""Drawing the runs of a mechanism: chunked output streams with their checks, input checks and the
+memory budget of an audit.
+
+A mechanism is called as ``mechanism(data, n, rng)`` and must return an array whose leading axis
+has length ``n`` (one row per independent run); :class:`_Stream` draws the runs of one input in
+chunks, each chunk from its own spawned generator, and rejects outputs that cannot be audited
+(wrong shape, NaN, None, complex values) with a message naming the mechanism and the run.
+"""
+
+from __future__ import annotations
+
+import decimal
+import inspect
+import math
+import numbers
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
+
+from dpaudit.blackbox.statistics import (outcome_keys)
+
+
+#: Rows of the first chunk of each input (the probe that decides how outputs are scored).
+PROBE_ROWS = 4_096
+#: Default cap on the rows and bytes of one chunk of outputs.
+MAX_CHUNK_ROWS = 1 << 17
+MAX_CHUNK_BYTES = 1 << 23
+#: Numeric outputs with at most this many distinct values in the probe are treated as discrete.
+MAX_DISCRETE_OUTCOMES = 256
+
+OutputKind = Literal["auto", "discrete", "continuous"]
+
+class _NotGiven:
+    """Default of ``data0``/``data1``: tells an omitted input from an input that is ``None``."""
+
+    def __repr__(self) -> str:
+        return "<required unless pairs= is given>"
+
+
+def callable_name(fn: Any) -> str:
+    """A short name of a user callable for error messages (its qualified name or its class)."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if not isinstance(name, str):
+        name = type(fn).__name__
+    return name
+
+
+#: Bytes of memory the engine holds per training run per input (the selection split's scores,
+#: their concatenation, the sort and the threshold sweep), a generous upper estimate.
+BYTES_PER_TRAINING_RUN = 64
+
+
+def available_memory_bytes() -> int | None:
+    """Memory this process can still use: ``MemAvailable`` of ``/proc/meminfo`` (Linux), else
+    free physical pages; None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory_budget(samples: int, n_train: int, available: int | None = None) -> None:
+    """Refuse an audit whose training split cannot fit in memory (ValueError naming ``samples``).
+
+    The test split is streamed in chunks and costs no memory per run; the selection split's scores
+    are held to choose the event, about :data:`BYTES_PER_TRAINING_RUN` bytes per run and input,
+    plus one chunk of outputs. With the default cap on the training split
+    (:data:`MAX_TRAIN_SAMPLES`) every ``samples`` passes; only an uncapped or explicitly huge
+    training split (``max_train_samples=None``, a huge ``pilot_samples``) can be refused.
+    """
+    if available is None:
+        available = available_memory_bytes()
+    if available is None:
+        return
+    need = 2 * n_train * BYTES_PER_TRAINING_RUN + 2 * MAX_CHUNK_BYTES
+    if need > available:
+        raise ValueError(
+            f"samples={samples} cannot run on this machine: its training split ({n_train} runs "
+            f"per input) needs about {need / 2**30:.3g} GiB of memory and {available / 2**30:.3g} "
+            f"GiB are available; lower samples (or train_fraction)")
+
+
+def _check_arity(fn: Callable[..., Any], param: str, n_args: int, expected: str) -> None:
+    """TypeError when ``fn`` cannot be called with ``n_args`` positional arguments."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # builtins without a signature: find out when called
+        return
+    try:
+        sig.bind(*([None] * n_args))
+    except TypeError:
+        raise TypeError(f"{param} must be callable as {expected}; {callable_name(fn)}{sig} does "
+                        f"not take {n_args} positional argument{'s' if n_args > 1 else ''}"
+                        ) from None
+
+
+def _coerce_objects(arr: np.ndarray, who: str, first_run: int) -> np.ndarray:
+    """Object outputs: numbers become a numeric array; None/NaN/inf anywhere is an error.
+
+    Object arrays of numbers would otherwise be scored as discrete outcomes (every float its own
+    outcome) and give a meaningless bound; ``None`` or NaN among them would be counted as outcomes.
+    Other objects (strings, tuples) stay discrete outcomes.
+    """
+    n = arr.shape[0]
+    flat = arr.reshape(n, -1)
+    numeric = True
+    integral = True
+    for run, row in enumerate(flat):
+        for value in row:
+            if value is None:
+                raise ValueError(f"{who} returned None in run {first_run + run} (row {run} of this "
+                                 "call); outputs must be finite numbers or discrete labels")
+            if isinstance(value, (bool, np.bool_, numbers.Integral)):
+                continue
+            integral = False
+            if isinstance(value, (numbers.Real, decimal.Decimal)):
+                if not math.isfinite(float(value)):
+                    raise ValueError(f"{who} returned {float(value)} in run {first_run + run} "
+                                     f"(row {run} of this call); outputs must be finite numbers")
+                continue
+            numeric = False
+    if not numeric:
+        return arr
+    try:
+        return arr.astype(np.int64 if integral else np.float64)
+    except (OverflowError, TypeError, ValueError):
+        return arr.astype(np.float64)
+
+
+_NOT_GIVEN: Any = _NotGiven()
+
+# ----------------------------------------------------------------------------------------------
+# Sampling
+# ----------------------------------------------------------------------------------------------
+
+@dataclass
+class _Stream:
+    """The runs on one input: chunks drawn in order, each from its own spawned generator."""
+
+    mechanism: Callable[..., Any]
+    data: Any
+    label: int
+    seed_seq: np.random.SeedSequence
+    clock: list[float]
+    row_shape: tuple[int, ...] | None = None
+    dtype: np.dtype | None = None
+    drawn: int = 0  # runs drawn so far on this input (run indices in messages count from 0)
+
+    def draw(self, n: int) -> np.ndarray:
+        rng = np.random.default_rng(self.seed_seq.spawn(1)[0])
+        t0 = time.perf_counter()
+        out = self.mechanism(self.data, n, rng)
+        self.clock[0] += time.perf_counter() - t0
+        arr = self._check(out, n)
+        self.drawn += n
+        return arr
+
+    def _check(self, out: Any, n: int) -> np.ndarray:
+        name = callable_name(self.mechanism)
+        who = f"mechanism {name}(data{self.label}, n={n}, rng)"
+        try:
+            arr = np.asarray(out)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{who} must return an array-like with leading axis n") from exc
+        if arr.ndim == 0 or arr.shape[0] != n:
+            got = "a scalar" if arr.ndim == 0 else f"leading axis {arr.shape[0]}"
+            raise ValueError(f"{who} returned {got} (shape {arr.shape}); it must return an array "
+                             f"whose leading axis has length n = {n}, one row per independent run")
+        if arr.size == 0:
+            raise ValueError(f"{who} returned rows of shape {arr.shape[1:]} with no values; every "
+                             "run must output at least one value")
+        if arr.dtype.kind == "c":
+            raise TypeError(f"{who} returned complex outputs; only real, integer, boolean, string "
+                            "or object outputs can be audited")
+        if arr.dtype.kind == "O":
+            arr = _coerce_objects(arr, who, self.drawn)
+        if arr.dtype.kind == "f":
+            finite = np.isfinite(arr)
+            if not finite.all():
+                run = int(np.argwhere(~finite)[0][0])
+                value = arr.reshape(n, -1)[run][~finite.reshape(n, -1)[run]][0]
+                raise ValueError(f"{who} returned {value} in run {self.drawn + run} (row {run} of "
+                                 f"this call); outputs must be finite numbers")
+        if self.row_shape is None:
+            self.row_shape, self.dtype = arr.shape[1:], arr.dtype
+        elif arr.shape[1:] != self.row_shape:
+            raise ValueError(f"{who} returned rows of shape {arr.shape[1:]}, earlier calls "
+                             f"returned {self.row_shape}; every run must have the same output "
+                             "shape")
+        return arr
+
+    def chunks(self, total: int, chunk_rows: int):
+        done = 0
+        while done < total:
+            m = min(chunk_rows, total - done)
+            yield self.draw(m)
+            done += m
+
+def _is_discrete(probe0: np.ndarray, probe1: np.ndarray, output_kind: OutputKind) -> bool:
+    if output_kind != "auto":
+        return output_kind == "discrete"
+    if probe0.dtype.kind in "OUSV":
+        return True
+    keys = np.concatenate([outcome_keys(probe0), outcome_keys(probe1)])
+    return np.unique(keys).size <= min(MAX_DISCRETE_OUTCOMES, max(2, keys.size // 4))
+
+
+def _chunk_rows(probe: np.ndarray, chunk_size: int | None) -> int:
+    if chunk_size is not None:
+        return chunk_size
+    row_bytes = max(1, probe.nbytes // max(1, probe.shape[0]))
+    return int(min(MAX_CHUNK_ROWS, max(1, MAX_CHUNK_BYTES // row_bytes)))
+
+def _is_strategy(obj: Any) -> bool:
+    """A Hypothesis strategy? (Checked without importing Hypothesis: a caller holding a strategy
+    has imported it already.)"""
+    hyp = sys.modules.get("hypothesis.strategies")
+    return hyp is not None and isinstance(obj, hyp.SearchStrategy)
+
+
+def _describe_input(x: Any) -> Any:
+    """A JSON-friendly record of one input found by a pair search (lists for arrays, else repr)."""
+    if isinstance(x, np.ndarray) and x.size <= 1000:
+        return x.tolist()
+    if isinstance(x, (bool, int, float, str)) or x is None:
+        return x
+    r = repr(x)
+    return r if len(r) <= 2000 else r[:2000] + "..."
+
+
+def _check_pairs(data0: Any, data1: Any, pairs: Sequence[tuple[Any, Any]] | None
+                 ) -> list[tuple[Any, Any]]:
+    if pairs is None:
+        missing = [name for name, d in (("data0", data0), ("data1", data1)) if d is _NOT_GIVEN]
+        if missing:
+            raise TypeError(f"audit() needs two neighbouring inputs: pass data0 and data1, or "
+                            f"pairs=[(data0, data1), ...]; missing: {', '.join(missing)}")
+        if data0 is None and data1 is None:
+            raise ValueError("data0 and data1 are both None: two identical inputs make a vacuous "
+                             "audit (was an input omitted by a wrapper?); pass the two "
+                             "neighbouring inputs, or pairs=[(data0, data1), ...]")
+        return [(data0, data1)]
+    # None is accepted here as "not given": wrappers forward their own None defaults.
+    if any(d is not _NOT_GIVEN and d is not None for d in (data0, data1)):
+        raise ValueError("give either data0 and data1 or pairs, not both")
+    try:
+        out = [tuple(p) for p in pairs]
+    except TypeError as exc:
+        raise TypeError("pairs must be a sequence of (data0, data1) pairs") from exc
+    if not out:
+        raise ValueError("pairs must contain at least one (data0, data1) pair")
+    for i, p in enumerate(out):
+        if len(p) != 2:
+            raise ValueError(f"pairs[{i}] must be a (data0, data1) pair, got {len(p)} items")
+    return out

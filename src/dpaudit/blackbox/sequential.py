@@ -1,0 +1,192 @@
+"""Anytime-valid sequential audit for CI gates: testing by betting (issue 15).
+
+A fixed-budget audit spends its whole budget (often 10^6 runs per input) even when a violation is
+obvious after a few hundred. :func:`sequential_audit` samples in rounds and stops as soon as the
+evidence against the claim is conclusive, with a guarantee that holds at *every* stopping time:
+
+* **Event** (training runs, never reused): the engine's own training step
+  (:mod:`dpaudit.blackbox.empirical_audit`: learned statistic on the fit split, threshold event on the
+  selection split) picks an event ``S`` and the input ``D`` on which it is more likely.
+* **Bet** (fresh runs, one on each input per step): with ``X_i`` a run on ``D`` and ``Y_i`` a run
+  on the neighbour ``D'``, let ``Z_i = 1[X_i in S] - e^eps 1[Y_i in S] - delta``. If the mechanism
+  is (eps, delta)-DP then ``P[M(D) in S] <= e^eps P[M(D') in S] + delta``, so ``E[Z_i] <= 0``
+  whatever happened before, and the wealth ``K_t = prod_{i <= t} (1 + lambda_i Z_i)`` with
+  ``0 <= lambda_i < 1 / (e^eps + delta)`` chosen from runs before ``i`` only is a non-negative
+  supermartingale with ``K_0 = 1``. By Ville's inequality ``P[sup_t K_t >= 1 / alpha] <= alpha``:
+  declaring "violated" the first time the wealth reaches ``1 / alpha`` has level ``alpha`` however
+  long the audit runs and whenever it is stopped (Shafer and Vovk, *Game-Theoretic Foundations
+  for Probability and Finance*, 2019; Waudby-Smith and Ramdas, *Estimating means of bounded
+  random variables by betting*, JRSS-B 2024; the same idea is applied to privacy auditing in the
+  NeurIPS 2025 sequential-auditing work the issue cites).
+* **Bet size**: aGRAPA (Waudby-Smith and Ramdas 2024, Sec. 5.1): ``lambda = mean / (var +
+  mean^2)`` of the past ``Z`` (0 when the past mean is not positive), clipped to ``[0, c / (e^eps +
+  delta)]`` with ``c = 1/2``. It is fixed within a round (rounds grow geometrically), so it only
+  uses earlier rounds; the crossing is checked after every single run within the round.
+
+The result states the runs it needed (training plus betting, per input), the final wealth and the
+level; "not violated" means the budget ran out first and, like a fixed-budget pass, is not a proof
+of privacy.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, Sequence
+
+import numpy as np
+
+from dpaudit._validation import check_delta, check_epsilon, check_int, check_probability
+from dpaudit.blackbox.empirical_audit import _Config, _train  # engine internals (same package)
+from dpaudit.blackbox.learned_statistics import check_statistics
+
+__all__ = ["sequential_audit", "SequentialResult"]
+
+#: Fraction of the largest admissible bet used at most (keeps the wealth away from 0).
+BET_CAP = 0.5
+#: First betting round (runs per input), growth factor of the rounds.
+FIRST_ROUND = 64
+ROUND_GROWTH = 1.5
+
+
+@dataclass(frozen=True)
+class SequentialResult:
+    """Outcome of :func:`sequential_audit`.
+
+    ``verdict`` is ``"violated"`` iff the wealth reached ``1 / alpha`` (level ``alpha``, valid at
+    any stopping time); ``runs_per_input`` = training + betting runs drawn on each input before
+    stopping; ``stopped_at`` = betting runs per input at the crossing (None if it never crossed).
+    """
+
+    claimed_epsilon: float
+    claimed_delta: float
+    alpha: float
+    verdict: Literal["violated", "not violated"]
+    runs_per_input: int
+    train_runs: int
+    betting_runs: int
+    stopped_at: int | None
+    log_wealth: float
+    max_log_wealth: float
+    event: dict[str, Any]
+    statistic: dict[str, Any]
+    max_samples: int
+    seed: int
+    seconds: float
+    rounds: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"claim": {"epsilon": self.claimed_epsilon, "delta": self.claimed_delta},
+                "verdict": self.verdict, "alpha": self.alpha,
+                "validity": ("anytime-valid: under the claim the wealth is a non-negative "
+                             "supermartingale, so P[it ever reaches 1/alpha] <= alpha (Ville)"),
+                "runs_per_input": self.runs_per_input, "train_runs": self.train_runs,
+                "betting_runs": self.betting_runs, "stopped_at": self.stopped_at,
+                "log_wealth": self.log_wealth, "max_log_wealth": self.max_log_wealth,
+                "threshold_log_wealth": math.log(1.0 / self.alpha), "event": self.event,
+                "statistic": self.statistic, "max_samples": self.max_samples, "seed": self.seed,
+                "rounds": self.rounds, "seconds": self.seconds}
+
+
+def sequential_audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
+                     data0: Any, data1: Any, epsilon: float, delta: float = 0.0,
+                     alpha: float = 0.05, max_samples: int = 1_000_000, seed: int = 0, *,
+                     train_samples: int | None = None,
+                     statistic: Callable[[np.ndarray], np.ndarray] | None = None,
+                     statistics: Sequence[str] | None = None) -> SequentialResult:
+    """Anytime-valid test of an (epsilon, delta) claim that stops at the first conclusive evidence.
+
+    Parameters
+    ----------
+    mechanism, data0, data1, statistic, statistics
+        As in :func:`dpaudit.audit`.
+    epsilon : float > 0
+        Claimed epsilon.
+    delta : float in [0, 1)
+        Claimed delta.
+    alpha : float in (0, 1)
+        Level: a mechanism satisfying the claim is reported violated with probability <= alpha.
+    max_samples : int >= 100
+        Budget of runs per input (training + betting); the audit stops earlier on a violation.
+    seed : int >= 0
+        Root of all randomness.
+    train_samples : int, optional
+        Runs per input used to choose the event (default ``min(1000, max_samples // 4)``); they
+        are never used for betting.
+
+    Returns
+    -------
+    SequentialResult
+    """
+    t0 = time.perf_counter()
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    alpha = check_probability(alpha, "alpha")
+    max_samples = check_int(max_samples, "max_samples", minimum=100)
+    seed = check_int(seed, "seed", minimum=0)
+    if train_samples is None:
+        train_samples = min(1_000, max_samples // 4)
+    train_samples = check_int(train_samples, "train_samples", minimum=20,
+                              maximum=max_samples - 10)
+    if not callable(mechanism):
+        raise TypeError("mechanism must be callable as mechanism(data, n, rng)")
+    cfg = _Config(epsilon, delta, alpha, 1, "auto", statistic, None, check_statistics(statistics))
+    budget = max_samples - train_samples
+    tr = _train(mechanism, data0, data1, np.random.SeedSequence(seed).spawn(1)[0], cfg,
+                train_samples, budget, [0.0], hedges=False)  # one event is tested
+    base = {"statistic": dict(tr.scorer_info), "max_samples": max_samples, "seed": seed,
+            "claimed_epsilon": epsilon, "claimed_delta": delta, "alpha": alpha,
+            "train_runs": train_samples}
+    if not tr.eps_sweep_best:
+        return SequentialResult(verdict="not violated", runs_per_input=train_samples,
+                                betting_runs=0, stopped_at=None, log_wealth=0.0,
+                                max_log_wealth=0.0, event={"event": None}, rounds=0,
+                                seconds=time.perf_counter() - t0, **base)
+    ranked = tr.eps_sweep_best[0]
+    ev = ranked.event
+    num = ev.numerator
+    e = math.exp(epsilon)
+    lam_max = BET_CAP / (e + delta)
+    threshold = math.log(1.0 / alpha)
+    log_k = 0.0
+    max_log_k = 0.0
+    s1 = s2 = 0.0  # running sums of Z and Z^2 over finished rounds
+    n_bet = 0
+    stopped = None
+    rounds = 0
+    size = FIRST_ROUND
+    while n_bet < budget:
+        m = min(int(size), budget - n_bet)
+        x = tr.streams[num].draw(m)
+        y = tr.streams[1 - num].draw(m)
+        a = ev.indicator(tr.scorer(x)).astype(np.float64)
+        b = ev.indicator(tr.scorer(y)).astype(np.float64)
+        z = a - e * b - delta
+        if n_bet > 0:
+            mean = s1 / n_bet
+            var = max(s2 / n_bet - mean * mean, 0.0)
+            lam = 0.0 if mean <= 0 else min(lam_max, mean / (var + mean * mean))
+        else:
+            lam = lam_max / 4  # a small first bet: no past data yet
+        path = log_k + np.cumsum(np.log1p(lam * z))
+        rounds += 1
+        hit = np.flatnonzero(path >= threshold)
+        if hit.size:
+            stopped = n_bet + int(hit[0]) + 1
+            log_k = float(path[hit[0]])
+            max_log_k = max(max_log_k, log_k)
+            n_bet = stopped
+            break
+        log_k = float(path[-1])
+        max_log_k = max(max_log_k, float(path.max()))
+        s1 += float(z.sum())
+        s2 += float(np.dot(z, z))
+        n_bet += m
+        size *= ROUND_GROWTH
+    verdict: Literal["violated", "not violated"] = "violated" if stopped else "not violated"
+    event = {"event": ev.to_dict(), "selection": ranked.to_dict()}
+    return SequentialResult(verdict=verdict, runs_per_input=train_samples + n_bet,
+                            betting_runs=n_bet, stopped_at=stopped, log_wealth=log_k,
+                            max_log_wealth=max_log_k, event=event, rounds=rounds,
+                            seconds=time.perf_counter() - t0, **base)

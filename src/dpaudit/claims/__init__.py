@@ -1,0 +1,23 @@
+"""The claim machinery: what a claim is, how it is audited, and how its verdict is decided.
+
+* :mod:`~dpaudit.claims.model`: a claim as immutable data (:class:`PrivacyClaim`, its
+  :class:`Provenance` and :class:`SensitivityLemma` statements); re-exported here.
+* :mod:`~dpaudit.claims.evidence`: the evidence records (:class:`GridPoint`, :class:`LemmaCheck`).
+* :mod:`~dpaudit.claims.verdict`: the verdict rules.
+* :mod:`~dpaudit.claims.record`: :class:`ClaimAudit`, everything one audit of a claim produced.
+* :mod:`~dpaudit.claims.context`: budgets and the :class:`AuditContext` an audit receives.
+* :mod:`~dpaudit.claims.driver`: the one claim driver (grid -> evidence -> verdict).
+* :mod:`~dpaudit.claims.registry`: the catalogue of auditable claims.
+
+Who may import it: the papers, the reports, the CLI, the pytest plugin and user code. It imports
+the evidence packages (:mod:`dpaudit.blackbox`, :mod:`dpaudit.formal`) only from the driver, and
+never :mod:`dpaudit.papers`. Importing this package loads the model only (cheap).
+"""
+
+from __future__ import annotations
+
+from dpaudit.claims.model import (NeighbourRelation, PrivacyClaim, Provenance, Release,
+                                  SensitivityLemma, WindowBoundary, WindowScope)
+
+__all__ = ["NeighbourRelation", "Release", "WindowBoundary", "WindowScope", "Provenance",
+           "SensitivityLemma", "PrivacyClaim"]

@@ -1,0 +1,480 @@
+"""The one claim driver: grid -> per-point evidence -> worst point -> verdict -> findings.
+
+Every paper declares *what* to audit (``dpaudit.papers.<paper>.audit``); this module decides *how*,
+identically for every paper (issue 16; the design follows DP-Auditorium's single runner loop and
+dp-accounting's small immutable event objects):
+
+1. ``decl.grid(ctx)``: the audited parameter points (extremes of the stated range included).
+2. ``decl.plan(params, ctx)``: for each point, a frozen :class:`PointPlan` with everything known
+   before any sample is drawn (claimed epsilon/delta at that point, the exact or certified epsilon
+   of the worst realisable pair, the accountant's epsilon, an optional :class:`EmpiricalPlan`), or
+   a :class:`Skip` with the reason. ``decl.more_points(plans, ctx)`` may add points derived from the
+   others (JKT12's proof-regime boundary).
+3. The driver fixes the empirical tests *from the plans only* (every point with an empirical plan,
+   or the ``k`` points with the largest exact/accountant-to-claim ratio, as the declaration asks,
+   plus the follow-up tests of the first of them), splits ``ctx.alpha`` equally over them
+   (Bonferroni: all lower bounds hold jointly with probability ``>= 1 - alpha``), and runs each with
+   a seed derived from the claim id and the point (:meth:`AuditContext.seed_for`), so that any point
+   is reproducible on its own.
+4. Inversions (an empirical lower bound above the point's exact upper value or its accountant: the
+   code is not the mechanism analysed) become findings, for every paper.
+5. ``decl.lemmas(ctx, parameters)``: one :class:`LemmaOutcome` (checks, a sensitivity trace for the
+   figure, prose).
+6. The worst point (:meth:`ClaimAudit.worst_point`), its histogram and privacy curve, the summary
+   sentence, the recommended calibration, ``decl.findings(run)`` and the floating-point caveat are
+   assembled into the :class:`~dpaudit.claims.record.ClaimAudit`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from dpaudit.claims.evidence import (CERTIFIED, DEFAULT_NOT_CHECKED, EXACT, EXACT_KINDS, NOT_CHECKED,
+                                     GridPoint, LemmaCheck, LemmaOutcome, exact_label)
+from dpaudit.claims.record import ClaimAudit
+from dpaudit.claims.verdict import format_parameters
+from dpaudit.claims.context import AuditContext, Budget
+from dpaudit.hypothesis_seeding import independent_of_loaded_modules
+from dpaudit.claims.model import PrivacyClaim
+
+__all__ = ["EmpiricalPlan", "PointPlan", "Skip", "LemmaOutcome", "ClaimDeclaration", "ClaimRun",
+           "TestedPoint", "AddedPoints", "run_claim", "coarse", "fmt", "MIRONOV_CAVEAT", "BONFERRONI_NOTE"]
+
+#: The caveat every report carries once (AUDIT-METHOD section 5).
+MIRONOV_CAVEAT = ("Floating-point samplers are not exactly differentially private (Mironov, CCS "
+                  "2012); the empirical bounds are about the mechanisms as implemented and "
+                  "sampled.")
+
+BONFERRONI_NOTE = ("every empirical lower bound of this claim is a (1 - alpha/tests) statement, so "
+                   "all of them hold jointly with probability >= 1 - alpha (Bonferroni; the number "
+                   "of tests is fixed from the exact and accountant evidence before any sample is "
+                   "drawn)")
+
+#: Relative slack before a lower bound above an upper value is called an inversion.
+INVERSION_RTOL = 1e-9
+
+
+def fmt(x: float | None) -> str:
+    """A number for report prose: 4 significant digits, ``n/a`` for a missing value."""
+    return "n/a" if x is None else f"{x:.4g}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmpiricalPlan:
+    """One black-box test (:func:`dpaudit.audit`) on a neighbouring pair.
+
+    ``mechanism(data, n, rng)`` returns ``n`` independent releases (leading axis ``n``);
+    ``statistic`` maps releases to row-wise scores (``None``: the engine learns one on its training
+    split); ``statistic_name`` says in words what it is; ``samples`` overrides the budget's runs
+    per input; ``pairs`` asks for the engine's candidate-pair search instead of ``data0``/``data1``.
+    """
+
+    mechanism: Callable[[Any, int, np.random.Generator], np.ndarray]
+    data0: Any = None
+    data1: Any = None
+    statistic: Callable[[np.ndarray], np.ndarray] | None = None
+    statistic_name: str = "the engine's learned statistic"
+    what: str = "structured pair, likelihood-ratio statistic"
+    samples: int | None = None
+    train_fraction: float | None = None
+    pairs: Sequence[tuple[Any, Any]] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PointPlan:
+    """Everything known at one grid point before sampling.
+
+    ``exact``: epsilon(claimed delta) of the release on the worst realisable pair constructed
+    (formal evidence: above the claim it refutes it); ``exact_upper``: an upper value for that same
+    pair (the empirical bound must stay below it; defaults to ``exact``); ``accountant``: the
+    dp-accounting epsilon of the implemented noise under worst-case sensitivity (an upper bound over
+    the class); ``curve()``: the privacy-curve series of this point (``{"deltas": [...],
+    "epsilon_accountant": [...], "epsilon_exact": [...], ...}``) for the figure, computed from the
+    same objects as the table; ``recommendation()``: the calibration that would deliver the claim;
+    ``followups``: extra tested points (own parameters, own test) run when this point is the
+    highest-ranked tested point; ``model``: paper-private state for the paper's hooks;
+    ``exact_kind``: what ``exact`` is, ``"exact"`` (a closed form of the release on the pair) or
+    ``"certified lower bound (numerical)"`` (the rigorous lower end of a numerical bracket, e.g.
+    an optimistic privacy-loss distribution); reports, JSON and figures label it so.
+    """
+
+    parameters: Mapping[str, Any]
+    claimed_epsilon: float
+    claimed_delta: float
+    exact: float | None = None
+    exact_kind: str = EXACT
+    exact_upper: float | None = None
+    accountant: float | None = None
+    empirical: EmpiricalPlan | None = None
+    curve: Callable[[], dict[str, Any]] | None = None
+    recommendation: Callable[[], str | None] | None = None
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    followups: tuple["PointPlan", ...] = ()
+    model: Any = None
+
+    def __post_init__(self) -> None:
+        if self.exact_kind not in EXACT_KINDS:
+            raise ValueError(f"exact_kind must be one of {EXACT_KINDS}, got {self.exact_kind!r}")
+
+    def grid_point(self, lower_bound: float | None = None,
+                   evidence: Mapping[str, Any] | None = None) -> GridPoint:
+        return GridPoint(dict(self.parameters), self.claimed_epsilon, self.claimed_delta,
+                         self.exact, self.accountant, lower_bound,
+                         dict(self.evidence) if evidence is None else dict(evidence),
+                         self.exact_kind)
+
+    def ratio(self) -> float:
+        """Largest exact-or-accountant to claim ratio (ranks points for the empirical tests)."""
+        return self.grid_point().worst_ratio()
+
+    def upper_reference(self) -> float | None:
+        """The smallest value an empirical lower bound must not exceed at this point."""
+        vals = [v for v in ((self.exact_upper if self.exact_upper is not None else self.exact),
+                            self.accountant) if v is not None]
+        return min(vals) if vals else None
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A grid point that is not audited (no share of alpha), and why."""
+
+    parameters: Mapping[str, Any]
+    reason: str
+
+
+@dataclass(frozen=True)
+class AddedPoints:
+    """What ``more_points`` returns: points derived from the planned ones (audited like the grid's)
+    and notes for the declaration's ``findings`` hook (``ClaimRun.notes``)."""
+
+    plans: tuple[PointPlan, ...] = ()
+    notes: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TestedPoint:
+    """A point whose empirical test ran: its plan, the engine's result and its rank."""
+
+    index: int
+    plan: PointPlan
+    result: Any  # dpaudit.blackbox.empirical_audit.AuditResult
+    rank: int
+
+
+@dataclass
+class ClaimRun:
+    """What a declaration's ``findings`` hook sees: the audited points (in order), their plans,
+    the tests that ran, the lemma outcome, the skipped points and the context."""
+
+    claim: PrivacyClaim
+    ctx: AuditContext
+    plans: list[PointPlan]
+    points: list[GridPoint]
+    tested: list[TestedPoint]
+    lemmas: list[LemmaCheck]
+    skipped: list[Skip]
+    notes: Mapping[str, Any] = field(default_factory=dict)
+
+    def worst_index(self) -> int | None:
+        audit = ClaimAudit(self.claim, self.points, self.lemmas)
+        w = audit.worst_point()
+        return None if w is None else next(i for i, p in enumerate(self.points) if p is w)
+
+
+@runtime_checkable
+class ClaimDeclaration(Protocol):
+    """What a paper declares for one claim (see the module docstring).
+
+    Required: ``claim``, ``grid``, ``plan``. Optional (the driver uses them when present):
+    ``tested_points(budget) -> int | None`` (``None``: test every point with an empirical plan;
+    ``k``: the ``k`` points with the largest exact/accountant ratio),
+    ``more_points(plans, ctx) -> AddedPoints``,
+    ``lemmas(ctx, parameters) -> LemmaOutcome`` and ``findings(run) -> list[str]``.
+    """
+
+    claim: PrivacyClaim
+
+    def grid(self, ctx: AuditContext) -> Sequence[Mapping[str, Any]]: ...
+
+    def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan | Skip: ...
+
+
+def _optional(decl: Any, name: str) -> Any:
+    return getattr(decl, name, None)
+
+
+def _bonferroni(ctx: AuditContext, n_tests: int, rank: int, what: str) -> dict[str, Any]:
+    return {"family_alpha": ctx.alpha, "tests": n_tests, "per_test_alpha": ctx.alpha / n_tests,
+            "test": rank + 1, "what": what, "note": BONFERRONI_NOTE}
+
+
+def _run_test(plan: PointPlan, ctx: AuditContext, claim_id: str, key: tuple[Any, ...],
+              alpha: float) -> Any:
+    from dpaudit.blackbox.empirical_audit import audit
+
+    emp = plan.empirical
+    assert emp is not None
+    samples = ctx.budget.samples if emp.samples is None else emp.samples
+    seed = ctx.seed_for(claim_id, "empirical", *key)
+    common = dict(epsilon=plan.claimed_epsilon, delta=plan.claimed_delta, samples=samples,
+                  alpha=alpha, seed=seed, statistic=emp.statistic,
+                  train_fraction=emp.train_fraction,
+                  executor=ctx.executor if ctx.executor is not None else "local")
+    if emp.pairs is not None:
+        return audit(emp.mechanism, pairs=list(emp.pairs), **common)
+    return audit(emp.mechanism, emp.data0, emp.data1, **common)
+
+
+def _summary(claim_id: str, points: Sequence[GridPoint], worst: GridPoint) -> str:
+    ratios_exact = [p.epsilon_exact / p.claimed_epsilon for p in points
+                    if p.epsilon_exact is not None]
+    kinds = {p.exact_kind for p in points if p.epsilon_exact is not None}
+    exact_name = ("exact" if kinds == {EXACT} else "certified lower bound (numerical)"
+                  if kinds == {CERTIFIED} else "exact or certified")
+    ratios_acc = [p.epsilon_accountant / p.claimed_epsilon for p in points
+                  if p.epsilon_accountant is not None]
+    n_bad = sum(p.counterexample() is not None for p in points)
+    parts = [f"{claim_id}: {len(points)} grid points, {n_bad} with a formal or statistical "
+             "counterexample;"]
+    if ratios_exact:
+        parts.append(f"{exact_name}/claimed in [{min(ratios_exact):.3g}, "
+                     f"{max(ratios_exact):.3g}];")
+    if ratios_acc:
+        parts.append(f"accountant/claimed in [{min(ratios_acc):.3g}, {max(ratios_acc):.3g}].")
+    exact_word = "exact" if worst.exact_kind == EXACT else CERTIFIED
+    parts.append(f"Worst point ({format_parameters(worst.parameters)}): claimed "
+                 f"{fmt(worst.claimed_epsilon)}, {exact_word} {fmt(worst.epsilon_exact)}, accountant "
+                 f"{fmt(worst.epsilon_accountant)}, empirical lower bound "
+                 f"{fmt(worst.epsilon_lower_bound)}.")
+    return " ".join(parts)
+
+
+def _is_checked(statement: str, checks: Sequence[LemmaCheck]) -> bool:
+    """Whether a check evaluates the claim's lemma ``statement``: a check of the same statement,
+    or of the statement under a stated reading (``statement + " [reading]"``, e.g. st13's
+    ``"... [tree_bound = lipschitz]"``: one check per reading of the printed bound)."""
+    return any(c.statement == statement or c.statement.startswith(statement + " [")
+               for c in checks)
+
+
+def _label(statement: str) -> str:
+    """The statement's label, e.g. ``"Lemma 1"`` of ``"Lemma 1: each noisy output ..."``."""
+    head, sep, _ = statement.partition(":")
+    return head.strip() if sep and len(head) <= 40 else ""
+
+
+def _not_checked_note(statement: str, outcome: LemmaOutcome, checks: Sequence[LemmaCheck]) -> str:
+    """Why a lemma of the claim is not checked: the declaration's reason, else the default, naming
+    a check of a restated form (same label, e.g. "Lemma 1") when one ran."""
+    if statement in outcome.not_checked:
+        return outcome.not_checked[statement]
+    label = _label(statement)
+    restated = [c for c in checks if label and _label(c.statement) == label]
+    if restated:
+        return (f"the printed statement is not checked as such; a restated form ran: "
+                f"'{restated[0].statement}' ({restated[0].status})")
+    return DEFAULT_NOT_CHECKED
+
+
+#: Relative tolerance when a figure's value at the claimed delta is held against the table's.
+FIGURE_RTOL = 1e-6
+
+
+def _table_check(curve: Mapping[str, Any], wp: GridPoint) -> dict[str, Any]:
+    """The table's values at the worst point next to the curve's at the claimed delta.
+
+    ``agrees`` is ``True`` when the curve is evaluated at the claimed delta and gives the table's
+    exact and accountant epsilons there (relative ``FIGURE_RTOL``), ``False`` when it gives other
+    values (the figure's caption then says so), ``None`` when the claimed delta is not on the
+    curve's grid (the figure marks the table's values as points).
+    """
+    deltas = list(curve.get("deltas") or [])
+    out: dict[str, Any] = {"delta": wp.claimed_delta, "epsilon_exact": wp.epsilon_exact,
+                           "exact_kind": wp.exact_kind,
+                           "epsilon_accountant": wp.epsilon_accountant, "agrees": None,
+                           "mismatches": []}
+    idx = next((i for i, d in enumerate(deltas)
+                if d is not None and math.isclose(float(d), wp.claimed_delta, rel_tol=1e-12,
+                                                  abs_tol=0.0)), None)
+    if idx is None:
+        return out
+    agrees = True
+    for key, table in (("epsilon_exact", wp.epsilon_exact),
+                       ("epsilon_accountant", wp.epsilon_accountant)):
+        series = curve.get(key)
+        if table is None or not series or series[idx] is None:
+            continue
+        value = float(series[idx])
+        if not (value == table or math.isclose(value, table, rel_tol=FIGURE_RTOL, abs_tol=1e-12)):
+            agrees = False
+            out["mismatches"].append({"series": key, "curve": value, "table": table})
+    out["agrees"] = agrees
+    return out
+
+
+def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
+    """Audit one declared claim (the steps of the module docstring).
+
+    Every Hypothesis search a declaration runs (lemma checks, sensitivity points) runs inside
+    :func:`~dpaudit.formal.sensitivity.independent_of_loaded_modules`, so a claim's report is a
+    function of its seed and budget, not of which other papers or user modules are imported.
+    """
+    with independent_of_loaded_modules():
+        return _run_claim(decl, ctx)
+
+
+def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
+    start = time.perf_counter()
+    claim = decl.claim
+    grid = list(decl.grid(ctx))
+    total = len(grid) + 3
+    plans: list[PointPlan] = []
+    skipped: list[Skip] = []
+    for i, params in enumerate(grid):
+        ctx.progress(i, total, f"point {i + 1} of {len(grid)}: exact and accountant epsilon")
+        planned = decl.plan(params, ctx)
+        if isinstance(planned, Skip):
+            skipped.append(planned)
+        else:
+            plans.append(planned)
+    more = _optional(decl, "more_points")
+    added = more(list(plans), ctx) if more is not None else AddedPoints()
+    plans.extend(added.plans)
+    # The lemma checks see every planned and skipped point, not the follow-up tests.
+    lemma_parameters = ([dict(p.parameters) for p in plans] +
+                        [dict(s.parameters) for s in skipped])
+
+    # Which points get an empirical test: fixed here, from the plans only.
+    candidates = [i for i, p in enumerate(plans) if p.empirical is not None]
+    tested_points = _optional(decl, "tested_points")
+    k = tested_points(ctx.budget) if tested_points is not None else None
+    if k is not None:
+        candidates = sorted(candidates, key=lambda i: -plans[i].ratio())[:k]
+    followups = list(plans[candidates[0]].followups) if candidates else []
+    followups = [f for f in followups if f.empirical is not None]
+    n_tests = len(candidates) + len(followups)
+    a_test = ctx.alpha / n_tests if n_tests else ctx.alpha
+    total = len(grid) + n_tests + 3
+    done = [len(grid)]
+    points = [p.grid_point() for p in plans]
+    tested: list[TestedPoint] = []
+    findings_tail: list[str] = []
+
+    def record(index: int, plan: PointPlan, key: tuple[Any, ...], rank: int) -> GridPoint:
+        assert plan.empirical is not None
+        ctx.progress(done[0], total, f"empirical test {rank + 1} of {n_tests} "
+                                     f"({plan.empirical.what})")
+        res = _run_test(plan, ctx, claim.id, key, a_test)
+        done[0] += 1
+        emp = {k: v for k, v in res.to_dict().items() if k != "histogram"}
+        emp["statistic_name"] = plan.empirical.statistic_name
+        if plan.empirical.statistic is not None:  # name it in words, not by its Python qualname
+            emp["statistic"] = dict(emp.get("statistic") or {},
+                                    description=plan.empirical.statistic_name)
+        emp["bonferroni"] = _bonferroni(ctx, n_tests, rank, plan.empirical.what)
+        ev = dict(plan.evidence)
+        ev["empirical"] = emp
+        tested.append(TestedPoint(index, plan, res, rank))
+        ref = plan.upper_reference()
+        lb = res.epsilon_lower_bound
+        if ref is not None and lb > ref * (1 + INVERSION_RTOL) + 1e-12:
+            findings_tail.append(
+                f"INCONSISTENCY at ({format_parameters(plan.parameters)}): empirical lower bound "
+                f"{lb:.4g} exceeds {ref:.4g}, an upper value of the epsilon of this release (the "
+                "code is not the mechanism analysed).")
+        return plan.grid_point(lb, ev)
+
+    for rank, i in enumerate(candidates):
+        points[i] = record(i, plans[i], (i,), rank)
+    for j, fplan in enumerate(followups):
+        plans.append(fplan)
+        points.append(record(len(plans) - 1, fplan, (candidates[0], "followup", j),
+                             len(candidates) + j))
+
+    for plan in plans:  # exact above accountant: an inversion of the formal evidence
+        gp = plan.grid_point()
+        if gp.accountant_below_exact():
+            findings_tail.append(
+                f"INCONSISTENCY at ({format_parameters(plan.parameters)}): the "
+                f"{exact_label(plan.exact_kind)} {gp.epsilon_exact:.4g} of a realisable pair "
+                f"exceeds the accountant's {gp.epsilon_accountant:.4g}, an upper bound over every "
+                "pair (the accountant's schedule is not what this release does).")
+    ctx.progress(done[0], total, "checking the sensitivity lemmas")
+    lemma_fn = _optional(decl, "lemmas")
+    outcome = lemma_fn(ctx, lemma_parameters) if lemma_fn is not None else LemmaOutcome()
+    lemmas = list(outcome.checks)
+    lemmas += [LemmaCheck(lem.statement, NOT_CHECKED,
+                          note=_not_checked_note(lem.statement, outcome, lemmas))
+               for lem in claim.lemmas if not _is_checked(lem.statement, lemmas)]
+
+    ctx.progress(done[0] + 1, total, "worst point, figures and findings")
+    run = ClaimRun(claim, ctx, plans, points, tested, lemmas, skipped, dict(added.notes))
+    audit = ClaimAudit(claim=claim, points=points, lemmas=lemmas, seed=ctx.seed,
+                       budget=ctx.budget.name, alpha=ctx.alpha)
+    figures: dict[str, Any] = {}
+    findings: list[str] = []
+    w = run.worst_index()
+    if w is not None:
+        wp, wplan = points[w], plans[w]
+        findings.append(_summary(claim.id, points, wp))
+        shown = next((t for t in tested if t.index == w), None)
+        if shown is None and tested:
+            shown = min(tested, key=lambda t: t.rank)
+        if shown is not None:
+            hist = dict(shown.result.histogram)
+            hist["parameters"] = dict(shown.plan.parameters)
+            hist["statistic"] = shown.plan.empirical.statistic_name
+            hist["worst_point"] = shown.index == w
+            hist["worst_parameters"] = dict(wp.parameters)
+            as_dict = shown.result.to_dict()
+            chosen = as_dict.get("event") or {}
+            if as_dict.get("event_outcomes"):
+                hist["event_outcomes"] = as_dict["event_outcomes"]["description"]
+            hist["event"] = (chosen.get("event") or {}).get("description")
+            hist["event_tail"] = (chosen.get("event") or {}).get("tail")
+            if hist["event_tail"] == "pooled":  # both tails of the pooled mirrored pair
+                hist["event_parts"] = [[e.get("tail"), e.get("threshold")]
+                                       for e in (chosen.get("event") or {}).get("events", [])]
+            hist["event_test_counts"] = chosen.get("test")
+            figures["histogram"] = hist
+        if wplan.curve is not None:
+            curve = dict(wplan.curve())
+            curve["claimed"] = [wp.claimed_epsilon, wp.claimed_delta]
+            curve["lower_bound"] = (None if wp.epsilon_lower_bound is None
+                                    else [wp.epsilon_lower_bound, wp.claimed_delta])
+            curve["parameters"] = dict(wp.parameters)
+            curve["exact_kind"] = wp.exact_kind
+            curve["table"] = _table_check(curve, wp)
+            figures["privacy_curve"] = curve
+        if (wplan.recommendation is not None and audit.verdict != "holds"
+                and (wp.counterexample() is not None
+                     or (wp.epsilon_accountant or 0.0) > wp.claimed_epsilon)):
+            audit.recommended_calibration = wplan.recommendation()
+    if outcome.sensitivity_trace is not None:
+        figures["sensitivity"] = dict(outcome.sensitivity_trace)
+    paper_findings = _optional(decl, "findings")
+    if paper_findings is not None:
+        findings.extend(paper_findings(run))
+    findings.extend(outcome.findings)
+    findings.extend(f"Skipped grid point ({format_parameters(s.parameters)}), not audited and no "
+                    f"share of alpha: {s.reason}." for s in skipped)
+    findings.extend(findings_tail)
+    findings.append(MIRONOV_CAVEAT)
+    audit.findings = findings
+    audit.figures = figures
+    audit.points = run.points
+    audit.seconds = time.perf_counter() - start
+    audit.reproduce = (f"dpaudit audit {claim.id} --budget {ctx.budget.name} --seed {ctx.seed} "
+                       f"--alpha {ctx.alpha}")
+    ctx.progress(total, total, "done")
+    return audit
+
+
+def coarse(budget: Budget) -> bool:
+    """Whether the budget asks for the coarse grid (extremes and the paper's settings only)."""
+    return budget.grid == "coarse"

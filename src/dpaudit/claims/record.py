@@ -1,0 +1,125 @@
+"""Results of auditing one published claim: evidence per parameter point, lemma checks, verdict.
+
+This is the record the CLI saves as JSON and the reports render; its ``to_dict`` is a superset of
+one row of ``index.json`` (schema ``dpaudit.report/1``).
+
+Verdict rules (issue 4, AUDIT-METHOD section 2), applied by :func:`decide_verdict`:
+
+* ``"violated"``: some audited point has a formal counterexample (exact epsilon of a realisable
+  neighbouring pair above the claim, beyond floating-point tolerance) or a statistically valid
+  empirical lower bound above the claim.
+* ``"holds"``: no counterexample, every audited point has an accountant (or exact worst-case) epsilon
+  at or below the claim, and every sensitivity lemma held.
+* ``"inconclusive"``: otherwise (e.g. the accountant is above the claim but no realisable pair
+  exceeds it, or a lemma failed without a privacy counterexample, or no accountant exists).
+
+Lemma methods (issue 13): an SMT counterexample (``method="smt-refuted"``, replayed through the
+implementation) fails a lemma exactly like a shrunk Hypothesis counterexample; an SMT proof
+(``"smt-proved"``) is named in the ``holds`` reason; an SMT call that timed out
+(``"smt-unknown"``, status ``inconclusive``) is absent evidence: it never passes a lemma and does
+not by itself fail one.
+
+Conventions for ``GridPoint.evidence`` and ``ClaimAudit.figures`` (free-form, but reporting
+understands these keys; every value must be JSON-serialisable):
+
+* ``figures["histogram"]``: ``{"edges": [...], "counts0": [...], "counts1": [...],
+  "threshold": float | None, "statistic": str, "parameters": {...}}``: the 1-D statistic of the
+  empirical audit on both neighbouring streams (test split), with the chosen event.
+* ``figures["privacy_curve"]``: ``{"deltas": [...], "epsilon_accountant": [...],
+  "epsilon_exact": [...], "claimed": [eps, delta], "lower_bound": [eps_lb, delta]}``.
+* ``figures["sensitivity"]``: ``{"t": [...], "observed": [...], "claimed": [...], "statement": str}``.
+* ``figures["regret"]``: ``{"T": [...], "series": {name: [...]}, "ylabel": str}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from dpaudit.claims.model import PrivacyClaim
+
+from dpaudit.claims.evidence import (GridPoint, LemmaCheck, Verdict,
+                                     _json_float)
+from dpaudit.claims.verdict import decide_verdict, violation_region
+
+__all__ = ["ClaimAudit"]
+
+
+@dataclass
+class ClaimAudit:
+    """Everything an audit of one claim produced (JSON-serialisable via ``to_dict``)."""
+
+    claim: PrivacyClaim
+    points: list[GridPoint]
+    lemmas: list[LemmaCheck] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)
+    recommended_calibration: str | None = None
+    figures: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    budget: str = "standard"
+    alpha: float = 0.05
+    seconds: float = 0.0
+    reproduce: str = ""
+
+    @property
+    def verdict_and_reason(self) -> tuple[Verdict, str]:
+        return decide_verdict(self.points, self.lemmas)
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.verdict_and_reason[0]
+
+    def worst_point(self) -> GridPoint | None:
+        if not self.points:
+            return None
+        bad = [p for p in self.points if p.counterexample() is not None]
+        if bad:  # the strongest refutation, judged by refuting evidence only
+            return max(bad, key=lambda p: p.refutation_ratio())
+        return max(self.points, key=lambda p: p.worst_ratio())
+
+    def to_dict(self) -> dict[str, Any]:
+        verdict, reason = self.verdict_and_reason
+        w = self.worst_point()
+        prov = self.claim.provenance
+        return {
+            "id": self.claim.id,
+            "paper": prov.paper,
+            "theorem": prov.theorem,
+            "claimed": {"epsilon": self.claim.epsilon, "delta": self.claim.delta},
+            "verdict": verdict,
+            "reason": reason,
+            "violation_region": violation_region(self.points),
+            "worst_case": {
+                "parameters": {} if w is None else dict(w.parameters),
+                "claimed_epsilon": None if w is None else w.claimed_epsilon,
+                "claimed_delta": None if w is None else w.claimed_delta,
+                "epsilon_exact": None if w is None else _json_float(w.epsilon_exact),
+                "exact_kind": None if w is None or w.epsilon_exact is None else w.exact_kind,
+                "epsilon_accountant": None if w is None else _json_float(w.epsilon_accountant),
+                "epsilon_lower_bound": None if w is None else _json_float(w.epsilon_lower_bound),
+            },
+            "lemmas": [lem.to_dict() for lem in self.lemmas],
+            "claim": self.claim.to_dict(),
+            "points": [p.to_dict() for p in self.points],
+            "findings": list(self.findings),
+            "recommended_calibration": self.recommended_calibration,
+            "figures": self.figures,
+            "seed": self.seed,
+            "budget": self.budget,
+            "alpha": self.alpha,
+            "seconds": self.seconds,
+            "reproduce": self.reproduce,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ClaimAudit":
+        return cls(
+            claim=PrivacyClaim.from_dict(d["claim"]),
+            points=[GridPoint.from_dict(p) for p in d.get("points", [])],
+            lemmas=[LemmaCheck.from_dict(x) for x in d.get("lemmas", [])],
+            findings=list(d.get("findings", [])),
+            recommended_calibration=d.get("recommended_calibration"),
+            figures=dict(d.get("figures", {})),
+            seed=d.get("seed", 0), budget=d.get("budget", "standard"), alpha=d.get("alpha", 0.05),
+            seconds=d.get("seconds", 0.0), reproduce=d.get("reproduce", ""),
+        )

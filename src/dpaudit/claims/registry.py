@@ -1,0 +1,306 @@
+"""The catalogue of auditable claims: one registration per claim, with where it came from.
+
+A module makes claims auditable with one call per claim::
+
+    register(CLAIM, audit_function_or_declaration)
+
+where ``audit_function(context: AuditContext) -> ClaimAudit``, or a claim declaration that the one
+claim driver runs (:mod:`dpaudit.claims.driver`; a user's :class:`dpaudit.Claim` becomes one). The
+CLI, the reports and the pytest plugin only read this registry.
+
+Where claims come from (:class:`Origin`), all loaded the same way:
+
+* **entry points** of the group ``dpaudit.claims`` (:data:`ENTRY_POINT_GROUP`): an installed
+  distribution names modules whose import registers claims. dpaudit's own papers are registered
+  this way (its ``pyproject.toml``), so this package imports no paper; they are ``"bundled"``,
+  other distributions' are ``"entry point"``;
+* **plugins** named at run time (``--plugin MODULE`` on every CLI command, ``--dp-plugin`` in
+  pytest, :func:`load_plugin`): a dotted module name or a path to a ``.py`` file;
+* **code**: a registration made by code that is already running (e.g. ``dpaudit.audit_claim``
+  from a script), attributed to the module that made it.
+
+Entry points are loaded the first time the registry is read, so importing :mod:`dpaudit` stays
+cheap. A module that fails to import is an error naming it (:class:`PluginError`), never a silently
+missing claim.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from dpaudit.claims.context import BUDGETS, AuditContext, Budget
+from dpaudit.claims.model import PrivacyClaim
+from dpaudit.claims.record import ClaimAudit
+
+__all__ = ["Budget", "BUDGETS", "AuditContext", "RegisteredClaim", "Origin", "PluginError",
+           "ENTRY_POINT_GROUP", "register", "get", "all_claims", "unregister", "load_plugin",
+           "loaded_plugins", "reproduce_command"]
+
+#: The entry-point group an installed distribution uses to register claims.
+ENTRY_POINT_GROUP = "dpaudit.claims"
+
+
+class PluginError(ValueError):
+    """A claim module (entry point or ``--plugin``) could not be loaded; the message names it."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a registration came from.
+
+    ``kind``: ``"bundled"`` (dpaudit's own entry points), ``"entry point"`` (another installed
+    distribution), ``"plugin"`` (named at run time) or ``"code"`` (registered by running code);
+    ``module``: the module whose import (or code) registered it; ``distribution``: the installed
+    distribution of an entry point; ``plugin``: what ``--plugin`` must name to load it again (a
+    dotted name or a file path), empty when nothing needs naming.
+    """
+
+    kind: str
+    module: str
+    distribution: str = ""
+    plugin: str = ""
+    path: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"kind": self.kind, "module": self.module}
+        for name in ("distribution", "plugin", "path"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        return out
+
+    def describe(self) -> str:
+        if self.kind == "bundled":
+            return f"bundled with dpaudit ({self.module})"
+        if self.kind == "entry point":
+            return f"entry point of {self.distribution or '?'} ({self.module})"
+        if self.kind == "plugin":
+            return f"plugin {self.plugin}"
+        return f"registered by {self.path or self.module}"
+
+
+AuditFunction = Callable[[AuditContext], ClaimAudit]
+
+
+@dataclass(frozen=True)
+class RegisteredClaim:
+    claim: PrivacyClaim
+    audit: AuditFunction
+    kind: str = "learner"  # "learner" or "mechanism"
+    origin: Origin = field(default_factory=lambda: Origin("code", "?"))
+
+
+_REGISTRY: dict[str, RegisteredClaim] = {}
+_loaded = False
+#: The origin of registrations made while a claim module is being imported (innermost last).
+_LOADING: list[Origin] = []
+#: ``--plugin`` specs loaded in this process, in order (what a reproduce command must name).
+_PLUGINS: list[str] = []
+
+
+def register(claim: PrivacyClaim, audit: AuditFunction | Any, kind: str = "learner"
+             ) -> PrivacyClaim:
+    """Register ``claim`` with what audits it; returns the claim for convenience.
+
+    ``audit`` is either a function ``AuditContext -> ClaimAudit`` or a claim declaration (an object
+    with ``grid`` and ``plan``, see :mod:`dpaudit.claims.driver`), which the one claim driver
+    runs.
+    """
+    origin = _LOADING[-1] if _LOADING else _caller_origin()
+    if hasattr(audit, "plan") and hasattr(audit, "grid"):
+        audit = _driven(audit)
+    if claim.id in _REGISTRY and _REGISTRY[claim.id].claim != claim:
+        raise ValueError(f"claim id {claim.id!r} is already registered with a different claim")
+    _REGISTRY[claim.id] = RegisteredClaim(claim, _reproducible(audit, claim.id, origin), kind,
+                                          origin)
+    return claim
+
+
+def reproduce_command(claim_id: str, origin: Origin, budget: str, seed: int, alpha: float) -> str:
+    """The shell command that reruns an audit, every token shell-quoted: it names the plugin that
+    registers the claim when one is needed (a claim registered by code with no file cannot be
+    rerun from the shell, and the text says so)."""
+    import shlex
+
+    words = ["dpaudit", "audit", claim_id, "--budget", str(budget), "--seed", str(int(seed)),
+             "--alpha", repr(float(alpha))]
+    if origin.kind == "plugin":
+        words += ["--plugin", origin.plugin]
+    elif origin.kind == "code":
+        if not origin.path:
+            return (f"(registered interactively by {origin.module}: no command reproduces it; "
+                    "put the claim in a module and pass --plugin MODULE)")
+        words += ["--plugin", origin.path]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _reproducible(audit: AuditFunction, claim_id: str, origin: Origin) -> AuditFunction:
+    """``audit`` with the record's reproduce command made to work when pasted (plugins named)."""
+    def run(ctx: AuditContext) -> ClaimAudit:
+        result = audit(ctx)
+        result.reproduce = reproduce_command(claim_id, origin, ctx.budget.name, ctx.seed,
+                                             ctx.alpha)
+        return result
+
+    for attr in ("declaration", "__doc__", "__module__", "__closure__"):
+        if attr == "__closure__":
+            continue
+        if hasattr(audit, attr):
+            try:
+                setattr(run, attr, getattr(audit, attr))
+            except (AttributeError, TypeError):
+                pass
+    run.wrapped = audit  # type: ignore[attr-defined]
+    return run
+
+
+def _caller_origin() -> Origin:
+    """The origin of a registration made by running code: the first frame outside dpaudit."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("dpaudit."):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return Origin("code", "?")
+    name = frame.f_globals.get("__name__", "?")
+    path = frame.f_globals.get("__file__") or ""
+    return Origin("code", name, path=str(Path(path).resolve()) if path else "")
+
+
+def _driven(declaration: Any) -> AuditFunction:
+    def audit(ctx: AuditContext) -> ClaimAudit:
+        from dpaudit.claims.driver import run_claim
+
+        return run_claim(declaration, ctx)
+
+    audit.declaration = declaration  # type: ignore[attr-defined]
+    audit.__doc__ = f"Audit of {declaration.claim.id} by the claim driver."
+    return audit
+
+
+def unregister(claim_id: str) -> None:
+    """Remove a registration (for tests that register temporary claims); unknown ids are ignored."""
+    _REGISTRY.pop(claim_id, None)
+
+
+@contextlib.contextmanager
+def _loading(origin: Origin) -> Iterator[None]:
+    _LOADING.append(origin)
+    try:
+        yield
+    finally:
+        _LOADING.pop()
+
+
+def _entry_points() -> list[Any]:
+    from importlib.metadata import entry_points
+
+    eps = list(entry_points(group=ENTRY_POINT_GROUP))
+    # dpaudit's own first, then the others, each in name order: a stable loading order.
+    return sorted(eps, key=lambda ep: (ep.dist is None or ep.dist.name != "dpaudit",
+                                       ep.dist.name if ep.dist else "", ep.name))
+
+
+def _load() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    for ep in _entry_points():
+        dist = ep.dist.name if ep.dist is not None else ""
+        kind = "bundled" if dist == "dpaudit" else "entry point"
+        with _loading(Origin(kind, ep.value, distribution=dist)):
+            try:
+                ep.load()
+            except Exception as exc:
+                raise PluginError(f"the {ENTRY_POINT_GROUP} entry point {ep.name!r} of "
+                                  f"{dist or 'an unknown distribution'} ({ep.value}) failed to "
+                                  f"import: {type(exc).__name__}: {exc}") from exc
+
+
+def load_plugin(spec: str) -> list[str]:
+    """Import the claim module ``spec`` (a dotted module name, or a path to a ``.py`` file) and
+    return the ids of the claims it registered.
+
+    A module already loaded is not imported again (its ids are returned). A path is imported under
+    a name derived from its resolved location, and its functions are pickled by value for Dask
+    workers that cannot import it. :class:`PluginError` (one sentence naming ``spec``) when it
+    cannot be found or fails to import.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise PluginError(f"--plugin needs a module name or a .py path, got {spec!r}")
+    _load()
+    before = set(_REGISTRY)
+    is_path = spec.endswith(".py") or "/" in spec or "\\" in spec
+    if is_path:
+        path = Path(spec).expanduser().resolve()
+        if not path.is_file():
+            raise PluginError(f"plugin {spec!r}: no such file")
+        digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+        name = f"dpaudit_plugin_{path.stem.replace('-', '_')}_{digest}"
+        origin = Origin("plugin", name, plugin=str(path), path=str(path))
+        if name not in sys.modules:
+            try:
+                module_spec = importlib.util.spec_from_file_location(name, path)
+                assert module_spec is not None and module_spec.loader is not None
+                module = importlib.util.module_from_spec(module_spec)
+                sys.modules[name] = module
+                with _loading(origin):
+                    module_spec.loader.exec_module(module)
+            except Exception as exc:
+                sys.modules.pop(name, None)
+                raise PluginError(f"plugin {spec!r} failed to import: {type(exc).__name__}: "
+                                  f"{exc}") from exc
+            try:
+                import cloudpickle
+
+                cloudpickle.register_pickle_by_value(sys.modules[name])
+            except (ImportError, ValueError):  # pragma: no cover - cloudpickle is a dependency
+                pass
+    else:
+        name = spec.strip()
+        origin = Origin("plugin", name, plugin=name)
+        if name not in sys.modules:
+            try:
+                with _loading(origin):
+                    importlib.import_module(name)
+            except ModuleNotFoundError as exc:
+                if exc.name and name.startswith(exc.name):
+                    raise PluginError(f"plugin {spec!r}: no module named {exc.name!r} (name an "
+                                      "importable module or a .py file)") from exc
+                raise PluginError(f"plugin {spec!r} failed to import: {type(exc).__name__}: "
+                                  f"{exc}") from exc
+            except Exception as exc:
+                raise PluginError(f"plugin {spec!r} failed to import: {type(exc).__name__}: "
+                                  f"{exc}") from exc
+    if origin.plugin not in _PLUGINS:
+        _PLUGINS.append(origin.plugin)
+    added = sorted(set(_REGISTRY) - before)
+    return added or sorted(cid for cid, rc in _REGISTRY.items() if rc.origin.module == name)
+
+
+def loaded_plugins() -> list[str]:
+    """The ``--plugin`` specs loaded in this process, in order."""
+    return list(_PLUGINS)
+
+
+def get(claim_id: str) -> RegisteredClaim:
+    """The registered claim with this id; ``KeyError`` listing the known ids otherwise."""
+    _load()
+    try:
+        return _REGISTRY[claim_id]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY)) or "(none)"
+        raise KeyError(f"unknown claim id {claim_id!r}; known ids: {known}") from None
+
+
+def all_claims() -> Iterator[RegisteredClaim]:
+    """Every registered claim, sorted by id."""
+    _load()
+    for cid in sorted(_REGISTRY):
+        yield _REGISTRY[cid]

@@ -1,0 +1,166 @@
+"""The verdict rules: one verdict per claim from its evidence (AUDIT-METHOD section 2).
+
+* ``"violated"``: some audited point has a formal counterexample (exact epsilon of a realisable
+  neighbouring pair above the claim, beyond floating-point tolerance) or a statistically valid
+  empirical lower bound above the claim.
+* ``"holds"``: no counterexample, every audited point has an accountant (or exact worst-case)
+  epsilon at or below the claim, and every sensitivity lemma held.
+* ``"inconclusive"``: otherwise (e.g. the accountant is above the claim but no realisable pair
+  exceeds it, or a lemma failed without a privacy counterexample, or no accountant exists).
+
+Lemma methods: an SMT counterexample (``method="smt-refuted"``, replayed through the
+implementation) fails a lemma exactly like a shrunk Hypothesis counterexample; an SMT proof
+(``"smt-proved"``) is named in the ``holds`` reason; an SMT call that timed out (``"smt-unknown"``,
+status ``inconclusive``) is absent evidence: it never passes a lemma and does not by itself fail
+one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from dpaudit.claims.evidence import (CERTIFIED, EXACT_TOLERANCE, NOT_CHECKED, GridPoint,
+                                     LemmaCheck, Verdict, _num, exact_label)
+
+
+def format_parameters(parameters: Mapping[str, Any]) -> str:
+    """``{"epsilon": 1.0, "T": 64}`` -> ``"epsilon=1, T=64"`` (for sentences in reports)."""
+    def fmt(v: Any) -> str:
+        return f"{v:g}" if isinstance(v, float) else str(v)
+    return ", ".join(f"{k}={fmt(v)}" for k, v in parameters.items()) or "(no parameters)"
+
+
+def _fmt_value(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def violation_region(points: list[GridPoint]) -> str:
+    """Where the refuting points lie among the audited ones, in words.
+
+    ``"at every audited point (9 of 9)"``; ``"only for epsilon >= 818 (3 of 9 audited points)"``
+    when one numeric parameter separates the refuting points from the others (the first such
+    parameter in the points' order); else ``"at 4 of 9 audited points"``. Empty when nothing
+    refutes the claim.
+    """
+    bad = [p.counterexample() is not None for p in points]
+    k, n = sum(bad), len(points)
+    if k == 0:
+        return ""
+    if k == n:
+        return f"at every audited point ({n} of {n})"
+    names: list[str] = []
+    for p in points:
+        names += [x for x in p.parameters if x not in names]
+    for name in names:
+        vals = [p.parameters.get(name) for p in points]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            continue
+        refuting = [v for v, b in zip(vals, bad) if b]
+        other = [v for v, b in zip(vals, bad) if not b]
+        if min(refuting) > max(other):
+            return (f"only for {name} >= {_fmt_value(min(refuting))} ({k} of {n} audited "
+                    "points)")
+        if max(refuting) < min(other):
+            return (f"only for {name} <= {_fmt_value(max(refuting))} ({k} of {n} audited "
+                    "points)")
+    return f"at {k} of {n} audited points"
+
+
+def deciding_number(point: GridPoint) -> str:
+    """What would decide an inconclusive point, in one sentence: the bracket the implemented
+    release's epsilon is known to lie in there (largest lower evidence, the accountant above) and
+    the claimed value inside it that decides the claim, with the empirical test's power at this
+    budget when it ran."""
+    c, acc = point.claimed_epsilon, point.epsilon_accountant
+    lower: list[tuple[float, str]] = []
+    if point.epsilon_exact is not None:
+        lower.append((point.epsilon_exact, "certified lower bound of the worst pair found"
+                      if point.exact_kind == CERTIFIED else "exact epsilon of the worst pair found"))
+    if point.epsilon_lower_bound is not None:
+        lower.append((point.epsilon_lower_bound, "empirical lower bound"))
+    if lower:
+        lo, source = max(lower, key=lambda t: t[0])
+        bracket = f"between {max(lo, 0.0):.4g} ({source}) and {acc:.4g} (accountant)"
+    else:
+        bracket = f"at most {acc:.4g} (accountant; no lower evidence at this point)"
+    text = (f"What decides it: there the implemented release's epsilon is {bracket}, and the "
+            f"claim fails iff it exceeds {c:.4g}; a realisable pair with exact or certified "
+            f"epsilon, or a valid empirical lower bound, above {c:.4g} would refute it, an upper "
+            f"bound at or below {c:.4g} (tighter than the accountant) would certify it there.")
+    emp = point.evidence.get("empirical") if isinstance(point.evidence, Mapping) else None
+    power = emp.get("power") if isinstance(emp, Mapping) else None
+    if isinstance(power, Mapping) and power.get("detectable_epsilon") is not None:
+        d = _num(float(power["detectable_epsilon"]))
+        if d is not None and math.isfinite(d):
+            text += (f" This budget's empirical test would detect epsilon >= {d:.4g} there with "
+                     f"probability {power.get('power', 0.8):g}"
+                     + (", so more runs or a stronger event are needed to refute it empirically."
+                        if d > c else "."))
+        else:
+            text += (" With its chosen event, this budget's empirical test cannot detect any finite "
+                     f"epsilon there with probability {power.get('power', 0.8):g}, so an empirical "
+                     "refutation needs a different event or pair.")
+    return text
+
+
+def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[Verdict, str]:
+    """Apply the verdict rules of the module docstring; return (verdict, one-sentence reason).
+
+    Lemmas with status :data:`NOT_CHECKED` are not evidence either way: they never turn a verdict
+    into "inconclusive", and a "holds" reason says how many were not checked instead of claiming
+    that every lemma held.
+    """
+    refuting = [p for p in points if p.counterexample() is not None]
+    if refuting:  # state the strongest refutation (the report's worst point)
+        p = max(refuting, key=lambda q: q.refutation_ratio())
+        return "violated", (f"Violated {violation_region(points)}; strongest at "
+                            f"{format_parameters(p.parameters)}: {p.counterexample()}.")
+    if not points:
+        return "inconclusive", "No parameter point was audited."
+    # An accountant below the exact epsilon of a realisable pair is not an upper bound for this
+    # release (the schedule it accounts for is not what the code does): it certifies nothing.
+    inverted = [p for p in points if p.accountant_below_exact()]
+    if inverted:
+        p = max(inverted, key=lambda q: q.epsilon_exact / max(q.epsilon_accountant, 1e-300))
+        return ("inconclusive", f"No counterexample to the claim, but at "
+                f"{format_parameters(p.parameters)} the {exact_label(p.exact_kind)} "
+                f"{p.epsilon_exact:.4g} of a realisable pair exceeds the accountant's "
+                f"{p.epsilon_accountant:.4g}, so the accountant does not describe this release "
+                "and certifies nothing" + (f" (and at {len(inverted) - 1} other of the "
+                f"{len(points)} audited points)" if len(inverted) > 1 else "") + ".")
+    no_acc = [p for p in points if p.epsilon_accountant is None]
+    over = [p for p in points if p.epsilon_accountant is not None
+            and p.epsilon_accountant > p.claimed_epsilon * (1 + EXACT_TOLERANCE)]
+    checked = [lem for lem in lemmas if lem.status != NOT_CHECKED]
+    unchecked = len(lemmas) - len(checked)
+    # An SMT call that timed out is absent evidence, not a failed lemma (it never passes either).
+    undecided = [lem for lem in checked if lem.status != "holds" and lem.method == "smt-unknown"]
+    bad_lemmas = [lem for lem in checked if lem.status != "holds" and lem.method != "smt-unknown"]
+    if over:
+        p = max(over, key=lambda q: q.epsilon_accountant / q.claimed_epsilon)
+        return ("inconclusive", f"No realisable counterexample found, but the accountant gives "
+                f"epsilon {p.epsilon_accountant:.4g} > claimed {p.claimed_epsilon:.4g} at "
+                f"{format_parameters(p.parameters)}" + (f" (and at {len(over) - 1} other of the "
+                f"{len(points)} audited points)" if len(over) > 1 else "") + ". "
+                + deciding_number(p))
+    if bad_lemmas:
+        return ("inconclusive", f"No privacy counterexample found, but lemma "
+                f"'{bad_lemmas[0].statement}' is {bad_lemmas[0].status}.")
+    if no_acc:
+        return ("inconclusive", f"No counterexample found, but {len(no_acc)} of {len(points)} "
+                "points have no accountant bound to certify the claim.")
+    held = len(checked) - len(undecided)
+    if unchecked or undecided:
+        gaps = "; ".join(x for x in (
+            f"{unchecked} of the claim's lemmas not checked" if unchecked else "",
+            f"{len(undecided)} undecided by the SMT solver" if undecided else "") if x)
+        lemma_text = (f"each of the {held} checked lemmas held ({gaps}; the lemma table says why)"
+                      if held else f"no lemma was checked and held ({gaps}; the lemma table says "
+                      "why)")
+    else:
+        lemma_text = "every lemma held" if checked else "the claim relies on no lemma"
+    proved = sum(1 for lem in lemmas if lem.method == "smt-proved")
+    return "holds", (f"No counterexample at {len(points)} audited points; the accountant is at or "
+                     f"below the claim at every point and {lemma_text}"
+                     + (f" ({proved} proved by SMT over the encoded class)." if proved else "."))

@@ -1,0 +1,176 @@
+"""The ``dpaudit`` command line (also ``python -m dpaudit``).
+
+Commands::
+
+    dpaudit list [--json | --long]
+    dpaudit audit CLAIM_ID [--budget B] [--seed N] [--alpha A] [--out DIR] [--fresh] [--quiet]
+    dpaudit audit-claims (--all | CLAIM_ID ...) [--budget B] [--seed N] [--alpha A] [--jobs N]
+                         [--executor local|processes|dask] [--scheduler ADDRESS]
+                         [--out DIR] [--fresh] [--quiet]
+    dpaudit report DIR
+    dpaudit float-audit [--f0 X] [--f1 X] [--scale B] [--sampler numpy|textbook] [--json]
+
+Every audited claim is written to ``DIR/<claim id>.{json,md,html}`` (plus figure PNGs) and the
+directory's index to ``DIR/index.{json,md,html}`` (:mod:`dpaudit.reporting.writer`). A claim's JSON
+is written atomically when its audit finishes, so Ctrl-C or a crash keeps every finished claim; a
+rerun skips claims whose JSON already exists with the same budget, seed, alpha, dpaudit version
+and audit code (a SHA-256 of the claim's paper folder and the engine's source; ``--fresh`` redoes
+them). ``--jobs N`` audits N claims at a time in worker processes; ``--executor dask``
+runs the claims on a Dask cluster (``--scheduler tcp://host:8786``, or ``DASK_SCHEDULER_ADDRESS``,
+or a ``LocalCluster`` started for the run), through the one execution layer of
+:mod:`dpaudit.execution.executors`. A single claim (``dpaudit audit``) sends the chunks of its
+empirical tests to the executor instead. Reports are written by this process as each claim
+finishes; a lost scheduler is an error (exit 3) that keeps every finished claim.
+
+Exit status: 0 when no audited claim is violated (``dpaudit report``: 0 whenever it rendered; it
+re-renders, it does not audit), 1 when one is, 2 for usage or input errors,
+3 when an audit or the tool itself failed (the traceback of a failed audit is saved next to its
+report as ``<claim>.error.log``), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM, how
+CI cancels a job); both write the index of the claims finished so far. Errors are one sentence on
+stderr; add ``--traceback`` to see Python's traceback instead.
+
+The index lists exactly the claims that dpaudit runs wrote into DIR (``DIR/dpaudit-manifest.json``).
+A saved claim that cannot be read is redone by ``audit-claims`` when it is one of the claims asked
+for, and is otherwise an error (exit 2) naming the file: never a smaller index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import sys
+from pathlib import Path
+from typing import Sequence, TextIO
+from dpaudit.cli.listing import _cmd_list
+from dpaudit.cli.parser import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, EXIT_VIOLATED, UsageError, _Terminated, _on_sigterm, build_parser
+from dpaudit.cli.runner import _Task, _audit_many, _finished_record, _registered_ids, _resolve_claim_ids
+from dpaudit.cli.terminal import _ascii, _counts_sentence, _one_line, _summary_table, _table
+
+
+__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_VIOLATED", "EXIT_USAGE", "EXIT_FAILED",
+           "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
+
+def _cmd_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from dpaudit.reporting.view import verdict_sentence
+    from dpaudit.reporting.writer import claim_paths
+
+    [claim_id] = _resolve_claim_ids([args.claim_id], False)
+    status = _audit_many([claim_id], args, 1, out, err)
+    if status in (EXIT_OK, EXIT_VIOLATED):
+        record = _finished_record(_Task(claim_id, args.budget, args.seed, args.alpha, args.out))
+        if record is not None:
+            paths = claim_paths(args.out, claim_id)
+            out.write(f"\n{_ascii(verdict_sentence(record))}\nReport: {paths.html} "
+                      f"(also {paths.markdown.name} and {paths.json.name})\n")
+    return status
+
+def _cmd_audit_claims(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    claim_ids = _resolve_claim_ids(args.claim_ids, args.all)
+    return _audit_many(claim_ids, args, args.jobs, out, err)
+
+
+def _cmd_float_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from dpaudit.formal.floating_point import audit_float_laplace
+
+    if args.f0 == args.f1:
+        raise UsageError("--f0 and --f1 must differ (they are the answers on two neighbouring "
+                         "inputs)")
+    claimed = abs(args.f1 - args.f0) / args.scale   # the Laplace mechanism's epsilon
+    evidence = audit_float_laplace(args.f0, args.f1, args.scale,
+                                   claimed_epsilon=claimed if 0 < claimed < math.inf else None,
+                                   sampler=args.sampler)
+    if args.json:
+        out.write(json.dumps(evidence.to_dict(), indent=2) + "\n")
+    else:
+        out.write(evidence.summary() + "\n")
+        if evidence.examples:
+            rows = [[e["output"], e["output_decimal"], e["probability_on_input_0"],
+                     e["probability_on_input_1"]] for e in evidence.examples]
+            out.write(_table(["output (exact)", "output", f"P on f0={args.f0:g}",
+                              f"P on f1={args.f1:g}"], rows) + "\n")
+    return EXIT_VIOLATED if evidence.violated else EXIT_OK
+
+
+def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from dpaudit.reporting.writer import rerender_directory
+
+    directory = Path(args.directory)
+    if not directory.is_dir():
+        raise UsageError(f"{args.directory} is not a directory")
+    try:
+        records, paths = rerender_directory(directory, display_dir=args.directory,
+                                            registered=_registered_ids())
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not records:
+        # rerender_directory wrote an empty index; a directory with no audits is an input error.
+        raise UsageError(f"no saved claim audits (JSON with schema 'dpaudit.claim/1') under "
+                         f"{args.directory}")
+    out.write(_summary_table(records) + "\n\n")
+    out.write(f"{_counts_sentence(records)} Re-rendered {len(records)} report"
+              f"{'s' if len(records) != 1 else ''} and {paths.html}\n")
+    # report re-renders, it does not audit: rendering succeeded, whatever the verdicts say.
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------------------------------------
+# Entry point
+# ------------------------------------------------------------------------------------------------
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``dpaudit`` command (``argv`` defaults to ``sys.argv[1:]``); returns the exit status.
+
+    Output goes to ``sys.stdout`` (results) and ``sys.stderr`` (progress and errors).
+    """
+    out, err = sys.stdout, sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed usage and a one-line error (or --help)
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    commands = {"list": lambda: _cmd_list(args, out, err),
+                "audit": lambda: _cmd_audit(args, out, err),
+                "audit-claims": lambda: _cmd_audit_claims(args, out, err),
+                "report": lambda: _cmd_report(args, out, err),
+                "float-audit": lambda: _cmd_float_audit(args, out, err)}
+    previous = None
+    try:
+        _load_plugins(getattr(args, "plugin", None) or [])
+    except ValueError as exc:  # PluginError: one sentence naming the module
+        print(f"dpaudit: error: {str(exc).rstrip('.')}.", file=err)
+        return EXIT_USAGE
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave SIGTERM alone
+        pass
+    try:
+        return commands[args.command]()
+    except UsageError as exc:
+        print(f"dpaudit: error: {str(exc).rstrip('.')}.", file=err)
+        return EXIT_USAGE
+    except _Terminated:
+        print("dpaudit: terminated (SIGTERM).", file=err)
+        return EXIT_TERMINATED
+    except KeyboardInterrupt:
+        print("dpaudit: interrupted.", file=err)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if args.traceback:
+            raise
+        print(f"dpaudit: error: {_one_line(exc)} (rerun with --traceback for details).", file=err)
+        return EXIT_FAILED
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _load_plugins(specs: Sequence[str]) -> None:
+    """Import every ``--plugin`` module (and the installed entry points) before the command runs."""
+    if not specs:
+        return
+    from dpaudit.claims.registry import load_plugin
+
+    for spec in specs:
+        load_plugin(spec)

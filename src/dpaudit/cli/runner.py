@@ -1,0 +1,568 @@
+"""Running audits of claims for the CLI: tasks, resume (saved records keyed on the audit code's
+hash), progress, the executors and writing each finished claim's report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence, TextIO
+
+from dpaudit._version import __version__
+from dpaudit.cli.parser import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_VIOLATED, UsageError, _Terminated
+from dpaudit.cli.terminal import _counts_sentence, _summary_table
+
+
+#: What a Dask worker imports before its first task (the engine its tasks run).
+_WORKER_PRELOAD = ("dpaudit.blackbox.empirical_audit", "dpaudit.claims.driver")
+
+
+# ------------------------------------------------------------------------------------------------
+# Auditing claims (in this process or in workers)
+# ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Task:
+    claim_id: str
+    budget: str
+    seed: int
+    alpha: float
+    out: str
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    claim_id: str
+    record: dict[str, Any] | None
+    error: str | None = None
+    error_log: str | None = None
+    seconds: float = 0.0
+    traceback: str | None = None  # of a failed audit that ran where the log cannot be written
+
+
+def _error_log_path(out: str, claim_id: str) -> Path:
+    from dpaudit.reporting.writer import claim_paths
+
+    json_path = claim_paths(out, claim_id).json
+    return json_path.with_name(json_path.stem + ".error.log")
+
+
+def _audit_record(task: _Task, progress: Callable[[int, int, str], None] | None = None,
+                  registered: Any = None, executor: Any = None) -> dict[str, Any]:
+    """Audit one claim and return its report record (nothing is written here).
+
+    ``registered``: the claim's registration when it was shipped to a worker that may not know it
+    (a Dask worker in another interpreter); ``executor``: where the claim's empirical tests run.
+    """
+    from dpaudit.claims.record import ClaimAudit
+    from dpaudit.claims.context import BUDGETS, AuditContext
+    from dpaudit.claims.registry import get
+    from dpaudit.reporting.writer import claim_record
+
+    t0 = time.perf_counter()
+    try:
+        registered = get(task.claim_id)
+    except KeyError:
+        if registered is None:
+            raise
+    ctx = AuditContext(BUDGETS[task.budget], task.seed, task.alpha, executor=executor)
+    if progress is not None:
+        ctx.progress = progress
+    result = registered.audit(ctx)
+    if not isinstance(result, ClaimAudit):
+        raise TypeError(f"the audit function of {task.claim_id!r} returned "
+                        f"{type(result).__name__}, not a ClaimAudit")
+    if result.claim.id != task.claim_id:
+        raise ValueError(f"the audit function of {task.claim_id!r} returned the audit of "
+                         f"{result.claim.id!r}")
+    # The settings the audit ran with are the CLI's, whatever the audit function recorded.
+    result.budget, result.seed, result.alpha = task.budget, task.seed, task.alpha
+    result.seconds = time.perf_counter() - t0
+    record = claim_record(result)
+    record["kind"] = registered.kind
+    return record
+
+
+def _remove_stale(task: _Task) -> None:
+    from dpaudit.reporting.writer import claim_paths
+
+    stale = claim_paths(task.out, task.claim_id).json
+    if stale.exists():  # results of other settings must not outlive a failed rerun
+        stale.unlink()
+
+
+def _save(task: _Task, record: dict[str, Any] | None, trace: str | None) -> str | None:
+    """Write the claim's report files (or its error log); returns the error log's path."""
+    from dpaudit.reporting.writer import atomic_write, write_claim_report
+
+    log = _error_log_path(task.out, task.claim_id)
+    if record is not None:
+        # Hashed here, in the process that writes the report (a Dask worker may not have the
+        # claim's paper registered): the resume check compares it with the code of the rerun.
+        code_hash = _code_hash_or_none(task.claim_id)
+        if code_hash is not None:
+            record["audit_code_sha256"] = code_hash
+        write_claim_report(task.out, record)
+        if log.exists():
+            log.unlink()
+        return None
+    try:  # atomically, like the reports: an interrupted write leaves no half log
+        atomic_write(log, trace or "")
+        return str(log)
+    except OSError:
+        return None
+
+
+def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = None,
+              executor: Any = None) -> _Outcome:
+    """Audit one claim and write its report files; failures are returned, never raised.
+
+    ``KeyboardInterrupt`` is not caught: an interrupted claim leaves no JSON behind, so a rerun
+    redoes it.
+    """
+    t0 = time.perf_counter()
+    try:
+        _remove_stale(task)
+        record = _audit_record(task, progress, executor=executor)
+        _save(task, record, None)
+        return _Outcome(task.claim_id, record, seconds=time.perf_counter() - t0)
+    except Exception as exc:  # one failed claim must not lose the others' results
+        log_name = _save(task, None, traceback.format_exc())
+        return _Outcome(task.claim_id, None, f"{type(exc).__name__}: {exc}", log_name,
+                        time.perf_counter() - t0)
+
+
+def _pool_task(shared: Any, task: _Task) -> _Outcome:
+    """A claim in a local worker process (same filesystem): audit and write, as in-process."""
+    return _run_task(task)
+
+
+def _remote_task(shared: Any, item: tuple[_Task, Any]) -> _Outcome:
+    """A claim on a Dask worker (perhaps another machine): audit and send the record back; the
+    parent writes the files."""
+    import warnings
+
+    task, registered = item
+    t0 = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            # Hypothesis warns when the global `random` state changes during a draw; on a Dask
+            # worker, Dask's own threads (retry jitter, worker choice) do that concurrently. The
+            # lemma searches never use `random` (the records equal the golden ones), so the
+            # warning is noise here: 45 tracebacks on stderr for one `--all --budget quick` run.
+            warnings.filterwarnings("ignore", message="Do not use the `random` module inside "
+                                    "strategies")
+            record = _audit_record(task, registered=registered)
+        return _Outcome(task.claim_id, record, seconds=time.perf_counter() - t0)
+    except Exception as exc:
+        return _Outcome(task.claim_id, None, f"{type(exc).__name__}: {exc}", None,
+                        time.perf_counter() - t0, traceback.format_exc())
+
+
+def _registered_ids() -> list[str]:
+    from dpaudit.claims.registry import all_claims
+
+    return [rc.claim.id for rc in all_claims()]
+
+
+#: Parts of the package whose source decides every claim's result (besides the claim's own
+#: paper folder): the engine, the noise, the learners, claims-as-data and input checks.
+_ENGINE_SOURCES = ("blackbox", "formal", "claims", "execution", "mechanisms", "learners",
+                   "neighbours.py", "hypothesis_seeding.py", "_validation.py", "_rowwise.py")
+
+
+#: Cap on the files and bytes hashed for one claim module's own source (a plugin in a big folder).
+_MAX_HASHED_FILES = 500
+_MAX_HASHED_BYTES = 50 << 20
+
+
+def _claim_sources(origin: Any) -> set[Path]:
+    """The source files of the module that registered a claim: a bundled paper's folder, the
+    top-level package of an installed or named plugin (recursively), or a plugin file with the
+    ``.py`` files beside it."""
+    module = sys.modules.get(origin.module)
+    file = getattr(module, "__file__", None) or origin.path
+    if not file:
+        return set()
+    path = Path(file).resolve()
+    if origin.kind == "bundled":
+        return set(path.parent.glob("*.py"))
+    if origin.kind == "plugin" and origin.path:
+        return set(path.parent.glob("*.py"))
+    top = origin.module.split(".")[0]
+    package = sys.modules.get(top)
+    pkg_file = getattr(package, "__file__", None)
+    if pkg_file and Path(pkg_file).name == "__init__.py":
+        return set(Path(pkg_file).resolve().parent.rglob("*.py"))
+    return {path}
+
+
+def audit_code_hash(claim_id: str) -> str:
+    """SHA-256 of the source that audits ``claim_id``: the source of the module that registered it
+    (:func:`_claim_sources`: a paper's folder, a plugin's package or file) and
+    :data:`_ENGINE_SOURCES`. A change to any of them changes the hash, so a rerun never reuses a
+    result computed by other code."""
+    import hashlib
+
+    from dpaudit.claims.registry import get
+
+    registered = get(claim_id)
+    root = Path(__file__).resolve().parents[1]  # the dpaudit package folder
+    own = sorted(p for p in _claim_sources(registered.origin) if p.is_file())
+    if len(own) > _MAX_HASHED_FILES:
+        raise ValueError(f"the module that registers {claim_id} ({registered.origin.module}) sits "
+                         f"among {len(own)} .py files; put it in a package of its own")
+    paths: set[Path] = set(own)
+    for part in _ENGINE_SOURCES:
+        target = root / part
+        paths.update(target.rglob("*.py") if target.is_dir() else [target])
+    import os
+
+    base = Path(os.path.commonpath([str(p.parent) for p in own])) if own else root
+    digest = hashlib.sha256()
+    size = 0
+    for path in sorted(p for p in paths if p.is_file()):
+        data = path.read_bytes()
+        size += len(data)
+        if size > _MAX_HASHED_BYTES:
+            raise ValueError(f"the source behind {claim_id} exceeds {_MAX_HASHED_BYTES >> 20} MiB; "
+                             "put its claim module in a package of its own")
+        # Relative names, so that the same code hashes the same wherever it is installed.
+        rel = (path.relative_to(root).as_posix() if root in path.parents
+               else "plugin:" + path.relative_to(base).as_posix())
+        digest.update(rel.encode() + b"\0" + data + b"\0")
+    return digest.hexdigest()
+
+
+def _finished_record(task: _Task) -> dict[str, Any] | None:
+    """The saved record of ``task`` when it exists with the same budget, seed, alpha, dpaudit
+    version and audit code (:func:`audit_code_hash`)."""
+    from dpaudit.reporting.writer import claim_paths, load_claim_record
+
+    path = claim_paths(task.out, task.claim_id).json
+    if not path.is_file():
+        return None
+    try:
+        record = load_claim_record(path)
+    except (ValueError, OSError, UnicodeDecodeError):
+        return None  # unreadable, invalid or foreign: redo it (its files are rewritten)
+    same = (record["id"] == task.claim_id and record.get("budget") == task.budget
+            and record.get("seed") == task.seed
+            and math.isclose(float(record.get("alpha", -1)), task.alpha, rel_tol=1e-12)
+            and record.get("dpaudit_version") == __version__
+            and record.get("audit_code_sha256") == _code_hash_or_none(task.claim_id))
+    return record if same else None
+
+
+def _code_hash_or_none(claim_id: str) -> str | None:
+    try:
+        return audit_code_hash(claim_id)
+    except KeyError:  # no longer registered: nothing to compare with, redo (and fail clearly)
+        return None
+
+
+class _Progress:
+    """Progress on stderr: tqdm bars on a terminal, one line per claim otherwise, nothing if quiet."""
+
+    def __init__(self, total: int, quiet: bool, stream: TextIO) -> None:
+        self.stream = stream
+        self.quiet = quiet
+        self.total = total
+        self.done = 0
+        interactive = not quiet and _isatty(stream)
+        self.bar = None
+        if interactive and total > 1:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc="claims", unit="claim", file=stream,
+                            dynamic_ncols=True, leave=False)
+        self.interactive = interactive
+        self.inner = None
+
+    def claim_progress(self, claim_id: str) -> Callable[[int, int, str], None] | None:
+        """A callback for ``AuditContext.progress`` showing a per-claim bar (terminal only)."""
+        if not self.interactive:
+            return None
+        from tqdm import tqdm
+
+        self.inner = tqdm(total=None, desc=claim_id, file=self.stream, dynamic_ncols=True,
+                          leave=False, position=1 if self.bar is not None else 0)
+        inner = self.inner
+
+        def update(done: int, total: int, label: str) -> None:
+            if total and inner.total != total:
+                inner.total = total
+            inner.set_description_str(f"{claim_id}: {label}" if label else claim_id,
+                                      refresh=False)
+            if done >= inner.n:
+                inner.update(done - inner.n)
+
+        return update
+
+    def message(self, text: str) -> None:
+        if self.quiet:
+            return
+        if self.bar is not None or self.inner is not None:
+            from tqdm import tqdm
+
+            tqdm.write(text, file=self.stream)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def finished(self, outcome: _Outcome) -> None:
+        if self.inner is not None:
+            self.inner.close()
+            self.inner = None
+        self.done += 1
+        what = (outcome.record["verdict"] if outcome.record is not None
+                else f"FAILED ({outcome.error})")
+        self.message(f"[{self.done}/{self.total}] {outcome.claim_id}: {what} "
+                     f"({outcome.seconds:.1f} s)")
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        for bar in (self.inner, self.bar):
+            if bar is not None:
+                bar.close()
+        self.inner = self.bar = None
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _run_tasks(tasks: Sequence[_Task], jobs: int, progress: _Progress, executor: str | None = None,
+               scheduler: str | None = None) -> Iterable[_Outcome]:
+    """Run the tasks through the execution layer, yielding each outcome as it finishes (its files
+    already written); KeyboardInterrupt and ExecutionError propagate to the caller.
+
+    Several claims are the executor's tasks (``processes``: one fresh forked process per claim,
+    which writes its own files; ``dask``: the record comes back and is written here). A single
+    claim runs here and sends the chunks of its empirical tests to the executor instead.
+    """
+    name = executor or ("dask" if scheduler else ("processes" if jobs > 1 else "local"))
+    if not tasks:
+        return
+    if name == "dask":
+        with _dask_logs_quiet():
+            yield from _run_tasks_on(name, tasks, jobs, progress, scheduler)
+        return
+    yield from _run_tasks_on(name, tasks, jobs, progress, scheduler)
+
+
+class _dask_logs_quiet:
+    """Dask's own log lines (connection retries, tracebacks of a lost scheduler) are silenced while
+    the CLI runs on Dask: its errors are one sentence (``--traceback`` shows Python's)."""
+
+    def __enter__(self) -> None:
+        import logging
+
+        import distributed  # noqa: F401  (creates its loggers, each with its own level)
+
+        self.levels = {}
+        for name in ["distributed", *logging.root.manager.loggerDict]:
+            if name == "distributed" or name.startswith("distributed."):
+                logger = logging.getLogger(name)
+                self.levels[name] = logger.level
+                logger.setLevel(logging.CRITICAL + 1)
+
+    def __exit__(self, *exc: Any) -> None:
+        import logging
+
+        for name, level in self.levels.items():
+            logging.getLogger(name).setLevel(level)
+
+
+def _run_tasks_on(name: str, tasks: Sequence[_Task], jobs: int, progress: _Progress,
+                  scheduler: str | None) -> Iterable[_Outcome]:
+    from dpaudit.execution.executors import open_executor
+    from dpaudit.claims.registry import get
+
+    if name == "local" or len(tasks) == 1:
+        ex = None if name == "local" else open_executor(
+            name, scheduler, workers=jobs if jobs > 1 else None, preload=_WORKER_PRELOAD)
+        try:
+            for task in tasks:
+                outcome = _run_task(task, progress.claim_progress(task.claim_id), executor=ex)
+                progress.finished(outcome)
+                yield outcome
+        finally:
+            if ex is not None:
+                ex.close()
+        return
+    workers = jobs if jobs > 1 else None
+    with open_executor(name, scheduler, workers=workers, preload=_WORKER_PRELOAD) as ex:
+        if name == "processes":
+            for _, outcome in ex.map_unordered(_pool_task, list(tasks)):
+                progress.finished(outcome)
+                yield outcome
+            return
+        for task in tasks:
+            _remove_stale(task)
+        items = [(task, get(task.claim_id)) for task in tasks]
+        for i, outcome in ex.map_unordered(_remote_task, items):
+            log = _save(tasks[i], outcome.record, outcome.traceback)
+            outcome = _Outcome(outcome.claim_id, outcome.record, outcome.error, log,
+                               outcome.seconds)
+            progress.finished(outcome)
+            yield outcome
+
+
+def _unknown_claim_message(cid: str) -> str:
+    """``unknown claim id 'jkt12-colt/pgid'; did you mean jkt12-colt/pigd? ...``"""
+    import difflib
+
+    from dpaudit.claims.registry import all_claims
+
+    ids = [rc.claim.id for rc in all_claims()]
+    near = difflib.get_close_matches(cid, ids, n=3, cutoff=0.6)
+    if not near:  # a bare algorithm name ("pigd") or paper prefix matches ids that contain it
+        near = [i for i in ids if cid and cid.lower() in i.lower()][:3]
+    hint = f"; did you mean {' or '.join(near)}?" if near else ""
+    return (f"unknown claim id {cid!r}{hint} (`dpaudit list` shows the registered claims)")
+
+
+def _resolve_claim_ids(ids: Sequence[str], use_all: bool) -> list[str]:
+    from dpaudit.claims.registry import all_claims, get
+
+    if use_all and ids:
+        raise UsageError("give either --all or claim ids, not both")
+    if use_all:
+        resolved = [rc.claim.id for rc in all_claims()]
+        if not resolved:
+            raise UsageError("no claims are registered, so --all has nothing to audit")
+        return resolved
+    if not ids:
+        raise UsageError("give the claim ids to audit, or --all (see `dpaudit list`)")
+    seen: list[str] = []
+    for cid in ids:
+        try:
+            get(cid)
+        except KeyError:
+            raise UsageError(_unknown_claim_message(cid)) from None
+        if cid not in seen:
+            seen.append(cid)
+    return seen
+
+
+def _prepare_out(out: str) -> Path:
+    if not out.strip():
+        raise UsageError("--out is empty; give the report directory explicitly (use --out . for "
+                         "the current directory)")
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out {out} exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the report directory {out} ({exc.strerror})") from None
+    # os.access says yes to root on read-only mounts: try to write.
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise UsageError(f"the report directory {out} is not writable ({exc.strerror})") from None
+    return path
+
+
+def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, out: TextIO,
+                err: TextIO) -> int:
+    from dpaudit.execution.executors import ExecutionError, check_executor
+    from dpaudit.reporting.writer import (add_to_manifest, claim_paths, load_claim_records,
+                                          read_manifest, remove_stale_temp_files,
+                                          render_claim_files, write_index)
+
+    executor = getattr(args, "executor", None)
+    scheduler = getattr(args, "scheduler", None)
+    try:
+        check_executor(executor, scheduler)
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("executor=", "--executor ").replace(
+            "scheduler=", "--scheduler")) from None
+    out_dir = _prepare_out(args.out)
+    try:
+        earlier = read_manifest(out_dir) or []
+        remove_stale_temp_files(out_dir, sorted(set(earlier) | set(claim_ids)))
+        # Claims earlier runs wrote here and this run does not redo: they must load now, before
+        # any work, or the index would silently lose them.
+        kept = load_claim_records(out_dir, [cid for cid in earlier if cid not in claim_ids])
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    tasks = [_Task(cid, args.budget, args.seed, args.alpha, args.out) for cid in claim_ids]
+    records: dict[str, dict[str, Any]] = {r["id"]: r for r in kept}
+    todo = []
+    for task in tasks:
+        record = None if args.fresh else _finished_record(task)
+        if record is None:
+            todo.append(task)
+            continue
+        paths = claim_paths(args.out, task.claim_id)
+        if not (paths.markdown.exists() and paths.html.exists()):
+            render_claim_files(args.out, record)
+        records[task.claim_id] = record
+    if records:
+        add_to_manifest(out_dir, list(records))
+    progress = _Progress(len(todo), args.quiet, err)
+    skipped = len(tasks) - len(todo)
+    if skipped:
+        progress.message(f"dpaudit: {skipped} of {len(tasks)} claims already audited in "
+                         f"{args.out} with these settings, dpaudit version and audit code; "
+                         "skipping them (--fresh redoes them)")
+    interrupted: _Terminated | KeyboardInterrupt | None = None
+    backend_error: ExecutionError | None = None
+    failures: list[_Outcome] = []
+    try:
+        for outcome in _run_tasks(todo, jobs, progress, executor, scheduler):
+            if outcome.record is not None:
+                records[outcome.claim_id] = outcome.record
+                add_to_manifest(out_dir, [outcome.claim_id])
+            else:
+                failures.append(outcome)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_Terminated)
+        interrupted = exc
+    except ExecutionError as exc:  # a lost Dask scheduler: keep what finished
+        backend_error = exc
+    finally:
+        progress.close()
+    # Failures of the list above are only those reported before an interrupt; rescan the disk so
+    # that the index and the exit status count every claim that finished, even in a worker.
+    if interrupted is not None or backend_error is not None:
+        for task in todo:
+            record = _finished_record(task)
+            if record is not None:
+                records[task.claim_id] = record
+        add_to_manifest(out_dir, list(records))
+    write_index(out_dir, list(records.values()), display_dir=args.out,
+                registered=_registered_ids())
+    done = [records[cid] for cid in claim_ids if cid in records]
+    if backend_error is not None:
+        print(f"dpaudit: error: {str(backend_error).rstrip('.')}; {len(done)} of {len(tasks)} "
+              f"claims are finished and saved in {args.out} and indexed in "
+              f"{out_dir / 'index.html'}; run the same command again to resume.", file=err)
+        return EXIT_FAILED
+    if interrupted is not None:
+        terminated = isinstance(interrupted, _Terminated)
+        print(f"dpaudit: {'terminated (SIGTERM)' if terminated else 'interrupted'}; {len(done)} "
+              f"of {len(tasks)} claims are finished and saved in {args.out} and indexed in "
+              f"{out_dir / 'index.html'}; run the same command again to resume.", file=err)
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+    if done:
+        out.write(_summary_table(done) + "\n\n")
+    out.write(f"{_counts_sentence(done)} Reports: {out_dir / 'index.html'}\n")
+    for f in failures:
+        where = f" (traceback in {f.error_log})" if f.error_log else ""
+        print(f"dpaudit: error: the audit of {f.claim_id} failed: {f.error}{where}", file=err)
+    if any(r["verdict"] == "violated" for r in done):
+        return EXIT_VIOLATED
+    return EXIT_FAILED if failures else EXIT_OK
