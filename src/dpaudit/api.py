@@ -1,0 +1,91 @@
+"""The public entry points for claims about your own code: :func:`register_claim` and
+:func:`audit_claim` (exported as ``dpaudit.register_claim`` and ``dpaudit.audit_claim``).
+
+A claim audited here goes through the same registry, claim driver, verdict rules and report writer
+as ``dpaudit audit`` on a bundled claim: :func:`audit_claim` with ``out=DIR`` runs exactly that
+command in this process (so the JSON, Markdown, HTML, the index, resume and the reproduce command
+are the CLI's), and returns the :class:`~dpaudit.claims.record.ClaimAudit`.
+
+This module is a top layer, like the CLI: it may import the reports and the CLI; nothing in
+dpaudit imports it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from typing import Any
+
+from dpaudit.claims.context import BUDGETS, AuditContext
+from dpaudit.claims.record import ClaimAudit
+from dpaudit.claims.registry import get, register, unregister
+from dpaudit.claims.user_claims import Claim, declaration_of
+
+__all__ = ["register_claim", "audit_claim"]
+
+
+def register_claim(claim: Claim) -> str:
+    """Register ``claim`` (a :class:`dpaudit.Claim`) so that the CLI, the reports and the pytest
+    plugin can audit it by id; returns the id.
+
+    Call it at import time of a module named by an entry point of the ``dpaudit.claims`` group (an
+    installed package) or by ``--plugin MODULE``; registering again the same claim is a no-op, and a
+    claim registered by running code (a script, a notebook) may be replaced by a changed one.
+    """
+    decl = declaration_of(claim)
+    try:
+        existing = get(claim.id)
+    except KeyError:
+        existing = None
+    except ValueError:  # an entry point failed to load: registering still works
+        existing = None
+    if existing is not None and existing.claim != decl.claim and existing.origin.kind == "code":
+        unregister(claim.id)
+    register(decl.claim, decl, kind=claim.kind)
+    return claim.id
+
+
+def audit_claim(claim: Claim | str, *, budget: str = "quick", seed: int = 0, alpha: float = 0.05,
+                out: str | os.PathLike[str] | None = None, fresh: bool = False,
+                quiet: bool = True) -> ClaimAudit:
+    """Audit ``claim`` (a :class:`dpaudit.Claim`, or the id of a registered claim) and return its
+    :class:`~dpaudit.claims.record.ClaimAudit` (``.verdict``, ``.points``, ``.findings``, ...).
+
+    ``budget``: ``"quick"``, ``"standard"`` or ``"thorough"``; ``seed``: the root of all
+    randomness (the result is a deterministic function of it); ``alpha``: the family-wise level of
+    the empirical statements. With ``out=DIR`` the reports (``DIR/<id>.{json,md,html}`` and the
+    index) are written exactly as ``dpaudit audit`` writes them, and a saved result of the same
+    settings and code is reused unless ``fresh``. ``quiet=False`` shows progress on stderr.
+
+    Raises ``ValueError`` for bad arguments or a claim whose audit failed (with the reason).
+    """
+    if isinstance(claim, Claim):
+        claim_id = register_claim(claim)
+    elif isinstance(claim, str):
+        claim_id = claim
+        get(claim_id)  # KeyError listing the known ids
+    else:
+        raise TypeError(f"claim must be a dpaudit.Claim or a claim id, got {type(claim).__name__}")
+    if budget not in BUDGETS:
+        raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
+    if out is None:
+        result = get(claim_id).audit(AuditContext(BUDGETS[budget], seed, alpha))
+        result.budget, result.seed, result.alpha = budget, seed, alpha
+        return result
+    from dpaudit.cli.main import main as cli_main
+    from dpaudit.reporting.writer import claim_paths
+
+    argv = ["audit", claim_id, "--budget", budget, "--seed", str(seed), "--alpha", repr(alpha),
+            "--out", os.fspath(out)] + (["--fresh"] if fresh else []) + (
+        ["--quiet"] if quiet else [])
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), (contextlib.redirect_stderr(stderr) if quiet
+                                               else contextlib.nullcontext()):
+        code = cli_main(argv)
+    if code not in (0, 1):
+        raise ValueError(f"the audit of {claim_id} failed (exit {code}): "
+                         f"{stderr.getvalue().strip() or stdout.getvalue().strip()}")
+    record: dict[str, Any] = json.loads(claim_paths(out, claim_id).json.read_text(encoding="utf-8"))
+    return ClaimAudit.from_dict(record)

@@ -1,0 +1,439 @@
+"""The public claim API: state a privacy claim about your own code and audit it like a bundled one.
+
+A :class:`Claim` says what is claimed, where it is stated, under which neighbouring relation and
+over which parameters, and how to run the release; dpaudit turns it into the same declaration the
+bundled papers use (:mod:`dpaudit.claims.driver`), so it gets the same three kinds of evidence, the
+same verdict rules, reports, CLI, exit codes and pytest helpers. Example (runnable)::
+
+    import numpy as np
+    import dpaudit
+    from dpaudit import Claim, Source
+
+    def release(params):                    # the batch mechanism at one grid point
+        def mechanism(data, n, rng):         # n independent runs, leading axis n
+            total = float(np.clip(data, 0.0, 1.0).sum())
+            return total + rng.laplace(0.0, 1.0 / params["epsilon"], size=n)
+        return mechanism
+
+    claim = Claim(
+        id="mine/clipped-sum",
+        statement="The clipped sum with Laplace(1/eps) noise is eps-DP under add/remove.",
+        source=Source(title="clipped-sum design note", kind="design doc", location="Sec. 2"),
+        claimed=lambda p: (p["epsilon"], 0.0),
+        neighbours="add-remove",
+        grid=[{"epsilon": 0.5}, {"epsilon": 1.0}],
+        release=release,
+        pairs=lambda p: [([0.0, 1.0], [0.0])],
+        accountant=lambda p: dpaudit.noise.LaplaceNoise(1.0 / p["epsilon"], sensitivity=1.0),
+        exact=lambda p: dpaudit.exact.ProductLaplace(
+            mean=lambda d: [float(np.clip(d, 0, 1).sum())], scale=1.0 / p["epsilon"]),
+    )
+    result = dpaudit.audit_claim(claim, budget="quick", seed=0)
+    assert result.verdict == "holds"
+
+Fields a user cannot leave out: ``id`` (``"<namespace>/<name>"``), ``statement``, ``source``,
+``claimed``, ``neighbours`` (named explicitly: ``"replace-one"`` or ``"add-remove"``; there is no
+default, because the factor of two between them is the most common calibration bug), ``grid`` and
+``release``. Evidence is optional but a verdict of ``holds`` needs an accountant at every point
+(an upper bound), and ``violated`` needs an exact value or an empirical bound above the claim.
+
+Labels: values dpaudit computes (``accountant=`` a noise schedule, ``exact=`` a law) are its own
+evidence; a number the user computes (``accountant=`` returning a float, ``exact_value=``) is
+recorded with ``"user-supplied"`` in the JSON, the verdict sentence and the reports.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from dpaudit._validation import check_delta, check_epsilon
+from dpaudit.claims.context import AuditContext
+from dpaudit.claims.driver import EmpiricalPlan, PointPlan
+from dpaudit.claims.evidence import EXACT, USER_SUPPLIED, LemmaCheck, LemmaOutcome
+from dpaudit.claims.model import (NeighbourRelation, PrivacyClaim, Provenance, Release,
+                                  SensitivityLemma)
+from dpaudit.formal.noise_schedules import distance_factor
+
+__all__ = ["Source", "Lemma", "Claim", "Params", "declaration_of"]
+
+Params = Mapping[str, Any]
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*/[A-Za-z0-9][A-Za-z0-9._+-]*$")
+_MAX_ID = 120
+
+
+@dataclass(frozen=True, kw_only=True)
+class Source:
+    """Where a claim is stated: a paper, a design document, a library's documentation, a docstring.
+
+    ``title``: the document in words; ``kind``: what it is (free text: ``"paper"``, ``"design
+    doc"``, ``"library documentation"``, ``"code"``); ``version``: which version of it (a release,
+    a commit, a date); ``location``: where in it (section, theorem, function); ``url``: a link;
+    ``quote``: the claim verbatim.
+    """
+
+    title: str
+    kind: str = "document"
+    version: str = ""
+    location: str = ""
+    url: str = ""
+    quote: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("title", "kind", "version", "location", "url", "quote"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise TypeError(f"Source.{name} must be a string, got {type(value).__name__}")
+        if not self.title.strip():
+            raise ValueError("Source.title must say which document states the claim")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Lemma:
+    """A sensitivity statement the claim relies on, checked by a property-based search.
+
+    ``statement``: the lemma in words; ``pairs``: a Hypothesis strategy of neighbouring inputs
+    ``(data0, data1)``, or ``pairs(params) -> strategy``; ``quantity(data0, data1, params) ->
+    float``: what the lemma bounds (e.g. the l2 distance between the two noise-free releases);
+    ``bound``: the claimed bound, a number or ``bound(params) -> float``. The search
+    (:func:`dpaudit.formal.lemma_search.search_lemma`) maximises ``quantity / bound`` at every grid
+    point and reports the shrunk counterexample when the bound fails.
+    """
+
+    statement: str
+    pairs: Any
+    quantity: Callable[[Any, Any, Params], float]
+    bound: float | Callable[[Params], float]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.statement, str) or not self.statement.strip():
+            raise ValueError("Lemma.statement must be a non-empty string")
+        if not callable(self.quantity):
+            raise TypeError("Lemma.quantity must be callable as quantity(data0, data1, params)")
+        if not (callable(self.bound) or isinstance(self.bound, (int, float))):
+            raise TypeError("Lemma.bound must be a number or a callable bound(params)")
+
+    def strategy(self, params: Params) -> Any:
+        from hypothesis.strategies import SearchStrategy
+
+        s = self.pairs if isinstance(self.pairs, SearchStrategy) else self.pairs(params)
+        if not isinstance(s, SearchStrategy):
+            raise TypeError("Lemma.pairs must be a Hypothesis strategy of (data0, data1) pairs or "
+                            "a callable returning one")
+        return s
+
+    def bound_at(self, params: Params) -> float:
+        value = self.bound(params) if callable(self.bound) else self.bound
+        value = float(value)
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"Lemma.bound must be finite and >= 0, got {value} at {dict(params)}")
+        return value
+
+
+def _callable(value: Any, name: str, signature: str) -> None:
+    if value is not None and not callable(value):
+        raise TypeError(f"Claim.{name} must be callable as {signature}, got "
+                        f"{type(value).__name__}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Claim:
+    """A privacy claim about code that is not in dpaudit (see the module docstring).
+
+    Required: ``id``, ``statement``, ``source``, ``claimed(params) -> (epsilon, delta)``,
+    ``neighbours`` (``"replace-one"`` or ``"add-remove"``), ``grid`` (parameter points, each a
+    mapping; include the extremes of the range you claim) and ``release(params) -> mechanism``
+    where ``mechanism(data, n, rng)`` returns ``n`` independent releases (leading axis ``n``).
+
+    Evidence (each optional):
+
+    * ``pairs(params) -> [(data0, data1), ...]``: explicit neighbouring inputs; the empirical test
+      pilots each and audits the most promising one; exact values are computed on every one.
+    * ``pair_search(params) -> strategy``: a Hypothesis strategy of pairs searched when ``pairs``
+      is not given.
+    * ``accountant(params) -> schedule``: a noise schedule of :mod:`dpaudit.noise` (dpaudit's
+      accountant, evaluated under ``neighbours``), or a float (user-supplied).
+    * ``exact(params) -> law``: the release's law (:mod:`dpaudit.exact`: ``LinearGaussian``,
+      ``ProductLaplace``, ``DiscreteLaw``); dpaudit computes the exact epsilon of each pair.
+    * ``exact_value(params, data0, data1) -> float``: an exact epsilon the user computed
+      (user-supplied).
+    * ``lemmas``: :class:`Lemma` statements checked at every grid point.
+    * ``statistic``: a row-wise score for the empirical test (default: learned by the engine).
+    * ``samples``: runs per input of the empirical test (default: the budget's).
+
+    Description: ``parameter_range`` (name -> range in words), ``calibration`` (the noise as
+    stated), ``notes``, ``formula`` (the claimed privacy in words, e.g. ``"(eps, 1e-5)"``),
+    ``kind`` (``"mechanism"`` or ``"learner"``).
+    """
+
+    id: str
+    statement: str
+    source: Source
+    claimed: Callable[[Params], tuple[float, float]]
+    neighbours: str
+    grid: Sequence[Params]
+    release: Callable[[Params], Callable[[Any, int, np.random.Generator], Any]]
+    pairs: Callable[[Params], Sequence[tuple[Any, Any]]] | None = None
+    pair_search: Callable[[Params], Any] | None = None
+    accountant: Callable[[Params], Any] | None = None
+    exact: Callable[[Params], Any] | None = None
+    exact_value: Callable[[Params, Any, Any], float] | None = None
+    lemmas: Sequence[Lemma] = ()
+    statistic: Callable[[np.ndarray], np.ndarray] | None = None
+    samples: int | None = None
+    parameter_range: Mapping[str, str] = field(default_factory=dict)
+    calibration: str = ""
+    notes: str = ""
+    formula: str = ""
+    kind: str = "mechanism"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or len(self.id) > _MAX_ID or not _ID.match(self.id) \
+                or any(p in (".", "..") for p in self.id.split("/")):
+            raise ValueError(f"Claim.id must be '<namespace>/<name>' (letters, digits, '.', '_', "
+                             f"'+', '-'; at most {_MAX_ID} characters), got {self.id!r}")
+        if not isinstance(self.statement, str) or not self.statement.strip():
+            raise ValueError("Claim.statement must say what is claimed, in words")
+        if not isinstance(self.source, Source):
+            raise TypeError(f"Claim.source must be a dpaudit.Source, got "
+                            f"{type(self.source).__name__}")
+        distance_factor(self.neighbours)  # ValueError naming the allowed relations
+        _callable(self.claimed, "claimed", "claimed(params) -> (epsilon, delta)")
+        _callable(self.release, "release", "release(params) -> mechanism(data, n, rng)")
+        for name, sig in (("pairs", "pairs(params) -> [(data0, data1), ...]"),
+                          ("pair_search", "pair_search(params) -> Hypothesis strategy"),
+                          ("accountant", "accountant(params) -> noise schedule or float"),
+                          ("exact", "exact(params) -> law"),
+                          ("exact_value", "exact_value(params, data0, data1) -> float"),
+                          ("statistic", "statistic(outputs) -> scores")):
+            _callable(getattr(self, name), name, sig)
+        if isinstance(self.grid, (str, bytes)) or not isinstance(self.grid, Sequence):
+            raise TypeError("Claim.grid must be a sequence of parameter mappings")
+        grid = tuple(dict(p) for p in self.grid)
+        if not grid:
+            raise ValueError("Claim.grid must contain at least one parameter point")
+        object.__setattr__(self, "grid", grid)
+        object.__setattr__(self, "lemmas", tuple(self.lemmas))
+        for lem in self.lemmas:
+            if not isinstance(lem, Lemma):
+                raise TypeError(f"Claim.lemmas must hold dpaudit.Lemma objects, got "
+                                f"{type(lem).__name__}")
+        if self.exact is not None and self.exact_value is not None:
+            raise ValueError("give Claim.exact (dpaudit computes) or Claim.exact_value "
+                             "(user-supplied), not both")
+        if self.kind not in ("mechanism", "learner"):
+            raise ValueError(f"Claim.kind must be 'mechanism' or 'learner', got {self.kind!r}")
+        if self.samples is not None and (not isinstance(self.samples, int) or self.samples < 10):
+            raise ValueError(f"Claim.samples must be an integer >= 10, got {self.samples!r}")
+
+    def claimed_at(self, params: Params) -> tuple[float, float]:
+        """The claim instantiated at ``params``, validated."""
+        value = self.claimed(params)
+        try:
+            eps, delta = value
+        except (TypeError, ValueError):
+            raise TypeError(f"Claim.claimed must return (epsilon, delta), got {value!r}") from None
+        try:
+            return check_epsilon(eps), check_delta(delta)
+        except ValueError as exc:
+            raise ValueError(f"Claim.claimed at {dict(params)}: {exc}") from None
+
+    def privacy_claim(self) -> PrivacyClaim:
+        """The claim as the engine's immutable record (what reports and JSON carry)."""
+        eps, delta = self.claimed_at(self.grid[0])
+        src = self.source
+        provenance = Provenance(paper=src.title, version=src.version, theorem=src.location,
+                                equation=src.quote, location=src.url, kind=src.kind)
+        citation = src.title + (f", {src.version}" if src.version else "")
+        return PrivacyClaim(
+            id=self.id, epsilon=eps, delta=delta, provenance=provenance,
+            calibration=self.calibration, parameter_range=dict(self.parameter_range),
+            neighbour=NeighbourRelation(self.neighbours), release=Release.FULL_SEQUENCE,
+            lemmas=tuple(SensitivityLemma(lem.statement, provenance) for lem in self.lemmas),
+            notes=self.notes, formula=self.formula or "", citation=citation,
+            statement=self.statement)
+
+
+def _describe(x: Any, limit: int = 120) -> str:
+    text = repr(x.tolist() if isinstance(x, np.ndarray) else x)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass(frozen=True)
+class _Exact:
+    value: float
+    kind: str
+    upper: float | None
+    pair: tuple[Any, Any]
+    method: str
+
+
+@dataclass
+class _UserDeclaration:
+    """The driver's declaration of a user :class:`Claim` (``grid``, ``plan``, ``lemmas``)."""
+
+    user: Claim
+    claim: PrivacyClaim
+
+    def grid(self, ctx: AuditContext) -> list[dict[str, Any]]:
+        return [dict(p) for p in self.user.grid]
+
+    def _pairs(self, params: Params) -> list[tuple[Any, Any]]:
+        if self.user.pairs is None:
+            return []
+        pairs = list(self.user.pairs(params))
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"Claim.pairs must return (data0, data1) pairs; item {i} at "
+                                f"{dict(params)} is {type(pair).__name__}")
+        return [tuple(p) for p in pairs]  # type: ignore[misc]
+
+    def _exact(self, params: Params, pairs: list[tuple[Any, Any]], delta: float) -> _Exact | None:
+        best: _Exact | None = None
+        for d0, d1 in pairs:
+            if self.user.exact is not None:
+                law = self.user.exact(params)
+                if not hasattr(law, "epsilon"):
+                    raise TypeError("Claim.exact must return a law with .epsilon(data0, data1, "
+                                    "delta) (dpaudit.exact.LinearGaussian, ProductLaplace or "
+                                    "DiscreteLaw)")
+                v = law.epsilon(d0, d1, delta)
+                cand = _Exact(float(v.value), v.kind, float(v.upper), (d0, d1), v.method)
+            elif self.user.exact_value is not None:
+                value = float(self.user.exact_value(params, d0, d1))
+                if math.isnan(value) or value < 0:
+                    raise ValueError(f"Claim.exact_value must return a number >= 0, got {value}")
+                cand = _Exact(value, USER_SUPPLIED, None, (d0, d1), "supplied by the user")
+            else:
+                return None
+            if best is None or cand.value > best.value:
+                best = cand
+        return best
+
+    def _accountant(self, params: Params, delta: float) -> tuple[float | None, str, str]:
+        if self.user.accountant is None:
+            return None, "", ""
+        sched = self.user.accountant(params)
+        if isinstance(sched, (int, float)) and not isinstance(sched, bool):
+            value = float(sched)
+            if math.isnan(value) or value < 0:
+                raise ValueError(f"Claim.accountant returned {value}; it must be >= 0")
+            return value, USER_SUPPLIED, "supplied by the user"
+        if not hasattr(sched, "epsilon"):
+            raise TypeError("Claim.accountant must return a noise schedule of dpaudit.noise "
+                            "(GaussianNoise, LaplaceNoise, gaussian_tree, ...) or a float, got "
+                            f"{type(sched).__name__}")
+        value = float(sched.epsilon(delta, neighbours=self.user.neighbours))
+        text = sched.describe(neighbours=self.user.neighbours) if hasattr(sched, "describe") \
+            else repr(sched)
+        return value, "dpaudit", text
+
+    def plan(self, params: Params, ctx: AuditContext) -> PointPlan:
+        u = self.user
+        eps, delta = u.claimed_at(params)
+        pairs = self._pairs(params)
+        exact = self._exact(params, pairs, delta)
+        acc, acc_source, acc_text = self._accountant(params, delta)
+        evidence: dict[str, Any] = {"neighbours": u.neighbours}
+        if exact is not None:
+            evidence["exact_pair"] = f"data0={_describe(exact.pair[0])}, data1=" \
+                                     f"{_describe(exact.pair[1])}"
+            evidence["exact_method"] = exact.method
+            evidence["exact_source"] = "user-supplied" if exact.kind == USER_SUPPLIED else "dpaudit"
+        if acc is not None:
+            evidence["accountant_source"] = acc_source
+            evidence["accountant"] = acc_text
+        mechanism = u.release(params)
+        if not callable(mechanism):
+            raise TypeError(f"Claim.release must return a mechanism(data, n, rng); at "
+                            f"{dict(params)} it returned {type(mechanism).__name__}")
+        empirical = None
+        if pairs or u.pair_search is not None:
+            pair_arg: Any = pairs if pairs else u.pair_search(params)  # type: ignore[misc]
+            empirical = EmpiricalPlan(
+                mechanism=mechanism, pairs=pair_arg, statistic=u.statistic,
+                statistic_name=("the user's statistic" if u.statistic is not None
+                                else "the engine's learned statistic"),
+                what=(f"{len(pairs)} declared pair(s), one chosen on a pilot" if pairs
+                      else "pairs from the declared strategy, chosen by a pilot search"),
+                samples=u.samples)
+        return PointPlan(parameters=dict(params), claimed_epsilon=eps, claimed_delta=delta,
+                         exact=None if exact is None else exact.value,
+                         exact_kind=EXACT if exact is None else exact.kind,
+                         exact_upper=None if exact is None else exact.upper,
+                         accountant=acc, empirical=empirical, evidence=evidence)
+
+    def lemmas(self, ctx: AuditContext, parameters: Sequence[Params]) -> LemmaOutcome:
+        from dpaudit.formal.lemma_search import search_lemma
+
+        checks: list[LemmaCheck] = []
+        points = [dict(p) for p in parameters] or [dict(self.user.grid[0])]
+        per_point = max(20, ctx.budget.sensitivity_examples // max(1, len(points)))
+        findings: list[str] = []
+        for j, lem in enumerate(self.user.lemmas):
+            worst = None
+            failed = None
+            examples = 0
+            for params in points:
+                res = search_lemma(lem.statement, lem.strategy(params),
+                                   lambda d0, d1, p=params: lem.quantity(d0, d1, p),
+                                   lem.bound_at(params), examples=per_point,
+                                   seed=ctx.seed_for(self.claim.id, "lemma", j, str(params)))
+                examples += res.examples
+                if worst is None or res.worst_ratio > worst[0]:
+                    worst = (res.worst_ratio, params)
+                if not res.holds:
+                    failed = (res, params)
+                    break
+            assert worst is not None
+            if failed is not None:
+                res, params = failed
+                cex = dict(res.counterexample or {}, parameters=params)
+                checks.append(LemmaCheck(lem.statement, "violated", worst_ratio=res.worst_ratio,
+                                         examples=examples, counterexample=cex))
+                findings.append(f"Lemma '{lem.statement}' fails at ({_fmt(params)}): "
+                                + res.message().split(": ", 1)[-1] + ".")
+            else:
+                checks.append(LemmaCheck(lem.statement, "holds", worst_ratio=worst[0],
+                                         examples=examples))
+        return LemmaOutcome(checks=tuple(checks), findings=tuple(findings))
+
+    def findings(self, run: Any) -> list[str]:
+        out = []
+        user_exact = [p for p in run.points if p.exact_kind == USER_SUPPLIED]
+        if user_exact:
+            out.append(f"The exact epsilon at {len(user_exact)} point(s) is user-supplied "
+                       "(Claim.exact_value), not computed by dpaudit.")
+        user_acc = [pl for pl in run.plans if pl.evidence.get("accountant_source") == USER_SUPPLIED]
+        if user_acc:
+            out.append(f"The accountant epsilon at {len(user_acc)} point(s) is user-supplied "
+                       "(Claim.accountant returned a number), not computed by dpaudit.")
+        return out
+
+
+def _fmt(params: Params) -> str:
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in params.items())
+
+
+def declaration_of(claim: Claim) -> _UserDeclaration:
+    """The claim driver's declaration of ``claim`` (what :func:`dpaudit.register_claim` registers)."""
+    if not isinstance(claim, Claim):
+        raise TypeError(f"expected a dpaudit.Claim, got {type(claim).__name__}")
+    return _UserDeclaration(claim, claim.privacy_claim())
+
+
+def defining_module(depth: int = 2) -> str | None:
+    """The module that called the public API (for the origin of a registration)."""
+    frame = inspect.currentframe()
+    for _ in range(depth + 1):
+        if frame is None:
+            return None
+        frame = frame.f_back
+    return None if frame is None else frame.f_globals.get("__name__")

@@ -1,0 +1,115 @@
+"""Noise schedules with an explicit neighbouring relation, and the exact laws dpaudit computes from.
+
+Every expected value here is derived independently of the code under test: the Gaussian
+mechanism's delta(epsilon) from its closed form (Balle & Wang 2018, Thm 8) evaluated with
+scipy.stats.norm, randomized response by hand, Laplace by hand.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from dpaudit import exact, noise
+from dpaudit.claims.evidence import CERTIFIED, EXACT
+
+
+def gaussian_delta(mu: float, eps: float) -> float:
+    """Balle & Wang (2018), Thm 8: delta(eps) of the Gaussian mechanism with shift mu."""
+    return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+
+
+@pytest.mark.parametrize("relation,mu", [("replace-one", 2.0), ("add-remove", 1.0)])
+def test_gaussian_schedule_doubles_the_sensitivity_under_replace_one_only(relation, mu) -> None:
+    # sigma 2, a record contributing at most 1 to each of 4 releases:
+    # mu = sqrt(4) * (2 or 1) * 1 / 2.
+    sched = noise.GaussianNoise(sigma=2.0, sensitivity=1.0, releases=4)
+    assert sched.mu(neighbours=relation) == pytest.approx(mu, rel=1e-15)
+    eps = sched.epsilon(1e-5, neighbours=relation)
+    assert gaussian_delta(mu, eps) == pytest.approx(1e-5, rel=1e-6)
+
+
+def test_leaving_the_relation_out_is_a_type_error_naming_it() -> None:
+    sched = noise.GaussianNoise(sigma=1.0, sensitivity=1.0)
+    with pytest.raises(TypeError, match="neighbours"):
+        sched.epsilon(1e-5)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="replace-one, add-remove"):
+        sched.epsilon(1e-5, neighbours="replace one")
+
+
+def test_an_add_remove_calibrated_dp_ftrl_is_flagged_under_replace_one() -> None:
+    # DP-FTRL with tree aggregation over T = 8 (4 nodes per leaf), clip C = 1, calibrated with the
+    # classical Gaussian bound for eps = 1, delta = 1e-5 but with the add/remove sensitivity
+    # C sqrt(4) instead of 2C sqrt(4): mu = 2 / sqrt(2 ln(1.25e5)) = 0.413 under replace-one.
+    C, T, eps, delta = 1.0, 8, 1.0, 1e-5
+    sigma = C * math.sqrt(4) * math.sqrt(2 * math.log(1.25 / delta)) / eps
+    sched = noise.gaussian_tree(sigma=sigma, sensitivity=C, T=T)
+    assert sched.releases == 4
+    mu = 2 * C * 2 / sigma
+    flagged = sched.epsilon(delta, neighbours="replace-one")
+    assert gaussian_delta(mu, flagged) == pytest.approx(delta, rel=1e-6)
+    assert flagged > 1.5  # 1.61: the claim of eps = 1 fails
+    assert sched.epsilon(delta, neighbours="add-remove") < eps  # what the author believed
+
+
+@pytest.mark.parametrize("T,depth", [(1, 1), (2, 2), (3, 3), (4, 3), (5, 4), (8, 4), (9, 5)])
+def test_tree_depth(T, depth) -> None:
+    assert noise.tree_depth(T) == depth
+
+
+def test_laplace_schedule_pure_composition_is_the_sum() -> None:
+    sched = noise.LaplaceNoise(scale=2.0, sensitivity=1.0, releases=3)
+    assert sched.epsilon(0.0, neighbours="replace-one") == pytest.approx(3 * 2 * 1 / 2)
+    assert sched.epsilon(0.0, neighbours="add-remove") == pytest.approx(3 * 1 / 2)
+    # With delta > 0 composition is never worse than the pure sum.
+    assert sched.epsilon(1e-6, neighbours="add-remove") <= 1.5 + 1e-12
+
+
+def test_matrix_factorization_uses_the_largest_strategy_column() -> None:
+    C = np.array([[1.0, 0.0], [1.0, 1.0]])  # columns of norm sqrt(2) and 1
+    sched = noise.matrix_factorization(C, sigma=1.0, sensitivity=0.5)
+    assert sched.sensitivity == pytest.approx(0.5 * math.sqrt(2))
+
+
+def test_linear_gaussian_mu_with_isotropic_and_correlated_noise() -> None:
+    law = exact.LinearGaussian(mean=lambda d: np.asarray(d, dtype=float), sigma=2.0)
+    assert law.mu([0.0, 0.0], [3.0, 4.0]) == pytest.approx(5.0 / 2.0)
+    cov = np.diag([1.0, 4.0])
+    law = exact.LinearGaussian(mean=lambda d: np.asarray(d, dtype=float), covariance=cov)
+    assert law.mu([0.0, 0.0], [1.0, 2.0]) == pytest.approx(math.sqrt(1 + 4 / 4))
+    value = law.epsilon([0.0, 0.0], [1.0, 2.0], 1e-5)
+    assert value.kind == EXACT
+    assert gaussian_delta(math.sqrt(2), value.value) == pytest.approx(1e-5, rel=1e-6)
+    singular = exact.LinearGaussian(mean=lambda d: np.asarray(d, dtype=float),
+                                    covariance=np.diag([1.0, 0.0]))
+    assert math.isinf(singular.mu([0.0, 0.0], [0.0, 1.0]))  # a noiseless coordinate moved
+    assert singular.mu([0.0, 0.0], [1.0, 0.0]) == pytest.approx(1.0)
+
+
+def test_discrete_law_randomized_response() -> None:
+    # Binary randomized response keeping the bit with probability 3/4: eps(0) = ln 3; the
+    # hockey-stick divergence is 3/4 - e^eps / 4, so eps(0.1) = ln 2.6.
+    law = exact.DiscreteLaw(lambda b: {b: 0.75, 1 - b: 0.25})
+    assert law.epsilon(0, 1, 0.0).value == pytest.approx(math.log(3))
+    assert law.epsilon(0, 1, 0.1).value == pytest.approx(math.log(2.6), rel=1e-12)
+    assert law.hockey_stick(0, 1, 0.0) == pytest.approx(0.5)
+    disjoint = exact.DiscreteLaw(lambda b: {b: 1.0})
+    assert math.isinf(disjoint.epsilon(0, 1, 0.0).value)
+    with pytest.raises(ValueError, match="sum to 1"):
+        exact.DiscreteLaw(lambda b: {0: 0.5}).epsilon(0, 1, 0.0)
+
+
+def test_product_laplace_pure_and_bracketed() -> None:
+    law = exact.ProductLaplace(mean=lambda d: np.asarray(d, dtype=float), scale=[1.0, 2.0])
+    assert law.epsilon([0.0, 0.0], [1.0, 1.0], 0.0).value == pytest.approx(1.0 + 0.5)
+    v = law.epsilon([0.0, 0.0], [1.0, 1.0], 1e-3)
+    assert v.kind == CERTIFIED and v.value <= v.upper <= 1.5 + 1e-12
+    # One Laplace coordinate with shift/b = 1: delta(eps) = 1 - exp((eps - 1) / 2), so
+    # eps(1e-3) = 1 + 2 ln(1 - 1e-3).
+    one = exact.ProductLaplace(mean=lambda d: [float(d)], scale=1.0).epsilon(0.0, 1.0, 1e-3)
+    truth = 1 + 2 * math.log(1 - 1e-3)
+    assert one.value <= truth + 1e-9 <= one.upper + 2e-3
+    assert truth - one.value < 0.01
