@@ -40,7 +40,7 @@ from dpaudit.mechanisms.exponential import ExponentialMechanism
 from dpaudit.mechanisms.sparse_vector import first_above_probabilities, sparse_vector_scales
 
 __all__ = ["MIN_MASS", "discrete_epsilon", "index_sequence_law", "alg1_law", "alg5_law", "law_arrays",
-           "max_selections", "alg1_accountant", "alg2_accountant", "alg5_accountant",
+           "max_selections", "alg1_svt_epsilon", "alg1_accountant", "alg2_accountant", "alg5_accountant",
            "ALG5_QUERY_SENSITIVITY_BOUND", "dp_ftrl_accountant", "exact_epsilon_alg1",
            "exact_epsilon_alg5", "law_conformance_pvalue"]
 
@@ -274,12 +274,47 @@ def max_selections(T: int, cap: int) -> int:
     return min(cap, T // 2)
 
 
-def alg1_accountant(params: Algorithm1Parameters, delta: float | None = None) -> float:
-    """Worst-case epsilon(delta) of Algorithm 1 as implemented: the sparse vector at ``eps/2``
-    (every loss enters one instance's queries: the paper's parallel argument) composed with
-    ``min(ceil-or-floor K, floor(T/2))`` draws, each ``eta``-DP (half form, 1-sensitive scores)."""
+def alg1_svt_epsilon(svt_epsilon: float) -> float:
+    """Pure epsilon of Algorithm 1's sparse vectors under replace-one: ``svt_epsilon / 2``.
+
+    Proved fact (the accountant below rests on it; ``tests/test_afkt23_alg1_bound.py`` checks it
+    against an independent quadrature and shows it is attained in the limit). Algorithm 1's
+    instances read disjoint blocks of loss rounds (the instance anchored at ``t_p`` that halts on
+    the query of round ``j`` reads rounds ``t_p .. j-1``; the next is anchored at ``j + 1``; round
+    ``j`` is read only by the draw), so a replaced round ``s`` enters at most one instance; given
+    the past transcript the others have identical laws. Inside that instance the expert ``x`` is
+    fixed, so the queries ``q_t = sum_{i=t_p}^{t-1} l_i(x)`` with ``t <= s`` are unchanged and every
+    later one moves by the *same* ``c = l'_s(x) - l_s(x)``, ``|c| <= 1`` (losses clipped to [0, 1]).
+    With threshold noise ``rho ~ Lap(b1)``, ``b1 = 2/eps'``, and query noise ``Lap(b2)``, ``b2 = 4/eps'``
+    (``eps' = svt_epsilon``), map the noise of one stream to noise of the other that releases the
+    same halting index (a translation, Jacobian 1):
+
+    * ``c >= 0`` (queries move up): halting at ``k <= s`` or at the first moved query: identity; at a
+      later ``k`` or never: ``rho -> rho + c``. Cost ``c / b1``.
+    * ``c < 0``: halting at ``k <= s`` or never: identity; at a moved ``k``: ``nu_k -> nu_k + |c|``.
+      Cost ``|c| / b2``.
+
+    Both directions are bounded by ``|c| / b1 <= eps'/2``. Dwork-Roth's ``eps'`` is the price of
+    queries that move in *opposite* directions (earlier down, last up), which one replaced loss
+    cannot do here. The draws are charged separately (``eta`` each)."""
+    return float(svt_epsilon) / 2.0
+
+
+def alg1_accountant(params: Algorithm1Parameters, delta: float | None = None, *,
+                    svt: str = "monotone") -> float:
+    """Worst-case epsilon(delta) of Algorithm 1 as implemented, from proved facts only: the one
+    sparse-vector instance that reads the replaced loss (``svt="monotone"``:
+    :func:`alg1_svt_epsilon`, ``eps/4``; ``svt="generic"``: Lemma 2.3's ``eps/2`` for arbitrary
+    1-sensitive queries, the paper's parallel argument) composed with ``min(ceil-or-floor K,
+    floor(T/2))`` draws, each ``eta``-DP (half form, 1-sensitive scores)."""
     delta = params.delta if delta is None else check_delta(delta)
-    pieces = [params.svt_epsilon] + [params.eta] * max_selections(params.T, params.selections)
+    if svt == "monotone":
+        first = alg1_svt_epsilon(params.svt_epsilon)
+    elif svt == "generic":
+        first = params.svt_epsilon
+    else:
+        raise ValueError(f"svt must be 'monotone' or 'generic', got {svt!r}")
+    pieces = [first] + [params.eta] * max_selections(params.T, params.selections)
     return pure_composition_epsilon(pieces, delta)
 
 
