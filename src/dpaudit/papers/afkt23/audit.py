@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit.audits.accounting import gaussian_epsilon, laplace_epsilon, pure_composition_epsilon
-from dpaudit.audits.claim_audit import format_parameters
+from dpaudit.audits.claim_audit import CERTIFIED, format_parameters
 from dpaudit.audits.claim_driver import (ClaimRun, EmpiricalPlan, LemmaOutcome, PointPlan, Skip,
                                          coarse, fmt)
 from dpaudit.audits.registry import AuditContext, Budget, register
@@ -48,6 +48,7 @@ from dpaudit.mechanisms.tree_aggregation import (NodeNoise, TreeAggregationMecha
                                                  max_nodes_per_leaf, nodes_containing)
 from dpaudit.papers.afkt23 import claims as C
 from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg2_accountant,
+                                         alg2_alternating_bound,
                                          alg5_accountant, alg5_law, discrete_epsilon,
                                          dp_ftrl_accountant, law_arrays, law_conformance_pvalue,
                                          max_selections, MIN_MASS)
@@ -466,8 +467,28 @@ def _alg2_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
         learner.run(killing_stream(T, d, kills, survivor=d - 1), 2000,
                     ctx.rng(C.ALG2.id, "bookkeeping", T))
         ev["bookkeeping_killing_stream"] = learner.record.summary()
+    exact = None
+    if cap is None and params["d"] >= 2:
+        cx = alg2_alternating_bound(p)
+        exact = cx.certified
+        ev["counterexample"] = {
+            "pair": "D: round 1's loss vector all ones, every other loss 0; D': all losses 0 (both "
+                    "realizable)",
+            "output": f"the two experts alternate every round, T' = {cx.T} rounds (one internal "
+                      "path: every round a draw or a restart, every doubling test passed)",
+            "passes": cx.passes, "tail_passes": cx.tail_passes,
+            "laplace_scale": cx.laplace_scale, "doubling_margin": cx.doubling_margin,
+            "per_tail_pass": cx.per_pass, "certified_log_ratio": cx.certified,
+            "log_ratio_with_early_passes": cx.log_ratio,
+            "derivation": "exact.alg2_alternating_bound: only the tests differ (count 1 vs 0); a "
+                          "pass with Lbar* = 2^n >= margin + 1 is an upper-tail Laplace event in "
+                          "both streams, ratio exactly e^{1/b}, b = K/eps_0; earlier passes ratio "
+                          ">= 1; bound = tail_passes / b",
+            "float_caveat": "exact arithmetic (Algorithm 2 as printed): the float64 learner's Lbar* "
+                            "overflows to inf after 1024 doublings, after which nothing fires; the "
+                            "path needs " + str(cx.passes) + " doublings"}
     return PointPlan(parameters=params, claimed_epsilon=params["epsilon"], claimed_delta=0.0,
-                     accountant=acc, evidence=ev,
+                     exact=exact, exact_kind=CERTIFIED, accountant=acc, evidence=ev,
                      recommendation=lambda: (f"Cap the applications of Algorithm 1 at log2 T = "
                                              f"{p.application_budget:.4g} (max_applications) as "
                                              "the proof in App. B.2 assumes."))
@@ -482,6 +503,23 @@ def _alg2_findings(run: ClaimRun) -> list[str]:
         f"(margin {pl.evidence['calibration']['doubling_margin']:.4g} vs Laplace scale "
         f"{pl.evidence['calibration']['laplace_scale']:.4g}), so every selection restarts "
         "Algorithm 1 and doubles Lbar*.")
+    cxs = [x for x in run.plans if "counterexample" in x.evidence]
+    if cxs:
+        w = max(cxs, key=lambda x: x.exact / x.claimed_epsilon)
+        cx = w.evidence["counterexample"]
+        bad = [x for x in cxs if x.exact > x.claimed_epsilon]
+        out.append(
+            f"Counterexample (uncapped restarts, as printed): on the pair {cx['pair']} the sequence "
+            f"in which {cx['output']} has log P_D / P_D' >= {fmt(w.exact)} > {w.claimed_epsilon:g} "
+            f"at ({format_parameters(w.parameters)}): {cx['tail_passes']} of its {cx['passes']} "
+            f"doubling tests are upper-tail Laplace events (Lbar* = 2^n >= margin + 1 = "
+            f"{cx['doubling_margin'] + 1:.4g}) whose probability ratio is exactly e^(1/b) = "
+            f"e^{cx['per_tail_pass']:.4g} (b = K/eps_0 = {cx['laplace_scale']:.4g}); every other "
+            f"factor of the path is equal under both streams (exact.alg2_alternating_bound). "
+            f"Refuted at {len(bad)} of {len(cxs)} uncapped points. Caveat: exact arithmetic; our "
+            f"float64 learner's Lbar* overflows to inf after 1024 doublings (an accidental cap "
+            f"that stops all switching), and the path needs {cx['passes']}; the path law is "
+            f"checked against the learner at small T (tests/test_afkt23_alg2_counterexample.py).")
     unc = [x for x in run.plans if x.parameters["cap"] == "none"
            and x.accountant > x.claimed_epsilon]
     if unc:
@@ -492,8 +530,8 @@ def _alg2_findings(run: ClaimRun) -> list[str]:
             f"{fmt(x.accountant)}-DP > {x.claimed_epsilon:g} at ({format_parameters(x.parameters)}). "
             "Capped at log2 T applications the accountant is within the claim at every audited "
             "point. With the printed threshold L = Lbar* + 4/eta + 8B/eps_0 the sparse vector "
-            "rarely fires before T ~ 1e4, so realisable pairs at auditable T cannot exercise the "
-            "extra applications (no exact counterexample).")
+            "rarely fires before T ~ 1e4, so the counterexample above is a sequence of rare "
+            "events (pure DP bounds every output, however unlikely); no sampled test can see it.")
     for x in run.plans:
         bk = x.evidence.get("bookkeeping_killing_stream")
         if bk is not None:

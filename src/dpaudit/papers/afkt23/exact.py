@@ -40,7 +40,8 @@ from dpaudit.mechanisms.exponential import ExponentialMechanism
 from dpaudit.mechanisms.sparse_vector import first_above_probabilities, sparse_vector_scales
 
 __all__ = ["MIN_MASS", "discrete_epsilon", "index_sequence_law", "alg1_law", "alg5_law", "law_arrays",
-           "max_selections", "alg1_svt_epsilon", "alg1_accountant", "alg2_accountant", "alg5_accountant",
+           "max_selections", "alg1_svt_epsilon", "Alg2AlternatingBound", "alg2_alternating_bound",
+           "alg2_alternating_path_log_probability", "alg1_accountant", "alg2_accountant", "alg5_accountant",
            "ALG5_QUERY_SENSITIVITY_BOUND", "dp_ftrl_accountant", "exact_epsilon_alg1",
            "exact_epsilon_alg5", "law_conformance_pvalue"]
 
@@ -327,6 +328,89 @@ def alg2_accountant(params: Algorithm2Parameters) -> float:
         params.selections * params.max_applications
     draws = params.T // 2 if params.max_applications is None else min(params.T // 2, per_run_cap)
     return params.epsilon0 / 2.0 + draws * (params.eta + params.epsilon0 / params.K)
+
+
+def _laplace_log_sf(z: float, b: float) -> float:
+    """``log P(zeta > z)`` for ``zeta ~ Lap(b)``, stable in both tails."""
+    return (math.log(0.5) - z / b) if z >= 0 else math.log1p(-0.5 * math.exp(z / b))
+
+
+@dataclass(frozen=True)
+class Alg2AlternatingBound:
+    """Algorithm 2 (no cap on restarts) on the pair ``D``: round 1's loss vector is all ones, every
+    other loss 0, vs ``D'``: all losses 0 (both realizable), and the released sequence ``o`` that
+    alternates between two experts every round (``A B A B ... A``, ``T`` odd).
+
+    ``o`` has exactly one internal path (:func:`alg2_alternating_bound`), along which the only factors
+    that differ between ``D`` and ``D'`` are the ``N = (T - 1)/2`` doubling tests, all passed. Test
+    ``n`` (``n`` passes before it, ``Lbar* = 2^n``) passes with ``P(c + zeta > 2^n - m)``, ``zeta ~
+    Lap(b)``, ``c = 1`` under ``D`` and 0 under ``D'``; once ``2^n >= m + 1`` both are upper-tail
+    events and the ratio is exactly ``e^{1/b}``; before, it is ``>= 1``. Hence
+    ``log P_D(o) / P_D'(o) >= (N - n0) / b`` with ``n0 = #{n >= 0: 2^n < m + 1}``: a certified lower
+    bound on the pair's pure epsilon (``certified``); ``log_ratio`` adds the early terms (exact
+    formula, floating point)."""
+
+    T: int
+    passes: int
+    tail_passes: int
+    laplace_scale: float
+    doubling_margin: float
+    per_pass: float
+    certified: float
+    log_ratio: float
+
+
+def alg2_alternating_bound(params: Algorithm2Parameters) -> Alg2AlternatingBound:
+    """The certified lower bound of :class:`Alg2AlternatingBound` at ``params`` (``d >= 2``).
+
+    Why ``o`` has one path (implementation of :class:`~dpaudit.learners.sparse_vector_experts.
+    AdaptiveSparseVectorExperts`, README "Alg. 2" reading): the expert changes at every round. A
+    change at round ``h`` is either a draw at ``h`` (the sparse vector fired on the query of round
+    ``h - 1``) or a restart's fresh ``x_0``, shown at ``h`` after a draw at ``h - 1`` whose test
+    passed. A draw at ``h`` starts a sparse vector whose first query is at ``h + 1`` (after a restart:
+    also ``h + 1``), so draws are at least two rounds apart, and no round-1 draw exists. Hence round 2
+    is a draw, round 3 a restart, round 4 a draw, ...: one path, with every draw and every fresh
+    ``x_0`` equal to the other expert and every test passed. Along it the sparse-vector queries are
+    empty sums (each instance fires on its first query: value 0 in both streams, threshold ``2^n +
+    L - Lbar*`` in both), and the draws' scores ``max(sum of losses since the application began,
+    Lbar*)`` equal ``Lbar*`` for every expert in both streams (``Lbar* >= 1`` covers round 1's loss):
+    identical factors. Only the tests' counts ``sum_{i<t} l_i(x_t)`` differ, by 1.
+
+    The float learner stores ``Lbar*`` as a float64, which overflows to ``inf`` after 1024 doublings
+    (then nothing fires); ``o`` needs more (the bound uses exact arithmetic: Algorithm 2 as printed).
+    """
+    T = params.T if params.T % 2 == 1 else params.T - 1
+    N = (T - 1) // 2
+    b, m = params.laplace_scale, params.doubling_margin
+    n0 = 0
+    while n0 < N and 2.0 ** n0 < m + 1.0:
+        n0 += 1
+    tail = N - n0
+    early = sum(_laplace_log_sf(2.0 ** n - m - 1.0, b) - _laplace_log_sf(2.0 ** n - m, b)
+                for n in range(n0))
+    return Alg2AlternatingBound(T=T, passes=N, tail_passes=tail, laplace_scale=b,
+                                doubling_margin=m, per_pass=1.0 / b, certified=tail / b,
+                                log_ratio=tail / b + early)
+
+
+def alg2_alternating_path_log_probability(params: Algorithm2Parameters, count: float) -> float:
+    """``log P(o)`` of the alternating sequence ``o`` (length ``params.T``, odd, ``d = 2``, first
+    expert fixed) when every doubling test sees the count ``count`` (1 under ``D``, 0 under ``D'``;
+    see :func:`alg2_alternating_bound`): ``log(1/2)`` for ``x_0`` and per draw ``n = 0..N-1``: the
+    sparse vector fires on its first query (value 0 against threshold ``2^n + threshold_offset``),
+    the draw is the other expert (1/2: equal scores), the test passes, the fresh ``x_0`` is the other
+    expert (1/2). For the implementation check at non-claim parameters (tests)."""
+    if params.d != 2 or params.T % 2 == 0:
+        raise ValueError("the alternating path is defined here for d = 2 and odd T")
+    from dpaudit.mechanisms.sparse_vector import sparse_vector_scales as _scales
+    b1, b2 = _scales(params.epsilon0 / 2.0)
+    out = math.log(0.5)
+    for n in range((params.T - 1) // 2):
+        thr = 2.0 ** n + params.threshold_offset
+        fire = float(first_above_probabilities(np.array([-thr]), 0.0, b1, b2)[0])
+        out += (math.log(fire) + 2 * math.log(0.5)
+                + _laplace_log_sf(2.0 ** n - params.doubling_margin - count, params.laplace_scale))
+    return out
 
 
 def alg5_accountant(params: Algorithm5Parameters, delta: float | None = None, *,
