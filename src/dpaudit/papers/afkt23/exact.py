@@ -42,7 +42,8 @@ from dpaudit.mechanisms.sparse_vector import first_above_probabilities, sparse_v
 __all__ = ["MIN_MASS", "discrete_epsilon", "index_sequence_law", "alg1_law", "alg5_law", "law_arrays",
            "max_selections", "alg1_svt_epsilon", "Alg2AlternatingBound", "alg2_alternating_bound",
            "alg2_alternating_path_log_probability", "alg1_accountant", "alg2_accountant", "alg5_accountant",
-           "ALG5_QUERY_SENSITIVITY_BOUND", "dp_ftrl_accountant", "exact_epsilon_alg1",
+           "ALG5_QUERY_SENSITIVITY_BOUND", "ALG5_PHASE_COST_FIRST", "ALG5_PHASE_COST_LATER",
+           "dp_ftrl_accountant", "exact_epsilon_alg1",
            "exact_epsilon_alg5", "law_conformance_pvalue"]
 
 #: The replace-one sensitivity bound of Algorithm 5's query: |Delta log phi(t*)| <= eta and
@@ -413,17 +414,39 @@ def alg2_alternating_path_log_probability(params: Algorithm2Parameters, count: f
     return out
 
 
+#: Pure epsilon, in units of eps_0, of Algorithm 5's sparse vector in the phase that contains the
+#: replaced round (``a = 0`` below: the queries are 1-sensitive) and in every later phase.
+ALG5_PHASE_COST_FIRST, ALG5_PHASE_COST_LATER = 1.0, 1.5
+
+
 def alg5_accountant(params: Algorithm5Parameters, delta: float | None = None, *,
-                    query_sensitivity: float = ALG5_QUERY_SENSITIVITY_BOUND) -> float:
-    """Worst-case epsilon(delta) of Algorithm 5 as implemented: ``min(cap, ceil(T/2))`` sparse-vector
-    instances at ``eps_0`` calibrated for 1-sensitive queries whose sensitivity is
-    ``query_sensitivity`` (each then ``eps_0 * query_sensitivity``-DP; instances all read the whole
-    history, so they compose), and ``min(cap, floor(T/2))`` draws ``exp(-eta s)``, each ``2 eta``-DP
-    under replacement."""
+                    query_sensitivity: float | None = None) -> float:
+    """Worst-case epsilon(delta) of Algorithm 5 as implemented, from proved facts only.
+
+    ``min(cap, ceil(T/2))`` sparse-vector instances (threshold noise ``Lap(2/eps_0)``, query noise
+    ``Lap(4/eps_0)``, calibrated for 1-sensitive queries) and ``min(cap, floor(T/2))`` draws
+    ``exp(-eta s)``, each ``2 eta``-DP under replacement (every score moves by at most 1).
+
+    Default (``query_sensitivity=None``): the phase cost. ``log phi(t)`` is a log-mean-exp of
+    ``-eta C_t(x)``, and one replaced round moves every ``C_t(x)`` by at most 1, so it moves
+    ``log phi(t)`` by ``eta b_t`` with ``|b_t| <= 1``. A phase's query ``(log phi(t*) - log phi(t))/eta``
+    then moves by ``a - b_t`` with one ``a = b_{t*}`` for the whole phase, ``|a| <= 1``: every shift lies
+    in ``[a - 1, a + 1]``. Mapping one stream's noise to the other's (threshold ``rho -> rho + M``,
+    ``M`` the largest shift before the halting query, and that query's noise by ``M`` minus its own
+    shift, at most 2) costs at most ``|M| eps_0/2 + 2 eps_0/4 <= (|a| + 1) eps_0/2 + eps_0/2``:
+    ``1.5 eps_0`` (:data:`ALG5_PHASE_COST_LATER`). Phases that end before the replaced round are
+    unaffected, and in the phase containing it ``t* < s`` so ``a = 0``: ``eps_0``
+    (:data:`ALG5_PHASE_COST_FIRST`), the first phase in the worst case (``log phi(0) = 0``).
+    ``query_sensitivity=Delta`` instead charges every instance ``Delta eps_0`` (Delta = 2: the
+    SMT-proved sensitivity bound; 1: the paper's assumption, refuted)."""
     delta = params.delta if delta is None else check_delta(delta)
     instances = min(params.selections, (params.T + 1) // 2)
-    pieces = [params.epsilon0 * query_sensitivity] * instances + \
-        [2.0 * params.eta] * max_selections(params.T, params.selections)
+    if query_sensitivity is None:
+        svt = ([ALG5_PHASE_COST_FIRST * params.epsilon0]
+               + [ALG5_PHASE_COST_LATER * params.epsilon0] * (instances - 1))
+    else:
+        svt = [params.epsilon0 * query_sensitivity] * instances
+    pieces = svt + [2.0 * params.eta] * max_selections(params.T, params.selections)
     return pure_composition_epsilon(pieces, delta)
 
 
