@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit.audits.accounting import gaussian_epsilon, laplace_epsilon, pure_composition_epsilon
-from dpaudit.audits.claim_audit import CERTIFIED, format_parameters
+from dpaudit.audits.claim_audit import CERTIFIED, EXACT, format_parameters
 from dpaudit.audits.claim_driver import (ClaimRun, EmpiricalPlan, LemmaOutcome, PointPlan, Skip,
                                          coarse, fmt)
 from dpaudit.audits.registry import AuditContext, Budget, register
@@ -49,7 +49,8 @@ from dpaudit.mechanisms.tree_aggregation import (NodeNoise, TreeAggregationMecha
 from dpaudit.papers.afkt23 import claims as C
 from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg2_accountant,
                                          alg2_alternating_bound,
-                                         alg5_accountant, alg5_law, discrete_epsilon,
+                                         alg5_accountant, alg5_first_switch_bound, alg5_law,
+                                         discrete_epsilon,
                                          dp_ftrl_accountant, law_arrays, law_conformance_pvalue,
                                          max_selections, MIN_MASS, ALG5_QUERY_SENSITIVITY_BOUND)
 from dpaudit.papers.afkt23.lemmas import check_query_sensitivity
@@ -636,8 +637,23 @@ def _alg5_grid(delta: float) -> Callable[[AuditContext], list[dict[str, Any]]]:
         for p in pts:
             if delta > 0:
                 p["delta"] = delta
+        if delta > 0:
+            # Theorem 7 restricts only eps < 1: its eps_0 = eps / (sqrt(K) log(1/delta)) grows
+            # without bound as delta -> 1 and the sparse vector becomes nearly deterministic
+            pts.append(dict(NEAR_ONE_DELTA_POINT))
         return pts
     return grid
+
+
+#: The grid point of alg5-approx where Theorem 7's calibration fails: delta close to 1 (in the
+#: printed range, which restricts only eps < 1); see exact.alg5_first_switch_bound.
+NEAR_ONE_DELTA_POINT = dict(epsilon=0.9, d=1000, T=6, eps0_reading="eps0-formula", delta=0.997,
+                            pair="first switch")
+#: Its pair: experts 1..d-1 lose these amounts in rounds 1..6 (expert 0 never loses); the
+#: neighbour zeroes round 3, so the phase-1 query crosses the threshold 2 at round 3 (value 2.5)
+#: under D and at round 4 under D' (1.5, then 2.5).
+NEAR_ONE_DELTA_ROWS = [0.75, 0.75, 1.0, 1.0, 0.0, 0.0]
+NEAR_ONE_DELTA_REPLACED, NEAR_ONE_DELTA_J = 2, 3
 
 
 def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
@@ -652,10 +668,25 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                           "accountant_with_sensitivity_2": alg5_accountant(
                               p, query_sensitivity=ALG5_QUERY_SENSITIVITY_BOUND)}
     exact = None
+    exact_kind = EXACT
     emp = None
     followups: tuple[PointPlan, ...] = ()
     pq = (None, None)
-    if p.T <= EXACT_T and p.d <= EXACT_D:
+    if params.get("pair") == "first switch":
+        fb = alg5_first_switch_bound(p, NEAR_ONE_DELTA_ROWS, NEAR_ONE_DELTA_REPLACED, 0.0,
+                                     NEAR_ONE_DELTA_J)
+        exact, exact_kind = fb.certified, CERTIFIED
+        ev["counterexample"] = {
+            "pair": f"experts 1..{p.d - 1} lose {NEAR_ONE_DELTA_ROWS} in rounds 1..{p.T}, expert 0 "
+                    f"never (realizable, L*(gamma) = 0); the neighbour zeroes round "
+                    f"{NEAR_ONE_DELTA_REPLACED + 1}",
+            "event": f"the released expert first changes at round {NEAR_ONE_DELTA_J + 1}",
+            "P_D_lower": fb.p_lower, "P_Dprime_upper": fb.q_upper,
+            "certified_epsilon": fb.certified,
+            "derivation": "exact.alg5_first_switch_bound: P_D(S) >= (1 - 1/d) P[phase 1 halts at "
+                          "query j]; P_D'(S) <= P[phase 1 fires at a query <= j]; epsilon(delta) "
+                          ">= ln((P_D(S) - delta) / P_D'(S))"}
+    elif p.T <= EXACT_T and p.d <= EXACT_D:
         e, name, a, b, laws = _best_exact(lambda L: alg5_law(L, p), p.T, p.d, delta,
                                           rounds=(1,) if coarse(ctx.budget) else None)
         exact, pq = e, (laws["p"], laws["q"])
@@ -666,7 +697,8 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                                                   exact=exact, accountant=acc, evidence=dict(ev)),
                                      PotentialExperts(p), a, b)
     return PointPlan(parameters=params, claimed_epsilon=p.epsilon, claimed_delta=delta,
-                     exact=exact, accountant=acc, empirical=emp, evidence=ev, followups=followups,
+                     exact=exact, exact_kind=exact_kind, accountant=acc, empirical=emp,
+                     evidence=ev, followups=followups,
                      curve=_curve_from(pq[0], pq[1], lambda dl: alg5_accountant(p, dl)),
                      recommendation=lambda: (
                          f"At ({format_parameters(params)}): run at most floor(K) = "
@@ -678,7 +710,8 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
 def _alg5_findings(run: ClaimRun) -> list[str]:
     out = [_alarm_finding(run.claim.id, "pure" if run.claim.delta == 0 else "approx", run.ctx),
            _bookkeeping_finding(run.claim.id, run.ctx), _law_check_finding(run.claim.id, run.ctx)]
-    pl = max(run.plans, key=lambda x: x.accountant / x.claimed_epsilon)
+    regular = [x for x in run.plans if "counterexample" not in x.evidence]
+    pl = max(regular, key=lambda x: x.accountant / x.claimed_epsilon)
     cal = pl.evidence["calibration"]
     out.append(
         f"Accounting gaps at ({format_parameters(pl.parameters)}): (i) K = 2 ln d = {cal['K']:.4g} "
@@ -691,12 +724,27 @@ def _alg5_findings(run: ClaimRun) -> list[str]:
         f"|a|, |b_t| <= 1; exact.alg5_accountant); charging 2 eps_0 per phase (the SMT-proved "
         f"sensitivity 2) gives {pl.evidence['accountant_with_sensitivity_2']:.4g}, with the "
         f"paper's (refuted) 1-sensitivity {pl.evidence['accountant_with_sensitivity_1']:.4g}.")
-    small = [x for x in run.plans if x.exact is not None]
+    small = [x for x in regular if x.exact is not None]
     if small:
         w = max(small, key=lambda x: x.exact / x.claimed_epsilon)
         out.append(f"Exact laws at T <= {EXACT_T}: largest exact epsilon {fmt(w.exact)} (claim "
                    f"{w.claimed_epsilon:g}) on the {w.evidence['exact_pair']} pair; no realisable "
-                   "pair found that exceeds the claim.")
+                   "pair at the conventional points exceeds the claim.")
+    for x in run.plans:
+        cx = x.evidence.get("counterexample")
+        if cx is None:
+            continue
+        cal = x.evidence["calibration"]
+        out.append(
+            f"Counterexample at delta close to 1 ({format_parameters(x.parameters)}; Theorem 7 "
+            f"restricts only eps < 1): eps_0 = eps / (sqrt(K) log(1/delta)) = "
+            f"{cal['epsilon0']:.4g} makes the sparse vector nearly deterministic. Pair: "
+            f"{cx['pair']}. Event: {cx['event']}: P_D >= {cx['P_D_lower']:.6g}, P_D' <= "
+            f"{cx['P_Dprime_upper']:.4g}, so epsilon(delta) >= ln((P_D - delta) / P_D') = "
+            f"{fmt(x.exact)} > {x.claimed_epsilon:g} (certified; Monte Carlo of the learner at "
+            f"the same pair in tests/test_afkt23_alg5_near_one_delta.py). At conventional delta "
+            f"the eps0-formula (primary) accountant is within the claim; this failure is the "
+            f"1/log(1/delta) calibration's.")
     return out
 
 

@@ -42,7 +42,8 @@ from dpaudit.mechanisms.sparse_vector import first_above_probabilities, sparse_v
 __all__ = ["MIN_MASS", "discrete_epsilon", "index_sequence_law", "alg1_law", "alg5_law", "law_arrays",
            "max_selections", "alg1_svt_epsilon", "Alg2AlternatingBound", "alg2_alternating_bound",
            "alg2_alternating_path_log_probability", "alg1_accountant", "alg2_accountant", "alg5_accountant",
-           "ALG5_QUERY_SENSITIVITY_BOUND", "ALG5_PHASE_COST_FIRST", "ALG5_PHASE_COST_LATER",
+           "ALG5_QUERY_SENSITIVITY_BOUND", "Alg5FirstSwitchBound", "alg5_first_switch_bound",
+           "ALG5_PHASE_COST_FIRST", "ALG5_PHASE_COST_LATER",
            "dp_ftrl_accountant", "exact_epsilon_alg1",
            "exact_epsilon_alg5", "law_conformance_pvalue"]
 
@@ -412,6 +413,55 @@ def alg2_alternating_path_log_probability(params: Algorithm2Parameters, count: f
         out += (math.log(fire) + 2 * math.log(0.5)
                 + _laplace_log_sf(2.0 ** n - params.doubling_margin - count, params.laplace_scale))
     return out
+
+
+@dataclass(frozen=True)
+class Alg5FirstSwitchBound:
+    """A certified lower bound on Algorithm 5's ``epsilon(delta)`` from the event ``S`` = "the
+    released expert first changes at round ``j + 1``" (:func:`alg5_first_switch_bound`)."""
+
+    p_lower: float
+    q_upper: float
+    delta: float
+    certified: float
+    streams: tuple[np.ndarray, np.ndarray]
+
+
+def alg5_first_switch_bound(params: Algorithm5Parameters, rows: list[float], replaced: int,
+                            replacement: float, j: int, *, slack: float = 1e-9
+                            ) -> Alg5FirstSwitchBound:
+    """Certified ``epsilon(delta) >= ln((P_D(S) - delta) / P_D'(S))`` for the event ``S`` = "x_1 = ...
+    = x_j != x_{j+1}" on the pair: ``D`` gives experts ``1..d-1`` the loss ``rows[t]`` at round
+    ``t + 1`` and expert 0 none (so both streams have a zero-loss expert: realizable, and
+    Theorem 7's ``L*(gamma) = 0``); ``D'`` replaces round ``replaced + 1``'s value by ``replacement``.
+
+    * ``P_D(S) >= (1 - 1/d) P_D[phase 1 halts at query j]``: that path releases ``x_0`` up to round
+      ``j`` and then a draw that differs from ``x_0`` with probability exactly ``1 - 1/d`` (``x_0`` is
+      uniform and independent of the draw).
+    * ``P_D'(S) <= P_D'[phase 1 fires at a query <= j]``: the released expert only changes at a
+      draw, and a draw at round ``<= j + 1`` needs phase 1 to fire at a query ``<= j``.
+
+    Both probabilities are the sparse vector's first-above law on the exact phase-1 queries
+    ``-(1/eta) log phi(t) - 2 alpha`` (quadrature, absolute error ~1e-12, widened by ``slack``).
+    ``certified`` is ``-inf`` when ``P_D(S) <= delta``."""
+    T, d = params.T, params.d
+    D = np.zeros((T, d))
+    for t, v in enumerate(rows):
+        D[t, 1:] = v
+    Dp = D.copy()
+    Dp[replaced, 1:] = replacement
+    b1, b2 = sparse_vector_scales(params.epsilon0)
+    laws = []
+    for L in (D, Dp):
+        lp = log_potential(L, params.eta)
+        q = (lp[0] - lp[1:j + 1]) / params.eta - params.threshold
+        laws.append(first_above_probabilities(q, 0.0, b1, b2))
+    p_lo = (1.0 - 1.0 / d) * float(laws[0][j - 1]) - slack
+    q_hi = 1.0 - float(laws[1][-1]) + slack
+    delta = params.delta
+    cert = math.log((p_lo - delta) / q_hi) if p_lo > delta else -math.inf
+    return Alg5FirstSwitchBound(p_lower=p_lo, q_upper=q_hi, delta=delta, certified=cert,
+                                streams=(D, Dp))
 
 
 #: Pure epsilon, in units of eps_0, of Algorithm 5's sparse vector in the phase that contains the
