@@ -77,3 +77,40 @@ def test_alg5_accountant_closed_form():
     eta = e0 / (56 * math.log(6))
     assert alg5_accountant(p) == pytest.approx(2.5 * e0 + 4 * eta, rel=1e-12)
     assert alg5_accountant(p, query_sensitivity=2.0) == pytest.approx(4 * e0 + 4 * eta, rel=1e-12)
+
+
+def test_two_switch_path_probability_equals_the_enumerated_law():
+    """exact.alg5_two_switch_log_probability (one path, log-space quadrature) against the exact law
+    enumerated path by path (exact.alg5_law, linear-space quadrature, an independent code path) on
+    alg5's best pair, at eps where the enumeration's probabilities are well inside its range."""
+    from dpaudit.papers.afkt23.audit import (LARGE_EPS_PATH, LARGE_EPS_REPLACEMENT,
+                                             LARGE_EPS_STREAM)
+    from dpaudit.papers.afkt23.exact import alg5_law, alg5_two_switch_log_probability
+
+    D = np.array(LARGE_EPS_STREAM, dtype=float)
+    Dp = D.copy()
+    Dp[LARGE_EPS_REPLACEMENT[0]] = LARGE_EPS_REPLACEMENT[1]
+    o = (0, 0, 0, 1, 1, 1, 1, 1, 1, 0)
+    for eps in (10.0, 20.0):
+        p = algorithm5_parameters(eps, 2, 10)
+        for X in (D, Dp):
+            assert math.exp(alg5_two_switch_log_probability(X, p, **LARGE_EPS_PATH)) == \
+                pytest.approx(alg5_law(X, p)[o], rel=1e-7)
+
+
+def test_best_pair_log_ratio_at_large_eps_stays_below_the_claim():
+    """At eps = 3000 (eps_0 = 3000/(2 ln 2)) the log-ratio is 1.203 eps_0 = 0.868 eps: below the
+    claim, approaching the eps -> infinity rate 1.258 eps_0 (phase 1: 1/4, phase 2: 1, draws: the
+    rest) from below; the claim needs 2 ln 2 eps_0 = 1.386 eps_0."""
+    from dpaudit.papers.afkt23.audit import (LARGE_EPS_PATH, LARGE_EPS_REPLACEMENT,
+                                             LARGE_EPS_STREAM)
+    from dpaudit.papers.afkt23.exact import alg5_two_switch_log_probability
+
+    D = np.array(LARGE_EPS_STREAM, dtype=float)
+    Dp = D.copy()
+    Dp[LARGE_EPS_REPLACEMENT[0]] = LARGE_EPS_REPLACEMENT[1]
+    p = algorithm5_parameters(3000.0, 2, 10)
+    lr = (alg5_two_switch_log_probability(D, p, **LARGE_EPS_PATH)
+          - alg5_two_switch_log_probability(Dp, p, **LARGE_EPS_PATH))
+    e0 = 3000.0 / (2 * math.log(2))
+    assert 1.19 * e0 < lr < 1.26 * e0 < 2 * math.log(2) * e0 == pytest.approx(3000.0)

@@ -50,6 +50,7 @@ from dpaudit.papers.afkt23 import claims as C
 from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg2_accountant,
                                          alg2_alternating_bound,
                                          alg5_accountant, alg5_first_switch_bound, alg5_law,
+                                         alg5_two_switch_log_probability,
                                          discrete_epsilon,
                                          dp_ftrl_accountant, law_arrays, law_conformance_pvalue,
                                          max_selections, MIN_MASS, ALG5_QUERY_SENSITIVITY_BOUND)
@@ -637,6 +638,8 @@ def _alg5_grid(delta: float) -> Callable[[AuditContext], list[dict[str, Any]]]:
         for p in pts:
             if delta > 0:
                 p["delta"] = delta
+        if delta == 0:
+            pts.append(dict(LARGE_EPS_POINT))
         if delta > 0:
             # Theorem 7 restricts only eps < 1: its eps_0 = eps / (sqrt(K) log(1/delta)) grows
             # without bound as delta -> 1 and the sparse vector becomes nearly deterministic
@@ -644,6 +647,15 @@ def _alg5_grid(delta: float) -> Callable[[AuditContext], list[dict[str, Any]]]:
         return pts
     return grid
 
+
+#: alg5's best pair found (README "Why alg5 stays open"): a search over streams for the largest
+#: log-ratio as eps -> infinity (rate functions) found this d = 2, T = 10 pair (1.258 eps_0 in the
+#: limit, 1.203 eps_0 here, against the claim's K eps_0 = 1.386 eps_0). D' replaces round 1.
+LARGE_EPS_POINT = dict(epsilon=3000.0, d=2, T=10, eps0_reading="eps0-formula", pair="two switches")
+LARGE_EPS_STREAM = [[0, 1], [1, 1], [1, 0], [1, 1], [0, 1], [1, 1], [0, 1], [0, 0], [1, 0], [0, 0]]
+LARGE_EPS_REPLACEMENT = (0, [1, 0])
+#: The released sequence: expert 0, expert 1 from round 4, expert 0 from round 10.
+LARGE_EPS_PATH = dict(x0=0, h1=4, y1=1, h2=10, y2=0)
 
 #: The grid point of alg5-approx where Theorem 7's calibration fails: delta close to 1 (in the
 #: printed range, which restricts only eps < 1); see exact.alg5_first_switch_bound.
@@ -672,7 +684,24 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
     emp = None
     followups: tuple[PointPlan, ...] = ()
     pq = (None, None)
-    if params.get("pair") == "first switch":
+    if params.get("pair") == "two switches":
+        D = np.array(LARGE_EPS_STREAM, dtype=float)
+        Dp = D.copy()
+        Dp[LARGE_EPS_REPLACEMENT[0]] = LARGE_EPS_REPLACEMENT[1]
+        lp0 = alg5_two_switch_log_probability(D, p, **LARGE_EPS_PATH)
+        lp1 = alg5_two_switch_log_probability(Dp, p, **LARGE_EPS_PATH)
+        # one output's log-ratio: a lower bound on the pair's pure epsilon (quadrature at relative
+        # tolerance 1e-11, so 1e-6 absolute is ample)
+        exact, exact_kind = abs(lp0 - lp1) - 1e-6, CERTIFIED
+        ev["path_bound"] = {
+            "pair": f"{LARGE_EPS_STREAM} vs round {LARGE_EPS_REPLACEMENT[0] + 1} replaced by "
+                    f"{LARGE_EPS_REPLACEMENT[1]}",
+            "output": "expert 0, then expert 1 from round 4, expert 0 from round 10 (two visible "
+                      "switches = the two draws the loop allows: one internal path)",
+            "log_P_D": lp0, "log_P_Dprime": lp1, "ratio_over_eps0": abs(lp0 - lp1) / p.epsilon0,
+            "derivation": "exact.alg5_two_switch_log_probability (log-space quadrature; equals the "
+                          "enumerated law at eps = 10, 20: tests/test_afkt23_alg5_bound.py)"}
+    elif params.get("pair") == "first switch":
         fb = alg5_first_switch_bound(p, NEAR_ONE_DELTA_ROWS, NEAR_ONE_DELTA_REPLACED, 0.0,
                                      NEAR_ONE_DELTA_J)
         exact, exact_kind = fb.certified, CERTIFIED
@@ -710,7 +739,8 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
 def _alg5_findings(run: ClaimRun) -> list[str]:
     out = [_alarm_finding(run.claim.id, "pure" if run.claim.delta == 0 else "approx", run.ctx),
            _bookkeeping_finding(run.claim.id, run.ctx), _law_check_finding(run.claim.id, run.ctx)]
-    regular = [x for x in run.plans if "counterexample" not in x.evidence]
+    regular = [x for x in run.plans
+               if "counterexample" not in x.evidence and "path_bound" not in x.evidence]
     pl = max(regular, key=lambda x: x.accountant / x.claimed_epsilon)
     cal = pl.evidence["calibration"]
     out.append(
@@ -730,6 +760,16 @@ def _alg5_findings(run: ClaimRun) -> list[str]:
         out.append(f"Exact laws at T <= {EXACT_T}: largest exact epsilon {fmt(w.exact)} (claim "
                    f"{w.claimed_epsilon:g}) on the {w.evidence['exact_pair']} pair; no realisable "
                    "pair at the conventional points exceeds the claim.")
+    for x in run.plans:
+        pb = x.evidence.get("path_bound")
+        if pb is not None:
+            out.append(
+                f"Best pair found ({format_parameters(x.parameters)}): {pb['pair']}; the sequence "
+                f"{pb['output']} has log P_D / P_D' = {fmt(x.exact)} = {pb['ratio_over_eps0']:.4g} "
+                f"eps_0 = {x.exact / x.claimed_epsilon:.4g} of the claim (certified lower bound on "
+                f"the pair's epsilon). It was found by maximising the eps -> infinity limit of the "
+                f"log-ratio (1.258 eps_0) over streams; the claim needs K eps_0 = 1.386 eps_0, so at "
+                f"d = 2 the gap between this and the accountant (1.832 eps) is what stays open.")
     for x in run.plans:
         cx = x.evidence.get("counterexample")
         if cx is None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from scipy import integrate, special
 
 from dpaudit._validation import check_delta
 from dpaudit.audits.accounting import gaussian_epsilon, pure_composition_epsilon
@@ -42,7 +43,8 @@ from dpaudit.mechanisms.sparse_vector import first_above_probabilities, sparse_v
 __all__ = ["MIN_MASS", "discrete_epsilon", "index_sequence_law", "alg1_law", "alg5_law", "law_arrays",
            "max_selections", "alg1_svt_epsilon", "Alg2AlternatingBound", "alg2_alternating_bound",
            "alg2_alternating_path_log_probability", "alg1_accountant", "alg2_accountant", "alg5_accountant",
-           "ALG5_QUERY_SENSITIVITY_BOUND", "Alg5FirstSwitchBound", "alg5_first_switch_bound",
+           "ALG5_QUERY_SENSITIVITY_BOUND", "svt_log_first_above", "alg5_two_switch_log_probability",
+           "Alg5FirstSwitchBound", "alg5_first_switch_bound",
            "ALG5_PHASE_COST_FIRST", "ALG5_PHASE_COST_LATER",
            "dp_ftrl_accountant", "exact_epsilon_alg1",
            "exact_epsilon_alg5", "law_conformance_pvalue"]
@@ -462,6 +464,69 @@ def alg5_first_switch_bound(params: Algorithm5Parameters, rows: list[float], rep
     cert = math.log((p_lo - delta) / q_hi) if p_lo > delta else -math.inf
     return Alg5FirstSwitchBound(p_lower=p_lo, q_upper=q_hi, delta=delta, certified=cert,
                                 streams=(D, Dp))
+
+
+def _log_cdf(z: float, b: float) -> float:
+    """``log P(nu < z)``, ``nu ~ Lap(b)``."""
+    return (math.log(0.5) + z / b) if z < 0 else math.log1p(-0.5 * math.exp(-z / b))
+
+
+def svt_log_first_above(values: list[float], k: int | None, b1: float, b2: float) -> float:
+    """``log P[first "above" at query k]`` (0-based; ``None``: never) of one AboveThreshold instance
+    (threshold 0, ``rho ~ Lap(b1)``, query ``i`` above iff ``values[i] + nu_i >= rho``, ``nu_i ~ Lap(b2)``),
+    in log space: the integrand ``exp(g(rho))`` is integrated as ``exp(g_max) * int exp(g - g_max)``
+    piecewise between the kinks (relative tolerance 1e-11), so probabilities far below the float
+    range's linear-space quadrature (``first_above_probabilities``) stay exact in relative terms."""
+    v = [float(x) for x in values]
+    n = len(v) if k is None else k
+
+    def g(r: float) -> float:
+        out = -abs(r) / b1 - math.log(2 * b1)
+        for i in range(n):
+            out += _log_cdf(r - v[i], b2)
+        if k is not None:
+            out += _laplace_log_sf(r - v[k], b2)
+        return out
+
+    brk = sorted({0.0, *v})
+    lo, hi = brk[0] - 80 * b2, brk[-1] + 80 * b1
+    grid = np.unique(np.r_[np.linspace(lo, hi, 4001), brk])
+    gmax = max(g(r) for r in grid)
+    pts = [lo] + brk + [hi]
+    total = 0.0
+    for a, b in zip(pts[:-1], pts[1:]):
+        if b <= a:
+            continue
+        inner = np.r_[a, grid[(grid > a) & (grid < b)][::100], b]
+        for x, y in zip(inner[:-1], inner[1:]):
+            total += integrate.quad(lambda r: math.exp(g(r) - gmax), x, y, epsabs=0.0,
+                                    epsrel=1e-11, limit=200)[0]
+    return gmax + math.log(total)
+
+
+def alg5_two_switch_log_probability(losses: np.ndarray, params: Algorithm5Parameters, x0: int,
+                                    h1: int, y1: int, h2: int, y2: int) -> float:
+    """``log P`` of Algorithm 5's released sequence that starts at ``x0``, switches to ``y1 != x0`` at
+    round ``h1`` and to ``y2 != y1`` at ``h2`` (reading of :func:`alg5_law`), when the loop allows
+    exactly two draws (``params.selections == 2``, e.g. ``d = 2``): two visible changes are then the
+    two draws, so the sequence has one internal path: ``1/d`` for ``x_0``, phase 1 halts at query
+    ``h1 - 1``, the draw from the losses up to ``h1 - 1``, phase 2 (``t* = h1 - 1``, queries
+    ``h1 + 1 .. h2 - 1``) halts at query ``h2 - 1``, the second draw; no sparse vector after."""
+    if params.selections != 2 or not (y1 != x0 and y2 != y1 and 2 <= h1 and h1 + 2 <= h2):
+        raise ValueError("needs exactly two allowed draws and two visible switches h1 + 2 <= h2")
+    L, _ = check_expert_losses(losses, d=params.d)
+    C = cumulative_losses(L)
+    lp = log_potential(L, params.eta)
+    b1, b2 = sparse_vector_scales(params.epsilon0)
+
+    def em(h: int, y: int) -> float:
+        w = -params.eta * C[h - 1]
+        return float(w[y] - special.logsumexp(w))
+
+    v1 = [(lp[0] - lp[t]) / params.eta - params.threshold for t in range(1, h1)]
+    v2 = [(lp[h1 - 1] - lp[t]) / params.eta - params.threshold for t in range(h1 + 1, h2)]
+    return (-math.log(params.d) + svt_log_first_above(v1, len(v1) - 1, b1, b2) + em(h1, y1)
+            + svt_log_first_above(v2, len(v2) - 1, b1, b2) + em(h2, y2))
 
 
 #: Pure epsilon, in units of eps_0, of Algorithm 5's sparse vector in the phase that contains the
