@@ -153,7 +153,9 @@ def test_the_local_cluster_started_here_leaves_malloc_trim_unset(monkeypatch) ->
     # The LocalCluster of executor="dask" must start its workers without it; the audit engine is
     # imported on each worker before the first task.
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
-    with open_executor("dask", workers=1) as ex:
+    # The engine names the modules its tasks need (open_executor(preload=...)); the executor
+    # imports nothing of the engine itself.
+    with open_executor("dask", workers=1, preload=("dpaudit.blackbox.empirical_audit",)) as ex:
         trim = ex.client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_")
         imported = ex.client.run(lambda: "dpaudit.blackbox.empirical_audit" in sys.modules)
         cluster = ex._cluster
