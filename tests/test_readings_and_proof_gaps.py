@@ -84,3 +84,21 @@ def test_a_false_lemma_blocks_holds_unless_the_accountant_rests_elsewhere() -> N
 def test_an_accountant_below_an_exact_value_certifies_nothing() -> None:
     verdict, reason = decide_verdict([point(None, 0.92, 0.75)], [])
     assert verdict == "inconclusive" and "does not describe this release" in reason
+
+
+def test_index_rows_put_the_worst_points_claim_first_and_mark_a_partial_run() -> None:
+    import json
+    from pathlib import Path
+
+    from dpaudit.reporting.index import build_index
+
+    # afkt23/dp-ftrl's default instance is epsilon 1, its worst audited point claims more: the
+    # index's 'claimed' must be the worst point's (what the verdict compared), the default kept as
+    # 'claimed_example'.
+    record = json.loads((Path(__file__).with_name("golden") / "afkt23__dp-ftrl.json").read_text())
+    index = build_index([record], missing=["afkt23/alg2"])
+    row = index["claims"][0]
+    assert row["claimed"]["epsilon"] == record["worst_case"]["claimed_epsilon"]
+    assert row["claimed_example"]["epsilon"] == record["claimed"]["epsilon"]
+    assert index["partial"] is True and index["missing"] == ["afkt23/alg2"]
+    assert "partial" not in build_index([record])

@@ -543,8 +543,11 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
             if record is not None:
                 records[task.claim_id] = record
         add_to_manifest(out_dir, list(records))
+    unfinished = [cid for cid in claim_ids if cid not in records]
     write_index(out_dir, list(records.values()), display_dir=args.out,
-                registered=_registered_ids())
+                registered=_registered_ids(),
+                missing=unfinished if (interrupted is not None or backend_error is not None)
+                else None)
     done = [records[cid] for cid in claim_ids if cid in records]
     if backend_error is not None:
         print(f"dpaudit: error: {str(backend_error).rstrip('.')}; {len(done)} of {len(tasks)} "

@@ -335,19 +335,21 @@ def load_report_directory(out_dir: str | os.PathLike[str]) -> list[dict[str, Any
 
 def write_index(out_dir: str | os.PathLike[str], records: Sequence[Mapping[str, Any]],
                 display_dir: str | None = None,
-                registered: Sequence[str] | None = None) -> IndexPaths:
+                registered: Sequence[str] | None = None,
+                missing: Sequence[str] | None = None) -> IndexPaths:
     """Write ``index.json``, ``index.md``, ``index.html`` and one page per paper
     (``papers/<paper>.{md,html}``) for these records.
 
     ``display_dir`` is the directory name printed in the "reproduce" command (default: ``out_dir``);
     ``registered``: the ids of every registered claim (the command says ``--all`` when the index
-    holds exactly those).
+    holds exactly those); ``missing``: claims the run asked for that did not finish (the index
+    then says ``partial: true`` and lists them).
     """
     root = Path(out_dir)
     shown = display_dir if display_dir is not None else str(out_dir)
     ordered = sorted(records, key=lambda r: r["id"])
     paths = IndexPaths(root / "index.json", root / "index.md", root / "index.html")
-    index = json.loads(to_json_text(build_index(ordered)))
+    index = json.loads(to_json_text(build_index(ordered, missing)))
     check_against_schema(index, INDEX_SCHEMA, f"the index of {shown}")
     for paper in paper_sections(ordered):
         recs = [r for r in ordered if r["id"] in {row["id"] for row in paper["rows"]}]
