@@ -109,13 +109,20 @@ def _best_exact(law_fn: Callable[[np.ndarray], dict], T: int, d: int, delta: flo
     return best  # type: ignore[return-value]
 
 
+def _zero_if_rounding(x: float) -> float:
+    return 0.0 if abs(x) < 1e-12 else x
+
+
 def _curve_from(p: np.ndarray | None, q: np.ndarray | None,
                 accountant: Callable[[float], float]) -> Callable[[], dict[str, Any]]:
     def curve() -> dict[str, Any]:
         out: dict[str, Any] = {"deltas": CURVE_DELTAS,
                                "epsilon_accountant": [accountant(dl) for dl in CURVE_DELTAS]}
+        # An epsilon below 1e-12 is floating-point rounding of 0 (e.g. 4e-16 where delta exceeds
+        # the laws' total variation); it is drawn as 0, never as evidence on a log axis.
         out["epsilon_exact"] = (None if p is None else
-                                [discrete_epsilon(p, q, dl) for dl in CURVE_DELTAS])
+                                [_zero_if_rounding(discrete_epsilon(p, q, dl))
+                                 for dl in CURVE_DELTAS])
         return out
     return curve
 
@@ -337,8 +344,9 @@ def _alg1_plan(claim: PrivacyClaim) -> Callable[[dict[str, Any], AuditContext], 
     return plan
 
 
-def _alg1_recommendation(p: Any) -> str:
-    return (f"At eps={p.epsilon:g}, d={p.d}, T={p.T}, beta={p.beta:g}: the loop 'k < K' with K = "
+def _alg1_recommendation(p: Any, where: str | None = None) -> str:
+    where = where or f"d={p.d}"
+    return (f"At eps={p.epsilon:g}, {where}, T={p.T}, beta={p.beta:g}: the loop 'k < K' with K = "
             f"{p.K:.4g} allows {p.selections} = ceil(K) draws of eta = eps/(2K) each; either stop "
             f"after floor(K) = {math.floor(p.K)} draws (k_reading='integer') or set eta = "
             f"eps/(2 ceil(K)) = {p.epsilon / (2 * math.ceil(p.K)):.6g}.")
@@ -441,7 +449,8 @@ def _net_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
     return PointPlan(parameters=params, claimed_epsilon=params["epsilon"], claimed_delta=delta,
                      exact=exact, accountant=acc, empirical=emp, evidence=ev,
                      curve=_curve_from(pq[0], pq[1], lambda dl: alg1_accountant(p, dl)),
-                     recommendation=lambda: _alg1_recommendation(p))
+                     recommendation=lambda: _alg1_recommendation(
+                         p, f"d={params['d']} (a net of {p.d} experts)"))
 
 
 # --- Algorithm 2 ----------------------------------------------------------------------------------
