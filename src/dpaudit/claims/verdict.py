@@ -84,23 +84,18 @@ def deciding_number(point: GridPoint) -> str:
         bracket = f"between {max(lo, 0.0):.4g} ({source}) and {acc:.4g} (accountant)"
     else:
         bracket = f"at most {acc:.4g} (accountant; no lower evidence at this point)"
-    text = (f"What decides it: there the implemented release's epsilon is {bracket}, and the "
-            f"claim fails iff it exceeds {c:.4g}; a realisable pair with exact or certified "
-            f"epsilon, or a valid empirical lower bound, above {c:.4g} would refute it, an upper "
-            f"bound at or below {c:.4g} (tighter than the accountant) would certify it there.")
+    text = (f"The one number that decides it: the implemented release's epsilon there, known to "
+            f"be {bracket}; above {c:.4g} the claim fails, at or below it the claim holds there.")
     emp = point.evidence.get("empirical") if isinstance(point.evidence, Mapping) else None
     power = emp.get("power") if isinstance(emp, Mapping) else None
     if isinstance(power, Mapping) and power.get("detectable_epsilon") is not None:
         d = _num(float(power["detectable_epsilon"]))
         if d is not None and math.isfinite(d):
-            text += (f" This budget's empirical test would detect epsilon >= {d:.4g} there with "
-                     f"probability {power.get('power', 0.8):g}"
-                     + (", so more runs or a stronger event are needed to refute it empirically."
-                        if d > c else "."))
+            text += (f" (This budget's empirical test detects epsilon >= {d:.4g} there with "
+                     f"probability {power.get('power', 0.8):g}.)")
         else:
-            text += (" With its chosen event, this budget's empirical test cannot detect any finite "
-                     f"epsilon there with probability {power.get('power', 0.8):g}, so an empirical "
-                     "refutation needs a different event or pair.")
+            text += (" (With its chosen event this budget's empirical test detects no finite "
+                     "epsilon there.)")
     return text
 
 
