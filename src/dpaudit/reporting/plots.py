@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import io
 import math
+import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -30,7 +31,15 @@ _BLUE, _ORANGE, _GREEN, _RED, _PURPLE, _GREY = ("#0072B2", "#E69F00", "#009E73",
 _DPI = 110
 #: Relative tolerance when a figure's value is held against the table's.
 FIGURE_RTOL = 1e-6
-_SIZE = (6.6, 3.7)
+_SIZE = (6.2, 3.6)
+#: Widest PNG a figure may be, in pixels. Pages show images at their natural size (1 PNG pixel =
+#: 1 CSS pixel) up to the width of their section; at an 800 px wide window a section is about
+#: 740 px wide, so a figure no wider than this is never scaled down and its text keeps its size.
+FIGURE_MAX_PX = 690
+#: Legend font size in points: 8 pt at _DPI is 12.2 px, above the 10 px floor for legible text.
+LEGEND_PT = 8.0
+#: Smallest font of any text a figure draws, in points (10.3 px at _DPI).
+MIN_TEXT_PT = 6.75
 
 
 class PlotError(ValueError):
@@ -69,20 +78,64 @@ def _new_figure(size: tuple[float, float] = _SIZE) -> tuple[Figure, Any]:
 def _to_png(fig: Figure, left: float = 0.85, right: float = 0.25, bottom: float = 0.6,
             top: float = 0.4) -> bytes:
     """PNG bytes of ``fig``. The saved area is the tight bounding box of everything drawn (plus a
-    small pad), so titles, tick labels and legends outside the axes are never clipped."""
+    small pad), so titles, tick labels and legends outside the axes are never clipped. Legends
+    requested with :func:`_legend_outside` go below the axes; when labels stick out so far that the
+    PNG would be wider than :data:`FIGURE_MAX_PX`, the axes are narrowed (text keeps its size)."""
     width, height = fig.get_size_inches()
-    fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height,
-                        top=1 - top / height)
+    pad = 0.12
+
+    def layout(w: float) -> float:
+        fig.set_size_inches(w, height)
+        fig.subplots_adjust(left=left / w, right=1 - right / w, bottom=bottom / height,
+                            top=1 - top / height)
+        _place_legends(fig)
+        box = fig.get_tightbbox(fig.canvas.get_renderer())
+        return (box.width + 2 * pad) * _DPI
+
+    px = layout(width)
+    for _ in range(2):
+        if px <= FIGURE_MAX_PX:
+            break
+        width = max(width - (px - FIGURE_MAX_PX + 4) / _DPI, left + right + 2.0)
+        px = layout(width)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None}, bbox_inches="tight",
-                pad_inches=0.12)
+                pad_inches=pad)
     return buf.getvalue()
 
 
+_BELOW = "_dpaudit_legend_below"
+
+
 def _legend_outside(ax: Any) -> None:
-    """The legend to the right of the axes, never over the data."""
-    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0),
-              borderaxespad=0.0)
+    """Ask for the legend below the axes (under the axis label), never over the data; placed by
+    :func:`_to_png` once the layout is final."""
+    setattr(ax, _BELOW, True)
+
+
+def _place_legends(fig: Figure) -> None:
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        if not getattr(ax, _BELOW, False):
+            continue
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+        handles, labels = ax.get_legend_handles_labels()
+        if not handles:
+            continue
+        box = ax.get_tightbbox(renderer).transformed(fig.transFigure.inverted())
+        short = all(len(lab) <= 32 and "\n" not in lab for lab in labels)
+        ax.legend(handles, labels, fontsize=LEGEND_PT, frameon=False, loc="upper left",
+                  bbox_to_anchor=(box.x0, box.y0 - 0.02), bbox_transform=fig.transFigure,
+                  borderaxespad=0.0, ncol=2 if short and len(labels) > 2 else 1)
+
+
+_SUBSCRIPT = re.compile(r"([A-Za-z])_\{([^{}$]+)\}")
+
+
+def _math_text(text: str) -> str:
+    """``x_{2^j+1}`` as matplotlib mathtext (a real subscript) instead of raw TeX source."""
+    return _SUBSCRIPT.sub(lambda m: f"${m.group(1)}_{{{m.group(2)}}}$", text)
 
 
 def _title(ax: Any, text: str, width: int = 70) -> None:
@@ -173,14 +226,16 @@ def _histogram(spec: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
         # One legend entry for the event (a pooled pair's two lines share it).
         ax.axvline(t, color=_RED, linestyle="--", linewidth=1.4,
                    label=_event_label(spec, t) if k == 0 else None)
-    ax.set_xlabel("\n".join(textwrap.wrap(str(spec.get("statistic") or "audit statistic"), 80)))
-    ax.set_ylabel("count (test split)")
+    xlabel = _math_text("\n".join(textwrap.wrap(
+        f"score: {spec.get('statistic') or 'the audit statistic'}", 70, break_on_hyphens=False)))
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylabel("runs (test split)")
     params = spec.get("parameters")
     if params:
         _title(ax, format_parameters(params))
     _legend_outside(ax)
     data = {"edges": edges, "counts0": c0, "counts1": c1, "threshold": threshold,
-            "parameters": dict(params or {})}
+            "parameters": dict(params or {}), "xlabel": xlabel}
     return _to_png(fig), data
 
 
@@ -249,7 +304,7 @@ def _privacy_curve(spec: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
     finite_eps = [y for c in curves for y in c[1] if y is not None and math.isfinite(y)]
     finite_eps += [p[0] for p in (claimed, lower) if p is not None]
     top = max(finite_eps + [1e-9]) * 1.08
-    fig, ax = _new_figure((7.4, 3.9))
+    fig, ax = _new_figure((6.2, 3.8))
     notes: list[str] = []
     for key, ys, label, colour, style in curves:
         xs2, ys2 = [], []
@@ -468,7 +523,7 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
     # apart may come last); rows are taller when they do.
     two_lines = any(len(r[0]) > 55 for r in rows)
     height = min(2.0 + (0.46 if two_lines else 0.3) * len(rows), 16.0)
-    fig, ax = _new_figure((6.4, height))
+    fig, ax = _new_figure((6.2, height))
     ys = list(range(len(rows)))[::-1]
     finite_vals: list[float] = []
     for _, ratios, _ in rows:
