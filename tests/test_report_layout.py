@@ -71,7 +71,7 @@ def test_long_evidence_table_shows_the_worst_rows_and_the_rest_behind_a_toggle()
 
 
 def test_short_evidence_table_has_no_toggle() -> None:
-    record = _record("demo-colt/short", _grid(5, bad={1}))
+    record = _record("demo-colt/short", _grid(view.SHORT_TABLE, bad={1}))
     assert len(view.evidence_table(record).rest) == 0
     assert '<details class="all-points"' not in render_claim_html(record)
 

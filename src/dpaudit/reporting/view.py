@@ -59,6 +59,7 @@ __all__ = [
     "reason_detail",
     "evidence_rows",
     "WORST_ROWS",
+    "SHORT_TABLE",
 ]
 
 #: Schema tag of a saved claim audit (``DIR/<claim id>.json``).
@@ -354,7 +355,8 @@ class EvidenceTable:
     ``evidence_omitted`` (the point's other evidence as ``(field, value)`` rows, see
     :func:`evidence_rows`). ``top`` holds the rows a reader sees first (at most
     :data:`WORST_ROWS`: the worst point, then the counterexamples and the largest ratios, in grid
-    order); ``rest`` the others, which the pages put behind a toggle.
+    order; every row when there are at most :data:`SHORT_TABLE`); ``rest`` the others, which the
+    pages put behind a toggle.
     """
 
     parameter_names: tuple[str, ...]
@@ -370,6 +372,8 @@ class EvidenceTable:
 
 #: How many evidence rows a claim page shows before the "all audited points" toggle.
 WORST_ROWS = 8
+#: Tables of at most this many rows are shown whole (a toggle hiding a few rows helps nobody).
+SHORT_TABLE = 12
 
 
 def _worst_first(rows: Sequence[dict[str, Any]], ratios: Sequence[float | None],
@@ -377,7 +381,7 @@ def _worst_first(rows: Sequence[dict[str, Any]], ratios: Sequence[float | None],
                                                    tuple[dict[str, Any], ...]]:
     """Split ``rows`` into the ``limit`` a reader must see (worst point, counterexamples, largest
     ratio) and the rest, both in grid order."""
-    if len(rows) <= limit:
+    if len(rows) <= max(limit, SHORT_TABLE):
         return tuple(rows), ()
     def key(i: int) -> tuple[bool, bool, float, int]:
         r = ratios[i]
