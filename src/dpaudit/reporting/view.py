@@ -245,6 +245,8 @@ def verdict_sentence(record: Mapping[str, Any]) -> str:
     if verdict == "violated" and reason.startswith("Violated "):
         return f"{head} is v{reason[1:]}"
     head = f"{head} {_verdict_verb(verdict)}"
+    if re.match(r"[A-Z][a-z]", reason):  # "...: no counterexample", not "...: No counterexample"
+        reason = reason[0].lower() + reason[1:]
     return f"{head}: {reason}" if reason else f"{head}."
 
 
