@@ -93,18 +93,25 @@ def _to_png(fig: Figure, left: float = 0.85, right: float = 0.25, bottom: float 
         return (box.width + 2 * pad) * _DPI
 
     px = layout(width)
-    for _ in range(2):
-        if px <= FIGURE_MAX_PX:
-            break
+    if px > FIGURE_MAX_PX:  # first guess from the layout's own bounding box
         width = max(width - (px - FIGURE_MAX_PX + 4) / _DPI, left + right + 2.0)
-        px = layout(width)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None}, bbox_inches="tight",
-                pad_inches=pad)
-    return buf.getvalue()
+        layout(width)
+    for _ in range(4):  # then the saved PNG decides (its tight box can be a little wider)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None}, bbox_inches="tight",
+                    pad_inches=pad)
+        png = buf.getvalue()
+        px = int.from_bytes(png[16:20], "big")  # PNG IHDR width
+        if px <= FIGURE_MAX_PX or width <= left + right + 2.0:
+            break
+        width = max(width - (px - FIGURE_MAX_PX + 2) / _DPI, left + right + 2.0)
+        layout(width)
+    return png
 
 
 _BELOW = "_dpaudit_legend_below"
+#: Characters per line of an evidence-chart point label (at most three lines).
+_LABEL_CHARS = 40
 
 
 def _legend_outside(ax: Any) -> None:
@@ -124,10 +131,17 @@ def _place_legends(fig: Figure) -> None:
         if not handles:
             continue
         box = ax.get_tightbbox(renderer).transformed(fig.transFigure.inverted())
-        short = all(len(lab) <= 32 and "\n" not in lab for lab in labels)
-        ax.legend(handles, labels, fontsize=LEGEND_PT, frameon=False, loc="upper left",
-                  bbox_to_anchor=(box.x0, box.y0 - 0.02), bbox_transform=fig.transFigure,
-                  borderaxespad=0.0, ncol=2 if short and len(labels) > 2 else 1)
+        # Long entries wrap (a legend wider than the figure would widen the PNG instead).
+        labels = ["\n".join(w for line in lab.split("\n")
+                            for w in (textwrap.wrap(line, 64, subsequent_indent="    ",
+                                                    drop_whitespace=False) or [""]))
+                  for lab in labels]
+        for ncol in ((2, 1) if len(labels) > 2 else (1,)):
+            legend = ax.legend(handles, labels, fontsize=LEGEND_PT, frameon=False,
+                               loc="upper left", bbox_to_anchor=(box.x0, box.y0 - 0.02),
+                               bbox_transform=fig.transFigure, borderaxespad=0.0, ncol=ncol)
+            if legend.get_window_extent(renderer).width <= FIGURE_MAX_PX - 40:
+                break
 
 
 _SUBSCRIPT = re.compile(r"([A-Za-z])_\{([^{}$]+)\}")
@@ -366,7 +380,7 @@ def _privacy_curve(spec: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
         ax.plot([x], [lower[0]], marker="^", markersize=10, color=_GREEN, linestyle="none",
                 clip_on=False, label=f"empirical lower bound {lower[0]:.4g}"
                 + (note or f" at delta {lower[1]:.3g}"))
-    ax.set_xlabel("delta" + ("\n" + "\n".join(textwrap.wrap("; ".join(notes), 90))
+    ax.set_xlabel("delta" + ("\n" + "\n".join(textwrap.wrap("; ".join(notes), 70))
                              if notes else ""))
     ax.set_ylabel("epsilon")
     ax.set_ylim(bottom=0, top=top)
@@ -521,8 +535,11 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
         rows = [rows[i] for i in sorted(keep)]
     # Point labels wrap onto two lines (never cut to look alike: the parameters that tell points
     # apart may come last); rows are taller when they do.
-    two_lines = any(len(r[0]) > 55 for r in rows)
-    height = min(2.0 + (0.46 if two_lines else 0.3) * len(rows), 16.0)
+    # At most _LABEL_CHARS per line, so the labels leave the axes room within FIGURE_MAX_PX.
+    lines = max([len(textwrap.wrap(r[0], _LABEL_CHARS)) for r in rows] + [1])
+    lines = min(lines, 3)
+    two_lines = lines > 1
+    height = min(2.0 + (0.16 + 0.15 * lines) * len(rows), 16.0)
     fig, ax = _new_figure((6.2, height))
     ys = list(range(len(rows)))[::-1]
     finite_vals: list[float] = []
@@ -572,15 +589,16 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
     ax.axvline(1.0, color=_RED, linestyle="--", linewidth=1.4, label="claimed epsilon")
     ax.set_yticks(ys)
     labels = [r[0] for r in rows]
-    labels = ["\n".join(textwrap.wrap(lab, 55, max_lines=2, placeholder=" ...")) for lab in labels]
+    labels = ["\n".join(textwrap.wrap(lab, _LABEL_CHARS, max_lines=3, placeholder=" ..."))
+              for lab in labels]
     ax.set_yticklabels(labels, fontsize=7.5 if two_lines else 8)
     if log_x:
         ax.set_xscale("log")
     ax.set_xlim(lo_edge if log_x else 0.0, hi_edge)
     xlabel = "epsilon / claimed epsilon"
     if edge_notes:
-        xlabel += "\n" + "; ".join(edge_notes)
-    ax.set_xlabel(xlabel)
+        xlabel += "\n" + "\n".join(textwrap.wrap("; ".join(edge_notes), 48))
+    ax.set_xlabel(xlabel, fontsize=9)
     if omitted:
         _title(ax, f"{len(rows)} points with the largest ratios ({omitted} more in the table)")
     _legend_outside(ax)
