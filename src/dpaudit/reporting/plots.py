@@ -136,7 +136,8 @@ def _place_legends(fig: Figure) -> None:
                             for w in (textwrap.wrap(line, 64, subsequent_indent="    ",
                                                     drop_whitespace=False) or [""]))
                   for lab in labels]
-        for ncol in ((2, 1) if len(labels) > 2 else (1,)):
+        one_line = all("\n" not in lab for lab in labels)
+        for ncol in ((2, 1) if len(labels) > 2 and one_line else (1,)):
             legend = ax.legend(handles, labels, fontsize=LEGEND_PT, frameon=False,
                                loc="upper left", bbox_to_anchor=(box.x0, box.y0 - 0.02),
                                bbox_transform=fig.transFigure, borderaxespad=0.0, ncol=ncol)
