@@ -457,11 +457,13 @@ def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:
     rows = [ln for ln in md.splitlines() if ln.startswith("| `demo-")]
     assert rows == [
         "| `demo-arxiv/gauss` | **holds** |  | (2, 1e-05) | (2, 1e-05) | — | 1.9 | 1.2 | "
-        "demo.txt (arXiv v2) | Theorem 9 | [md](demo-arxiv/gauss.md) · [html](demo-arxiv/gauss.html) |",
+        "[demo](papers/demo.md) | Theorem 9 | [md](demo-arxiv/gauss.md) · [html](demo-arxiv/gauss.html) |",
         "| `demo-colt/half-laplace` | **violated** | at every audited point (6 of 6) | (1, 0) | "
-        "(0.5, 0) | 1 | 0.5 | 0.8 | demo.txt (COLT 2012) | Theorem 3 | "
+        "(0.5, 0) | 1 | 0.5 | 0.8 | [demo](papers/demo.md) | Theorem 3 | "
         "[md](demo-colt/half-laplace.md) · [html](demo-colt/half-laplace.html) |",
     ]
+    # The claim rows name the paper; its citation is printed once, in the papers table.
+    assert md.count("demo.txt (COLT 2012)") == 1
     assert ("dpaudit audit-claims demo-arxiv/gauss demo-colt/half-laplace --budget quick --seed 7 "
             "--alpha 0.05 --out reports") in md
     page = check_html(render_index_html(records, "reports"))

@@ -12,8 +12,8 @@ from typing import Any, Mapping, Sequence
 import jinja2
 
 from dpaudit.reporting.plots import Plot
-from dpaudit.reporting.view import (claim_context, index_reproduce_command, index_rows,
-                                    paper_sections, run_settings, verdict_counts)
+from dpaudit.reporting.view import (claim_context, count_phrase, index_reproduce_command,
+                                    index_rows, paper_sections, run_settings, verdict_counts)
 
 __all__ = ["render_claim_markdown", "render_index_markdown", "render_paper_markdown",
            "markdown_cell", "markdown_code", "figure_filename"]
@@ -52,6 +52,7 @@ _ENV = jinja2.Environment(
 )
 _ENV.filters["md_cell"] = markdown_cell
 _ENV.filters["md_code"] = markdown_code
+_ENV.globals["count_phrase"] = count_phrase
 
 
 def render_claim_markdown(record: Mapping[str, Any], plots: Sequence[Plot] = (),

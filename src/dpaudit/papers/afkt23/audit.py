@@ -65,7 +65,7 @@ from dpaudit.papers.afkt23.statistics import first_switch_round
 __all__ = ["Declaration", "DECLARATIONS", "CURVE_DELTAS"]
 
 CURVE_DELTAS = [10.0 ** -k for k in range(10, 0, -1)]
-SEQ_STATISTIC = "engine's discrete likelihood ratio of the whole released index sequence"
+SEQ_STATISTIC = "engine's estimated log-likelihood ratio of the whole released index sequence"
 SWITCH_STATISTIC = "first visible switch round (0 = never switched); threshold chosen on the training split"
 
 
@@ -604,8 +604,10 @@ def _ftrl_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                          if exact is not None else "projection possible: only the upper value")}
     emp = EmpiricalPlan(mechanism=DpFtrl(p), data0=s0, data1=s1,
                         statistic=_ftrl_statistic(p.T),
-                        statistic_name="likelihood ratio of the noisy tree nodes containing leaf 1 "
-                                       "(read off x_{2^j+1})", what="linear pair")
+                        statistic_name="minus the sum of the releases at t = 2^j + 1 (first "
+                                       "coordinate): the noisy tree nodes containing leaf 1, the "
+                                       "Gaussian log-likelihood ratio up to scale and constant "
+                                       "when nothing is projected", what="linear pair")
     return PointPlan(parameters=params, claimed_epsilon=p.epsilon, claimed_delta=p.delta,
                      exact=exact, exact_upper=upper, accountant=acc, empirical=emp, evidence=ev,
                      curve=lambda: {"deltas": CURVE_DELTAS,
@@ -833,8 +835,8 @@ def _svt_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                      accountant=eps, evidence={"pair": what, "scales": [b1, b2],
                                                "candidate_pairs": len(pairs)},
                      empirical=EmpiricalPlan(mechanism=mech, pairs=pairs,
-                                             statistic_name="engine's discrete likelihood ratio "
-                                                            "of the halting index",
+                                             statistic_name="engine's estimated log-likelihood "
+                                                            "ratio of the halting index",
                                              what=f"{len(pairs)} candidate pairs (exact-worst: "
                                                   f"{what}), one chosen on a pilot"))
 
@@ -863,8 +865,9 @@ def _tree_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                      empirical=EmpiricalPlan(
                          mechanism=mech, data0=a1, data1=a0,
                          statistic=lambda out: np.clip(np.asarray(out)[:, rows, 0], 0.0, 1.0).sum(axis=1),
-                         statistic_name="Laplace likelihood ratio of the nodes [1, 2^j] (clipped "
-                                        "prefix sums at t = 2^j)",
+                         statistic_name="sum of the prefix sums at t = 2^j clipped to [0, 1] (the "
+                                        "Laplace log-likelihood ratio of the nodes [1, 2^j] up to "
+                                        "scale and constant)",
                          what="leaf 1 moved by 1"))
 
 

@@ -56,8 +56,10 @@ from dpaudit.learners.pocp import pocp_beta
 
 __all__ = ["FamilyDeclaration", "TreeDeclaration", "DECLARATIONS"]
 
-LR_STATISTIC = "likelihood ratio: mean-shift projection weighted by 1/sigma_t^2"
-TREE_STATISTIC = "likelihood ratio of the released prefix sums"
+LR_STATISTIC = ("projection of the outputs on the mean shift, weighted by 1/sigma_t^2 (the Gaussian "
+                "log-likelihood ratio up to a constant)")
+TREE_STATISTIC = ("whitened projection of the released prefix sums on the mean shift (the Gaussian "
+                  "log-likelihood ratio up to a constant)")
 
 
 def _empirical_tests(budget: Budget) -> int:

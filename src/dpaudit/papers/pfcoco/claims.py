@@ -56,9 +56,9 @@ PAPER = "pfcoco-window-tree.txt"
 VERSION = "Web Intelligence 2020 (conference version, OCR)"
 #: The paper as reviewers cite it (reports' paper column).
 CITATION = (
-    "Projection-free differentially private constrained online convex optimisation with a "
-    "window tree mechanism (title block missing in the source), Web Intelligence 2020, "
-    "conference version (OCR)")
+    "Projection-free differentially private constrained online convex optimisation with a window "
+    "tree mechanism, Web Intelligence 2020, conference version (a descriptive title: the copy "
+    "audited is an OCR scan that starts at the abstract, without the title and the authors)")
 
 #: Def. 6 with the default (strict) boundary reading.
 WINDOW_SCOPE = WindowScope(window="W", boundary=WindowBoundary.STRICT)
