@@ -164,6 +164,9 @@ class _Family:
     #: pair or accountant) exceeds this fraction of the claim, not only above it (PIGD: 0.9, so
     #: that a point decided by a narrow accountant margin reports its tight bracket).
     refine_above: float = 1.0
+    #: The worst-case accountant alone at a parameter point: (c, accountant mu, claimed
+    #: (eps, delta)), without building the pair (the regime bisection evaluates it often).
+    accountant: Callable[[dict[str, Any]], tuple[float, float, tuple[float, float]]] | None = None
 
 
 def _audit_point(fam: _Family, params: dict[str, Any], max_T: int, max_clipped: int
@@ -282,6 +285,17 @@ def _pigd_grid(grid: str) -> list[dict[str, Any]]:
     return paper + [dict(epsilon=e, delta=dl, T=T, alpha=a, L=1.0, d=d)
                     for e in (1e-3, 0.1, 1.0, 20.0, 1000.0, 2000.0) for dl in (1e-5, 1e-2)
                     for T in (2, 64, 1024) for a in (0.01, 1.0, 100.0) for d in (1, 3)]
+
+
+def _pigd_accountant_only(version: Version
+                          ) -> Callable[[dict[str, Any]], tuple[float, float, tuple[float, float]]]:
+    """(c, accountant mu, claimed) of :func:`_pigd_model` at a point, without the pair."""
+    def acc(p: dict[str, Any]) -> tuple[float, float, tuple[float, float]]:
+        eps, dl, T, alpha, L = p["epsilon"], p["delta"], p["T"], p["alpha"], p["L"]
+        beta = pigd_beta(version, T, L, alpha, eps, dl)
+        return (pocp_c(version, T, eps, dl), pigd_accountant(T, L, alpha, beta)[0],
+                claimed_privacy(f"jkt12-{version}/pigd", eps, dl))
+    return acc
 
 
 def _pigd_model(version: Version) -> Callable[[dict[str, Any], int], _Model]:
