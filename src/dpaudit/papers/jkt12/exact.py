@@ -58,7 +58,6 @@ from scipy.special import log_ndtr
 
 from dpaudit._validation import check_delta, check_finite_array, check_int, check_positive
 from dpaudit.audits.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
-from dpaudit.audits.accounting import gaussian_epsilon_pld
 from dpaudit.learners.pqftl import pqftl_sigmas
 from dpaudit.mechanisms.private_sum import LogReading, Version, private_sum_sigma, released_node_count, released_noise_matrix
 
@@ -435,12 +434,16 @@ def c_zero_epsilon(delta: float) -> float:
 
 
 def _cross_check(mu: float, delta: float) -> str:
-    """Closed-form Gaussian epsilon vs dp-accounting's PLD (grid coarsened for large mu)."""
+    """Closed-form Gaussian epsilon vs dp-accounting's pessimistic PLD (grid coarsened for large
+    mu), read in log space (:func:`_epsilon_for_delta`; the library's own reading underflows
+    beyond loss ~745, where it returns the delta-quantile of the loss)."""
     interval = 1e-4 * max(1.0, mu * mu / 4.0)
-    pld = gaussian_epsilon_pld(mu, delta, value_discretization_interval=interval)
+    pld = _epsilon_for_delta(pld_lib.from_gaussian_mechanism(
+        standard_deviation=1.0 / mu, sensitivity=1.0, value_discretization_interval=interval),
+        delta)
     return (f"Cross-check at the worst point (mu = {mu:.6g}, delta = {delta:.3g}): closed-form "
             f"Gaussian epsilon {gaussian_epsilon(mu, delta):.6g} vs dp-accounting PLD {pld:.6g} "
-            f"(grid {interval:.2g}).")
+            f"(pessimistic, grid {interval:.2g}, epsilon read in log space).")
 
 
 def _lr_weights_tree(horizon: int, shift: float) -> np.ndarray:
