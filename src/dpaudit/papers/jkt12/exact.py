@@ -368,10 +368,20 @@ def release_epsilon_curve(m0: np.ndarray, m1: np.ndarray, sigmas: np.ndarray,
     # the first input alone (no e^eps factor), hence eps_clipped(delta) >= eps_hybrid(delta + p0).
     pld, upld, p0, n_clipped, dropped, notes = _release_plds(
         a, b, s, D, max_clipped_steps, rel_error, projected_upper)
+    # epsilon(delta) of the pair is the larger of its two orders (the PLDs are of P0 against P1):
+    # the upper end must cover both, the lower end may use either. A pair that is the mirror
+    # image of itself (m1 = -m0 in the symmetric box) has the same PLD both ways.
+    rev = None
+    if not np.array_equal(a, -b):
+        rev = _release_plds(b, a, s, D, max_clipped_steps, rel_error, projected_upper)
     out = []
     for u, d in zip(uppers, ds):
         lower = 0.0 if pld is None else _epsilon_for_delta(pld, d + p0)
-        up_proj = None if upld is None else min(u, _epsilon_for_delta(upld, d))
+        if rev is not None and rev[0] is not None:
+            lower = max(lower, _epsilon_for_delta(rev[0], d + rev[2]))
+        up_proj = None if upld is None else min(u, max(
+            _epsilon_for_delta(upld, d),
+            0.0 if rev is None or rev[1] is None else _epsilon_for_delta(rev[1], d)))
         out.append(ReleaseEpsilon(min(lower, u), u, mu, d, n_clipped, dropped, p0, notes,
                                   up_proj))
     return out
