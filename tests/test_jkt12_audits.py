@@ -292,7 +292,7 @@ def test_pol_bounds_are_attained_by_the_constructed_pair():
 
 # COLT's POCP/PGIGA fail only at large epsilon (eps >~ 800 at delta = 0.01, T = 1024, where the
 # printed c < 0); COLT PIGD holds at eps = 1000 (pair and accountant below the claim) and fails
-# from eps ~ 1069 on (T = 1024, delta = 0.01; the accountant from eps ~ 1055).
+# from eps ~ 1070 on (T = 1024, delta = 0.01; the accountant from eps ~ 1055).
 EXPECTED_TINY = {
     "jkt12-colt/pocp": "violated", "jkt12-arxiv/pocp": "violated",
     "jkt12-colt/pigd": "violated", "jkt12-arxiv/pigd": "violated",
