@@ -38,7 +38,7 @@ from dpaudit.claims import PrivacyClaim
 from dpaudit.learners.pocp import Version, pocp_c
 from dpaudit.mechanisms.private_sum import private_sum_sigma
 from dpaudit.papers.jkt12.claims import CLAIM_IDS, claimed_privacy, get_claim
-from dpaudit.papers.jkt12.exact import (CURVE_DELTAS, _cross_check, _tree_mu, privatesum_step_mu,
+from dpaudit.papers.jkt12.exact import (PLD_REL_ERROR, CURVE_DELTAS, _cross_check, _tree_mu, privatesum_step_mu,
                                         pqftl_state_mu, release_epsilon,
                                         release_epsilon_curve)
 from dpaudit.papers.jkt12.smt_lemmas import smt_evidence
@@ -83,7 +83,8 @@ def _mechanism(model: _Model) -> Callable[[Any, int, np.random.Generator], np.nd
     return lambda data, n, rng: factory().run(data, n, rng)
 
 
-def _privacy_curve(model: _Model, max_clipped: int) -> dict[str, Any]:
+def _privacy_curve(model: _Model, max_clipped: int, rel_error: float = PLD_REL_ERROR
+                   ) -> dict[str, Any]:
     """The series of the privacy-curve figure at ``model``'s point, computed exactly as the
     table's exact (or certified) and accountant values: the point's PLD (``max_clipped`` steps;
     it does not depend on delta, so one :func:`release_epsilon_curve` gives the value of
@@ -92,7 +93,7 @@ def _privacy_curve(model: _Model, max_clipped: int) -> dict[str, Any]:
     delta_c = model.claimed[1]
     deltas = sorted(set(CURVE_DELTAS) | ({delta_c} if 0 < delta_c < 1 else set()))
     curve = release_epsilon_curve(model.m0, model.m1, model.sigmas, deltas, model.half_width,
-                                  max_clipped_steps=max_clipped)
+                                  max_clipped_steps=max_clipped, rel_error=rel_error)
     acc = [gaussian_epsilon(model.accountant_mu, d) if model.accountant_mu > 0 else 0.0
            for d in deltas]
     return {"deltas": deltas, "epsilon_accountant": acc,
@@ -284,12 +285,13 @@ def _family_plan(fam: _Family, model: _Model, point: GridPoint, max_clipped: int
                                         statistic_name=LR_STATISTIC,
                                         what="x1 = 'uniform' run")))
     used_clipped = point.evidence["exact_release"].get("max_clipped_steps", max_clipped)
+    used_grid = point.evidence["exact_release"].get("pld_rel_error", PLD_REL_ERROR)
     return PointPlan(parameters=point.parameters, claimed_epsilon=point.claimed_epsilon,
                      claimed_delta=point.claimed_delta, exact=point.epsilon_exact,
                      # Projected onto a box: the lower end of a numerical bracket (exact.py).
                      exact_kind=EXACT if model.half_width is None else CERTIFIED,
                      exact_upper=point.evidence["exact_release"]["upper"], accountant=base_acc,
-                     empirical=emp, curve=lambda: _privacy_curve(model, used_clipped),
+                     empirical=emp, curve=lambda: _privacy_curve(model, used_clipped, used_grid),
                      recommendation=lambda: _recommendation(model), evidence=point.evidence,
                      followups=tuple(followups), model=model)
 
@@ -304,7 +306,8 @@ def _pigd_bracket(point: GridPoint, rel: Mapping[str, Any], where: str = "At the
     if model is not None and model.half_width is not None:
         ex = release_epsilon(model.m0, model.m1, model.sigmas, point.claimed_delta,
                              model.half_width, projected_upper=True,
-                             max_clipped_steps=rel.get("max_clipped_steps", 128))
+                             max_clipped_steps=rel.get("max_clipped_steps", 128),
+                             rel_error=rel.get("pld_rel_error", PLD_REL_ERROR))
         pair = (f"; the audited pair's own epsilon lies in [{ex.lower:.6g}, "
                 f"{ex.upper_projected:.6g}] (certified lower end; pessimistic PLD of the "
                 f"projected release, every privacy loss rounded up, for the upper end; "

@@ -157,7 +157,7 @@ def _compose(plds: list[Any], tail_mass: float = COMPOSE_TAIL_MASS) -> Any:
     pmfs = [p._pmf_remove for p in plds]  # pylint: disable=protected-access
 
     def pair(x: Any, y: Any) -> Any:
-        probs = np.maximum(signal.fftconvolve(x._probs, y._probs), 0.0)
+        probs = np.maximum(signal.convolve(x._probs, y._probs), 0.0)
         lower = x._lower_loss + y._lower_loss
         inf = x._infinity_mass + y._infinity_mass - x._infinity_mass * y._infinity_mass
         cum = np.cumsum(probs)
