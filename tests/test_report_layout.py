@@ -13,7 +13,8 @@ import re
 
 import pytest
 
-from dpaudit.audits.claim_audit import ClaimAudit, GridPoint, LemmaCheck
+from dpaudit.claims.record import ClaimAudit
+from dpaudit.claims.evidence import GridPoint, LemmaCheck
 from dpaudit.claims import PrivacyClaim, Provenance, SensitivityLemma
 from dpaudit.reporting import plots, view
 from dpaudit.reporting.html import render_claim_html, render_index_html, render_paper_html
