@@ -186,10 +186,10 @@ def test_old_import_paths_still_work_and_warn() -> None:
     import sys
     import warnings
 
-    for old, name in [("dpaudit.blackbox.empirical_audit", "audit"),
-                      ("dpaudit.formal.accounting", "gaussian_epsilon"),
-                      ("dpaudit.claims.registry", "BUDGETS"),
-                      ("dpaudit.claims.record", "decide_verdict")]:
+    for old, name in [("dpaudit.audits.empirical", "audit"),
+                      ("dpaudit.audits.accounting", "gaussian_epsilon"),
+                      ("dpaudit.audits.registry", "BUDGETS"),
+                      ("dpaudit.audits.claim_audit", "decide_verdict")]:
         sys.modules.pop(old, None)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
