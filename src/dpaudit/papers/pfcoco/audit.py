@@ -808,8 +808,8 @@ def mark_accountant_basis(claim_id: str, outcome: Any) -> Any:
     if found.status == "holds" and found.method == "smt-proved":
         # The paper's lemma may fail: the accountant does not rest on it (verdict rule: a proof
         # gap, which leaves "holds" possible and is stated in the reason).
-        gap = (f"the per-node sensitivity {basis['sensitivity']} dpaudit proved "
-               f"('{basis['proved_statement']}', {basis['method'].split(':')[0]})")
+        gap = (f"the per-node sensitivity {basis['sensitivity']} of the clipped gradients, which "
+               f"dpaudit proved ({basis['method'].split(':')[0]}; lemma table)")
         checks = [replace(c, proof_gap=gap)
                   if c.statement.startswith(basis["refuted_statement"]) and c.status != "holds"
                   else c for c in checks]
