@@ -154,3 +154,4 @@ def test_claim_pairs_seed_its_pair_search() -> None:
     plan = declaration_of(claim).plan({}, AuditContext(BUDGETS["quick"], 0, 0.05))
     assert plan.empirical.pair_seeds == [pair]
     assert "seeding" in plan.empirical.what
+    assert plan.empirical.state_pair  # the report states the audited pair (evidence pair)

@@ -103,8 +103,8 @@ def violation_message(result: "AuditResult", reproduce: str) -> str:
     lines.append(f"  samples:   {samples.get('per_input', result.samples)} per input (training "
                  f"{_sum(samples.get('fit'), samples.get('select'))}, test {samples.get('test')}), "
                  f"seed {d.get('seed')}, statistic: {stat_name}")
-    if d.get("chosen_pair"):
-        lines.append(f"  pair:      {d['chosen_pair']}")
+    if getattr(result, "chosen_pair", ""):
+        lines.append(f"  pair:      {result.chosen_pair}")
     if (d.get("rng") or {}).get("rng_ignored"):
         lines.append(f"  rng:       {d['rng'].get('note', '')}")
     pairs = d.get("pairs") or {}

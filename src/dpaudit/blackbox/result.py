@@ -310,8 +310,11 @@ class AuditResult:
                       / self.samples,
                       "pilot": [dict(p) for p in self.pilot]},
             "power": None if self.power is None else self.power.to_dict(),
-            "chosen_pair": self.chosen_pair,
-            "rng": dict(self.rng),
+            # Issue 24 keys appear only when they carry news (so the records of bundled claims,
+            # whose mechanisms draw from their rng and whose pairs are all admissible, are
+            # unchanged); chosen_pair is an attribute, stated in str(result), in assert_dp's
+            # message and, for user claims, in the report's evidence.
+            **({"rng": dict(self.rng)} if self.rng_ignored else {}),
             **({"dropped_pairs": [dict(p) for p in self.dropped_pairs]}
                if self.dropped_pairs else {}),
         }

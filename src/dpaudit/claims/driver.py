@@ -85,6 +85,8 @@ class EmpiricalPlan:
     pairs: Sequence[tuple[Any, Any]] | None = None
     #: Pairs piloted before those of ``pairs`` (``audit(pair_seeds=...)``).
     pair_seeds: Sequence[tuple[Any, Any]] | None = None
+    #: Put the audited pair, in one line, in the evidence (``evidence["empirical"]["pair"]``).
+    state_pair: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -380,7 +382,8 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
         done[0] += 1
         emp = {k: v for k, v in res.to_dict().items() if k != "histogram"}
         emp["statistic_name"] = plan.empirical.statistic_name
-        emp["pair"] = res.chosen_pair  # the audited pair in one line
+        if plan.empirical.state_pair:  # the audited pair in one line (user claims)
+            emp["pair"] = res.chosen_pair
         if plan.empirical.statistic is not None:  # name it in words, not by its Python qualname
             emp["statistic"] = dict(emp.get("statistic") or {},
                                     description=plan.empirical.statistic_name)

@@ -366,7 +366,7 @@ class _UserDeclaration:
                       "strategy" if both else
                       f"{len(pairs)} declared pair(s), one chosen on a pilot" if pairs
                       else "pairs from the declared strategy, chosen by a pilot search"),
-                samples=u.samples, pair_seeds=pairs if both else None)
+                samples=u.samples, pair_seeds=pairs if both else None, state_pair=True)
         return PointPlan(parameters=dict(params), claimed_epsilon=eps, claimed_delta=delta,
                          exact=None if exact is None else exact.value,
                          exact_kind=EXACT if exact is None else exact.kind,
@@ -414,6 +414,12 @@ class _UserDeclaration:
         if user_exact:
             out.append(f"The exact epsilon at {len(user_exact)} point(s) is user-supplied "
                        "(Claim.exact_value), not computed by dpaudit.")
+        ignored = [t for t in run.tested if getattr(t.result, "rng_ignored", False)]
+        if ignored:
+            note = ignored[0].result.rng.get("note", "")
+            out.append(f"The release ignores the rng dpaudit gives it at {len(ignored)} tested "
+                       f"point(s) ({note.split(': ', 1)[-1].split(';')[0]}): its empirical "
+                       "bounds are not reproducible from the seed.")
         user_acc = [pl for pl in run.plans if pl.evidence.get("accountant_source") == USER_SUPPLIED]
         if user_acc:
             out.append(f"The accountant epsilon at {len(user_acc)} point(s) is user-supplied "
