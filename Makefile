@@ -40,7 +40,7 @@ reports: $(STAMP)
 ## dependencies (jax, jaxlib, jax-privacy, opendp: ~700 MB) live in a separate venv, $(LIBVENV),
 ## created on demand with the `libraries` extra; the library tests run there too (-m libraries).
 LIBVENV ?= .venv-libraries
-LIBRARY_CLAIMS := opendp/laplace-count opendp/gaussian-count jax-privacy/bandmf
+LIBRARY_CLAIMS := opendp/laplace-count opendp/gaussian-count jax_privacy/bandmf
 library-audits:
 	[ -x $(LIBVENV)/bin/dpaudit ] || { $(PYTHON) -m venv $(LIBVENV) && \
 	  $(LIBVENV)/bin/python -m pip install --quiet -c constraints.txt -e '.[test,libraries]'; }

@@ -62,11 +62,23 @@ def test_opendp_gaussian_claim_is_above_the_exact_discrete_gaussian() -> None:
     for scale in mod.SCALES_GAUSSIAN:
         claimed = mod.opendp_gaussian_epsilon(scale, mod.DELTA_GAUSSIAN)
         exact = mod.discrete_gaussian_law(scale).epsilon([1, 2, 3], [1, 2], mod.DELTA_GAUSSIAN)
-        # The discrete Gaussian is close to the continuous one with mu = 1 / scale; OpenDP's
-        # zCDP conversion is looser than both.
-        cont = gaussian_epsilon(1 / scale, mod.DELTA_GAUSSIAN)
-        assert exact.value == pytest.approx(cont, rel=0.05)
-        assert exact.value < claimed
+        # Independently: the hockey-stick divergence of the two discrete Gaussians (centres 3
+        # and 2) summed over the integers meets delta at the exact epsilon and not 1e-3 below.
+        k = np.arange(-200, 206)
+
+        def dg(c):
+            w = np.exp(-(k - c) ** 2 / (2 * scale ** 2))
+            return w / w.sum()
+        p, q = dg(3), dg(2)
+
+        def hs(e):
+            return max(np.maximum(p - np.exp(e) * q, 0).sum(), np.maximum(q - np.exp(e) * p, 0).sum())
+        assert hs(exact.value) <= mod.DELTA_GAUSSIAN * (1 + 1e-6)
+        assert hs(exact.value - 1e-3) > mod.DELTA_GAUSSIAN
+        if scale >= 4:  # close to the continuous Gaussian with mu = 1 / scale when scale is large
+            assert exact.value == pytest.approx(gaussian_epsilon(1 / scale, mod.DELTA_GAUSSIAN),
+                                                rel=0.05)
+        assert exact.value < claimed  # OpenDP's zCDP conversion is looser
 
 
 def test_opendp_samplers_ignore_the_rng_and_are_flagged_and_kept_local() -> None:

@@ -1,7 +1,7 @@
 """jax-privacy's correlated-noise (banded matrix factorization) privatizer, audited as a claim with
 dpaudit's public API only.
 
-Load with ``dpaudit audit jax-privacy/bandmf --plugin examples/libraries/jax_privacy_claims.py``
+Load with ``dpaudit audit jax_privacy/bandmf --plugin examples/libraries/jax_privacy_claims.py``
 (``make library-audits`` runs every library claim). Needs ``jax``, ``jaxlib`` and ``jax-privacy``
 (the ``libraries`` extra).
 
@@ -135,7 +135,7 @@ def accountant(params):
 
 
 BANDMF = Claim(
-    id="jax-privacy/bandmf",
+    id="jax_privacy/bandmf",
     statement="jax-privacy's banded matrix-factorization privatizer (single participation) is "
               "(epsilon, 1e-5)-DP with epsilon from jax-privacy's SingleReleaseTrainingAccountant",
     source=Source(title="jax-privacy: noise_addition.matrix_factorization_privatizer with "
