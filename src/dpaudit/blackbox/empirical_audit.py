@@ -547,7 +547,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
           output_kind: OutputKind = "auto", chunk_size: int | None = None,
           statistics: Sequence[str] | None = None,
           max_train_samples: int | None = MAX_TRAIN_SAMPLES,
-          executor: ExecutorName | Executor = "local", scheduler: Any = None) -> AuditResult:
+          executor: ExecutorName | Executor = "local", scheduler: Any = None,
+          rng_probe: bool = True) -> AuditResult:
     """Empirical one-sided ``(1 - alpha)`` lower confidence bound on a mechanism's epsilon.
 
     Parameters
@@ -655,6 +656,13 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         ``DASK_SCHEDULER_ADDRESS``, else a ``LocalCluster`` of one worker process per core,
         started for this call (pass a Client or an open Executor to reuse one across audits).
 
+    rng_probe : bool
+        Before sampling, call the mechanism 3 times on 64 runs of the first input with controlled
+        seeds (:mod:`dpaudit.blackbox.rng_probe`): a mechanism that ignores its ``rng`` is
+        reported (``AuditResult.rng``), numpy's and Python's global RNGs are then reseeded in
+        every chunk, and parallel executors are refused when its generator cannot be reseeded.
+        ``False`` skips the probe (for mechanisms whose calls must be counted exactly).
+
     Returns
     -------
     AuditResult
@@ -743,11 +751,11 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     # Issue 24: does the mechanism draw from its rng? (a few calls with controlled seeds)
     first_input = (data0 if data0 is not _NOT_GIVEN and data0 is not None
                    else (seeds or candidates or [(None, None)])[0][0])
-    if strategy is not None and not seeds:
+    if rng_probe and strategy is not None and not seeds:
         first_input = search_pairs(strategy, lambda d0, d1: 0.0, 1, seed, vacuous=True)[0][0]
-    rng_probe = probe_rng(mechanism, first_input, seed)
-    if rng_probe.rng_ignored:
-        if not rng_probe.globals_reseedable:
+    probe = probe_rng(mechanism, first_input, seed) if rng_probe else None
+    if probe is not None and probe.rng_ignored:
+        if not probe.globals_reseedable:
             refuse_parallel_unseeded(executor if scheduler is None else "dask",
                                      f"mechanism {callable_name(mechanism)}")
         cfg.reseed_globals = True
@@ -864,4 +872,4 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         seconds=time.perf_counter() - t_start, sampling_seconds=clock[0], histogram=histogram,
         pair_index=pair_index, pilot=tuple(pilot), pilot_samples=n_pilot,
         event_outcomes=event_outcomes, power=power, chosen_pair=chosen_pair,
-        rng=rng_probe.to_dict(), dropped_pairs=tuple(dropped))
+        rng={} if probe is None else probe.to_dict(), dropped_pairs=tuple(dropped))
