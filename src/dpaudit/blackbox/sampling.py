@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     pass
 
 from dpaudit.blackbox.statistics import (outcome_keys)
+from dpaudit.execution.executors import reseed_global_state
 
 
 #: Rows of the first chunk of each input (the probe that decides how outputs are scored).
@@ -159,9 +160,15 @@ class _Stream:
     row_shape: tuple[int, ...] | None = None
     dtype: np.dtype | None = None
     drawn: int = 0  # runs drawn so far on this input (run indices in messages count from 0)
+    #: Reseed numpy's and Python's global RNGs from each chunk's seed (a mechanism that ignores
+    #: its rng; dpaudit.blackbox.rng_probe).
+    reseed_globals: bool = False
 
     def draw(self, n: int) -> np.ndarray:
-        rng = np.random.default_rng(self.seed_seq.spawn(1)[0])
+        child = self.seed_seq.spawn(1)[0]
+        if self.reseed_globals:
+            reseed_global_state(child)
+        rng = np.random.default_rng(child)
         t0 = time.perf_counter()
         out = self.mechanism(self.data, n, rng)
         self.clock[0] += time.perf_counter() - t0

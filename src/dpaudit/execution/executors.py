@@ -28,6 +28,15 @@ Three executors, chosen by name everywhere (Python API, ``--executor`` on the co
 Every task is a pure function of its arguments (all randomness comes from seeds fixed before any
 task is submitted), and results are combined by exact integer sums or in submission order, so the
 result never depends on the executor, the number of workers or the order in which tasks finish.
+
+Mechanisms that ignore their ``rng`` (issue 24): a forked worker inherits the parent's numpy
+legacy global state (``np.random.seed``) and Python's ``random`` state, so a mechanism drawing from
+them would repeat the same draws in every worker: correlated chunks, an invalid bound. The audit
+detects such mechanisms (:mod:`dpaudit.blackbox.rng_probe`) and then, in every chunk, wherever it
+runs, calls :func:`reseed_global_state` with that chunk's own seed (a child of the chunk's
+``SeedSequence`` that its generator never uses), which makes the chunks independent and the draws
+reproducible. A mechanism with generators of its own (not reseedable from here) is refused under
+the process and Dask executors (:func:`refuse_parallel_unseeded`).
 """
 
 from __future__ import annotations
@@ -42,7 +51,8 @@ from typing import Any, Callable, Iterator, Literal, Sequence
 
 __all__ = ["EXECUTORS", "SCHEDULER_ENV", "ExecutorName", "Executor", "LocalExecutor",
            "ProcessExecutor", "DaskExecutor", "ExecutionError", "open_executor",
-           "check_executor", "default_workers", "results_in_order"]
+           "check_executor", "default_workers", "results_in_order", "reseed_global_state",
+           "global_seed_of", "refuse_parallel_unseeded"]
 
 ExecutorName = Literal["local", "processes", "dask"]
 #: The executor names accepted everywhere.
@@ -55,6 +65,50 @@ MAX_RETRIES = 3
 
 #: What a Dask worker imports before its first task unless the caller names more.
 DEFAULT_PRELOAD: tuple[str, ...] = ("numpy", "scipy.stats")
+
+
+#: Spawn-key component of the child of a chunk's SeedSequence that seeds the global RNGs (the
+#: chunk's generator uses the chunk's SeedSequence itself and spawns no child).
+GLOBAL_SEED_KEY = 0x6C0BA1
+
+
+def global_seed_of(seed_seq: Any) -> int:
+    """The 32-bit seed of numpy's legacy global RNG and Python's ``random`` for the chunk whose
+    generator is ``np.random.default_rng(seed_seq)``: drawn from a child sequence the generator
+    never uses, so it is independent of the generator's stream and distinct per chunk."""
+    import numpy as np
+
+    child = np.random.SeedSequence(seed_seq.entropy,
+                                   spawn_key=tuple(seed_seq.spawn_key) + (GLOBAL_SEED_KEY,),
+                                   pool_size=seed_seq.pool_size)
+    return int(child.generate_state(1, np.uint32)[0])
+
+
+def reseed_global_state(seed_seq: Any) -> int:
+    """Seed numpy's legacy global RNG (``np.random.seed``) and Python's ``random`` from the chunk's
+    own seed (:func:`global_seed_of`); returns the seed used."""
+    import random
+
+    import numpy as np
+
+    value = global_seed_of(seed_seq)
+    np.random.seed(value)
+    random.seed(value)
+    return value
+
+
+def refuse_parallel_unseeded(executor: Any, who: str) -> None:
+    """ValueError (one sentence) when a mechanism whose randomness dpaudit cannot reseed would run
+    on a parallel executor, where forked or remote workers could repeat each other's draws."""
+    name = executor if isinstance(executor, str) else getattr(executor, "name", "parallel")
+    if isinstance(executor, str) and executor == "local":
+        return
+    if isinstance(executor, LocalExecutor):
+        return
+    raise ValueError(f"{who} ignores its rng and draws from a generator of its own that dpaudit "
+                     f"cannot reseed, so parallel chunks ({name} executor) could repeat each "
+                     "other's draws; run it with executor='local' or make it draw from the rng "
+                     "it is given")
 
 
 class ExecutionError(RuntimeError):
