@@ -443,8 +443,11 @@ def test_index_json_follows_the_schema(rendered: Path) -> None:
         assert (rendered / row["report"]).is_file()
         assert row["report"] == f"{row['id']}.html"
     bad = rows[1]
+    # 'claimed' is the claim at the worst point (epsilon 0.5 there), the default instance is
+    # 'claimed_example' (issue 27).
     assert bad == {**bad, "paper": "demo.txt", "theorem": "Theorem 3",
-                   "claimed": {"epsilon": 1.0, "delta": 0.0}, "verdict": "violated"}
+                   "claimed": {"epsilon": 0.5, "delta": 0.0},
+                   "claimed_example": {"epsilon": 1.0, "delta": 0.0}, "verdict": "violated"}
     assert bad["worst_case"]["parameters"] == {"epsilon": 0.5, "T": 1}
     assert bad["worst_case"]["epsilon_exact"] == 1.0
     assert bad["lemmas"] == [{"statement": LEMMA.statement, "status": "violated",

@@ -721,8 +721,14 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def paper_key(record: Mapping[str, Any]) -> str:
-    """The paper a claim belongs to, all versions together: ``jkt12-colt/pigd`` -> ``jkt12``."""
-    return record["id"].split("/", 1)[0].split("-", 1)[0]
+    """The paper a claim belongs to, all versions together: ``jkt12-colt/pigd`` -> ``jkt12``.
+
+    Only a bundled paper's namespace is read as ``<paper>-<version>``; a user's claim (its source
+    is not a paper: ``provenance.kind``) is grouped by its whole namespace, hyphens included
+    (``own-learner/dpftrl`` -> ``own-learner``)."""
+    namespace = record["id"].split("/", 1)[0]
+    kind = record.get("claim", {}).get("provenance", {}).get("kind", "paper")
+    return namespace.split("-", 1)[0] if kind == "paper" else namespace
 
 
 def paper_version(record: Mapping[str, Any]) -> str:
