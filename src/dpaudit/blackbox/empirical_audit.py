@@ -95,7 +95,7 @@ from dpaudit.blackbox.result import (AuditResult, EvaluatedEvent, Verdict, _even
 from dpaudit.blackbox.sampling import (_NOT_GIVEN, PROBE_ROWS, OutputKind, _check_arity,
                                        _check_pairs, _chunk_rows, _describe_input, _is_discrete,
                                        _is_strategy, _Stream, available_memory_bytes,
-                                       check_memory_budget)
+                                       check_memory_budget, harmonize_exact)
 
 __all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION",
            "PILOT_FRACTION", "MIN_PILOT_SAMPLES", "MAX_TRAIN_SAMPLES", "check_memory_budget",
@@ -197,6 +197,7 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
                for j, (d, ss) in enumerate(zip((data0, data1), seed_seq.spawn(2)))]
     probe_rows = min(PROBE_ROWS, max(1, n_train // 2))
     probes = [s.draw(probe_rows) for s in streams]
+    harmonize_exact(streams, probes)
     if probes[0].shape[1:] != probes[1].shape[1:] or probes[0].dtype.kind != probes[1].dtype.kind:
         raise ValueError(f"the mechanism's outputs on data0 (shape {probes[0].shape[1:]}, dtype "
                          f"{probes[0].dtype}) and data1 (shape {probes[1].shape[1:]}, dtype "
@@ -306,6 +307,10 @@ class _CountJob:
     scorer: Callable[[np.ndarray], np.ndarray]
     events: tuple[ThresholdEvent, ...]
     edges: np.ndarray
+    #: Each stream's output dtype seen in training (a later change of type is an error naming
+    #: the mechanism and run) and whether its numbers are kept as exact objects.
+    dtypes: tuple[Any, Any] = (None, None)
+    exact: tuple[bool, bool] = (False, False)
 
 
 @dataclass(frozen=True)
@@ -339,7 +344,8 @@ def _count_block(job: _CountJob, block: _Block) -> _BlockCounts:
                                  n_children_spawned=block.first_chunk)
     clock = [0.0]
     stream = _Stream(job.mechanism, job.data[block.label], block.label, seq, clock,
-                     row_shape=job.row_shape[block.label], drawn=block.first_run)
+                     row_shape=job.row_shape[block.label], drawn=block.first_run,
+                     dtype=job.dtypes[block.label], exact_objects=job.exact[block.label])
     hist = HistogramAccumulator(job.edges)
     counts = np.zeros(len(job.events), dtype=np.int64)
     for x in stream.chunks(block.n_runs, block.chunk_rows):
@@ -739,7 +745,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     counts = np.zeros((len(watched), 2), dtype=np.int64)
     job = _CountJob(mechanism, (data0, data1), (tr.streams[0].seed_seq, tr.streams[1].seed_seq),
                     (tr.streams[0].row_shape, tr.streams[1].row_shape), tr.scorer, watched,
-                    tr.histogram.edges)
+                    tr.histogram.edges, (tr.streams[0].dtype, tr.streams[1].dtype),
+                    (tr.streams[0].exact_objects, tr.streams[1].exact_objects))
     ex = open_executor(executor, scheduler, preload=(__name__,))
     try:
         blocks = _test_blocks(tr.streams, n_test, tr.chunk_rows, ex.workers)
