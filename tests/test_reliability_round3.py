@@ -120,3 +120,51 @@ def test_discrete_int_outputs_that_become_float_name_the_mechanism_and_run() -> 
     with pytest.raises(TypeError, match=r"switching\(data0.*returned floating-point outputs .* "
                                         r"in runs"):
         audit(mech, 0, 1, epsilon=1.0, samples=20_000, seed=0)
+
+
+def _laplace(data, n, rng):
+    return data + rng.laplace(0.0, 1.0, size=n)
+
+
+def test_sequential_audit_accepts_epsilon_beyond_exp_overflow() -> None:
+    # Before: OverflowError from math.exp (bundled claims reach epsilon 3000).
+    for eps in (709.8, 3000.0):
+        s = sequential_audit(_laplace, 0.0, 1.0, epsilon=eps, max_samples=2_000)
+        assert s.verdict == "not violated" and s.betting_runs == 0
+
+
+def test_sequential_audit_rounds_are_capped(monkeypatch) -> None:
+    # Before: rounds grew as 64 x 1.5^k without bound (3.7 GiB in 38 s with max_samples=10**12).
+    import dpaudit.blackbox.sequential as seq
+
+    sizes = []
+    monkeypatch.setattr(seq, "MAX_ROUND", 500)
+    real = np.log1p
+
+    def spy(x, *a, **k):
+        sizes.append(np.size(x))
+        return real(x, *a, **k)
+    monkeypatch.setattr(seq.np, "log1p", spy)
+    seq.sequential_audit(_laplace, 0.0, 0.0, epsilon=1.0, max_samples=20_000, train_samples=100)
+    assert sizes and max(sizes) <= 500 and sum(sizes) == 20_000 - 100
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(mechanism=lambda d, n: d), TypeError, r"mechanism must be callable as mechanism\(data, "
+                                                r"n, rng\)"),
+    (dict(statistic=5), TypeError, "statistic must be callable"),
+    (dict(statistic=lambda a, b: a), TypeError, "statistic must be callable as statistic"),
+    (dict(data0=None, data1=None), ValueError, "both None"),
+    (dict(alpha=5e-324), ValueError, r"at least 1e-300.*got 5e-324"),
+])
+def test_sequential_audit_checks_its_arguments_as_audit_does(kwargs, exc, match) -> None:
+    # Before: raw TypeErrors from inside the engine; alpha=5e-324 reported as "got 0.0".
+    args = dict(mechanism=_laplace, data0=0.0, data1=1.0, epsilon=1.0, max_samples=2_000)
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        sequential_audit(**args)
+
+
+def test_audit_names_a_subnormal_alpha() -> None:
+    with pytest.raises(ValueError, match=r"at least 1e-300.*got 5e-324"):
+        audit(_laplace, 0.0, 1.0, epsilon=1.0, alpha=5e-324, samples=2_000)

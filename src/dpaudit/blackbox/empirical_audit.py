@@ -76,7 +76,8 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from hypothesis.strategies import SearchStrategy
 
-from dpaudit._validation import (check_delta, check_epsilon, check_int, check_probability)
+from dpaudit._validation import (check_alpha, check_delta, check_epsilon, check_int,
+                                 check_probability)
 from dpaudit.execution.executors import Executor, ExecutorName, check_executor, open_executor
 from dpaudit.blackbox.confidence import (POOLED_MAX_ALPHA, Bonferroni, gdp_mu_from_bounds, gdp_mu_lower_bound,
                                        log_ratio_lower_bound,
@@ -641,7 +642,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     t_start = time.perf_counter()
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    alpha = check_probability(alpha, "alpha")
+    alpha = check_alpha(alpha)
     samples = check_int(samples, "samples", minimum=MIN_SAMPLES)
     seed = check_int(seed, "seed", minimum=0)
     if train_fraction is not None:
