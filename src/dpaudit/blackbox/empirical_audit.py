@@ -194,7 +194,8 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
            hedges: bool = True) -> _Trained:
     """Fit, choose and rank on the training split. ``hedges=False`` for callers that use only the
     best event (the pilot's projection, sequential_audit): the hedge rankings are then skipped."""
-    streams = [_Stream(mechanism, d, j, ss, clock)
+    seen: set[str] = set()  # shared: both inputs' object numbers must be read alike
+    streams = [_Stream(mechanism, d, j, ss, clock, seen=seen)
                for j, (d, ss) in enumerate(zip((data0, data1), seed_seq.spawn(2)))]
     probe_rows = min(PROBE_ROWS, max(1, n_train // 2))
     probes = [s.draw(probe_rows) for s in streams]
@@ -312,6 +313,7 @@ class _CountJob:
     #: the mechanism and run) and whether its numbers are kept as exact objects.
     dtypes: tuple[Any, Any] = (None, None)
     exact: tuple[bool, bool] = (False, False)
+    seen: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -346,7 +348,8 @@ def _count_block(job: _CountJob, block: _Block) -> _BlockCounts:
     clock = [0.0]
     stream = _Stream(job.mechanism, job.data[block.label], block.label, seq, clock,
                      row_shape=job.row_shape[block.label], drawn=block.first_run,
-                     dtype=job.dtypes[block.label], exact_objects=job.exact[block.label])
+                     dtype=job.dtypes[block.label], exact_objects=job.exact[block.label],
+                     seen=set(job.seen))
     hist = HistogramAccumulator(job.edges)
     counts = np.zeros(len(job.events), dtype=np.int64)
     for x in stream.chunks(block.n_runs, block.chunk_rows):
@@ -747,7 +750,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     job = _CountJob(mechanism, (data0, data1), (tr.streams[0].seed_seq, tr.streams[1].seed_seq),
                     (tr.streams[0].row_shape, tr.streams[1].row_shape), tr.scorer, watched,
                     tr.histogram.edges, (tr.streams[0].dtype, tr.streams[1].dtype),
-                    (tr.streams[0].exact_objects, tr.streams[1].exact_objects))
+                    (tr.streams[0].exact_objects, tr.streams[1].exact_objects),
+                    frozenset(tr.streams[0].seen))
     ex = open_executor(executor, scheduler, preload=(__name__,))
     try:
         blocks = _test_blocks(tr.streams, n_test, tr.chunk_rows, ex.workers)

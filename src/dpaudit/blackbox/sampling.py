@@ -17,7 +17,7 @@ import numbers
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 import numpy as np
@@ -127,8 +127,8 @@ def _exact_fraction(value: Any) -> Any:
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
-def _coerce_objects(arr: np.ndarray, who: str, first_run: int, exact: bool = False
-                    ) -> np.ndarray:
+def _coerce_objects(arr: np.ndarray, who: str, first_run: int, exact: bool = False,
+                    seen: set[str] | None = None) -> np.ndarray:
     """Object outputs: numbers become a numeric array; None/NaN/inf anywhere is an error.
 
     Object arrays of numbers would otherwise be scored as discrete outcomes (every float its own
@@ -201,6 +201,15 @@ def _coerce_objects(arr: np.ndarray, who: str, first_run: int, exact: bool = Fal
         return arr.astype(np.int64)
     if rounded_decimal and plain_float:  # Decimal("0.1") and the double 0.1 would merge
         exact_float = False
+    if seen is not None and numeric and not integral and exact_float and not exact:
+        # Remembered across chunks and both inputs (a stream's ``seen``): Decimals read as
+        # doubles in one chunk and doubles in another would merge Decimal("0.1") and 0.1.
+        seen.update(k for k, on in (("rounded-decimal", rounded_decimal),
+                                    ("plain-float", plain_float)) if on)
+        if {"rounded-decimal", "plain-float"} <= seen:
+            raise TypeError(f"{who} returned Decimals and floats (by run {first_run + n - 1}); "
+                            "a Decimal such as Decimal('0.1') and the double 0.1 are different "
+                            "numbers that would be counted as one outcome: return one type")
     if not exact and exact_float and not integral:
         return arr.astype(np.float64)
     return to_exact_objects(arr)
@@ -274,6 +283,8 @@ class _Stream:
     dtype: np.dtype | None = None
     drawn: int = 0  # runs drawn so far on this input (run indices in messages count from 0)
     raw_objects: bool = False  # the mechanism returned Python objects (coerced to numbers)
+    #: Kinds of object numbers read as doubles so far (shared by the two inputs' streams).
+    seen: set = field(default_factory=set)
     exact_objects: bool = False  # keep numbers as exact objects (the other input needed them)
 
     def draw(self, n: int) -> np.ndarray:
@@ -299,12 +310,18 @@ class _Stream:
         if arr.size == 0:
             raise ValueError(f"{who} returned rows of shape {arr.shape[1:]} with no values; every "
                              "run must output at least one value")
+        if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:
+            # long double: more precision than the float64 outcomes are keyed on
+            self.raw_objects = True  # like object numbers: may be kept exact (harmonize_exact)
+            as64 = arr.astype(np.float64)
+            exact64 = np.array_equal(as64, arr) or not np.isfinite(arr).all()
+            arr = as64 if exact64 and not self.exact_objects else to_exact_objects(arr)
         if arr.dtype.kind == "c":
             raise TypeError(f"{who} returned complex outputs; only real, integer, boolean, string "
                             "or object outputs can be audited")
         if arr.dtype.kind == "O":
             self.raw_objects = True
-            arr = _coerce_objects(arr, who, self.drawn, self.exact_objects)
+            arr = _coerce_objects(arr, who, self.drawn, self.exact_objects, self.seen)
             if (arr.dtype.kind == "i" and self.dtype is not None and self.dtype.kind == "f"
                     and np.abs(arr).max() <= 2**53):  # object numbers that happen to be integral
                 arr = arr.astype(np.float64)
