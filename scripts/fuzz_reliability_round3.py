@@ -147,8 +147,8 @@ def fuzz_sequential_args(rng: random.Random, n: int) -> None:
             record(cat, "hang", key)
         except (ValueError, TypeError) as exc:
             raw = "positional argument" in str(exc) and "must be callable" not in str(exc)
-            record(cat, "traceback" if raw or "got 0.0" in str(exc) else "clear error",
-                   f"{key}: {exc}")
+            hidden = "got 0.0" in str(exc) and kw.get(key) not in (0, 0.0)  # 5e-324 as "0.0"
+            record(cat, "traceback" if raw or hidden else "clear error", f"{key}: {exc}")
         except Exception as exc:
             record(cat, "traceback", f"{key}: {type(exc).__name__}: {exc}")
 
@@ -243,8 +243,9 @@ def fuzz_reports(rng: random.Random, n: int, base: Path) -> None:
                 if "<script" in t or "<img" in t or "](javascript:" in t:
                     bad.append(str(page))
             for page in list(out.rglob("*.md")) + list(out.rglob("*.html")):
-                if "$(curl" in page.read_text() and "'" not in page.read_text():
-                    bad.append(str(page))
+                for line in page.read_text().splitlines():  # commands to paste: quoted payloads
+                    if "dpaudit audit" in line and "$(curl" in line and "'quick $(curl" not in line:
+                        bad.append(f"{page}: {line[:120]}")
             record(cat, "wrong answer" if bad else "ok", f"{field}: {bad}")
         else:
             record(cat, "traceback", f"{field}: exit {code} {err.strip()} slow={slow}")

@@ -632,3 +632,72 @@ def test_the_schema_budgets_are_the_registered_budgets() -> None:
     from dpaudit.reporting.schema import load_schema
 
     assert load_schema("dpaudit.claim/1")["properties"]["budget"]["enum"] == list(BUDGETS)
+
+
+def test_huge_histograms_are_merged_for_drawing_only() -> None:
+    # Before: the figure drew every bin (2 x 10^6 bins: 135 s).
+    n = 19_999
+    record = {"figures": {"histogram": {"edges": [float(i) for i in range(n + 1)],
+                                        "counts0": [1] * n, "counts1": [2] * n}}}
+    drawn = writer._bounded_figures(record)["figures"]["histogram"]
+    assert len(drawn["counts0"]) <= writer.MAX_FIGURE_BINS
+    assert len(drawn["edges"]) == len(drawn["counts0"]) + 1 == len(drawn["counts1"]) + 1
+    assert sum(drawn["counts0"]) == n and sum(drawn["counts1"]) == 2 * n
+    assert drawn["edges"][0] == 0.0 and drawn["edges"][-1] == float(n)
+    assert len(record["figures"]["histogram"]["counts0"]) == n  # the record is unchanged
+
+
+def test_sigkill_during_a_fresh_rerun_keeps_the_previous_result(tmp_path) -> None:
+    # Before: the old JSON was deleted before the re-audit started; after a SIGKILL, `report`
+    # exited 2 and subset runs failed until an --all rerun.
+    import subprocess
+    import sys
+    import time
+
+    from fake_claim_scripts import fake_claims_script
+
+    out = tmp_path / "out"
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    first = tmp_path / "first.py"
+    first.write_text(fake_claims_script([("kill/a", 0.0)], ["audit-claims", "kill/a", "--budget",
+                                                            "quick", "--quiet", "--out",
+                                                            str(out)]))
+    assert subprocess.run([sys.executable, str(first)], env=env, capture_output=True).returncode \
+        == cli.EXIT_OK
+    saved = (out / "kill/a.json").read_bytes()
+    second = tmp_path / "second.py"
+    second.write_text(fake_claims_script([("kill/a", 60.0)], ["audit-claims", "kill/a",
+                                                              "--budget", "quick", "--fresh",
+                                                              "--quiet", "--out", str(out)]))
+    proc = subprocess.Popen([sys.executable, str(second)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    lock = out / ".dpaudit.lock"
+    deadline = time.monotonic() + 8  # until the run holds the lock (old code: no lock file)
+    while time.monotonic() < deadline and not (lock.exists()
+                                               and lock.read_text().strip() == str(proc.pid)):
+        time.sleep(0.05)
+    time.sleep(1.5)  # inside the 60 s audit
+    proc.kill()
+    proc.wait()
+    assert (out / "kill/a.json").read_bytes() == saved
+    report = tmp_path / "report.py"
+    report.write_text(fake_claims_script([("kill/a", 0.0)], ["report", str(out)]))
+    assert subprocess.run([sys.executable, str(report)], env=env,
+                          capture_output=True).returncode == cli.EXIT_OK
+
+
+def test_long_double_outputs_beyond_float64_stay_distinct() -> None:
+    # Found by the fuzzer: a list of np.longdouble became a float128 array, keyed as float64.
+    third = np.longdouble(1) / 3
+    r = audit(_randomized_response(third, third + np.longdouble(2) ** -62, p=1.0), 0, 1,
+              epsilon=1.0, samples=8_000, seed=0)
+    assert r.verdict == "violated"
+
+
+def test_decimals_and_floats_of_one_double_are_not_merged() -> None:
+    # Found by the fuzzer: 0.1 on one input, Decimal("0.1") on the other, both read as 0.1.
+    mech = _randomized_response(0.1, decimal.Decimal("0.1"), p=1.0)
+    with pytest.raises(TypeError, match="returned Decimals and floats"):
+        audit(mech, 0, 1, epsilon=1.0, samples=8_000, seed=0)
+    with pytest.raises(TypeError, match="returned Decimals and floats"):
+        sequential_audit(mech, 0, 1, epsilon=1.0, max_samples=8_000)
