@@ -933,8 +933,7 @@ class HistogramAccumulator:
             uniq = uniq[np.isfinite(uniq)]
         if finite.size == 0:
             return cls(np.array([-0.5, 0.5]))
-        # Outliers near +-1.8e308 overflow differences of scores (issue 25: NaN edges, a record
-        # that is not strict JSON and RuntimeWarnings): such spans take the plain branches below.
+        # Scores near +-1.8e308 overflow their differences (issue 25: NaN edges, RuntimeWarnings).
         with np.errstate(over="ignore", invalid="ignore"):
             return cls._edges_of(finite, uniq, bins)
 
@@ -946,17 +945,14 @@ class HistogramAccumulator:
             mids = 0.5 * uniq[1:] + 0.5 * uniq[:-1]
             gap0, gap1 = uniq[1] - uniq[0], uniq[-1] - uniq[-2]
             edges = np.concatenate([[uniq[0] - 0.5 * gap0], mids, [uniq[-1] + 0.5 * gap1]])
-            if np.all(np.isfinite(edges)):
-                return cls(edges)
-            return cls(np.concatenate([[uniq[0]], mids, [uniq[-1]]]))
+            return cls(edges if np.isfinite(edges).all() else np.r_[uniq[0], mids, uniq[-1]])
         lo, hi = np.quantile(finite, [0.001, 0.999])
         if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
             lo, hi = uniq[0], uniq[-1]
         step = float(np.min(np.diff(uniq)))
-        span = uniq[-1] - uniq[0]
         # The whole lattice check only when the span is at most 1e6 steps (a continuous score's
         # smallest gap makes it astronomically more; same outcome, without passes over uniq).
-        if (np.isfinite(span) and np.round(span / step) <= 1e6
+        if (np.isfinite(uniq[-1] - uniq[0]) and np.round((uniq[-1] - uniq[0]) / step) <= 1e6
                 and np.all(np.abs((uniq - uniq[0])
                                   - np.round((uniq - uniq[0]) / step) * step) <= 1e-6 * step)):
             # A lattice statistic (counts, ranks, indices): bins of a whole number of lattice
@@ -968,10 +964,7 @@ class HistogramAccumulator:
             nbins = int(np.ceil((hi_k - lo_k + 1) / width))
             start = uniq[0] + (lo_k - 0.5) * step
             return cls(start + step * width * np.arange(nbins + 1))
-        if np.isfinite(hi - lo):
-            return cls(np.linspace(lo, hi, bins + 1))
-        t = np.linspace(0.0, 1.0, bins + 1)  # hi - lo overflows: interpolate without it
-        return cls(lo * (1.0 - t) + hi * t)
+        return cls(2.0 * np.linspace(0.5 * lo, 0.5 * hi, bins + 1))  # halves: hi - lo may overflow
 
     def update(self, scores: np.ndarray, label: int) -> None:
         self.update_sorted(np.sort(np.asarray(scores, dtype=np.float64)), label)
