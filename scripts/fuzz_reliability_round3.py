@@ -33,8 +33,9 @@ OUTCOMES = ["ok", "clear error", "wrong answer", "traceback", "hang", "data lost
 TABLE: dict[str, Counter] = defaultdict(Counter)
 
 
-class Hang(Exception):
-    pass
+class Hang(BaseException):
+    """Raised by the alarm; a BaseException so that the CLI's own error handling cannot turn a
+    hang into an exit status."""
 
 
 @contextlib.contextmanager
