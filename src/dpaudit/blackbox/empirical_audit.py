@@ -76,7 +76,8 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from hypothesis.strategies import SearchStrategy
 
-from dpaudit._validation import (check_delta, check_epsilon, check_int, check_probability)
+from dpaudit._validation import (check_alpha, check_delta, check_epsilon, check_int,
+                                 check_probability)
 from dpaudit.execution.executors import Executor, ExecutorName, check_executor, open_executor
 from dpaudit.blackbox.confidence import (POOLED_MAX_ALPHA, Bonferroni, gdp_mu_from_bounds, gdp_mu_lower_bound,
                                        log_ratio_lower_bound,
@@ -98,7 +99,7 @@ from dpaudit.blackbox.sampling import (_NOT_GIVEN, PROBE_ROWS, OutputKind, _chec
                                        callable_name,
                                        _check_pairs, _chunk_rows, _describe_input, _is_discrete,
                                        _is_strategy, _Stream, available_memory_bytes,
-                                       check_memory_budget)
+                                       check_memory_budget, harmonize_exact)
 
 __all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION",
            "PILOT_FRACTION", "MIN_PILOT_SAMPLES", "MAX_TRAIN_SAMPLES", "check_memory_budget",
@@ -198,10 +199,12 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
            hedges: bool = True) -> _Trained:
     """Fit, choose and rank on the training split. ``hedges=False`` for callers that use only the
     best event (the pilot's projection, sequential_audit): the hedge rankings are then skipped."""
-    streams = [_Stream(mechanism, d, j, ss, clock, reseed_globals=cfg.reseed_globals)
+    seen: set[str] = set()  # shared: both inputs' object numbers must be read alike
+    streams = [_Stream(mechanism, d, j, ss, clock, reseed_globals=cfg.reseed_globals, seen=seen)
                for j, (d, ss) in enumerate(zip((data0, data1), seed_seq.spawn(2)))]
     probe_rows = min(PROBE_ROWS, max(1, n_train // 2))
     probes = [s.draw(probe_rows) for s in streams]
+    harmonize_exact(streams, probes)
     if probes[0].shape[1:] != probes[1].shape[1:] or probes[0].dtype.kind != probes[1].dtype.kind:
         raise ValueError(f"the mechanism's outputs on data0 (shape {probes[0].shape[1:]}, dtype "
                          f"{probes[0].dtype}) and data1 (shape {probes[1].shape[1:]}, dtype "
@@ -312,6 +315,11 @@ class _CountJob:
     events: tuple[ThresholdEvent, ...]
     edges: np.ndarray
     reseed_globals: bool = False
+    #: Each stream's output dtype seen in training (a later change of type is an error naming
+    #: the mechanism and run) and whether its numbers are kept as exact objects.
+    dtypes: tuple[Any, Any] = (None, None)
+    exact: tuple[bool, bool] = (False, False)
+    seen: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -346,7 +354,9 @@ def _count_block(job: _CountJob, block: _Block) -> _BlockCounts:
     clock = [0.0]
     stream = _Stream(job.mechanism, job.data[block.label], block.label, seq, clock,
                      row_shape=job.row_shape[block.label], drawn=block.first_run,
-                     reseed_globals=job.reseed_globals)
+                     reseed_globals=job.reseed_globals,
+                     dtype=job.dtypes[block.label], exact_objects=job.exact[block.label],
+                     seen=set(job.seen))
     hist = HistogramAccumulator(job.edges)
     counts = np.zeros(len(job.events), dtype=np.int64)
     for x in stream.chunks(block.n_runs, block.chunk_rows):
@@ -683,7 +693,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     t_start = time.perf_counter()
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    alpha = check_probability(alpha, "alpha")
+    alpha = check_alpha(alpha)
     samples = check_int(samples, "samples", minimum=MIN_SAMPLES)
     seed = check_int(seed, "seed", minimum=0)
     if train_fraction is not None:
@@ -823,7 +833,10 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     counts = np.zeros((len(watched), 2), dtype=np.int64)
     job = _CountJob(mechanism, (data0, data1), (tr.streams[0].seed_seq, tr.streams[1].seed_seq),
                     (tr.streams[0].row_shape, tr.streams[1].row_shape), tr.scorer, watched,
-                    tr.histogram.edges, cfg.reseed_globals)
+                    tr.histogram.edges, cfg.reseed_globals,
+                    (tr.streams[0].dtype, tr.streams[1].dtype),
+                    (tr.streams[0].exact_objects, tr.streams[1].exact_objects),
+                    frozenset(tr.streams[0].seen))
     ex = open_executor(executor, scheduler, preload=(__name__,))
     try:
         blocks = _test_blocks(tr.streams, n_test, tr.chunk_rows, ex.workers)

@@ -47,6 +47,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 from typing import Any, Callable, Iterator, Literal, Sequence
 
 __all__ = ["EXECUTORS", "SCHEDULER_ENV", "ExecutorName", "Executor", "LocalExecutor",
@@ -230,6 +231,27 @@ def _worker_init() -> None:
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    _die_with_parent()
+
+
+#: The pid of the process that forks the workers (set before each fork, read in the child).
+_FORK_PARENT: int | None = None
+
+
+def _die_with_parent() -> None:
+    """A worker dies with the process that forked it (issue 25: after a SIGKILL of the parent
+    alone, orphan workers ran ~30 s more): ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux, and an
+    exit at once when the parent is already gone."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if _FORK_PARENT is not None and os.getppid() != _FORK_PARENT:
+        os._exit(1)  # the parent died before prctl: nobody will read this task's result
 
 
 def _child_main(conn: Any, shared_blob: bytes, fn_blob: bytes, item_blob: bytes) -> None:
@@ -291,6 +313,8 @@ class ProcessExecutor(Executor):
         # _worker_init ignores SIGINT and restores SIGTERM's default, so a Ctrl-C or SIGTERM
         # during its start-up cannot run the parent's handlers in it or print a traceback; the
         # parent restores its mask at once and alone handles them.
+        global _FORK_PARENT
+        _FORK_PARENT = os.getpid()
         masked = hasattr(signal, "pthread_sigmask")
         if masked:
             previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
@@ -396,8 +420,10 @@ class DaskExecutor(Executor):
 
         self._own_client = False
         self._cluster = None
+        source = "the scheduler argument"
         if scheduler is None:
             scheduler = os.environ.get(SCHEDULER_ENV) or None
+            source = f"${SCHEDULER_ENV}"
         if isinstance(scheduler, Client):
             self.client = scheduler
             self.address = str(scheduler.scheduler.address) if scheduler.scheduler else "?"
@@ -411,6 +437,11 @@ class DaskExecutor(Executor):
                                      f"({type(exc).__name__}: {exc}); start one with `dask "
                                      "scheduler` and workers with `dask worker ADDRESS`") from None
             self._own_client = True
+            # Tasks and results travel pickled: this scheduler can run code in this process
+            # (docs/scale-out-security.md); say which one it is, especially when it was taken
+            # silently from the environment.
+            print(f"dpaudit: using the Dask scheduler at {self.address} (from {source}); it "
+                  "and its workers can run code in this process", file=sys.stderr, flush=True)
         else:
             import dask
 
@@ -485,6 +516,8 @@ class DaskExecutor(Executor):
                 if fut.status == "cancelled":
                     raise _lost_scheduler(self.address, finished, len(items))
                 result = fut.result()
+                if isinstance(result, _TaskFailed):
+                    raise result.exception()
                 finished += 1
                 yield i, result
         except ExecutionError:
@@ -527,7 +560,42 @@ def _call_blobs(fn_blob: bytes, shared_blob: bytes, item_blob: bytes, token: str
     if token not in _SHARED_CACHE:
         _SHARED_CACHE.clear()
         _SHARED_CACHE[token] = cloudpickle.loads(shared_blob)
-    return cloudpickle.loads(fn_blob)(_SHARED_CACHE[token], cloudpickle.loads(item_blob))
+    try:
+        return cloudpickle.loads(fn_blob)(_SHARED_CACHE[token], cloudpickle.loads(item_blob))
+    except Exception as exc:
+        # The task's own error (e.g. a mechanism's bad output) is deterministic: sent back as a
+        # result, not raised, so Dask does not retry it 3 times and log 31 tracebacks (issue
+        # 25); retries are for lost workers only.
+        return _TaskFailed.of(exc)
+
+
+class _TaskFailed:
+    """A task's exception, carried back from a Dask worker as its result."""
+
+    def __init__(self, blob: bytes | None, text: str) -> None:
+        self.blob, self.text = blob, text
+
+    @classmethod
+    def of(cls, exc: BaseException) -> "_TaskFailed":
+        import traceback
+
+        import cloudpickle
+
+        text = "".join(traceback.format_exception(exc))
+        try:
+            return cls(cloudpickle.dumps(exc), text)
+        except Exception:
+            return cls(None, text)
+
+    def exception(self) -> BaseException:
+        import cloudpickle
+
+        if self.blob is not None:
+            try:
+                return cloudpickle.loads(self.blob)
+            except Exception:
+                pass
+        return RuntimeError(self.text)
 
 
 def _cancelled_error() -> type[BaseException]:

@@ -259,9 +259,37 @@ def _verdict_verb(verdict: str) -> str:
 
 
 def reproduce_command(record: Mapping[str, Any]) -> str:
-    """The shell command that recomputes this claim's audit bit for bit."""
-    return (f"dpaudit audit {record['id']} --budget {record.get('budget', 'standard')} "
-            f"--seed {record.get('seed', 0)} --alpha {format_value(float(record.get('alpha', 0.05)))}")
+    """The shell command that recomputes this claim's audit bit for bit (every word shell-quoted:
+    a saved record's fields must not become shell syntax, issue 25)."""
+    return _shell_words("dpaudit", "audit", record['id'], "--budget",
+                        record.get('budget', 'standard'), "--seed", record.get('seed', 0),
+                        "--alpha", format_value(float(record.get('alpha', 0.05))))
+
+
+def _shell_words(*words: Any) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(str(w)) for w in words)
+
+
+def recorded_command(text: Any) -> str:
+    """A command an audit function recorded (a saved record's ``reproduce``), or "" when it is not
+    one that :func:`dpaudit.claims.registry.reproduce_command` writes: words shell-quoted as
+    ``shlex.quote`` does, starting with ``dpaudit``, or a parenthesised note free of shell syntax.
+    A crafted record cannot put ``$(...)`` into the command a report tells readers to paste."""
+    import shlex
+
+    text = str(text or "").strip()
+    if not text or "\n" in text or "\r" in text:
+        return ""
+    if text.startswith("(") and text.endswith(")"):
+        return text if not re.search(r"[$`;|&<>\\]", text) else ""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return ""
+    ok = words[:1] == ["dpaudit"] and " ".join(shlex.quote(w) for w in words) == text
+    return text if ok else ""
 
 
 def index_reproduce_command(records: Sequence[Mapping[str, Any]], out: str = "DIR",
@@ -277,8 +305,9 @@ def index_reproduce_command(records: Sequence[Mapping[str, Any]], out: str = "DI
     ids = " ".join(r["id"] for r in records)
     if registered is not None and set(registered) == {r["id"] for r in records}:
         ids = "--all"
-    return (f"dpaudit audit-claims {ids} --budget {budget} --seed {seed} "
-            f"--alpha {format_value(float(alpha))} --out {out}")
+    words = ["--all"] if ids == "--all" else [r["id"] for r in records]
+    return _shell_words("dpaudit", "audit-claims", *words, "--budget", budget, "--seed", seed,
+                        "--alpha", format_value(float(alpha)), "--out", out)
 
 
 def exact_kind(point: Mapping[str, Any]) -> str:
@@ -648,7 +677,7 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
     worst = record.get("worst_case", {})
     ev, ev_kind = evidence_epsilon(worst)
     reproduce = reproduce_command(record)
-    extra = str(record.get("reproduce") or "").strip()
+    extra = recorded_command(record.get("reproduce"))
     provenance_rows = [(label, value) for label, value in (
         ("Paper", citation(record)),
         ("Source file", prov.get("paper", "")),
