@@ -206,7 +206,8 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
     probes = [s.draw(probe_rows) for s in streams]
     harmonize_exact(streams, probes)
     if probes[0].shape[1:] != probes[1].shape[1:] or probes[0].dtype.kind != probes[1].dtype.kind:
-        raise ValueError(f"the mechanism's outputs on data0 (shape {probes[0].shape[1:]}, dtype "
+        raise ValueError(f"mechanism {callable_name(mechanism)}: its outputs on data0 (shape "
+                         f"{probes[0].shape[1:]}, dtype "
                          f"{probes[0].dtype}) and data1 (shape {probes[1].shape[1:]}, dtype "
                          f"{probes[1].dtype}) differ in shape or type; they must be comparable")
     chunk_rows = _chunk_rows(probes[0], cfg.chunk_size)
