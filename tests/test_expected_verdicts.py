@@ -144,6 +144,20 @@ def test_afkt23_dp_ftrl_pair_epsilon_under_each_reading(reading: str, eps: float
     assert p.exact_upper == pytest.approx(expected, rel=1e-4)
 
 
+@pytest.mark.parametrize("reading, expected", [("L", 1.59001), ("2L", 0.741637)])
+def test_afkt23_dp_ftrl_accountant_under_each_reading(reading: str, expected: float) -> None:
+    """PENDING_27 (verdict not asserted). The accountant: any leaf lies in at most h = floor(log2
+    T) + 1 = 7 noisy nodes, each moved by at most 2L by a replaced loss: mu = 2L sqrt(7) / sigma,
+    sigma as in :func:`_dp_ftrl_mu`; at T = 64, eps = 1, delta = 1e-5: 1.5900 (Delta = L) and
+    0.7416 (Delta = 2L)."""
+    h, rho = 7, (math.sqrt(math.log(1e5) + 1.0) - math.sqrt(math.log(1e5))) ** 2
+    sigma = (1.0 if reading == "L" else 2.0) * math.sqrt(h / (2 * rho))
+    acc = gaussian_epsilon(2 * math.sqrt(h) / sigma, 1e-5)
+    assert acc == pytest.approx(expected, rel=1e-5)
+    p = plan("afkt23/dp-ftrl", dict(epsilon=1.0, delta=1e-5, T=64, d=2, D=1.0, reading=reading))
+    assert p.accountant == pytest.approx(acc, rel=1e-5)
+
+
 def test_afkt23_binary_tree_holds_exact_equals_claim() -> None:
     """Alg 4 sketch (binary-tree experts), Laplace node noise of scale (floor(log2 T) + 1)/eps;
     a loss vector in [0, 1]^d replaced moves each of the floor(log2 T) + 1 nodes containing its
@@ -206,6 +220,7 @@ def test_st13_tree_aggregation_violated(T: int, eps: float, expected: float) -> 
     assert exact == pytest.approx(expected)
     p = plan("st13/tree-aggregation", {"T": T, "d": 1, "epsilon": eps, "mu": 1.0})
     assert p.exact == pytest.approx(expected, rel=1e-9)
+    assert p.accountant == pytest.approx(expected, rel=1e-9)  # the pair is the worst case
     assert p.exact > p.claimed_epsilon * (1 + 1e-6)  # one such point: the claim is violated
 
 
@@ -232,6 +247,10 @@ def test_st13_pftal_violated(claim_id: str, tree_bound: str, H: float | None,
     p = plan(claim_id, prm)
     assert p.exact == pytest.approx(expected, rel=1e-9)
     assert p.exact > p.claimed_epsilon * (1 + 1e-6)
+    # accountant: a leaf lies in at most max over leaves of the nodes the prefixes t <= 32 read
+    # (6: leaf 1 in [1,1], [1,2], ..., [1,32]), each moved by at most 2L: 6 * 2 / 7 = 1.714
+    worst = max(released_nodes_containing(j, 32) for j in range(1, 33))
+    assert worst == 6 and p.accountant == pytest.approx(worst * 2.0 / 7, rel=1e-9)
 
 
 @pytest.mark.parametrize("claim_id", ["st13/bandit-ftal", "st13/bandit-ftal-convex"])
@@ -373,6 +392,22 @@ def test_pfcoco_learner_gamma_accountant(claim_id: str) -> None:
         prm = dict(base, muD_over_L=ratio)
         prm.update({"update": "exact"} if "cocop" in claim_id else {"domain": "box"})
         assert plan(claim_id, prm).accountant == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("claim_id", ["pfcoco/wdp-cocop-gaussian", "pfcoco/wdp-cocol-gaussian"])
+def test_pfcoco_learner_gaussian_accountant(claim_id: str) -> None:
+    """PENDING_27 (verdict not asserted). Option II (Gaussian nodes, Lemma 3) with the printed
+    sensitivity L + mu D: sigma = sqrt(8) (L + mu D) (log2 W + 1) ln(2/delta)^{p/2} / eps; a
+    replaced loss moves its gradient by up to 2L in the log2 W + 1 = 4 nodes of a leaf (W = T = 8,
+    strict): mu = 2L sqrt(4) / sigma. At eps = 10, delta = 1e-5, p = 1, mu D / L = 0.01:
+    gaussian_epsilon(mu, 1e-5) = 4.387 <= 10."""
+    sigma = math.sqrt(8) * 1.01 * 4 * math.sqrt(math.log(2 / 1e-5)) / 10.0
+    acc = gaussian_epsilon(2 * 2 / sigma, 1e-5)
+    assert acc == pytest.approx(4.38706, rel=1e-5)
+    prm = {"T": 8, "W": 8, "boundary": "strict", "d": 1, "delta": 1e-5, "epsilon": 10.0,
+           "log_power": 1, "muD_over_L": 0.01}
+    prm.update({"update": "exact"} if "cocop" in claim_id else {"domain": "box"})
+    assert plan(claim_id, prm).accountant == pytest.approx(acc, rel=1e-5)
 
 
 def test_pfcoco_wdp_cocop_gamma_violated() -> None:
