@@ -154,3 +154,21 @@ def test_the_independent_rule_on_hand_made_tables() -> None:
                 "points": [dict(point(1.0, 2.0, 2.0), parameters={"r": "b"}),
                            dict(point(1.0, 0.5, 0.9), parameters={"r": "a"})]}
     assert expected_verdict(readings) == "holds"
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=_ids(RECORDS))
+def test_bonferroni_shares_sum_to_the_family_alpha(path: Path) -> None:
+    """Every empirical test of a record ran at family alpha / tests, there are exactly ``tests`` of
+    them, and their levels sum to the record's alpha (all lower bounds hold jointly with
+    probability >= 1 - alpha)."""
+    rec = _load(path)
+    shares = [p["evidence"]["empirical"]["bonferroni"] for p in rec["points"]
+              if isinstance(p.get("evidence"), dict) and "empirical" in p["evidence"]
+              and "bonferroni" in p["evidence"]["empirical"]]
+    if not shares:
+        pytest.skip("no empirical test in this record")
+    n = shares[0]["tests"]
+    assert all(b["tests"] == n and b["family_alpha"] == rec["alpha"] for b in shares)
+    assert len(shares) == n, f"{len(shares)} tests recorded, the split counted {n}"
+    assert sorted(b["test"] for b in shares) == list(range(1, n + 1))
+    assert sum(b["per_test_alpha"] for b in shares) == pytest.approx(rec["alpha"], rel=1e-12)
