@@ -428,14 +428,18 @@ def test_pfcoco_wdp_cocop_gamma_violated() -> None:
 
 # ==================================== jkt12 =====================================================
 
-@pytest.mark.parametrize("claim_id, T, eps, expected", [("jkt12-colt/privatesum", 2, 1.0, 3.54994)])
+@pytest.mark.parametrize("claim_id, T, eps, expected", [("jkt12-colt/privatesum", 2, 1.0, 3.54994),
+                                                      ("jkt12-arxiv/privatesum", 64, 0.01, 0.0722400)])
 def test_jkt12_privatesum_violated(claim_id: str, T: int, eps: float, expected: float) -> None:
-    """PrivateSum (JKT12-COLT Alg 5): Gaussian node noise sigma = R ceil(log2 T) sqrt(ln(1/delta))
-    / eps = 3.3931 at T = 2, R = 1, delta = 1e-5. The pair w_1 = +-R e_1 moves both released nodes
-    containing w_1 ([1,1], [1,2]) by 2R: mu = 2R sqrt(2) / sigma = 0.8336, exact epsilon
-    gaussian_epsilon(0.8336, 1e-5) = 3.550 > 1. Verdict: violated."""
-    sigma = 1.0 * max(1, (T - 1).bit_length()) * math.sqrt(math.log(1e5)) / eps
-    mu = 2.0 * math.sqrt(released_nodes_containing(1, T)) / sigma
+    """PrivateSum (JKT12 Alg 5, line 3), log T read as log2 T (the tree's depth), R = 1,
+    delta = 1e-5: COLT sigma^2 = R^2 / eps^2 log^2 T log(log T / delta); arXiv sigma^2 = R^2 / eps
+    log^2 T log(log T / delta). The pair w_1 = +-R e_1 moves each released node containing w_1
+    (the prefix nodes [1, 2^j], floor(log2 T) + 1 of them) by 2R: mu = 2R sqrt(count) / sigma.
+    COLT, T = 2, eps = 1: sigma = 3.3931, mu = 0.8336, exact 3.550 > 1. arXiv, T = 64, eps = 0.01:
+    sigma = 218.85, mu = 0.02418, exact 0.07224 > 0.01. Verdict: violated."""
+    lg = math.log2(T)
+    var = lg ** 2 * math.log(lg / 1e-5) / (eps ** 2 if claim_id.startswith("jkt12-colt") else eps)
+    mu = 2.0 * math.sqrt(released_nodes_containing(1, T)) / math.sqrt(var)
     exact = gaussian_epsilon(mu, 1e-5)
     assert exact == pytest.approx(expected, rel=1e-5)
     p = plan(claim_id, {"R": 1.0, "T": T, "d": 1, "delta": 1e-5, "epsilon": eps,
