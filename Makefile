@@ -11,7 +11,7 @@ SEED   ?= 0
 # idle OpenBLAS workers busy-waiting between calls halve sampling speed on small machines.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: audit test reports utility campaign smt bench check-html clean library-audits
+.PHONY: audit test reports utility campaign smt bench check-html mutants clean library-audits
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,12 @@ audit: $(STAMP)
 ## The test suite (the command CI runs). Slow statistical campaigns are excluded (see `campaign`).
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
+
+## Mutation testing of the lines a verdict rests on (scripts/mutants.py: Bonferroni split, interval
+## levels, held-out split, replace-one doublings, accountant sensitivities, the verdict rule): each
+## named mutant must be killed by the default suite without the golden test (~5 minutes).
+mutants: $(STAMP)
+	$(BIN)/python scripts/mutants.py --baseline
 
 ## Regenerate the committed reviewer reports (standard budget) in reports/.
 reports: $(STAMP)

@@ -615,7 +615,13 @@ def test_exponential_pair_is_nearly_tight() -> None:
 @pytest.mark.parametrize("name", sorted(CALIBRATED))
 def test_false_alarm_rate_at_most_alpha(name: str) -> None:
     mech, d0, d1, delta = CALIBRATED[name]
-    reps, alpha = 200, 0.05
+    # Power (issue 28): at alpha = 0.25 per audit (validity must hold at every level; a larger
+    # level makes alarms frequent enough to count), R = 80 audits and the rule "fail when more than
+    # c = binom(80, 0.25).ppf(0.999) = 33 alarms": false-failure probability for a valid auditor
+    # binom(80, 0.25).sf(33) = 4.6e-4; power against an auditor at 2x the nominal rate (0.5 per
+    # audit) binom(80, 0.5).sf(33) = 0.927. (The former 200 audits at alpha = 0.05 had power
+    # binom(200, 0.10).sf(21) = 0.35 against 2x.)
+    reps, alpha = 80, 0.25
     bounds = np.array([audit(mech, d0, d1, epsilon=1.0, delta=delta, samples=10_000, alpha=alpha,
                              seed=s).epsilon_lower_bound for s in range(reps)])
     false_alarms = int(np.sum(bounds > 1.0))
@@ -634,7 +640,15 @@ def test_null_mechanism_shows_no_privacy_loss_beyond_alpha(kind: str) -> None:
     else:
         def mech(d, n, g):
             return g.normal(size=(n, 30))
-    reps, alpha = 200, 0.05
+    # Power (issue 28): at alpha = 0.25 per audit (validity must hold at every level; a larger
+    # level makes positive bounds frequent enough to count), R = 80 audits and the rule "fail when more than
+    # c = binom(80, 0.25).ppf(0.999) = 33 positive bounds": false-failure probability for a valid auditor
+    # binom(80, 0.25).sf(33) = 4.6e-4; power against an auditor at 2x the nominal rate (0.5 per
+    # audit) binom(80, 0.5).sf(33) = 0.927. (The former 200 audits at alpha = 0.05 had power
+    # binom(200, 0.10).sf(21) = 0.35 against 2x.)
+    # A train/test leak is caught deterministically by test_null_power.test_test_split_runs_are_fresh
+    # (false-failure probability ~0, power 1 against reuse of the training runs).
+    reps, alpha = 80, 0.25
     positives = sum(audit(mech, 0, 1, samples=2_000, alpha=alpha, seed=s).epsilon_lower_bound > 0
                     for s in range(reps))
     print(f"{kind}: {positives}/{reps} positive bounds")
@@ -1117,6 +1131,9 @@ def test_detects_broken_mechanism(name: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CALIBRATED))
 def test_false_alarm_campaign(name: str) -> None:
+    # Campaign: binom(R, alpha).ppf(0.999) rule; at R = 1000, alpha = 0.05 (c = 73) the
+    # false-failure probability is binom(1000, 0.05).sf(73) = 6.5e-4 and the power against an
+    # auditor at 2x the nominal rate binom(1000, 0.10).sf(73) = 0.998.
     mech, d0, d1, delta = CALIBRATED[name]
     reps, alpha = 1_000, 0.05
     bounds = np.array([audit(mech, d0, d1, epsilon=1.0, delta=delta, samples=20_000, alpha=alpha,

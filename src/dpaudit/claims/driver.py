@@ -212,8 +212,11 @@ def _optional(decl: Any, name: str) -> Any:
     return getattr(decl, name, None)
 
 
-def _bonferroni(ctx: AuditContext, n_tests: int, rank: int, what: str) -> dict[str, Any]:
-    return {"family_alpha": ctx.alpha, "tests": n_tests, "per_test_alpha": ctx.alpha / n_tests,
+def _bonferroni(ctx: AuditContext, n_tests: int, rank: int, what: str,
+                per_test_alpha: float) -> dict[str, Any]:
+    # per_test_alpha is the alpha the engine received (not recomputed here), so the record says
+    # what was done even if the split above were wrong (issue 28).
+    return {"family_alpha": ctx.alpha, "tests": n_tests, "per_test_alpha": per_test_alpha,
             "test": rank + 1, "what": what, "note": BONFERRONI_NOTE}
 
 
@@ -387,7 +390,7 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
         if plan.empirical.statistic is not None:  # name it in words, not by its Python qualname
             emp["statistic"] = dict(emp.get("statistic") or {},
                                     description=plan.empirical.statistic_name)
-        emp["bonferroni"] = _bonferroni(ctx, n_tests, rank, plan.empirical.what)
+        emp["bonferroni"] = _bonferroni(ctx, n_tests, rank, plan.empirical.what, a_test)
         ev = dict(plan.evidence)
         ev["empirical"] = emp
         tested.append(TestedPoint(index, plan, res, rank))
