@@ -30,6 +30,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpaudit.blackbox.sampling import _Stream
+
 __all__ = ["RngProbe", "probe_rng", "PROBE_RUNS", "NOT_REPRODUCIBLE_NOTE"]
 
 #: Runs per probe call (3 calls, 4 when the mechanism is flagged).
@@ -75,11 +77,17 @@ def probe_rng(mechanism: Callable[..., Any], data: Any, seed: int,
     s1, s2 = np.random.SeedSequence([seed, 0x9B0BE]).spawn(2)
     np_state, py_state = np.random.get_state(), random.getstate()
 
+    checker = _Stream(mechanism, data, 0, s1, [0.0])
+
     def call(rng_seed: np.random.SeedSequence, global_seed: int) -> np.ndarray:
         np.random.seed(global_seed)
         random.seed(global_seed)
         out = mechanism(data, runs, np.random.default_rng(rng_seed))
-        return np.array(out, copy=True)
+        # The probe's outputs get the streams' checks (shape, NaN, None, types): a mechanism that
+        # misbehaves only in its first calls must not slip through because the probe made them.
+        checked = checker._check(out, runs)
+        checker.row_shape = checker.dtype = None
+        return np.array(checked, copy=True)
 
     try:
         a = call(s1, 1)
