@@ -11,7 +11,7 @@ SEED   ?= 0
 # idle OpenBLAS workers busy-waiting between calls halve sampling speed on small machines.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: audit test reports utility campaign smt bench check-html clean
+.PHONY: audit test reports utility campaign smt bench check-html mutants clean library-audits
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,10 +30,30 @@ audit: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q
 
+## Mutation testing of the lines a verdict rests on (scripts/mutants.py: Bonferroni split, interval
+## levels, held-out split, replace-one doublings, accountant sensitivities, the verdict rule): each
+## named mutant must be killed by the default suite without the golden test (~5 minutes).
+mutants: $(STAMP)
+	$(BIN)/python scripts/mutants.py --baseline
+
 ## Regenerate the committed reviewer reports (standard budget) in reports/.
 reports: $(STAMP)
 	$(BIN)/dpaudit audit-claims --all --budget standard --seed $(SEED) --jobs $(JOBS) --out reports; \
 	  status=$$?; [ $$status -le 1 ]
+
+## Other libraries' releases audited as claims (examples/libraries: jax-privacy's banded MF
+## privatizer, OpenDP's Laplace and Gaussian measurements), reports in reports/libraries. Their heavy
+## dependencies (jax, jaxlib, jax-privacy, opendp: ~700 MB) live in a separate venv, $(LIBVENV),
+## created on demand with the `libraries` extra; the library tests run there too (-m libraries).
+LIBVENV ?= .venv-libraries
+LIBRARY_CLAIMS := opendp/laplace-count opendp/gaussian-count jax_privacy/bandmf
+library-audits:
+	[ -x $(LIBVENV)/bin/dpaudit ] || { $(PYTHON) -m venv $(LIBVENV) && \
+	  $(LIBVENV)/bin/python -m pip install --quiet -c constraints.txt -e '.[test,libraries]'; }
+	$(LIBVENV)/bin/dpaudit audit-claims $(LIBRARY_CLAIMS) --budget quick --seed $(SEED) \
+	  --plugin examples/libraries/opendp_claims.py --plugin examples/libraries/jax_privacy_claims.py \
+	  --out reports/libraries; status=$$?; [ $$status -le 1 ]
+	$(LIBVENV)/bin/python -m pytest -q -m libraries tests/test_library_claims.py
 
 ## Regret experiments of JKT12 and ST13 next to the papers' numbers (~4-8 minutes), in reports/utility.
 utility: $(STAMP)

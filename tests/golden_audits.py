@@ -52,6 +52,9 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--print"]:  # one record to stdout (what the test compares)
         sys.stdout.write(canonical_record(argv[1]))
         return 0
+    if argv[:1] == ["--print-json"]:  # several records, one process: {claim id: record text}
+        json.dump({claim_id: canonical_record(claim_id) for claim_id in argv[1:]}, sys.stdout)
+        return 0
     ids = argv or [rc.claim.id for rc in all_claims()]
     GOLDEN_DIR.mkdir(exist_ok=True)
     for claim_id in ids:

@@ -160,7 +160,7 @@ def test_exact_epsilon_within_accountant_on_realizable_pairs():
     T, d = 6, 3
     p = algorithm1_parameters(8.0, d, T, beta=0.4)
     acc = alg1_accountant(p)
-    assert acc == pytest.approx(p.svt_epsilon + p.eta * min(p.selections, T // 2))
+    assert acc == pytest.approx(p.svt_epsilon / 2 + p.eta * min(p.selections, T // 2))
     for name, s0, s1 in threshold_pairs(T, d, r=1):
         assert is_replace_one(s0, s1)
         assert exact_epsilon_alg1(s0, s1, p) <= acc + 1e-9, name

@@ -50,14 +50,16 @@ def test_inconclusive_reason_states_the_bracket_and_the_number_that_decides_it()
     v, why = decide_verdict(pts, [])
     assert v == "inconclusive"
     assert "accountant gives epsilon 3 > claimed 1 at T=8 (and at 1 other of the 2" in why
-    assert ("epsilon is between 0.6 (certified lower bound of the worst pair found) and 3 "
-            "(accountant), and the claim fails iff it exceeds 1") in why
-    assert "detect epsilon >= 1.7 there with probability 0.8, so more runs" in why
+    # One sentence: the number that decides it, its known bracket, the claimed value (issue 27).
+    assert ("The one number that decides it: the implemented release's epsilon there, known to be "
+            "between 0.6 (certified lower bound of the worst pair found) and 3 (accountant); "
+            "above 1 the claim fails, at or below it the claim holds there.") in why
+    assert "detects epsilon >= 1.7 there with probability 0.8" in why
     _, why = decide_verdict([point(epsilon_accountant=3.0)], [])
-    assert "is at most 3 (accountant; no lower evidence at this point)" in why
+    assert "known to be at most 3 (accountant; no lower evidence at this point)" in why
     power["detectable_epsilon"] = "inf"
     _, why = decide_verdict(pts[:1], [])
-    assert "cannot detect any finite epsilon" in why
+    assert "detects no finite epsilon there" in why
 
 
 def test_failed_lemma_without_privacy_counterexample_is_inconclusive():

@@ -157,8 +157,9 @@ def test_statistic_never_peeks_at_the_test_split(name: str) -> None:
     for label, start, active in (("clean", n_train, False), ("test", n_train, True),
                                  ("train", n_train - 200, True)):
         m = Poisoned(mech, start, _shift_data1, active)
+        # rng_probe=False: the probe's extra calls would shift the run counter Poisoned uses.
         runs[label] = audit(m, d0, d1, epsilon=1.0, samples=samples, seed=3,
-                            statistics=[name], chunk_size=700)
+                            statistics=[name], chunk_size=700, rng_probe=False)
     clean, test, train = runs["clean"], runs["test"], runs["train"]
     assert clean.statistic["name"] == test.statistic["name"]
     assert _choice_record(clean) == _choice_record(test)
@@ -175,7 +176,8 @@ def test_choice_among_the_family_never_peeks_at_the_test_split() -> None:
         for active in (False, True):
             n_train, _ = _split_sizes(6_000, None)
             m = Poisoned(mech, n_train, _shift_data1, active)
-            r = audit(m, d0, d1, epsilon=1.0, samples=6_000, seed=5, chunk_size=500)
+            r = audit(m, d0, d1, epsilon=1.0, samples=6_000, seed=5, chunk_size=500,
+                      rng_probe=False)  # the probe's calls would shift Poisoned's run counter
             assert len(r.statistic["chosen_from"]) >= 2
             recs.append(_choice_record(r))
         assert recs[0] == recs[1]
@@ -533,7 +535,8 @@ CAMPAIGN = {
 def test_false_alarm_campaign_learned_statistics(name: str) -> None:
     # 1000 audits per statistic of a mechanism that is at most 1-DP, claimed epsilon 1: a valid
     # auditor has false-alarm probability <= alpha per audit; more than binom(1000, 0.05).ppf(0.999)
-    # = 73 false alarms happens with probability < 1e-3.
+    # = 73 false alarms happens with probability binom(1000, 0.05).sf(73) = 6.5e-4; power against an
+    # auditor at 2x the nominal rate: binom(1000, 0.10).sf(73) = 0.998.
     mech, d0, d1, names = CAMPAIGN[name]
     reps, alpha = 1_000, 0.05
     bounds = np.array([audit(mech, d0, d1, epsilon=1.0, samples=5_000, alpha=alpha,

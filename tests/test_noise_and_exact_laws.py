@@ -113,3 +113,119 @@ def test_product_laplace_pure_and_bracketed() -> None:
     truth = 1 + 2 * math.log(1 - 1e-3)
     assert one.value <= truth + 1e-9 <= one.upper + 2e-3
     assert truth - one.value < 0.01
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 24: accounting any event with the relation explicit; sparse vector and exponential
+# mechanism schedules. Expected values: the Gaussian closed form above and the optimal composition
+# of k eps0-DP pieces written out here (Kairouz, Oh & Viswanath 2015, Thm 3.3 / Murtagh & Vadhan
+# 2016): delta(eps) = sum_l C(k, l) max(0, e^{(k-l) eps0} - e^{eps + l eps0}) / (1 + e^{eps0})^k.
+# ----------------------------------------------------------------------------------------------
+
+def kov_delta(eps0: float, k: int, eps: float) -> float:
+    total = sum(math.comb(k, i) * max(0.0, math.exp((k - i) * eps0) - math.exp(eps + i * eps0))
+                for i in range(k + 1))
+    return total / (1.0 + math.exp(eps0)) ** k
+
+
+def test_epsilon_of_refuses_a_missing_relation_or_reading() -> None:
+    import dp_accounting
+
+    ev = dp_accounting.GaussianDpEvent(2.0)
+    with pytest.raises(TypeError, match="neighbours"):
+        noise.epsilon_of(ev, 1e-5, sensitivity_is="distance")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="sensitivity_is"):
+        noise.epsilon_of(ev, 1e-5, neighbours="replace-one")  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="contribution"):
+        noise.epsilon_of(ev, 1e-5, neighbours="replace-one", sensitivity_is="l2")
+    with pytest.raises(TypeError, match="neighbours"):
+        noise.delta_of(ev, 1.0, sensitivity_is="distance")  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("relation,reading,mu", [("replace-one", "contribution", 1.0),
+                                                 ("add-remove", "contribution", 0.5),
+                                                 ("replace-one", "distance", 0.5),
+                                                 ("add-remove", "distance", 0.5)])
+def test_epsilon_of_counts_the_factor_of_two_once(relation, reading, mu) -> None:
+    import dp_accounting
+
+    # noise multiplier 2 on a composition of 4 (2 explicit x 2 self-composed): one piece has
+    # mu = 1 / 2 per unit of distance; four compose to mu = 1 (distance) or 2 (replace-one
+    # contribution): sqrt(4) * (1 or 2) / 2.
+    piece = dp_accounting.GaussianDpEvent(2.0)
+    ev = dp_accounting.ComposedDpEvent([dp_accounting.SelfComposedDpEvent(piece, 2), piece, piece])
+    eps = noise.epsilon_of(ev, 1e-5, neighbours=relation, sensitivity_is=reading)
+    assert gaussian_delta(2 * mu, eps) == pytest.approx(1e-5, rel=1e-6)
+    d = noise.delta_of(ev, eps, neighbours=relation, sensitivity_is=reading)
+    assert d == pytest.approx(1e-5, rel=1e-6)
+
+
+def test_epsilon_of_matches_dp_accountings_replace_one_for_a_contribution() -> None:
+    # AUDIT-METHOD section 4: GaussianDpEvent(2.0) at 1e-5 is 4.377 under dp-accounting's
+    # REPLACE_ONE (which doubles the shift) and 1.993 under ADD_OR_REMOVE_ONE.
+    import dp_accounting
+
+    ev = dp_accounting.GaussianDpEvent(2.0)
+    assert noise.epsilon_of(ev, 1e-5, neighbours="replace-one",
+                            sensitivity_is="contribution") == pytest.approx(4.377, abs=2e-3)
+    assert noise.epsilon_of(ev, 1e-5, neighbours="replace-one",
+                            sensitivity_is="distance") == pytest.approx(1.993, abs=2e-3)
+
+
+def test_laplace_pieces_of_a_contribution_double_under_replace_one() -> None:
+    import dp_accounting
+
+    ev = dp_accounting.ComposedDpEvent([dp_accounting.LaplaceDpEvent(4.0)] * 3)
+    assert noise.epsilon_of(ev, 0.0, neighbours="replace-one",
+                            sensitivity_is="contribution") == pytest.approx(3 * 2 / 4)
+    assert noise.epsilon_of(ev, 0.0, neighbours="add-remove",
+                            sensitivity_is="contribution") == pytest.approx(3 / 4)
+
+
+@pytest.mark.parametrize("k,delta", [(1, 1e-6), (10, 1e-6), (30, 1e-5)])
+def test_sparse_vector_composes_its_runs_exactly(k, delta) -> None:
+    # Lyu, Su & Li (2017) Alg. 1: one run is (d / b1 + 2 c d / b2)-DP; here b1 = 4, b2 = 16,
+    # c = 2 and a contribution of 1: d = 2 under replace-one, run epsilon = 0.5 + 0.5 = 1.0.
+    sched = noise.SparseVector(threshold_scale=4.0, query_scale=16.0, sensitivity=1.0, cutoff=2,
+                               releases=k)
+    eps0 = 2 / 4 + 2 * 2 * 2 / 16
+    assert sched.run_epsilon(neighbours="replace-one") == pytest.approx(eps0, rel=1e-15)
+    assert sched.run_epsilon(neighbours="add-remove") == pytest.approx(eps0 / 2, rel=1e-15)
+    assert sched.epsilon(0.0, neighbours="replace-one") == pytest.approx(k * eps0, rel=1e-15)
+    eps = sched.epsilon(delta, neighbours="replace-one")
+    assert eps <= k * eps0 + 1e-12
+    # The accountant's answer is the optimal composition: delta is met there and not 1e-3 below.
+    assert kov_delta(eps0, k, eps) <= delta * (1 + 1e-6)
+    if eps < k * eps0 - 1e-6:
+        assert kov_delta(eps0, k, eps - 1e-3) > delta
+    mono = noise.SparseVector(threshold_scale=4.0, query_scale=16.0, sensitivity=1.0, cutoff=2,
+                              monotonic=True)
+    assert mono.run_epsilon(neighbours="replace-one") == pytest.approx(2 / 4 + 2 * 2 / 16)
+
+
+def test_exponential_mechanism_selections_compose_exactly_and_guard_the_rr_pitfall() -> None:
+    import dp_accounting
+
+    # beta = 0.025, contribution 1, replace-one: each selection is 2 * 0.025 * 2 = 0.1-DP; ten of
+    # them at delta = 0 are exactly 1.0, and at delta = 1e-6 the optimal composition.
+    sched = noise.ExponentialMechanism(beta=0.025, sensitivity=1.0, releases=10)
+    assert sched.selection_epsilon(neighbours="replace-one") == pytest.approx(0.1)
+    assert sched.epsilon(0.0, neighbours="replace-one") == pytest.approx(1.0)
+    eps = sched.epsilon(1e-6, neighbours="replace-one")
+    assert kov_delta(0.1, 10, eps) <= 1e-6 * (1 + 1e-6)
+    assert eps == pytest.approx(1.0, abs=1e-3)  # ten 0.1-pieces: nothing to gain at delta 1e-6
+    # dp-accounting's PLDAccountant drops the count of self-composed randomized response (the
+    # same pieces): it reports one piece, 0.1. The schedule must not.
+    p = 2 / (1 + math.exp(0.1))  # binary RR with epsilon 0.1
+    acc = dp_accounting.pld.PLDAccountant(dp_accounting.NeighboringRelation.REPLACE_ONE)
+    acc.compose(dp_accounting.RandomizedResponseDpEvent(p, 2), 10)
+    assert acc.get_epsilon(1e-6) < 0.2 < eps
+    assert noise.ExponentialMechanism(beta=0.025, sensitivity=1.0, monotonic=True
+                                      ).selection_epsilon(neighbours="add-remove") \
+        == pytest.approx(0.025)
+
+
+def test_new_schedules_refuse_a_missing_relation() -> None:
+    for sched in (noise.SparseVector(1.0, 1.0, 1.0), noise.ExponentialMechanism(1.0, 1.0)):
+        with pytest.raises(TypeError, match="neighbours"):
+            sched.epsilon(1e-6)  # type: ignore[call-arg]

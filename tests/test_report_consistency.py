@@ -13,9 +13,13 @@ values actually plotted next to the PNG) and the page is rendered; the test chec
   audited point" only when it is the worst point;
 * the sensitivity figure: its largest drawn ratio is the lemma table's worst ratio, or the caption
   says which example is drawn and gives both numbers;
+* the figures fit a laptop window: no PNG is wider than a page section at 800 px, so the browser
+  never scales it down and legends stay at least 10 px tall; a histogram's axis names its score,
+  never calling a score that goes negative a "likelihood ratio", with TeX subscripts drawn;
 * the page: evidence columns (claimed, delta, exact/certified, accountant, lower bound, ratio) are
   the first columns of the evidence table; exact vs certified is labelled as in the JSON; the
-  verdict never says "every lemma held" when a lemma was not checked; no Python repr in any text.
+  verdict never says "every lemma held" when a lemma was not checked; no Python repr in any text;
+  no JSON embedded in the HTML and no cut JSON block in the Markdown.
 """
 
 from __future__ import annotations
@@ -214,6 +218,51 @@ def test_page_puts_evidence_first_labels_exact_kinds_and_has_no_python_reprs(ren
     # "every lemma held" only when every lemma of the claim was checked and held.
     if any(lem["status"] == "not checked" for lem in record["lemmas"]):
         assert "every lemma held" not in text and "every lemma held" not in md
+
+
+#: Width of a page section's content at an 800 px wide window: the window minus main's padding
+#: (2 x 12 px), the section's padding (2 x 14 px) and its border (2 x 1 px) in style.css's narrow
+#: layout. Images are shown at their natural size up to this width.
+SECTION_PX_AT_800 = 800 - 2 * 12 - 2 * 14 - 2
+
+
+def _png_width(png: bytes) -> int:
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(png[16:20], "big")
+
+
+def test_figures_fit_a_laptop_window_with_legible_legends(rendered) -> None:
+    _, figs, _, _ = rendered
+    css = (Path(plots.__file__).with_name("templates") / "style.css").read_text(encoding="utf-8")
+    assert "@media (max-width: 1000px)" in css and "padding: 16px 12px 32px" in css
+    for plot in figs.values():
+        width = _png_width(plot.png)
+        assert width <= plots.FIGURE_MAX_PX <= SECTION_PX_AT_800, (plot.name, width)
+        shown = min(1.0, SECTION_PX_AT_800 / width)
+        legend_px = plots.LEGEND_PT * plots._DPI / 72 * shown
+        assert legend_px >= 10, (plot.name, legend_px)
+
+
+def test_histogram_axis_says_what_the_score_is(rendered) -> None:
+    _, figs, _, _ = rendered
+    if "histogram" not in figs:
+        pytest.skip("no histogram in this record")
+    data = figs["histogram"].data
+    label = data["xlabel"]
+    assert label.startswith("score: ")
+    outside_math = re.sub(r"\$[^$]*\$", "", label)
+    assert "_{" not in outside_math, label  # TeX subscripts are drawn, not printed raw
+    if min(data["edges"]) < 0:
+        words = " ".join(label.split())
+        assert "likelihood ratio" not in words.replace("log-likelihood ratio", "").replace(
+            "log likelihood ratio", ""), label
+
+
+def test_pages_embed_no_json(rendered) -> None:
+    record, _, page, md = rendered
+    assert "<pre><code>{" not in page.split("Sensitivity lemmas")[0]
+    assert f'href="{record["id"].rsplit("/", 1)[-1]}.json"' in page
+    assert "more characters" not in md and "more characters" not in page
 
 
 def _render(record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, plots.Plot], str, str]:

@@ -443,8 +443,11 @@ def test_index_json_follows_the_schema(rendered: Path) -> None:
         assert (rendered / row["report"]).is_file()
         assert row["report"] == f"{row['id']}.html"
     bad = rows[1]
+    # 'claimed' is the claim at the worst point (epsilon 0.5 there), the default instance is
+    # 'claimed_example' (issue 27).
     assert bad == {**bad, "paper": "demo.txt", "theorem": "Theorem 3",
-                   "claimed": {"epsilon": 1.0, "delta": 0.0}, "verdict": "violated"}
+                   "claimed": {"epsilon": 0.5, "delta": 0.0},
+                   "claimed_example": {"epsilon": 1.0, "delta": 0.0}, "verdict": "violated"}
     assert bad["worst_case"]["parameters"] == {"epsilon": 0.5, "T": 1}
     assert bad["worst_case"]["epsilon_exact"] == 1.0
     assert bad["lemmas"] == [{"statement": LEMMA.statement, "status": "violated",
@@ -457,11 +460,13 @@ def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:
     rows = [ln for ln in md.splitlines() if ln.startswith("| `demo-")]
     assert rows == [
         "| `demo-arxiv/gauss` | **holds** |  | (2, 1e-05) | (2, 1e-05) | — | 1.9 | 1.2 | "
-        "demo.txt (arXiv v2) | Theorem 9 | [md](demo-arxiv/gauss.md) · [html](demo-arxiv/gauss.html) |",
+        "[demo](papers/demo.md) | Theorem 9 | [md](demo-arxiv/gauss.md) · [html](demo-arxiv/gauss.html) |",
         "| `demo-colt/half-laplace` | **violated** | at every audited point (6 of 6) | (1, 0) | "
-        "(0.5, 0) | 1 | 0.5 | 0.8 | demo.txt (COLT 2012) | Theorem 3 | "
+        "(0.5, 0) | 1 | 0.5 | 0.8 | [demo](papers/demo.md) | Theorem 3 | "
         "[md](demo-colt/half-laplace.md) · [html](demo-colt/half-laplace.html) |",
     ]
+    # The claim rows name the paper; its citation is printed once, in the papers table.
+    assert md.count("demo.txt (COLT 2012)") == 1
     assert ("dpaudit audit-claims demo-arxiv/gauss demo-colt/half-laplace --budget quick --seed 7 "
             "--alpha 0.05 --out reports") in md
     page = check_html(render_index_html(records, "reports"))

@@ -57,7 +57,13 @@ def _binary(p: float, q: float):
     ("tight-delta", _binary(math.e * 0.2 + 0.05, 0.2), 0.05),
 ])
 def test_false_alarm_rate_at_most_alpha(name, mech, delta) -> None:
-    reps, alpha = 200, 0.05
+    # Power (issue 28): at alpha = 0.25 per audit (validity must hold at every level; a larger
+    # level makes alarms frequent enough to count), R = 80 audits and the rule "fail when more than
+    # c = binom(80, 0.25).ppf(0.999) = 33 alarms": false-failure probability for a valid auditor
+    # binom(80, 0.25).sf(33) = 4.6e-4; power against an auditor at 2x the nominal rate (0.5 per
+    # audit) binom(80, 0.5).sf(33) = 0.927. (The former 200 audits at alpha = 0.05 had power
+    # binom(200, 0.10).sf(21) = 0.35 against 2x.)
+    reps, alpha = 80, 0.25
     alarms = sum(sequential_audit(mech, 0, 1, epsilon=1.0, delta=delta, alpha=alpha,
                                   max_samples=10_000, seed=s).verdict == "violated"
                  for s in range(reps))
@@ -72,6 +78,8 @@ def test_false_alarm_rate_at_most_alpha(name, mech, delta) -> None:
     ("tight-delta", _binary(math.e * 0.2 + 0.05, 0.2), 0.05),
 ])
 def test_false_alarm_campaign(name, mech, delta) -> None:
+    # R = 1000, alpha = 0.05, c = binom(1000, 0.05).ppf(0.999) = 73: false-failure probability
+    # 6.5e-4, power against 2x the nominal rate binom(1000, 0.10).sf(73) = 0.998.
     reps, alpha = 1_000, 0.05
     alarms = sum(sequential_audit(mech, 0, 1, epsilon=1.0, delta=delta, alpha=alpha,
                                   max_samples=100_000, seed=10_000 + s).verdict == "violated"

@@ -17,6 +17,7 @@ __all__ = [
     "check_positive",
     "check_nonnegative",
     "check_probability",
+    "check_alpha",
     "check_int",
     "check_finite_array",
     "check_generator",
@@ -58,6 +59,21 @@ def check_probability(p: object, name: str, open_interval: bool = True) -> float
         raise ValueError(f"{name} must be in (0, 1), got {p!r}")
     if not open_interval and not 0.0 <= v <= 1.0:
         raise ValueError(f"{name} must be in [0, 1], got {p!r}")
+    return v
+
+
+#: Smallest level an audit accepts: below it ``1 / alpha`` and the per-interval levels of a
+#: Bonferroni split underflow or overflow double precision (issue 25: ``alpha=5e-324`` was
+#: reported as "got 0.0" by an internal check).
+MIN_ALPHA = 1e-300
+
+
+def check_alpha(alpha: object, name: str = "alpha") -> float:
+    """Return ``alpha`` as a float in [:data:`MIN_ALPHA`, 1)."""
+    v = check_probability(alpha, name)
+    if v < MIN_ALPHA:
+        raise ValueError(f"{name} must be in (0, 1) and at least {MIN_ALPHA:g} (smaller levels "
+                         f"underflow double precision), got {alpha!r}")
     return v
 
 

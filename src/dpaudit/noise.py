@@ -2,12 +2,16 @@
 
 The public face of :mod:`dpaudit.formal.noise_schedules` (see it for the conventions): a schedule
 states a record's largest contribution (``sensitivity``) and every epsilon asks for the relation
-(``neighbours="replace-one"`` doubles it, ``"add-remove"`` does not).
+(``neighbours="replace-one"`` doubles it, ``"add-remove"`` does not). A ``dp_accounting.DpEvent``
+of your own is accounted with :func:`epsilon_of` / :func:`delta_of`, which require the relation and
+what the event's sensitivity means (``sensitivity_is="contribution"`` or ``"distance"``).
 """
 
-from dpaudit.formal.noise_schedules import (GaussianNoise, LaplaceNoise, distance_factor,
-                                            gaussian_tree, laplace_tree, matrix_factorization,
-                                            tree_depth)
+from dpaudit.formal.noise_schedules import (ExponentialMechanism, GaussianNoise, LaplaceNoise,
+                                            SparseVector, as_distance_event, delta_of,
+                                            distance_factor, epsilon_of, gaussian_tree,
+                                            laplace_tree, matrix_factorization, tree_depth)
 
 __all__ = ["GaussianNoise", "LaplaceNoise", "gaussian_tree", "laplace_tree",
-           "matrix_factorization", "tree_depth", "distance_factor"]
+           "matrix_factorization", "tree_depth", "distance_factor", "SparseVector",
+           "ExponentialMechanism", "epsilon_of", "delta_of", "as_distance_event"]

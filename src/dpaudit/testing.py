@@ -103,6 +103,10 @@ def violation_message(result: "AuditResult", reproduce: str) -> str:
     lines.append(f"  samples:   {samples.get('per_input', result.samples)} per input (training "
                  f"{_sum(samples.get('fit'), samples.get('select'))}, test {samples.get('test')}), "
                  f"seed {d.get('seed')}, statistic: {stat_name}")
+    if getattr(result, "chosen_pair", ""):
+        lines.append(f"  pair:      {result.chosen_pair}")
+    if (d.get("rng") or {}).get("rng_ignored"):
+        lines.append(f"  rng:       {d['rng'].get('note', '')}")
     pairs = d.get("pairs") or {}
     if pairs.get("pair_index") is not None:
         lines.append(f"  pair:      candidate pair {pairs['pair_index']} (chosen on a pilot of "

@@ -76,12 +76,15 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from hypothesis.strategies import SearchStrategy
 
-from dpaudit._validation import (check_delta, check_epsilon, check_int, check_probability)
+from dpaudit._validation import (check_alpha, check_delta, check_epsilon, check_int,
+                                 check_probability)
 from dpaudit.execution.executors import Executor, ExecutorName, check_executor, open_executor
 from dpaudit.blackbox.confidence import (POOLED_MAX_ALPHA, Bonferroni, gdp_mu_from_bounds, gdp_mu_lower_bound,
                                        log_ratio_lower_bound,
                                        pooled_proportion_bound, proportion_bound)
-from dpaudit.blackbox.pair_search import search_pairs
+from dpaudit.blackbox.pair_search import describe_pair, pair_key, search_pairs
+from dpaudit.blackbox.rng_probe import PROBE_RUNS, probe_rng
+from dpaudit.execution.executors import refuse_parallel_unseeded
 from dpaudit.blackbox.power import power_statement
 from dpaudit.blackbox.fitters_classifier import SEQUENCE_MAX_VALUES
 from dpaudit.blackbox.learned_statistics import candidates_for, check_statistics, choose
@@ -93,9 +96,10 @@ from dpaudit.blackbox.statistics import (DISCRETE_SELECTION_LEVEL, HEDGE_SELECTI
 from dpaudit.blackbox.result import (AuditResult, EvaluatedEvent, Verdict, _event_outcomes,
                                      _json_float, _no_ranked_event_record)
 from dpaudit.blackbox.sampling import (_NOT_GIVEN, PROBE_ROWS, OutputKind, _check_arity,
+                                       callable_name,
                                        _check_pairs, _chunk_rows, _describe_input, _is_discrete,
                                        _is_strategy, _Stream, available_memory_bytes,
-                                       check_memory_budget)
+                                       check_memory_budget, harmonize_exact)
 
 __all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION",
            "PILOT_FRACTION", "MIN_PILOT_SAMPLES", "MAX_TRAIN_SAMPLES", "check_memory_budget",
@@ -139,6 +143,8 @@ class _Config:
     statistics: tuple[str, ...] | None = None
     #: Rank pooled mirrored pairs of events (statistics.PooledEvent) on the selection split.
     pooled: bool = False
+    #: The mechanism ignores its rng: reseed the global RNGs in every chunk (rng_probe).
+    reseed_globals: bool = False
 
 
 @dataclass
@@ -193,12 +199,15 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
            hedges: bool = True) -> _Trained:
     """Fit, choose and rank on the training split. ``hedges=False`` for callers that use only the
     best event (the pilot's projection, sequential_audit): the hedge rankings are then skipped."""
-    streams = [_Stream(mechanism, d, j, ss, clock)
+    seen: set[str] = set()  # shared: both inputs' object numbers must be read alike
+    streams = [_Stream(mechanism, d, j, ss, clock, reseed_globals=cfg.reseed_globals, seen=seen)
                for j, (d, ss) in enumerate(zip((data0, data1), seed_seq.spawn(2)))]
     probe_rows = min(PROBE_ROWS, max(1, n_train // 2))
     probes = [s.draw(probe_rows) for s in streams]
+    harmonize_exact(streams, probes)
     if probes[0].shape[1:] != probes[1].shape[1:] or probes[0].dtype.kind != probes[1].dtype.kind:
-        raise ValueError(f"the mechanism's outputs on data0 (shape {probes[0].shape[1:]}, dtype "
+        raise ValueError(f"mechanism {callable_name(mechanism)}: its outputs on data0 (shape "
+                         f"{probes[0].shape[1:]}, dtype "
                          f"{probes[0].dtype}) and data1 (shape {probes[1].shape[1:]}, dtype "
                          f"{probes[1].dtype}) differ in shape or type; they must be comparable")
     chunk_rows = _chunk_rows(probes[0], cfg.chunk_size)
@@ -306,6 +315,12 @@ class _CountJob:
     scorer: Callable[[np.ndarray], np.ndarray]
     events: tuple[ThresholdEvent, ...]
     edges: np.ndarray
+    reseed_globals: bool = False
+    #: Each stream's output dtype seen in training (a later change of type is an error naming
+    #: the mechanism and run) and whether its numbers are kept as exact objects.
+    dtypes: tuple[Any, Any] = (None, None)
+    exact: tuple[bool, bool] = (False, False)
+    seen: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -339,7 +354,10 @@ def _count_block(job: _CountJob, block: _Block) -> _BlockCounts:
                                  n_children_spawned=block.first_chunk)
     clock = [0.0]
     stream = _Stream(job.mechanism, job.data[block.label], block.label, seq, clock,
-                     row_shape=job.row_shape[block.label], drawn=block.first_run)
+                     row_shape=job.row_shape[block.label], drawn=block.first_run,
+                     reseed_globals=job.reseed_globals,
+                     dtype=job.dtypes[block.label], exact_objects=job.exact[block.label],
+                     seen=set(job.seen))
     hist = HistogramAccumulator(job.edges)
     counts = np.zeros(len(job.events), dtype=np.int64)
     for x in stream.chunks(block.n_runs, block.chunk_rows):
@@ -502,6 +520,29 @@ def _evaluate(ranked: RankedEvent, counts: np.ndarray, n_test: int, bonf: Bonfer
         mu = gdp_mu_lower_bound(p.count, p.nobs, q.count, q.nobs, alpha=bonf.per_event_alpha)
     return EvaluatedEvent(ev, ranked, p, q, raw, max(0.0, raw), mu, components)
 
+def st_sampled(pairs: Sequence[tuple[Any, Any]]) -> Any:
+    """A list of pairs as a strategy (so seeds and a list go through one search)."""
+    from hypothesis import strategies as st
+
+    return st.sampled_from(list(pairs))
+
+
+def _same_outputs(mechanism: Callable[..., Any], d0: Any, d1: Any, seed: int,
+                  cfg: _Config) -> str | None:
+    """Why a candidate pair is dropped, or None: its outputs on both inputs are identical under a
+    common seed (``PROBE_RUNS`` runs), so nothing distinguishes them. Skipped for mechanisms that
+    ignore their rng (a common seed means nothing there)."""
+    if cfg.reseed_globals:
+        return None
+    ss = np.random.SeedSequence([seed, 0x5A3E])
+    a = np.asarray(mechanism(d0, PROBE_RUNS, np.random.default_rng(ss)))
+    b = np.asarray(mechanism(d1, PROBE_RUNS, np.random.default_rng(ss)))
+    if a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes() and \
+            a.dtype.kind != "O":
+        return f"its outputs were identical on both inputs over {PROBE_RUNS} runs with a common seed"
+    return None
+
+
 # ----------------------------------------------------------------------------------------------
 # Public entry point
 # ----------------------------------------------------------------------------------------------
@@ -510,13 +551,15 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
           data0: Any = _NOT_GIVEN, data1: Any = _NOT_GIVEN, epsilon: float = 1.0,
           delta: float = 0.0, samples: int = 1_000_000, alpha: float = 0.05, seed: int = 0, *,
           pairs: Sequence[tuple[Any, Any]] | SearchStrategy[Any] | None = None,
+          pair_seeds: Sequence[tuple[Any, Any]] | None = None,
           pair_candidates: int | None = None, pilot_samples: int | None = None,
           statistic: Callable[[np.ndarray], np.ndarray] | None = None,
           train_fraction: float | None = None, test_events: int = 1,
           output_kind: OutputKind = "auto", chunk_size: int | None = None,
           statistics: Sequence[str] | None = None,
           max_train_samples: int | None = MAX_TRAIN_SAMPLES,
-          executor: ExecutorName | Executor = "local", scheduler: Any = None) -> AuditResult:
+          executor: ExecutorName | Executor = "local", scheduler: Any = None,
+          rng_probe: bool = True) -> AuditResult:
     """Empirical one-sided ``(1 - alpha)`` lower confidence bound on a mechanism's epsilon.
 
     Parameters
@@ -551,6 +594,15 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         draws by its projected bound (:mod:`dpaudit.blackbox.pair_search`); the pilot budget is
         computed with ``pair_candidates`` as the number of pairs, and each pilot record states the
         pair it tried.
+    pair_seeds : sequence of (data0, data1), optional
+        Pairs piloted *before* any pair of ``pairs`` (a strategy's draws or a list): the declared
+        class's extreme pairs, say (dpaudit's own come from
+        :func:`dpaudit.formal.strategies.extreme_pairs`; the caller passes them). Seeds count as
+        candidates in the pilot budget. With seeds or a strategy, duplicates are piloted once and
+        pairs whose inputs are identical, or whose outputs are identical under a common seed (a
+        probe of 64 runs), are dropped (``AuditResult.pilot`` does not list them; the result's
+        ``pairs.dropped`` does). The audited pair is stated in one line
+        (:attr:`AuditResult.chosen_pair`).
     pair_candidates : int >= 1, optional
         Cap on the pairs a strategy search pilots (default
         :data:`~dpaudit.blackbox.pair_search.DEFAULT_PAIR_CANDIDATES`, 16); only with a strategy.
@@ -615,6 +667,13 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         ``DASK_SCHEDULER_ADDRESS``, else a ``LocalCluster`` of one worker process per core,
         started for this call (pass a Client or an open Executor to reuse one across audits).
 
+    rng_probe : bool
+        Before sampling, call the mechanism 3 times on 64 runs of the first input with controlled
+        seeds (:mod:`dpaudit.blackbox.rng_probe`): a mechanism that ignores its ``rng`` is
+        reported (``AuditResult.rng``), numpy's and Python's global RNGs are then reseeded in
+        every chunk, and parallel executors are refused when its generator cannot be reseeded.
+        ``False`` skips the probe (for mechanisms whose calls must be counted exactly).
+
     Returns
     -------
     AuditResult
@@ -635,7 +694,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     t_start = time.perf_counter()
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    alpha = check_probability(alpha, "alpha")
+    alpha = check_alpha(alpha)
     samples = check_int(samples, "samples", minimum=MIN_SAMPLES)
     seed = check_int(seed, "seed", minimum=0)
     if train_fraction is not None:
@@ -658,13 +717,25 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         _check_arity(statistic, "statistic", 1,
                      "statistic(outputs) -> one real score per run (shape (n,))")
     strategy = None
+    seeds = [] if pair_seeds is None else _check_pairs(_NOT_GIVEN, _NOT_GIVEN, pair_seeds)
+    if seeds and pairs is None:
+        raise ValueError("pair_seeds are tried before the pairs of pairs=; give pairs (a list or "
+                         "a Hypothesis strategy) too")
     if pairs is not None and _is_strategy(pairs):
         if any(d is not _NOT_GIVEN and d is not None for d in (data0, data1)):
             raise ValueError("give either data0 and data1 or pairs, not both")
         strategy = pairs
         n_cand = check_int(16 if pair_candidates is None
                            else pair_candidates, "pair_candidates", minimum=1)
+        n_cand += len({pair_key(p) for p in seeds})
         candidates: list[tuple[Any, Any]] = []
+    elif seeds:
+        if pair_candidates is not None:
+            raise ValueError("pair_candidates applies only when pairs is a Hypothesis strategy")
+        listed = _check_pairs(data0, data1, pairs)
+        strategy = None
+        candidates = []
+        n_cand = len({pair_key(p) for p in seeds + listed})
     else:
         if pair_candidates is not None:
             raise ValueError("pair_candidates applies only when pairs is a Hypothesis strategy")
@@ -688,6 +759,18 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     root = np.random.SeedSequence(seed)
     main_seq = root.spawn(1)[0]
     clock = [0.0]
+    # Issue 24: does the mechanism draw from its rng? (a few calls with controlled seeds)
+    first_input = (data0 if data0 is not _NOT_GIVEN and data0 is not None
+                   else (seeds or candidates or [(None, None)])[0][0])
+    if rng_probe and strategy is not None and not seeds:
+        first_input = search_pairs(strategy, lambda d0, d1: 0.0, 1, seed, vacuous=True)[0][0]
+    probe = probe_rng(mechanism, first_input, seed) if rng_probe else None
+    if probe is not None and probe.rng_ignored:
+        if not probe.globals_reseedable:
+            refuse_parallel_unseeded(executor if scheduler is None else "dask",
+                                     f"mechanism {callable_name(mechanism)}")
+        cfg.reseed_globals = True
+    dropped: list[dict[str, Any]] = []
 
     pair_index: int | None = None
     pilot: list[dict[str, Any]] = []
@@ -722,15 +805,27 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
                 pilot.append(rec)
                 return best
 
-            if strategy is not None:
-                candidates = search_pairs(strategy, pilot_audit, n_cand, seed)
+            if strategy is not None or seeds:
+                cap = max(1, n_cand - len({pair_key(p) for p in seeds}))
+                candidates = search_pairs(
+                    strategy if strategy is not None else st_sampled(listed), pilot_audit, cap,
+                    seed, seeds=seeds, dropped=dropped,
+                    skip=lambda d0, d1: _same_outputs(mechanism, d0, d1, seed, cfg))
             else:
                 for d0, d1 in candidates:
                     pilot_audit(d0, d1)
             pair_index = int(np.argmax(projected))
-        elif strategy is not None:
-            candidates = search_pairs(strategy, lambda d0, d1: 0.0, 1, seed)
+        elif strategy is not None or seeds:
+            candidates = search_pairs(strategy if strategy is not None else st_sampled(listed),
+                                      lambda d0, d1: 0.0, 1, seed, seeds=seeds, dropped=dropped)
         data0, data1 = candidates[pair_index]
+    how = ("the given pair" if pairs is None else
+           f"pair {pair_index} of {len(candidates)} piloted, highest projected bound"
+           if len(candidates) > 1 else "the only admissible candidate")
+    if seeds and pair_index is not None and pair_index < len(seeds) and \
+            any(pair_key(candidates[pair_index]) == pair_key(p) for p in seeds):
+        how += ", a seed pair"
+    chosen_pair = describe_pair(data0, data1, how=how)
 
     tr = _train(mechanism, data0, data1, main_seq, cfg, n_train, n_test, clock)
     eps_events = tr.eps_sweep_best
@@ -739,7 +834,10 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     counts = np.zeros((len(watched), 2), dtype=np.int64)
     job = _CountJob(mechanism, (data0, data1), (tr.streams[0].seed_seq, tr.streams[1].seed_seq),
                     (tr.streams[0].row_shape, tr.streams[1].row_shape), tr.scorer, watched,
-                    tr.histogram.edges)
+                    tr.histogram.edges, cfg.reseed_globals,
+                    (tr.streams[0].dtype, tr.streams[1].dtype),
+                    (tr.streams[0].exact_objects, tr.streams[1].exact_objects),
+                    frozenset(tr.streams[0].seen))
     ex = open_executor(executor, scheduler, preload=(__name__,))
     try:
         blocks = _test_blocks(tr.streams, n_test, tr.chunk_rows, ex.workers)
@@ -787,4 +885,5 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         candidates_compared=tr.n_candidates, seed=seed, chunk_size=tr.chunk_rows,
         seconds=time.perf_counter() - t_start, sampling_seconds=clock[0], histogram=histogram,
         pair_index=pair_index, pilot=tuple(pilot), pilot_samples=n_pilot,
-        event_outcomes=event_outcomes, power=power)
+        event_outcomes=event_outcomes, power=power, chosen_pair=chosen_pair,
+        rng={} if probe is None else probe.to_dict(), dropped_pairs=tuple(dropped))

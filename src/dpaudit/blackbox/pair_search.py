@@ -17,6 +17,14 @@ reference answer vector ``(1, ..., 1)`` against "one above", "one below", and, f
 neighbourhoods (every query may change by at most 1), "one above rest below", "one below rest
 above", "half half", "all above", "all below", plus the "X shape" pair, each in both orders.
 
+Seeds, duplicates and vacuous pairs (issue 24): ``audit(..., pair_seeds=[...])`` hands the search
+pairs to pilot *before* any generated one (the declared class's extreme pairs: the caller computes
+them, e.g. from :func:`dpaudit.formal.strategies.extreme_pairs`; this module imports nothing from
+``formal``). A candidate is piloted at most once (keyed by its bytes), a candidate whose two inputs
+are identical is dropped, and so is one whose outputs on the two inputs are identical under a
+common seed (``skip``: a cheap probe run by the engine); the dropped ones are reported with the
+reason. The pair finally audited is stated in one line (:func:`describe_pair`).
+
 Reproducibility: Hypothesis is run with ``@seed(seed)``, no example database, no explicit or
 shrinking phase, and without the literal constants Hypothesis harvests from loaded modules
 (:func:`dpaudit.hypothesis_seeding.independent_of_loaded_modules`), so the sequence of drawn pairs
@@ -26,10 +34,10 @@ is a function of the seed, the strategy and the pilot results (themselves functi
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis import target
@@ -37,7 +45,8 @@ from hypothesis import target
 from dpaudit._validation import check_int
 from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 
-__all__ = ["statdp_patterns", "search_pairs", "is_strategy", "DEFAULT_PAIR_CANDIDATES"]
+__all__ = ["statdp_patterns", "search_pairs", "is_strategy", "DEFAULT_PAIR_CANDIDATES",
+           "pair_key", "identical_inputs", "describe_pair"]
 
 #: Default number of pairs a Hypothesis search pilots (``audit(..., pair_candidates=...)``).
 DEFAULT_PAIR_CANDIDATES = 16
@@ -90,30 +99,103 @@ def statdp_patterns(dimensions: int, *, component_wise: bool = True, low: float 
     return st.sampled_from(pairs)
 
 
+def _one_key(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return f"ndarray{x.shape}{x.dtype}:{x.tobytes().hex()}"
+    return repr(x)
+
+
 def _key(pair: tuple[Any, Any]) -> str:
-    def one(x: Any) -> str:
-        if isinstance(x, np.ndarray):
-            return f"ndarray{x.shape}{x.dtype}:{x.tobytes().hex()}"
-        return repr(x)
-    return one(pair[0]) + "|" + one(pair[1])
+    return _one_key(pair[0]) + "|" + _one_key(pair[1])
 
 
-def search_pairs(strategy: st.SearchStrategy[Any], evaluate: Callable[[Any, Any], float],
-                 max_candidates: int, seed: int) -> list[tuple[Any, Any]]:
+#: The key of a pair: two candidates with the same key are the same pair (piloted once).
+pair_key = _key
+
+
+def identical_inputs(data0: Any, data1: Any) -> bool:
+    """True iff the two inputs are the same value (same bytes for arrays, same repr otherwise):
+    such a "pair" cannot show any privacy loss and is never piloted."""
+    if isinstance(data0, np.ndarray) or isinstance(data1, np.ndarray):
+        a, b = np.asarray(data0), np.asarray(data1)
+        return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    return _one_key(data0) == _one_key(data1)
+
+
+def _short(x: Any, limit: int) -> str:
+    text = repr(x.tolist() if isinstance(x, np.ndarray) else x)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def describe_pair(data0: Any, data1: Any, *, how: str = "", limit: int = 100) -> str:
+    """The audited pair in one line: both inputs (shortened) and how it was chosen."""
+    line = f"data0={_short(data0, limit)}, data1={_short(data1, limit)}"
+    return f"{line} ({how})" if how else line
+
+
+def search_pairs(strategy: st.SearchStrategy[Any] | None,
+                 evaluate: Callable[[Any, Any], float], max_candidates: int, seed: int, *,
+                 seeds: Sequence[tuple[Any, Any]] = (),
+                 skip: Callable[[Any, Any], str | None] | None = None,
+                 dropped: list[dict[str, Any]] | None = None,
+                 vacuous: bool = False) -> list[tuple[Any, Any]]:
     """Targeted Hypothesis search over neighbouring pairs.
 
-    Draws at most ``max_candidates`` pairs from ``strategy``; each *distinct* pair is passed once
-    to ``evaluate(data0, data1)`` (in the engine: a pilot audit on fresh runs returning the
-    projected log-ratio bound), whose value steers the search via ``hypothesis.target``.
+    First every pair of ``seeds`` (in order), then at most ``max_candidates`` pairs drawn from
+    ``strategy`` (None: seeds only); each *distinct* pair whose inputs differ, and that ``skip``
+    (if given) does not reject, is passed once to ``evaluate(data0, data1)`` (in the engine: a
+    pilot audit on fresh runs returning the projected log-ratio bound), whose value steers the
+    search via ``hypothesis.target``. Rejected candidates are appended to ``dropped`` as
+    ``{"pair": ..., "reason": ...}`` and do not count as one of the ``max_candidates`` draws
+    (Hypothesis draws again: ``assume(False)``). ``vacuous=True`` keeps pairs with identical
+    inputs (to get *some* input, e.g. for a probe).
 
     Returns
     -------
     list of (data0, data1)
-        The distinct pairs in the order they were evaluated (at most ``max_candidates``).
+        The distinct pairs in the order they were evaluated (the seeds kept, then at most
+        ``max_candidates`` generated ones).
     """
     max_candidates = check_int(max_candidates, "pair_candidates", minimum=1)
     seen: dict[str, float] = {}
     order: list[tuple[Any, Any]] = []
+    generated = [0]
+
+    def consider(d0: Any, d1: Any, cap: int | None) -> float | None:
+        """The pair's value, evaluating it if it is new and admissible; None if rejected."""
+        k = _key((d0, d1))
+        if k in seen:
+            return seen[k]
+        if cap is not None and generated[0] >= cap:
+            return None
+        reason = None
+        if not vacuous and identical_inputs(d0, d1):
+            reason = "its two inputs are identical"
+        elif skip is not None:
+            reason = skip(d0, d1)
+        if reason is not None:
+            seen[k] = -math.inf
+            if dropped is not None:
+                dropped.append({"pair": describe_pair(d0, d1), "reason": reason})
+            return None
+        if cap is not None:
+            generated[0] += 1
+        seen[k] = evaluate(d0, d1)
+        order.append((d0, d1))
+        return seen[k]
+
+    for i, pair in enumerate(seeds):
+        try:
+            d0, d1 = pair
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"pair_seeds[{i}] must be a (data0, data1) pair") from exc
+        consider(d0, d1, None)
+    if strategy is None:
+        if not order:
+            raise ValueError("every seed pair was dropped (identical inputs or identical "
+                             "outputs) and there is no strategy to search")
+        return order
 
     @hypothesis_seed(seed)
     @settings(max_examples=max_candidates, database=None, deadline=None, derandomize=False,
@@ -126,17 +208,16 @@ def search_pairs(strategy: st.SearchStrategy[Any], evaluate: Callable[[Any, Any]
         except (TypeError, ValueError) as exc:
             raise TypeError(f"a pairs strategy must generate (data0, data1) pairs, "
                             f"got {type(pair).__name__}") from exc
-        k = _key((d0, d1))
-        if k not in seen:
-            if len(order) >= max_candidates:
-                return
-            seen[k] = evaluate(d0, d1)
-            order.append((d0, d1))
-        v = seen[k]
+        v = consider(d0, d1, max_candidates)
+        if v is None:
+            assume(False)  # a dropped candidate is not one of the draws
+            return
         target(v if math.isfinite(v) else -1e6, label="projected log-ratio bound")
 
     with independent_of_loaded_modules():  # draws must not depend on which modules are loaded
         run()
     if not order:
-        raise ValueError("the pairs strategy generated no pair")
+        raise ValueError("the pairs strategy generated no admissible pair (all had identical "
+                         "inputs or identical outputs)" if seen else
+                         "the pairs strategy generated no pair")
     return order

@@ -8,7 +8,7 @@ and the pytest plugin.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 import numpy as np
@@ -198,6 +198,18 @@ class AuditResult:
     pilot_samples: int = 0
     event_outcomes: Mapping[str, Any] | None = None
     power: PowerStatement | None = None
+    #: The audited pair in one line (both inputs, shortened, and how the pair was chosen).
+    chosen_pair: str = ""
+    #: The rng probe (:mod:`dpaudit.blackbox.rng_probe`): ``rng_ignored``, ``globals_reseeded``,
+    #: ``note``; empty when not probed.
+    rng: Mapping[str, Any] = field(default_factory=dict)
+    #: Candidate pairs the search dropped (identical inputs or identical outputs), with the reason.
+    dropped_pairs: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def rng_ignored(self) -> bool:
+        """True when the mechanism was found not to draw from the rng it is given."""
+        return bool(self.rng.get("rng_ignored", False))
 
     @property
     def bonferroni_factor(self) -> int:
@@ -231,6 +243,10 @@ class AuditResult:
         stat = str(self.statistic.get("description", self.statistic.get("name", "")))
         lines.append(f"statistic: {stat.split(';')[0]}")
         lines.append(f"{self.samples} runs per input (test {self.n_test}), seed {self.seed}")
+        if self.chosen_pair:
+            lines.append(f"pair: {self.chosen_pair}")
+        if self.rng_ignored:
+            lines.append(f"rng: {self.rng.get('note', '')}")
         return lines
 
     def __str__(self) -> str:
@@ -294,6 +310,13 @@ class AuditResult:
                       / self.samples,
                       "pilot": [dict(p) for p in self.pilot]},
             "power": None if self.power is None else self.power.to_dict(),
+            # Issue 24 keys appear only when they carry news (so the records of bundled claims,
+            # whose mechanisms draw from their rng and whose pairs are all admissible, are
+            # unchanged); chosen_pair is an attribute, stated in str(result), in assert_dp's
+            # message and, for user claims, in the report's evidence.
+            **({"rng": dict(self.rng)} if self.rng_ignored else {}),
+            **({"dropped_pairs": [dict(p) for p in self.dropped_pairs]}
+               if self.dropped_pairs else {}),
         }
 
 

@@ -10,13 +10,14 @@ chunks, each chunk from its own spawned generator, and rejects outputs that cann
 from __future__ import annotations
 
 import decimal
+import fractions
 import inspect
 import math
 import numbers
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 import numpy as np
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     pass
 
 from dpaudit.blackbox.statistics import (outcome_keys)
+from dpaudit.execution.executors import reseed_global_state
 
 
 #: Rows of the first chunk of each input (the probe that decides how outputs are scored).
@@ -108,37 +110,159 @@ def _check_arity(fn: Callable[..., Any], param: str, n_args: int, expected: str)
                         ) from None
 
 
-def _coerce_objects(arr: np.ndarray, who: str, first_run: int) -> np.ndarray:
+def _exact_fraction(value: Any) -> Any:
+    """The exact value of a real number: an ``int`` when it is integral, else a ``Fraction``."""
+    if isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, fractions.Fraction):
+        frac = value
+    elif isinstance(value, decimal.Decimal):
+        frac = fractions.Fraction(value)
+    else:
+        frac = fractions.Fraction(*value.as_integer_ratio())
+    return frac.numerator if frac.denominator == 1 else frac
+
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _coerce_objects(arr: np.ndarray, who: str, first_run: int, exact: bool = False,
+                    seen: set[str] | None = None) -> np.ndarray:
     """Object outputs: numbers become a numeric array; None/NaN/inf anywhere is an error.
 
     Object arrays of numbers would otherwise be scored as discrete outcomes (every float its own
     outcome) and give a meaningless bound; ``None`` or NaN among them would be counted as outcomes.
     Other objects (strings, tuples) stay discrete outcomes.
+
+    Numbers become int64 or float64 only when *every* value is exactly representable there
+    (issue 25: ``2**64`` and ``2**64 + 1``, ``Fraction(1, 3)`` and ``1/3 + 1e-30``, Decimals with
+    more digits than a double were merged into one outcome, hiding a violation); a Decimal that is
+    the shortest decimal spelling of a double (``Decimal(str(x))``) is read as that double, which
+    is one-to-one, unless plain floats sit beside it. Otherwise they
+    stay an object array of exact values (``int`` or ``Fraction``, so that equal numbers of
+    different types are one outcome and different numbers are never merged), audited as discrete
+    outcomes; so do integers outside int64, and all numbers when ``exact`` (a stream whose other
+    input needed exact values: :func:`to_exact_objects`).
     """
     n = arr.shape[0]
     flat = arr.reshape(n, -1)
     numeric = True
     integral = True
+    fits_int64 = True
+    exact_float = True
+    plain_float = rounded_decimal = False
     for run, row in enumerate(flat):
         for value in row:
             if value is None:
                 raise ValueError(f"{who} returned None in run {first_run + run} (row {run} of this "
                                  "call); outputs must be finite numbers or discrete labels")
-            if isinstance(value, (bool, np.bool_, numbers.Integral)):
+            if isinstance(value, (bool, np.bool_)):
+                continue
+            if isinstance(value, numbers.Integral):
+                v = int(value)
+                if not _INT64_MIN <= v <= _INT64_MAX:
+                    fits_int64 = False
+                if exact_float:
+                    try:
+                        exact_float = float(v) == v
+                    except OverflowError:
+                        exact_float = False
                 continue
             integral = False
             if isinstance(value, (numbers.Real, decimal.Decimal)):
-                if not math.isfinite(float(value)):
+                try:
+                    finite = math.isfinite(float(value))
+                except OverflowError:  # a huge Fraction or Decimal: finite, not a double
+                    finite = value == value and not (isinstance(value, decimal.Decimal)
+                                                     and value.is_infinite())
+                if not finite:
                     raise ValueError(f"{who} returned {float(value)} in run {first_run + run} "
                                      f"(row {run} of this call); outputs must be finite numbers")
+                if isinstance(value, (float, np.floating)) and not isinstance(value,
+                                                                               np.longdouble):
+                    plain_float = True
+                elif exact_float:
+                    try:
+                        if float(value) == value:
+                            plain_float = plain_float or not isinstance(value, decimal.Decimal)
+                        elif (isinstance(value, decimal.Decimal)
+                              and decimal.Decimal(repr(float(value))) == value):
+                            rounded_decimal = True  # Decimal(str(x)) of a double x: read as x
+                        else:
+                            exact_float = False
+                    except OverflowError:
+                        exact_float = False
                 continue
             numeric = False
     if not numeric:
         return arr
-    try:
-        return arr.astype(np.int64 if integral else np.float64)
-    except (OverflowError, TypeError, ValueError):
+    if not exact and integral and fits_int64:
+        return arr.astype(np.int64)
+    if rounded_decimal and plain_float:  # Decimal("0.1") and the double 0.1 would merge
+        exact_float = False
+    if seen is not None and numeric and not integral and exact_float and not exact:
+        # Remembered across chunks and both inputs (a stream's ``seen``): Decimals read as
+        # doubles in one chunk and doubles in another would merge Decimal("0.1") and 0.1.
+        seen.update(k for k, on in (("rounded-decimal", rounded_decimal),
+                                    ("plain-float", plain_float)) if on)
+        if {"rounded-decimal", "plain-float"} <= seen:
+            raise TypeError(f"{who} returned Decimals and floats (by run {first_run + n - 1}); "
+                            "a Decimal such as Decimal('0.1') and the double 0.1 are different "
+                            "numbers that would be counted as one outcome: return one type")
+    if not exact and exact_float and not integral:
         return arr.astype(np.float64)
+    return to_exact_objects(arr)
+
+
+def to_exact_objects(arr: np.ndarray) -> np.ndarray:
+    """A numeric (or object) array of real numbers as an object array of exact ``int`` and
+    ``Fraction`` values (see :func:`_coerce_objects`)."""
+    n = arr.shape[0]
+    flat = arr.reshape(n, -1)
+    out = np.empty(arr.shape, dtype=object)
+    out_flat = out.reshape(n, -1)
+    for run, row in enumerate(flat):
+        for k, value in enumerate(row):
+            out_flat[run, k] = _exact_fraction(value.item() if isinstance(value, np.generic)
+                                               else value)
+    return out
+
+
+def harmonize_exact(streams: Sequence[Any], probes: list[np.ndarray]) -> None:
+    """When one input's object outputs had to stay exact objects and the other's fitted int64 or
+    float64, keep the other's exact too (in place), so that the two inputs' outcomes compare."""
+    kinds = [p.dtype.kind for p in probes]
+    if kinds.count("O") != 1:
+        return
+    j = 1 - kinds.index("O")
+    if kinds[j] in "biuf" and streams[j].raw_objects:
+        streams[j].exact_objects = True
+        probes[j] = to_exact_objects(probes[j])
+        streams[j].dtype = probes[j].dtype
+
+
+def _check_strings(out: Any, arr: np.ndarray, who: str, first_run: int) -> None:
+    """Labels ending in NUL characters given as a list: numpy drops trailing NULs when it builds a
+    string array, which would merge ``"x"`` and ``"x\\x00"`` into one outcome (issue 25)."""
+    if isinstance(out, np.ndarray) or arr.dtype.kind not in "US":
+        return
+    objs = np.asarray(out, dtype=object).reshape(arr.shape[0], -1)
+    for run, row in enumerate(objs):
+        for value in row:
+            if isinstance(value, (str, bytes)) and value.endswith("\x00" if isinstance(value, str)
+                                                                   else b"\x00"):
+                raise ValueError(f"{who} returned the label {value!r} in run {first_run + run} "
+                                 f"(row {run} of this call), which ends in a NUL character: "
+                                 "numpy string arrays drop trailing NULs, so it would be merged "
+                                 "with another label; return labels without trailing NULs, or "
+                                 "an object array")
+
+
+#: Kinds of outputs that must not change between the calls of one audit (numpy dtype kinds).
+_KIND_CLASS = {"b": "boolean", "i": "integer", "u": "integer", "f": "floating-point",
+               "U": "string", "S": "bytes", "O": "object", "V": "structured"}
 
 
 _NOT_GIVEN: Any = _NotGiven()
@@ -159,9 +283,19 @@ class _Stream:
     row_shape: tuple[int, ...] | None = None
     dtype: np.dtype | None = None
     drawn: int = 0  # runs drawn so far on this input (run indices in messages count from 0)
+    #: Reseed numpy's and Python's global RNGs from each chunk's seed (a mechanism that ignores
+    #: its rng; dpaudit.blackbox.rng_probe).
+    reseed_globals: bool = False
+    raw_objects: bool = False  # the mechanism returned Python objects (coerced to numbers)
+    #: Kinds of object numbers read as doubles so far (shared by the two inputs' streams).
+    seen: set = field(default_factory=set)
+    exact_objects: bool = False  # keep numbers as exact objects (the other input needed them)
 
     def draw(self, n: int) -> np.ndarray:
-        rng = np.random.default_rng(self.seed_seq.spawn(1)[0])
+        child = self.seed_seq.spawn(1)[0]
+        if self.reseed_globals:
+            reseed_global_state(child)
+        rng = np.random.default_rng(child)
         t0 = time.perf_counter()
         out = self.mechanism(self.data, n, rng)
         self.clock[0] += time.perf_counter() - t0
@@ -174,7 +308,7 @@ class _Stream:
         who = f"mechanism {name}(data{self.label}, n={n}, rng)"
         try:
             arr = np.asarray(out)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise TypeError(f"{who} must return an array-like with leading axis n") from exc
         if arr.ndim == 0 or arr.shape[0] != n:
             got = "a scalar" if arr.ndim == 0 else f"leading axis {arr.shape[0]}"
@@ -183,11 +317,22 @@ class _Stream:
         if arr.size == 0:
             raise ValueError(f"{who} returned rows of shape {arr.shape[1:]} with no values; every "
                              "run must output at least one value")
+        if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:
+            # long double: more precision than the float64 outcomes are keyed on
+            self.raw_objects = True  # like object numbers: may be kept exact (harmonize_exact)
+            as64 = arr.astype(np.float64)
+            exact64 = np.array_equal(as64, arr) or not np.isfinite(arr).all()
+            arr = as64 if exact64 and not self.exact_objects else to_exact_objects(arr)
         if arr.dtype.kind == "c":
             raise TypeError(f"{who} returned complex outputs; only real, integer, boolean, string "
                             "or object outputs can be audited")
         if arr.dtype.kind == "O":
-            arr = _coerce_objects(arr, who, self.drawn)
+            self.raw_objects = True
+            arr = _coerce_objects(arr, who, self.drawn, self.exact_objects, self.seen)
+            if (arr.dtype.kind == "i" and self.dtype is not None and self.dtype.kind == "f"
+                    and np.abs(arr).max() <= 2**53):  # object numbers that happen to be integral
+                arr = arr.astype(np.float64)
+        _check_strings(out, arr, who, self.drawn)
         if arr.dtype.kind == "f":
             finite = np.isfinite(arr)
             if not finite.all():
@@ -201,6 +346,15 @@ class _Stream:
             raise ValueError(f"{who} returned rows of shape {arr.shape[1:]}, earlier calls "
                              f"returned {self.row_shape}; every run must have the same output "
                              "shape")
+        elif (self.dtype is not None and _KIND_CLASS.get(arr.dtype.kind, arr.dtype.kind)
+              != _KIND_CLASS.get(self.dtype.kind, self.dtype.kind)):
+            was = _KIND_CLASS.get(self.dtype.kind, str(self.dtype))
+            now = _KIND_CLASS.get(arr.dtype.kind, str(arr.dtype))
+            raise TypeError(f"{who} returned {now} outputs (dtype {arr.dtype}) in runs "
+                            f"{self.drawn}..{self.drawn + n - 1}; its earlier calls returned {was} "
+                            f"outputs (dtype {self.dtype}); every run must have the same output "
+                            "type (numbers too large or too precise for int64/float64 are kept "
+                            "as exact objects)")
         return arr
 
     def chunks(self, total: int, chunk_rows: int):

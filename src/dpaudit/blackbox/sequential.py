@@ -37,9 +37,10 @@ from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 
-from dpaudit._validation import check_delta, check_epsilon, check_int, check_probability
+from dpaudit._validation import check_alpha, check_delta, check_epsilon, check_int
 from dpaudit.blackbox.empirical_audit import _Config, _train  # engine internals (same package)
 from dpaudit.blackbox.learned_statistics import check_statistics
+from dpaudit.blackbox.sampling import _check_arity, _check_pairs
 
 __all__ = ["sequential_audit", "SequentialResult"]
 
@@ -48,6 +49,13 @@ BET_CAP = 0.5
 #: First betting round (runs per input), growth factor of the rounds.
 FIRST_ROUND = 64
 ROUND_GROWTH = 1.5
+#: Cap on the runs per input of one betting round (issue 25: uncapped rounds of 64 x 1.5^k held
+#: 3.7 GiB after 38 s with ``max_samples=10**12``); also at most 16 of the engine's output chunks,
+#: so that wide outputs are held in bounded memory. Budgets up to about 3 x 10^6 never reach it.
+MAX_ROUND = 1 << 20
+#: Above this epsilon ``e^epsilon`` overflows a double; the largest admissible bet is then below
+#: ``e^-700`` and no budget can make the wealth reach ``1 / alpha`` (see :func:`sequential_audit`).
+MAX_BETTING_EPSILON = 700.0
 
 
 @dataclass(frozen=True)
@@ -100,9 +108,11 @@ def sequential_audit(mechanism: Callable[[Any, int, np.random.Generator], np.nda
     Parameters
     ----------
     mechanism, data0, data1, statistic, statistics
-        As in :func:`dpaudit.audit`.
+        As in :func:`dpaudit.audit` (and checked as there).
     epsilon : float > 0
-        Claimed epsilon.
+        Claimed epsilon. Above :data:`MAX_BETTING_EPSILON` (700) a bet can gain less than
+        ``e^-700`` per run, so the wealth can never reach ``1 / alpha``: the result is "not
+        violated" after the training runs, with no betting.
     delta : float in [0, 1)
         Claimed delta.
     alpha : float in (0, 1)
@@ -122,15 +132,26 @@ def sequential_audit(mechanism: Callable[[Any, int, np.random.Generator], np.nda
     t0 = time.perf_counter()
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    alpha = check_probability(alpha, "alpha")
+    alpha = check_alpha(alpha)
     max_samples = check_int(max_samples, "max_samples", minimum=100)
     seed = check_int(seed, "seed", minimum=0)
     if train_samples is None:
         train_samples = min(1_000, max_samples // 4)
     train_samples = check_int(train_samples, "train_samples", minimum=20,
                               maximum=max_samples - 10)
+    # The same argument checks as audit() (issue 25: raw TypeErrors from inside the engine).
     if not callable(mechanism):
-        raise TypeError("mechanism must be callable as mechanism(data, n, rng)")
+        raise TypeError(f"mechanism must be callable as mechanism(data, n, rng), "
+                        f"got {type(mechanism).__name__}")
+    if statistic is not None and not callable(statistic):
+        raise TypeError(f"statistic must be callable as statistic(outputs) -> scores, "
+                        f"got {type(statistic).__name__}")
+    _check_arity(mechanism, "mechanism", 3,
+                 "mechanism(data, n, rng) -> array of the outputs of n runs (leading axis n)")
+    if statistic is not None:
+        _check_arity(statistic, "statistic", 1,
+                     "statistic(outputs) -> one real score per run (shape (n,))")
+    _check_pairs(data0, data1, None)  # both None: a vacuous audit
     cfg = _Config(epsilon, delta, alpha, 1, "auto", statistic, None, check_statistics(statistics))
     budget = max_samples - train_samples
     tr = _train(mechanism, data0, data1, np.random.SeedSequence(seed).spawn(1)[0], cfg,
@@ -138,7 +159,7 @@ def sequential_audit(mechanism: Callable[[Any, int, np.random.Generator], np.nda
     base = {"statistic": dict(tr.scorer_info), "max_samples": max_samples, "seed": seed,
             "claimed_epsilon": epsilon, "claimed_delta": delta, "alpha": alpha,
             "train_runs": train_samples}
-    if not tr.eps_sweep_best:
+    if not tr.eps_sweep_best or epsilon > MAX_BETTING_EPSILON:
         return SequentialResult(verdict="not violated", runs_per_input=train_samples,
                                 betting_runs=0, stopped_at=None, log_wealth=0.0,
                                 max_log_wealth=0.0, event={"event": None}, rounds=0,
@@ -146,7 +167,8 @@ def sequential_audit(mechanism: Callable[[Any, int, np.random.Generator], np.nda
     ranked = tr.eps_sweep_best[0]
     ev = ranked.event
     num = ev.numerator
-    e = math.exp(epsilon)
+    e = math.exp(epsilon)  # finite: epsilon <= MAX_BETTING_EPSILON
+    max_round = max(FIRST_ROUND, min(MAX_ROUND, 16 * tr.chunk_rows))
     lam_max = BET_CAP / (e + delta)
     threshold = math.log(1.0 / alpha)
     log_k = 0.0
@@ -183,7 +205,7 @@ def sequential_audit(mechanism: Callable[[Any, int, np.random.Generator], np.nda
         s1 += float(z.sum())
         s2 += float(np.dot(z, z))
         n_bet += m
-        size *= ROUND_GROWTH
+        size = min(size * ROUND_GROWTH, max_round)
     verdict: Literal["violated", "not violated"] = "violated" if stopped else "not violated"
     event = {"event": ev.to_dict(), "selection": ranked.to_dict()}
     return SequentialResult(verdict=verdict, runs_per_input=train_samples + n_bet,

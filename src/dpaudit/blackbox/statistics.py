@@ -933,19 +933,26 @@ class HistogramAccumulator:
             uniq = uniq[np.isfinite(uniq)]
         if finite.size == 0:
             return cls(np.array([-0.5, 0.5]))
+        # Scores near +-1.8e308 overflow their differences (issue 25: NaN edges, RuntimeWarnings).
+        with np.errstate(over="ignore", invalid="ignore"):
+            return cls._edges_of(finite, uniq, bins)
+
+    @classmethod
+    def _edges_of(cls, finite: np.ndarray, uniq: np.ndarray, bins: int) -> "HistogramAccumulator":
         if uniq.size <= bins:
             if uniq.size == 1:
                 return cls(np.array([uniq[0] - 0.5, uniq[0] + 0.5]))
-            mids = 0.5 * (uniq[1:] + uniq[:-1])
+            mids = 0.5 * uniq[1:] + 0.5 * uniq[:-1]
             gap0, gap1 = uniq[1] - uniq[0], uniq[-1] - uniq[-2]
-            return cls(np.concatenate([[uniq[0] - 0.5 * gap0], mids, [uniq[-1] + 0.5 * gap1]]))
+            edges = np.concatenate([[uniq[0] - 0.5 * gap0], mids, [uniq[-1] + 0.5 * gap1]])
+            return cls(edges if np.isfinite(edges).all() else np.r_[uniq[0], mids, uniq[-1]])
         lo, hi = np.quantile(finite, [0.001, 0.999])
-        if not hi > lo:
+        if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
             lo, hi = uniq[0], uniq[-1]
         step = float(np.min(np.diff(uniq)))
         # The whole lattice check only when the span is at most 1e6 steps (a continuous score's
         # smallest gap makes it astronomically more; same outcome, without passes over uniq).
-        if (np.round((uniq[-1] - uniq[0]) / step) <= 1e6
+        if (np.isfinite(uniq[-1] - uniq[0]) and np.round((uniq[-1] - uniq[0]) / step) <= 1e6
                 and np.all(np.abs((uniq - uniq[0])
                                   - np.round((uniq - uniq[0]) / step) * step) <= 1e-6 * step)):
             # A lattice statistic (counts, ranks, indices): bins of a whole number of lattice
@@ -957,7 +964,7 @@ class HistogramAccumulator:
             nbins = int(np.ceil((hi_k - lo_k + 1) / width))
             start = uniq[0] + (lo_k - 0.5) * step
             return cls(start + step * width * np.arange(nbins + 1))
-        return cls(np.linspace(lo, hi, bins + 1))
+        return cls(2.0 * np.linspace(0.5 * lo, 0.5 * hi, bins + 1))  # halves: hi - lo may overflow
 
     def update(self, scores: np.ndarray, label: int) -> None:
         self.update_sorted(np.sort(np.asarray(scores, dtype=np.float64)), label)

@@ -83,6 +83,10 @@ class EmpiricalPlan:
     samples: int | None = None
     train_fraction: float | None = None
     pairs: Sequence[tuple[Any, Any]] | None = None
+    #: Pairs piloted before those of ``pairs`` (``audit(pair_seeds=...)``).
+    pair_seeds: Sequence[tuple[Any, Any]] | None = None
+    #: Put the audited pair, in one line, in the evidence (``evidence["empirical"]["pair"]``).
+    state_pair: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -208,8 +212,11 @@ def _optional(decl: Any, name: str) -> Any:
     return getattr(decl, name, None)
 
 
-def _bonferroni(ctx: AuditContext, n_tests: int, rank: int, what: str) -> dict[str, Any]:
-    return {"family_alpha": ctx.alpha, "tests": n_tests, "per_test_alpha": ctx.alpha / n_tests,
+def _bonferroni(ctx: AuditContext, n_tests: int, rank: int, what: str,
+                per_test_alpha: float) -> dict[str, Any]:
+    # per_test_alpha is the alpha the engine received (not recomputed here), so the record says
+    # what was done even if the split above were wrong (issue 28).
+    return {"family_alpha": ctx.alpha, "tests": n_tests, "per_test_alpha": per_test_alpha,
             "test": rank + 1, "what": what, "note": BONFERRONI_NOTE}
 
 
@@ -225,8 +232,13 @@ def _run_test(plan: PointPlan, ctx: AuditContext, claim_id: str, key: tuple[Any,
                   alpha=alpha, seed=seed, statistic=emp.statistic,
                   train_fraction=emp.train_fraction,
                   executor=ctx.executor if ctx.executor is not None else "local")
+    if emp.pair_seeds:
+        common["pair_seeds"] = list(emp.pair_seeds)
     if emp.pairs is not None:
-        return audit(emp.mechanism, pairs=list(emp.pairs), **common)
+        from dpaudit.blackbox.sampling import _is_strategy
+
+        pairs = emp.pairs if _is_strategy(emp.pairs) else list(emp.pairs)
+        return audit(emp.mechanism, pairs=pairs, **common)
     return audit(emp.mechanism, emp.data0, emp.data1, **common)
 
 
@@ -373,10 +385,12 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
         done[0] += 1
         emp = {k: v for k, v in res.to_dict().items() if k != "histogram"}
         emp["statistic_name"] = plan.empirical.statistic_name
+        if plan.empirical.state_pair:  # the audited pair in one line (user claims)
+            emp["pair"] = res.chosen_pair
         if plan.empirical.statistic is not None:  # name it in words, not by its Python qualname
             emp["statistic"] = dict(emp.get("statistic") or {},
                                     description=plan.empirical.statistic_name)
-        emp["bonferroni"] = _bonferroni(ctx, n_tests, rank, plan.empirical.what)
+        emp["bonferroni"] = _bonferroni(ctx, n_tests, rank, plan.empirical.what, a_test)
         ev = dict(plan.evidence)
         ev["empirical"] = emp
         tested.append(TestedPoint(index, plan, res, rank))

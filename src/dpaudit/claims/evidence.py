@@ -162,6 +162,10 @@ class LemmaCheck:
     method: LemmaMethod = "sampled"
     details: Mapping[str, Any] | None = None
     note: str = ""
+    #: Non-empty when the lemma fails but the accountant does not rest on it: what it rests on
+    #: instead (a sensitivity dpaudit proved, and how). A failed lemma with a proof gap leaves
+    #: "holds" possible, stated as a proof gap; without it a failed lemma blocks "holds".
+    proof_gap: str = ""
 
     def __post_init__(self) -> None:
         if self.method not in LEMMA_METHODS:
@@ -177,6 +181,8 @@ class LemmaCheck:
             out["details"] = dict(self.details)
         if self.note:
             out["note"] = self.note
+        if self.proof_gap:
+            out["proof_gap"] = self.proof_gap
         return out
 
     @classmethod
@@ -184,7 +190,7 @@ class LemmaCheck:
         wr = d.get("worst_ratio")
         return cls(d["statement"], d["status"], None if wr is None else float(wr),
                    d.get("examples", 0), d.get("counterexample"), d.get("method", "sampled"),
-                   d.get("details"), d.get("note", ""))
+                   d.get("details"), d.get("note", ""), d.get("proof_gap", ""))
 
 
 @dataclass(frozen=True)

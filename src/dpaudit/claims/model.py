@@ -17,7 +17,7 @@ from dpaudit._validation import check_delta, check_epsilon, check_int
 from dpaudit.neighbours import NeighbourRelation
 
 __all__ = ["NeighbourRelation", "Release", "WindowBoundary", "WindowScope", "Provenance",
-           "SensitivityLemma", "PrivacyClaim"]
+           "SensitivityLemma", "ReadingChoice", "PrivacyClaim"]
 
 
 class Release(str, enum.Enum):
@@ -168,6 +168,44 @@ class SensitivityLemma:
         return cls(d["statement"], Provenance.from_dict(d["provenance"]))
 
 
+@dataclass(frozen=True)
+class ReadingChoice:
+    """A passage of the source that admits more than one reading, and which reading decides.
+
+    ``parameter``: the grid parameter whose values are the readings (e.g. ``"boundary"`` with
+    values ``"strict"`` and ``"inclusive"``); ``primary``: the value the claim's verdict rests on:
+    the paper's literal text, or, where the paper prints nothing, the reading consistent with its
+    own definitions; ``rationale``: one sentence saying why, quoting the line it rests on;
+    ``labels``: optional words for each value (``{"L": "Delta = L (add/remove sensitivity)"}``).
+    Every other value gets its own verdict, reported beside the claim's.
+    """
+
+    parameter: str
+    primary: Any
+    rationale: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.parameter, str) or not self.parameter:
+            raise ValueError("ReadingChoice.parameter must name a grid parameter")
+        if not isinstance(self.rationale, str) or not self.rationale.strip():
+            raise ValueError("ReadingChoice.rationale must say why the primary reading decides")
+        object.__setattr__(self, "labels", _freeze(self.labels))
+
+    def label(self, value: Any) -> str:
+        return self.labels.get(str(value), f"{self.parameter}={value}")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"parameter": self.parameter, "primary": self.primary, "rationale": self.rationale}
+        if self.labels:
+            out["labels"] = dict(self.labels)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ReadingChoice":
+        return cls(d["parameter"], d["primary"], d["rationale"], d.get("labels", {}))
+
+
 def _freeze(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping or {}))
 
@@ -224,6 +262,7 @@ class PrivacyClaim:
     citation: str = ""
     window: WindowScope | None = None
     statement: str = ""
+    readings: tuple[ReadingChoice, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or "/" not in self.id:
@@ -232,6 +271,10 @@ class PrivacyClaim:
         object.__setattr__(self, "delta", check_delta(self.delta))
         object.__setattr__(self, "parameter_range", _freeze(self.parameter_range))
         object.__setattr__(self, "lemmas", tuple(self.lemmas))
+        object.__setattr__(self, "readings", tuple(self.readings))
+        for r in self.readings:
+            if not isinstance(r, ReadingChoice):
+                raise TypeError(f"readings must hold ReadingChoice objects, got {type(r).__name__}")
         object.__setattr__(self, "neighbour", NeighbourRelation(self.neighbour))
         object.__setattr__(self, "release", Release(self.release))
         if self.window is not None and not isinstance(self.window, WindowScope):
@@ -276,7 +319,8 @@ class PrivacyClaim:
             "formula": self.formula,
             "citation": self.citation,
         } | ({} if self.window is None else {"window": self.window.to_dict()}) | (
-            {"statement": self.statement} if self.statement else {})
+            {"statement": self.statement} if self.statement else {}) | (
+            {"readings": [r.to_dict() for r in self.readings]} if self.readings else {})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PrivacyClaim":
@@ -293,4 +337,5 @@ class PrivacyClaim:
             citation=d.get("citation", ""),
             window=None if d.get("window") is None else WindowScope.from_dict(d["window"]),
             statement=d.get("statement", ""),
+            readings=tuple(ReadingChoice.from_dict(r) for r in d.get("readings", [])),
         )

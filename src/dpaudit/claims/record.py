@@ -61,21 +61,64 @@ class ClaimAudit:
     seconds: float = 0.0
     reproduce: str = ""
 
+    # -- readings ---------------------------------------------------------------------------
+    def _reading_key(self, point: GridPoint) -> tuple[Any, ...]:
+        return tuple(point.parameters.get(r.parameter, r.primary) for r in self.claim.readings)
+
+    def _primary_key(self) -> tuple[Any, ...]:
+        return tuple(r.primary for r in self.claim.readings)
+
+    def primary_points(self) -> list[GridPoint]:
+        """The points the claim's verdict rests on: those audited under the primary reading of
+        every :class:`~dpaudit.claims.model.ReadingChoice` (a point without the reading's
+        parameter does not depend on it and counts). All points when the claim has no readings."""
+        if not self.claim.readings:
+            return list(self.points)
+        key = self._primary_key()
+        return [p for p in self.points if self._reading_key(p) == key]
+
+    def reading_verdicts(self) -> list[dict[str, Any]]:
+        """One entry per reading audited: ``name``, ``parameters`` (the reading's values),
+        ``primary`` (exactly one true), ``verdict``, ``reason``, ``points`` audited and the
+        ``worst_point``. Empty when the claim declares no reading choice."""
+        if not self.claim.readings:
+            return []
+        groups: dict[tuple[Any, ...], list[GridPoint]] = {self._primary_key(): []}
+        for p in self.points:
+            groups.setdefault(self._reading_key(p), []).append(p)
+        out = []
+        for key, pts in groups.items():
+            primary = key == self._primary_key()
+            verdict, reason = decide_verdict(pts, self.lemmas)
+            worst = _worst(pts)
+            out.append({
+                "name": "; ".join(r.label(v) for r, v in zip(self.claim.readings, key)),
+                "parameters": {r.parameter: v for r, v in zip(self.claim.readings, key)},
+                "primary": primary, "verdict": verdict, "reason": reason, "points": len(pts),
+                "worst_point": None if worst is None else _summary(worst),
+                "rationale": ("; ".join(r.rationale for r in self.claim.readings) if primary
+                              else "")})
+        return out
+
     @property
     def verdict_and_reason(self) -> tuple[Verdict, str]:
-        return decide_verdict(self.points, self.lemmas)
+        verdict, reason = decide_verdict(self.primary_points(), self.lemmas)
+        if not self.claim.readings:
+            return verdict, reason
+        primary = "; ".join(r.label(r.primary) for r in self.claim.readings)
+        others = [r for r in self.reading_verdicts() if not r["primary"]]
+        text = f"{verdict.capitalize()} under the primary reading ({primary}). {reason}"
+        if others:
+            text += " Other readings: " + "; ".join(
+                f"{r['verdict']} under {r['name']}" for r in others) + "."
+        return verdict, text
 
     @property
     def verdict(self) -> Verdict:
         return self.verdict_and_reason[0]
 
     def worst_point(self) -> GridPoint | None:
-        if not self.points:
-            return None
-        bad = [p for p in self.points if p.counterexample() is not None]
-        if bad:  # the strongest refutation, judged by refuting evidence only
-            return max(bad, key=lambda p: p.refutation_ratio())
-        return max(self.points, key=lambda p: p.worst_ratio())
+        return _worst(self.primary_points())
 
     def to_dict(self) -> dict[str, Any]:
         verdict, reason = self.verdict_and_reason
@@ -88,7 +131,7 @@ class ClaimAudit:
             "claimed": {"epsilon": self.claim.epsilon, "delta": self.claim.delta},
             "verdict": verdict,
             "reason": reason,
-            "violation_region": violation_region(self.points),
+            "violation_region": violation_region(self.primary_points()),
             "worst_case": {
                 "parameters": {} if w is None else dict(w.parameters),
                 "claimed_epsilon": None if w is None else w.claimed_epsilon,
@@ -109,7 +152,7 @@ class ClaimAudit:
             "alpha": self.alpha,
             "seconds": self.seconds,
             "reproduce": self.reproduce,
-        }
+        } | ({"readings": self.reading_verdicts()} if self.claim.readings else {})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ClaimAudit":
@@ -123,3 +166,20 @@ class ClaimAudit:
             seed=d.get("seed", 0), budget=d.get("budget", "standard"), alpha=d.get("alpha", 0.05),
             seconds=d.get("seconds", 0.0), reproduce=d.get("reproduce", ""),
         )
+
+
+def _worst(points: list[GridPoint]) -> GridPoint | None:
+    if not points:
+        return None
+    bad = [p for p in points if p.counterexample() is not None]
+    if bad:  # the strongest refutation, judged by refuting evidence only
+        return max(bad, key=lambda p: p.refutation_ratio())
+    return max(points, key=lambda p: p.worst_ratio())
+
+
+def _summary(p: GridPoint) -> dict[str, Any]:
+    return {"parameters": dict(p.parameters), "claimed_epsilon": p.claimed_epsilon,
+            "claimed_delta": p.claimed_delta, "epsilon_exact": _json_float(p.epsilon_exact),
+            "exact_kind": None if p.epsilon_exact is None else p.exact_kind,
+            "epsilon_accountant": _json_float(p.epsilon_accountant),
+            "epsilon_lower_bound": _json_float(p.epsilon_lower_bound)}

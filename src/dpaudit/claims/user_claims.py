@@ -155,8 +155,8 @@ class Claim:
 
     * ``pairs(params) -> [(data0, data1), ...]``: explicit neighbouring inputs; the empirical test
       pilots each and audits the most promising one; exact values are computed on every one.
-    * ``pair_search(params) -> strategy``: a Hypothesis strategy of pairs searched when ``pairs``
-      is not given.
+    * ``pair_search(params) -> strategy``: a Hypothesis strategy of pairs searched by the engine;
+      with ``pairs`` too, the explicit pairs seed the search (piloted first).
     * ``accountant(params) -> schedule``: a noise schedule of :mod:`dpaudit.noise` (dpaudit's
       accountant, evaluated under ``neighbours``), or a float (user-supplied).
     * ``exact(params) -> law``: the release's law (:mod:`dpaudit.exact`: ``LinearGaussian``,
@@ -355,14 +355,18 @@ class _UserDeclaration:
                             f"{dict(params)} it returned {type(mechanism).__name__}")
         empirical = None
         if pairs or u.pair_search is not None:
-            pair_arg: Any = pairs if pairs else u.pair_search(params)  # type: ignore[misc]
+            # Both given: the explicit pairs seed the search (piloted before generated ones).
+            both = bool(pairs) and u.pair_search is not None
+            pair_arg: Any = u.pair_search(params) if u.pair_search is not None else pairs
             empirical = EmpiricalPlan(
                 mechanism=mechanism, pairs=pair_arg, statistic=u.statistic,
                 statistic_name=("the user's statistic" if u.statistic is not None
                                 else "the engine's learned statistic"),
-                what=(f"{len(pairs)} declared pair(s), one chosen on a pilot" if pairs
+                what=(f"{len(pairs)} declared pair(s) seeding a pilot search of the declared "
+                      "strategy" if both else
+                      f"{len(pairs)} declared pair(s), one chosen on a pilot" if pairs
                       else "pairs from the declared strategy, chosen by a pilot search"),
-                samples=u.samples)
+                samples=u.samples, pair_seeds=pairs if both else None, state_pair=True)
         return PointPlan(parameters=dict(params), claimed_epsilon=eps, claimed_delta=delta,
                          exact=None if exact is None else exact.value,
                          exact_kind=EXACT if exact is None else exact.kind,
@@ -410,6 +414,12 @@ class _UserDeclaration:
         if user_exact:
             out.append(f"The exact epsilon at {len(user_exact)} point(s) is user-supplied "
                        "(Claim.exact_value), not computed by dpaudit.")
+        ignored = [t for t in run.tested if getattr(t.result, "rng_ignored", False)]
+        if ignored:
+            note = ignored[0].result.rng.get("note", "")
+            out.append(f"The release ignores the rng dpaudit gives it at {len(ignored)} tested "
+                       f"point(s) ({note.split(': ', 1)[-1].split(';')[0]}): its empirical "
+                       "bounds are not reproducible from the seed.")
         user_acc = [pl for pl in run.plans if pl.evidence.get("accountant_source") == USER_SUPPLIED]
         if user_acc:
             out.append(f"The accountant epsilon at {len(user_acc)} point(s) is user-supplied "

@@ -84,23 +84,18 @@ def deciding_number(point: GridPoint) -> str:
         bracket = f"between {max(lo, 0.0):.4g} ({source}) and {acc:.4g} (accountant)"
     else:
         bracket = f"at most {acc:.4g} (accountant; no lower evidence at this point)"
-    text = (f"What decides it: there the implemented release's epsilon is {bracket}, and the "
-            f"claim fails iff it exceeds {c:.4g}; a realisable pair with exact or certified "
-            f"epsilon, or a valid empirical lower bound, above {c:.4g} would refute it, an upper "
-            f"bound at or below {c:.4g} (tighter than the accountant) would certify it there.")
+    text = (f"The one number that decides it: the implemented release's epsilon there, known to "
+            f"be {bracket}; above {c:.4g} the claim fails, at or below it the claim holds there.")
     emp = point.evidence.get("empirical") if isinstance(point.evidence, Mapping) else None
     power = emp.get("power") if isinstance(emp, Mapping) else None
     if isinstance(power, Mapping) and power.get("detectable_epsilon") is not None:
         d = _num(float(power["detectable_epsilon"]))
         if d is not None and math.isfinite(d):
-            text += (f" This budget's empirical test would detect epsilon >= {d:.4g} there with "
-                     f"probability {power.get('power', 0.8):g}"
-                     + (", so more runs or a stronger event are needed to refute it empirically."
-                        if d > c else "."))
+            text += (f" (This budget's empirical test detects epsilon >= {d:.4g} there with "
+                     f"probability {power.get('power', 0.8):g}.)")
         else:
-            text += (" With its chosen event, this budget's empirical test cannot detect any finite "
-                     f"epsilon there with probability {power.get('power', 0.8):g}, so an empirical "
-                     "refutation needs a different event or pair.")
+            text += (" (With its chosen event this budget's empirical test detects no finite "
+                     "epsilon there.)")
     return text
 
 
@@ -136,7 +131,11 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
     unchecked = len(lemmas) - len(checked)
     # An SMT call that timed out is absent evidence, not a failed lemma (it never passes either).
     undecided = [lem for lem in checked if lem.status != "holds" and lem.method == "smt-unknown"]
-    bad_lemmas = [lem for lem in checked if lem.status != "holds" and lem.method != "smt-unknown"]
+    failed = [lem for lem in checked if lem.status != "holds" and lem.method != "smt-unknown"]
+    # A false lemma the accountant does not rest on (it uses a sensitivity dpaudit proved) is a
+    # gap in the paper's proof, not in the claim: it is reported, and "holds" stays possible.
+    gap_lemmas = [lem for lem in failed if lem.proof_gap]
+    bad_lemmas = [lem for lem in failed if not lem.proof_gap]
     if over:
         p = max(over, key=lambda q: q.epsilon_accountant / q.claimed_epsilon)
         return ("inconclusive", f"No realisable counterexample found, but the accountant gives "
@@ -150,7 +149,7 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
     if no_acc:
         return ("inconclusive", f"No counterexample found, but {len(no_acc)} of {len(points)} "
                 "points have no accountant bound to certify the claim.")
-    held = len(checked) - len(undecided)
+    held = len(checked) - len(undecided) - len(gap_lemmas)
     if unchecked or undecided:
         gaps = "; ".join(x for x in (
             f"{unchecked} of the claim's lemmas not checked" if unchecked else "",
@@ -158,9 +157,18 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
         lemma_text = (f"each of the {held} checked lemmas held ({gaps}; the lemma table says why)"
                       if held else f"no lemma was checked and held ({gaps}; the lemma table says "
                       "why)")
+    elif gap_lemmas:
+        lemma_text = (f"each of the {held} other checked lemmas held" if held
+                      else "no other lemma was checked")
     else:
         lemma_text = "every lemma held" if checked else "the claim relies on no lemma"
     proved = sum(1 for lem in lemmas if lem.method == "smt-proved")
+    if gap_lemmas:
+        g = gap_lemmas[0]
+        lemma_text += (f"; proof gap: the paper's lemma '{g.statement}' is {g.status}, but the "
+                       f"accountant rests on {g.proof_gap}" + (
+                           f" ({len(gap_lemmas) - 1} more such gap(s))" if len(gap_lemmas) > 1
+                           else ""))
     return "holds", (f"No counterexample at {len(points)} audited points; the accountant is at or "
                      f"below the claim at every point and {lemma_text}"
                      + (f" ({proved} proved by SMT over the encoded class)." if proved else "."))

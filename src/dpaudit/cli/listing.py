@@ -49,9 +49,8 @@ def _concrete_classes(package: str, base: type, problems: list[str]) -> list[dic
 def _provenance_text(claim: Any) -> str:
     p = claim.provenance
     parts = [f"{p.paper} ({p.version})" if p.version else p.paper, p.theorem]
-    if p.equation:  # the full equation is in the reports and in `dpaudit list --json`
-        eq = " ".join(p.equation.split())
-        parts.append(f"eq. {eq if len(eq) <= 60 else eq[:57] + '...'}")
+    if p.equation:  # printed whole: --long wraps it
+        parts.append(f"eq. {' '.join(p.equation.split())}")
     return ", ".join(x for x in parts if x)
 
 

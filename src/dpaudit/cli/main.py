@@ -94,16 +94,23 @@ def _cmd_float_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from dpaudit.reporting.writer import rerender_directory
+    from dpaudit.cli.runner import refuse_system_root
+    from dpaudit.reporting.writer import report_directory_lock, rerender_directory
 
     directory = Path(args.directory)
     if not directory.is_dir():
         raise UsageError(f"{args.directory} is not a directory")
-    try:
-        records, paths = rerender_directory(directory, display_dir=args.directory,
-                                            registered=_registered_ids())
+    refuse_system_root(args.directory, "report")
+    try:  # one writer per report directory (reporting.writer: report_directory_lock)
+        with report_directory_lock(directory):
+            records, paths = rerender_directory(directory, display_dir=args.directory,
+                                                registered=_registered_ids())
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:  # read-only or full: exit 2 naming the file, as audit-claims does
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise UsageError(f"cannot write the reports of {args.directory}: "
+                         f"{exc.strerror or exc}{where}") from None
     if not records:
         # rerender_directory wrote an empty index; a directory with no audits is an input error.
         raise UsageError(f"no saved claim audits (JSON with schema 'dpaudit.claim/1') under "

@@ -89,11 +89,17 @@ def _audit_record(task: _Task, progress: Callable[[int, int, str], None] | None 
 
 
 def _remove_stale(task: _Task) -> None:
-    from dpaudit.reporting.writer import claim_paths
+    """Remove the saved JSON of a claim whose rerun *failed*: results of other settings must not
+    outlive a failed rerun. (A rerun that succeeds replaces the JSON atomically; one that is
+    killed keeps the previous result, issue 25.)"""
+    from dpaudit.reporting.writer import claim_paths, ensure_inside
 
     stale = claim_paths(task.out, task.claim_id).json
-    if stale.exists():  # results of other settings must not outlive a failed rerun
+    ensure_inside(task.out, stale.parent)
+    try:
         stale.unlink()
+    except FileNotFoundError:
+        pass
 
 
 def _save(task: _Task, record: dict[str, Any] | None, trace: str | None) -> str | None:
@@ -127,11 +133,14 @@ def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = No
     """
     t0 = time.perf_counter()
     try:
-        _remove_stale(task)
         record = _audit_record(task, progress, executor=executor)
         _save(task, record, None)
         return _Outcome(task.claim_id, record, seconds=time.perf_counter() - t0)
     except Exception as exc:  # one failed claim must not lose the others' results
+        try:
+            _remove_stale(task)
+        except (OSError, ValueError):
+            pass
         log_name = _save(task, None, traceback.format_exc())
         return _Outcome(task.claim_id, None, f"{type(exc).__name__}: {exc}", log_name,
                         time.perf_counter() - t0)
@@ -237,6 +246,14 @@ def audit_code_hash(claim_id: str) -> str:
                else "plugin:" + path.relative_to(base).as_posix())
         digest.update(rel.encode() + b"\0" + data + b"\0")
     return digest.hexdigest()
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
 
 
 def _finished_record(task: _Task) -> dict[str, Any] | None:
@@ -406,10 +423,10 @@ def _run_tasks_on(name: str, tasks: Sequence[_Task], jobs: int, progress: _Progr
                 progress.finished(outcome)
                 yield outcome
             return
-        for task in tasks:
-            _remove_stale(task)
         items = [(task, get(task.claim_id)) for task in tasks]
         for i, outcome in ex.map_unordered(_remote_task, items):
+            if outcome.record is None:
+                _remove_stale(tasks[i])
             log = _save(tasks[i], outcome.record, outcome.traceback)
             outcome = _Outcome(outcome.claim_id, outcome.record, outcome.error, log,
                                outcome.seconds)
@@ -454,6 +471,24 @@ def _resolve_claim_ids(ids: Sequence[str], use_all: bool) -> list[str]:
     return seen
 
 
+#: Directories never used as a report directory (``--out /`` wrote reports into the root).
+_SYSTEM_ROOTS = frozenset(["/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32",
+                           "/lib64", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys",
+                           "/tmp", "/usr", "/var", "/usr/bin", "/usr/lib", "/usr/local",
+                           "/var/tmp"])
+
+
+def refuse_system_root(out: str, option: str = "--out") -> None:
+    """UsageError when ``out`` is ``/`` or another system directory (issue 25)."""
+    import os
+
+    resolved = os.path.realpath(out)
+    if resolved in _SYSTEM_ROOTS or resolved == os.path.realpath(os.path.expanduser("~")):
+        raise UsageError(f"{option} {out} is a system or home directory ({resolved}); dpaudit "
+                         "writes its reports into a directory of their own: give e.g. "
+                         f"{option} {os.path.join(out, 'dpaudit-reports')}")
+
+
 def _prepare_out(out: str) -> Path:
     if not out.strip():
         raise UsageError("--out is empty; give the report directory explicitly (use --out . for "
@@ -473,15 +508,17 @@ def _prepare_out(out: str) -> Path:
             pass
     except OSError as exc:
         raise UsageError(f"the report directory {out} is not writable ({exc.strerror})") from None
+    refuse_system_root(out)
     return path
 
 
 def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, out: TextIO,
                 err: TextIO) -> int:
-    from dpaudit.execution.executors import ExecutionError, check_executor
-    from dpaudit.reporting.writer import (add_to_manifest, claim_paths, load_claim_records,
-                                          read_manifest, remove_stale_temp_files,
-                                          render_claim_files, write_index)
+    """Audit ``claim_ids`` into ``--out``, holding its lock throughout: one writer per report
+    directory (:func:`dpaudit.reporting.writer.report_directory_lock`); a second run on the same
+    directory is refused with exit 2."""
+    from dpaudit.execution.executors import check_executor
+    from dpaudit.reporting.writer import claim_paths, report_directory_lock
 
     executor = getattr(args, "executor", None)
     scheduler = getattr(args, "scheduler", None)
@@ -490,7 +527,42 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
     except ValueError as exc:
         raise UsageError(str(exc).replace("executor=", "--executor ").replace(
             "scheduler=", "--scheduler")) from None
+    try:
+        for cid in claim_ids:
+            claim_paths(args.out, cid)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     out_dir = _prepare_out(args.out)
+    try:
+        lock = report_directory_lock(out_dir)
+        lock.__enter__()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        return _audit_many_locked(claim_ids, args, jobs, out, err, out_dir, executor, scheduler)
+    finally:
+        lock.__exit__(None, None, None)
+
+
+def _audit_many_locked(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int,
+                       out: TextIO, err: TextIO, out_dir: Path, executor: str | None,
+                       scheduler: str | None) -> int:
+    from dpaudit.execution.executors import ExecutionError
+    from dpaudit.reporting.writer import (add_to_manifest, claim_paths, ensure_inside,
+                                          load_claim_records, read_manifest,
+                                          remove_stale_temp_files, render_claim_files,
+                                          write_index)
+
+    try:  # nothing is written through a symbolic link below --out
+        for folder in {claim_paths(out_dir, cid).directory for cid in claim_ids} | {
+                out_dir / "papers"}:
+            ensure_inside(out_dir, folder)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    # The saved JSON of each claim before this run (inode and mtime): after an interrupt, a claim
+    # counts as finished by this run only when its file was replaced (--fresh keeps the old one
+    # until the new one is written).
+    before = {cid: _file_identity(claim_paths(out_dir, cid).json) for cid in claim_ids}
     try:
         earlier = read_manifest(out_dir) or []
         remove_stale_temp_files(out_dir, sorted(set(earlier) | set(claim_ids)))
@@ -520,7 +592,7 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
                          f"{args.out} with these settings, dpaudit version and audit code; "
                          "skipping them (--fresh redoes them)")
     interrupted: _Terminated | KeyboardInterrupt | None = None
-    backend_error: ExecutionError | None = None
+    backend_error: ExecutionError | OSError | None = None
     failures: list[_Outcome] = []
     try:
         for outcome in _run_tasks(todo, jobs, progress, executor, scheduler):
@@ -531,21 +603,37 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
                 failures.append(outcome)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (_Terminated)
         interrupted = exc
-    except ExecutionError as exc:  # a lost Dask scheduler: keep what finished
-        backend_error = exc
+    except (ExecutionError, OSError) as exc:  # a lost Dask scheduler, a full disk: keep what
+        backend_error = exc                     # finished
     finally:
         progress.close()
     # Failures of the list above are only those reported before an interrupt; rescan the disk so
     # that the index and the exit status count every claim that finished, even in a worker.
     if interrupted is not None or backend_error is not None:
         for task in todo:
+            if _file_identity(claim_paths(out_dir, task.claim_id).json) == before[task.claim_id]:
+                continue  # not rewritten by this run
             record = _finished_record(task)
             if record is not None:
                 records[task.claim_id] = record
-        add_to_manifest(out_dir, list(records))
-    write_index(out_dir, list(records.values()), display_dir=args.out,
-                registered=_registered_ids())
+    unfinished = [cid for cid in claim_ids if cid not in records]
+    try:
+        if interrupted is not None or backend_error is not None:
+            add_to_manifest(out_dir, list(records))
+        write_index(out_dir, list(records.values()), display_dir=args.out,
+                    registered=_registered_ids(),
+                    missing=unfinished if (interrupted is not None or backend_error is not None)
+                    else None)
+    except OSError as exc:
+        if backend_error is None and interrupted is None:
+            raise
+        print(f"dpaudit: error: cannot write the index of {args.out} ({exc})", file=err)
     done = [records[cid] for cid in claim_ids if cid in records]
+    if isinstance(backend_error, OSError):
+        print(f"dpaudit: error: {backend_error}; {len(done)} of {len(tasks)} claims are finished "
+              f"and saved in {args.out}; free the space and run the same command again to "
+              "resume.", file=err)
+        return EXIT_FAILED
     if backend_error is not None:
         print(f"dpaudit: error: {str(backend_error).rstrip('.')}; {len(done)} of {len(tasks)} "
               f"claims are finished and saved in {args.out} and indexed in "

@@ -28,6 +28,15 @@ Three executors, chosen by name everywhere (Python API, ``--executor`` on the co
 Every task is a pure function of its arguments (all randomness comes from seeds fixed before any
 task is submitted), and results are combined by exact integer sums or in submission order, so the
 result never depends on the executor, the number of workers or the order in which tasks finish.
+
+Mechanisms that ignore their ``rng`` (issue 24): a forked worker inherits the parent's numpy
+legacy global state (``np.random.seed``) and Python's ``random`` state, so a mechanism drawing from
+them would repeat the same draws in every worker: correlated chunks, an invalid bound. The audit
+detects such mechanisms (:mod:`dpaudit.blackbox.rng_probe`) and then, in every chunk, wherever it
+runs, calls :func:`reseed_global_state` with that chunk's own seed (a child of the chunk's
+``SeedSequence`` that its generator never uses), which makes the chunks independent and the draws
+reproducible. A mechanism with generators of its own (not reseedable from here) is refused under
+the process and Dask executors (:func:`refuse_parallel_unseeded`).
 """
 
 from __future__ import annotations
@@ -38,11 +47,13 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 from typing import Any, Callable, Iterator, Literal, Sequence
 
 __all__ = ["EXECUTORS", "SCHEDULER_ENV", "ExecutorName", "Executor", "LocalExecutor",
            "ProcessExecutor", "DaskExecutor", "ExecutionError", "open_executor",
-           "check_executor", "default_workers", "results_in_order"]
+           "check_executor", "default_workers", "results_in_order", "reseed_global_state",
+           "global_seed_of", "refuse_parallel_unseeded"]
 
 ExecutorName = Literal["local", "processes", "dask"]
 #: The executor names accepted everywhere.
@@ -55,6 +66,50 @@ MAX_RETRIES = 3
 
 #: What a Dask worker imports before its first task unless the caller names more.
 DEFAULT_PRELOAD: tuple[str, ...] = ("numpy", "scipy.stats")
+
+
+#: Spawn-key component of the child of a chunk's SeedSequence that seeds the global RNGs (the
+#: chunk's generator uses the chunk's SeedSequence itself and spawns no child).
+GLOBAL_SEED_KEY = 0x6C0BA1
+
+
+def global_seed_of(seed_seq: Any) -> int:
+    """The 32-bit seed of numpy's legacy global RNG and Python's ``random`` for the chunk whose
+    generator is ``np.random.default_rng(seed_seq)``: drawn from a child sequence the generator
+    never uses, so it is independent of the generator's stream and distinct per chunk."""
+    import numpy as np
+
+    child = np.random.SeedSequence(seed_seq.entropy,
+                                   spawn_key=tuple(seed_seq.spawn_key) + (GLOBAL_SEED_KEY,),
+                                   pool_size=seed_seq.pool_size)
+    return int(child.generate_state(1, np.uint32)[0])
+
+
+def reseed_global_state(seed_seq: Any) -> int:
+    """Seed numpy's legacy global RNG (``np.random.seed``) and Python's ``random`` from the chunk's
+    own seed (:func:`global_seed_of`); returns the seed used."""
+    import random
+
+    import numpy as np
+
+    value = global_seed_of(seed_seq)
+    np.random.seed(value)
+    random.seed(value)
+    return value
+
+
+def refuse_parallel_unseeded(executor: Any, who: str) -> None:
+    """ValueError (one sentence) when a mechanism whose randomness dpaudit cannot reseed would run
+    on a parallel executor, where forked or remote workers could repeat each other's draws."""
+    name = executor if isinstance(executor, str) else getattr(executor, "name", "parallel")
+    if isinstance(executor, str) and executor == "local":
+        return
+    if isinstance(executor, LocalExecutor):
+        return
+    raise ValueError(f"{who} ignores its rng and draws from a generator of its own that dpaudit "
+                     f"cannot reseed, so parallel chunks ({name} executor) could repeat each "
+                     "other's draws; run it with executor='local' or make it draw from the rng "
+                     "it is given")
 
 
 class ExecutionError(RuntimeError):
@@ -176,6 +231,27 @@ def _worker_init() -> None:
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    _die_with_parent()
+
+
+#: The pid of the process that forks the workers (set before each fork, read in the child).
+_FORK_PARENT: int | None = None
+
+
+def _die_with_parent() -> None:
+    """A worker dies with the process that forked it (issue 25: after a SIGKILL of the parent
+    alone, orphan workers ran ~30 s more): ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux, and an
+    exit at once when the parent is already gone."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if _FORK_PARENT is not None and os.getppid() != _FORK_PARENT:
+        os._exit(1)  # the parent died before prctl: nobody will read this task's result
 
 
 def _child_main(conn: Any, shared_blob: bytes, fn_blob: bytes, item_blob: bytes) -> None:
@@ -237,6 +313,8 @@ class ProcessExecutor(Executor):
         # _worker_init ignores SIGINT and restores SIGTERM's default, so a Ctrl-C or SIGTERM
         # during its start-up cannot run the parent's handlers in it or print a traceback; the
         # parent restores its mask at once and alone handles them.
+        global _FORK_PARENT
+        _FORK_PARENT = os.getpid()
         masked = hasattr(signal, "pthread_sigmask")
         if masked:
             previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
@@ -342,8 +420,10 @@ class DaskExecutor(Executor):
 
         self._own_client = False
         self._cluster = None
+        source = "the scheduler argument"
         if scheduler is None:
             scheduler = os.environ.get(SCHEDULER_ENV) or None
+            source = f"${SCHEDULER_ENV}"
         if isinstance(scheduler, Client):
             self.client = scheduler
             self.address = str(scheduler.scheduler.address) if scheduler.scheduler else "?"
@@ -357,6 +437,11 @@ class DaskExecutor(Executor):
                                      f"({type(exc).__name__}: {exc}); start one with `dask "
                                      "scheduler` and workers with `dask worker ADDRESS`") from None
             self._own_client = True
+            # Tasks and results travel pickled: this scheduler can run code in this process
+            # (docs/scale-out-security.md); say which one it is, especially when it was taken
+            # silently from the environment.
+            print(f"dpaudit: using the Dask scheduler at {self.address} (from {source}); it "
+                  "and its workers can run code in this process", file=sys.stderr, flush=True)
         else:
             import dask
 
@@ -431,6 +516,8 @@ class DaskExecutor(Executor):
                 if fut.status == "cancelled":
                     raise _lost_scheduler(self.address, finished, len(items))
                 result = fut.result()
+                if isinstance(result, _TaskFailed):
+                    raise result.exception()
                 finished += 1
                 yield i, result
         except ExecutionError:
@@ -473,7 +560,42 @@ def _call_blobs(fn_blob: bytes, shared_blob: bytes, item_blob: bytes, token: str
     if token not in _SHARED_CACHE:
         _SHARED_CACHE.clear()
         _SHARED_CACHE[token] = cloudpickle.loads(shared_blob)
-    return cloudpickle.loads(fn_blob)(_SHARED_CACHE[token], cloudpickle.loads(item_blob))
+    try:
+        return cloudpickle.loads(fn_blob)(_SHARED_CACHE[token], cloudpickle.loads(item_blob))
+    except Exception as exc:
+        # The task's own error (e.g. a mechanism's bad output) is deterministic: sent back as a
+        # result, not raised, so Dask does not retry it 3 times and log 31 tracebacks (issue
+        # 25); retries are for lost workers only.
+        return _TaskFailed.of(exc)
+
+
+class _TaskFailed:
+    """A task's exception, carried back from a Dask worker as its result."""
+
+    def __init__(self, blob: bytes | None, text: str) -> None:
+        self.blob, self.text = blob, text
+
+    @classmethod
+    def of(cls, exc: BaseException) -> "_TaskFailed":
+        import traceback
+
+        import cloudpickle
+
+        text = "".join(traceback.format_exception(exc))
+        try:
+            return cls(cloudpickle.dumps(exc), text)
+        except Exception:
+            return cls(None, text)
+
+    def exception(self) -> BaseException:
+        import cloudpickle
+
+        if self.blob is not None:
+            try:
+                return cloudpickle.loads(self.blob)
+            except Exception:
+                pass
+        return RuntimeError(self.text)
 
 
 def _cancelled_error() -> type[BaseException]:

@@ -33,6 +33,24 @@ Schedules (small immutable objects, after dp-accounting's events):
 * :func:`matrix_factorization`: ``A x + B z`` with ``z`` Gaussian: the sensitivity of the
   strategy ``C = B^{-1} A`` (largest column l2 norm times the record's contribution, under the
   single-participation assumption) gives one Gaussian mechanism.
+* :class:`SparseVector`: ``releases`` runs of the sparse vector technique (AboveThreshold with
+  ``cutoff`` positive answers, Lyu, Su & Li 2017, Alg. 1): each run is a pure-epsilon piece, the
+  runs are composed exactly by the guarded accountant.
+* :class:`ExponentialMechanism`: ``releases`` selections ``P[r] ~ exp(beta * u(data, r))``: each
+  a pure-epsilon piece (McSherry & Talwar 2007), composed the same way.
+
+Pure pieces are composed as ``ComposedDpEvent([EpsilonDeltaDpEvent(eps0)] * k)`` through
+:func:`dpaudit.formal.accounting.epsilon_of_event`, which walks the event tree itself (exact
+Kairouz-Oh-Viswanath closed form for identical pieces). dp-accounting's ``PLDAccountant`` would
+drop the count of a self-composed randomized response (AUDIT-METHOD section 4): never hand these
+pieces to it.
+
+Accounting a ``dp_accounting.DpEvent`` of your own: :func:`epsilon_of` / :func:`delta_of` take the
+relation (``neighbours=``) and say what the Gaussian/Laplace pieces' sensitivity means
+(``sensitivity_is="contribution"``: a record's largest contribution, doubled under replace-one;
+``"distance"``: already the largest distance between neighbouring outputs under that relation,
+taken as is). dpaudit's own :func:`~dpaudit.formal.accounting.epsilon_of_event` reads every piece
+as a distance and takes no relation; it is the engine's, users are pointed here.
 """
 
 from __future__ import annotations
@@ -47,10 +65,14 @@ from dpaudit._validation import check_delta, check_int, check_positive
 from dpaudit.formal.accounting import epsilon_of_event, gaussian_epsilon
 
 __all__ = ["Relation", "distance_factor", "GaussianNoise", "LaplaceNoise", "gaussian_tree",
-           "laplace_tree", "matrix_factorization", "tree_depth"]
+           "laplace_tree", "matrix_factorization", "tree_depth", "SparseVector",
+           "ExponentialMechanism", "epsilon_of", "delta_of", "SensitivityReading",
+           "as_distance_event"]
 
 Relation = Literal["replace-one", "add-remove"]
 _RELATIONS = ("replace-one", "add-remove")
+SensitivityReading = Literal["contribution", "distance"]
+_READINGS = ("contribution", "distance")
 
 
 def distance_factor(neighbours: Any) -> float:
@@ -164,3 +186,185 @@ def matrix_factorization(strategy: Any, sigma: float, sensitivity: float) -> Gau
     if col <= 0:
         raise ValueError("strategy must have a non-zero column")
     return GaussianNoise(sigma, sensitivity * col, 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Pure-epsilon compositions: sparse vector and the exponential mechanism
+# ----------------------------------------------------------------------------------------------
+
+def _pure_composition(eps0: float, releases: int, delta: float) -> float:
+    """epsilon(delta) of ``releases`` eps0-DP pieces through the guarded accountant (explicit list:
+    never a self-composed randomized response handed to ``PLDAccountant``)."""
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
+    delta = check_delta(delta)
+    if delta == 0.0:
+        return releases * eps0
+    event = _composed([EpsilonDeltaDpEvent(eps0, 0.0)] * releases)
+    return min(releases * eps0, epsilon_of_event(event, delta))
+
+
+def _composed(events: list[Any]) -> Any:
+    import dp_accounting
+
+    return dp_accounting.ComposedDpEvent(events)
+
+
+@dataclass(frozen=True)
+class SparseVector:
+    """``releases`` runs of the sparse vector technique (Lyu, Su & Li, VLDB 2017, Alg. 1).
+
+    One run: noisy threshold ``T + Laplace(threshold_scale)``, each query answer gets fresh
+    ``Laplace(query_scale)`` noise and is compared with it, and the run stops after ``cutoff``
+    answers above it. ``sensitivity`` is what one record can change a query answer (and the
+    threshold, if data-dependent) by, read as its largest contribution (``neighbours=
+    "replace-one"`` doubles it: right for a vector sum of records with norm at most the
+    sensitivity; for counting queries, whose answers move by at most 1 under either relation,
+    state ``sensitivity=0.5`` or pass the distance through :func:`epsilon_of`). One run is
+    ``eps_run = d / threshold_scale + k * cutoff * d / query_scale``-DP with ``d`` the distance and
+    ``k = 2`` (``k = 1`` for ``monotonic`` queries, which all move in the same direction); the
+    ``releases`` runs compose as pure pieces.
+    """
+
+    threshold_scale: float
+    query_scale: float
+    sensitivity: float
+    cutoff: int = 1
+    releases: int = 1
+    monotonic: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("threshold_scale", "query_scale", "sensitivity"):
+            object.__setattr__(self, name, check_positive(getattr(self, name), name))
+        object.__setattr__(self, "cutoff", check_int(self.cutoff, "cutoff", minimum=1))
+        object.__setattr__(self, "releases", check_int(self.releases, "releases", minimum=1))
+
+    def run_epsilon(self, *, neighbours: Relation) -> float:
+        """The pure epsilon of one run under ``neighbours``."""
+        d = distance_factor(neighbours) * self.sensitivity
+        k = 1.0 if self.monotonic else 2.0
+        return d / self.threshold_scale + k * self.cutoff * d / self.query_scale
+
+    def epsilon(self, delta: float, *, neighbours: Relation) -> float:
+        """epsilon(delta) of the ``releases`` runs (``releases * eps_run`` at delta = 0)."""
+        return _pure_composition(self.run_epsilon(neighbours=neighbours), self.releases, delta)
+
+    def describe(self, *, neighbours: Relation) -> str:
+        return (f"sparse vector: threshold noise Laplace({self.threshold_scale:.6g}), query noise "
+                f"Laplace({self.query_scale:.6g}), cutoff {self.cutoff}, "
+                f"{'monotonic' if self.monotonic else 'general'} queries moved by at most "
+                f"{distance_factor(neighbours):g} x {self.sensitivity:.6g} under {neighbours}: "
+                f"{self.run_epsilon(neighbours=neighbours):.6g}-DP per run, {self.releases} "
+                "run(s) composed exactly (pure pieces)")
+
+
+@dataclass(frozen=True)
+class ExponentialMechanism:
+    """``releases`` independent selections, each ``P[r] proportional to exp(beta * u(data, r))``,
+    where one record changes every utility ``u(., r)`` by at most ``sensitivity`` (its largest
+    contribution; doubled under replace-one). Each selection is ``2 * beta * d``-DP with ``d`` the
+    distance (McSherry & Talwar 2007), ``beta * d`` when the utilities are ``monotonic`` (all move
+    in the same direction between neighbours); the selections compose as pure pieces. The usual
+    calibration ``exp(eps * u / (2 * Delta))`` is ``beta = eps / (2 * Delta)``.
+    """
+
+    beta: float
+    sensitivity: float
+    releases: int = 1
+    monotonic: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "beta", check_positive(self.beta, "beta"))
+        object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity"))
+        object.__setattr__(self, "releases", check_int(self.releases, "releases", minimum=1))
+
+    def selection_epsilon(self, *, neighbours: Relation) -> float:
+        """The pure epsilon of one selection under ``neighbours``."""
+        d = distance_factor(neighbours) * self.sensitivity
+        return (1.0 if self.monotonic else 2.0) * self.beta * d
+
+    def epsilon(self, delta: float, *, neighbours: Relation) -> float:
+        """epsilon(delta) of the ``releases`` selections."""
+        return _pure_composition(self.selection_epsilon(neighbours=neighbours), self.releases,
+                                 delta)
+
+    def describe(self, *, neighbours: Relation) -> str:
+        return (f"exponential mechanism: beta = {self.beta:.6g}, utilities moved by at most "
+                f"{distance_factor(neighbours):g} x {self.sensitivity:.6g} under {neighbours}"
+                f"{' (monotonic)' if self.monotonic else ''}: "
+                f"{self.selection_epsilon(neighbours=neighbours):.6g}-DP per selection, "
+                f"{self.releases} selection(s) composed exactly (pure pieces)")
+
+
+# ----------------------------------------------------------------------------------------------
+# Any dp_accounting event, with the relation explicit
+# ----------------------------------------------------------------------------------------------
+
+def _check_reading(sensitivity_is: Any) -> str:
+    if sensitivity_is not in _READINGS:
+        raise ValueError(f"sensitivity_is must be 'contribution' (a record's largest "
+                         f"contribution; doubled under replace-one) or 'distance' (already the "
+                         f"distance between neighbouring outputs), got {sensitivity_is!r}")
+    return str(sensitivity_is)
+
+
+def as_distance_event(event: Any, *, neighbours: Relation, sensitivity_is: SensitivityReading
+                      ) -> Any:
+    """``event`` with every Gaussian / Laplace / discrete-Laplace piece's sensitivity turned into
+    the distance between neighbouring outputs under ``neighbours`` (what the guarded accountant
+    reads). ``sensitivity_is="distance"`` leaves it as is; ``"contribution"`` multiplies it by
+    :func:`distance_factor` (2 under replace-one): a noise multiplier ``z = sigma / sensitivity``
+    becomes ``z / 2``. Randomized response and ``EpsilonDeltaDpEvent`` pieces carry no
+    sensitivity (their guarantee is already stated per neighbouring pair) and are kept."""
+    import dp_accounting
+
+    f = distance_factor(neighbours)
+    if _check_reading(sensitivity_is) == "distance" or f == 1.0:
+        return event
+
+    def walk(ev: Any) -> Any:
+        if isinstance(ev, dp_accounting.ComposedDpEvent):
+            return dp_accounting.ComposedDpEvent([walk(e) for e in ev.events])
+        if isinstance(ev, dp_accounting.SelfComposedDpEvent):
+            return dp_accounting.SelfComposedDpEvent(walk(ev.event), ev.count)
+        if isinstance(ev, dp_accounting.GaussianDpEvent):
+            return dp_accounting.GaussianDpEvent(ev.noise_multiplier / f)
+        if isinstance(ev, dp_accounting.LaplaceDpEvent):
+            return dp_accounting.LaplaceDpEvent(ev.noise_multiplier / f)
+        if isinstance(ev, dp_accounting.dp_event.DiscreteLaplaceDpEvent):
+            return dp_accounting.dp_event.DiscreteLaplaceDpEvent(ev.noise_parameter,
+                                                                  int(ev.sensitivity * f))
+        return ev
+
+    return walk(event)
+
+
+def epsilon_of(event: Any, delta: float, *, neighbours: Relation,
+               sensitivity_is: SensitivityReading, method: str = "auto") -> float:
+    """epsilon(delta) of a ``dp_accounting.DpEvent`` under an explicit neighbouring relation.
+
+    ``neighbours`` (``"replace-one"`` / ``"add-remove"``) and ``sensitivity_is``
+    (``"contribution"`` / ``"distance"``) are required keywords: leaving one out is a TypeError
+    naming it. The convention: a ``GaussianDpEvent(z)`` is noise ``sigma = z * s`` for a
+    sensitivity ``s``; with ``"contribution"``, ``s`` is a record's largest contribution and
+    neighbouring outputs are ``distance_factor(neighbours) * s`` apart (replace-one: twice); with
+    ``"distance"``, ``s`` already is that distance. The event is rewritten to distances
+    (:func:`as_distance_event`) and accounted by the guarded walker
+    (:func:`dpaudit.formal.accounting.epsilon_of_event`: counts multiplied down the tree, never
+    dp-accounting's REPLACE_ONE, so the factor of two is counted exactly once). dp-accounting's
+    ``REPLACE_ONE`` relation corresponds to ``sensitivity_is="contribution",
+    neighbours="replace-one"`` for Gaussian and Laplace pieces.
+    """
+    return epsilon_of_event(as_distance_event(event, neighbours=neighbours,
+                                              sensitivity_is=sensitivity_is), delta,
+                            method=method)  # type: ignore[arg-type]
+
+
+def delta_of(event: Any, epsilon: float, *, neighbours: Relation,
+             sensitivity_is: SensitivityReading, method: str = "auto") -> float:
+    """delta(epsilon) of a ``dp_accounting.DpEvent``; the counterpart of :func:`epsilon_of`."""
+    from dpaudit.formal.accounting import delta_of_event
+
+    return delta_of_event(as_distance_event(event, neighbours=neighbours,
+                                            sensitivity_is=sensitivity_is), epsilon,
+                          method=method)  # type: ignore[arg-type]

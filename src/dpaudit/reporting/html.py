@@ -14,8 +14,8 @@ import jinja2
 
 from dpaudit._version import __version__
 from dpaudit.reporting.plots import Plot, data_uri
-from dpaudit.reporting.view import (claim_context, index_reproduce_command, index_rows,
-                                    paper_sections, run_settings, verdict_counts)
+from dpaudit.reporting.view import (claim_context, count_phrase, index_reproduce_command,
+                                    index_rows, paper_sections, run_settings, verdict_counts)
 
 __all__ = ["render_claim_html", "render_index_html", "render_paper_html"]
 
@@ -26,6 +26,7 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
     undefined=jinja2.StrictUndefined,
 )
+_ENV.globals["count_phrase"] = count_phrase
 
 
 def render_claim_html(record: Mapping[str, Any], plots: Sequence[Plot] = (),

@@ -19,6 +19,14 @@ Added fields: top level ``dpaudit_version`` and ``counts`` (claims per verdict);
 ``worst_case.claimed_epsilon`` (the claim instantiated at the worst point); ``violation_region``
 (where the refuting points lie), ``formula`` (the claimed privacy over the claim's parameters),
 ``citation``, ``paper_page`` (``papers/<paper>.html``), ``worst_case.exact_kind``.
+
+``claimed`` is the claim instantiated at the worst audited point (what the verdict compares the
+evidence with; the same as ``worst_case.claimed_*``); ``claimed_example`` is the claim's default
+instance (the representative (epsilon, delta) of its declaration, e.g. epsilon = 1 for a claim
+stated for every epsilon). ``readings``: one entry per reading of an ambiguous passage (name,
+primary, verdict, worst point), present when the claim declares reading choices; the claim's
+``verdict`` is the primary reading's. Top level ``partial: true`` and ``missing`` (claim ids asked
+for but not finished) when the run that wrote the index was interrupted or lost its scheduler.
 """
 
 from __future__ import annotations
@@ -41,7 +49,12 @@ def index_entry(record: Mapping[str, Any]) -> dict[str, Any]:
         "id": record["id"],
         "paper": record["paper"],
         "theorem": record["theorem"],
-        "claimed": {"epsilon": record["claimed"]["epsilon"], "delta": record["claimed"]["delta"]},
+        "claimed": ({"epsilon": worst["claimed_epsilon"], "delta": worst["claimed_delta"]}
+                    if worst.get("claimed_epsilon") is not None
+                    else {"epsilon": record["claimed"]["epsilon"],
+                          "delta": record["claimed"]["delta"]}),
+        "claimed_example": {"epsilon": record["claimed"]["epsilon"],
+                            "delta": record["claimed"]["delta"]},
         "verdict": record["verdict"],
         "worst_case": {
             "parameters": dict(worst.get("parameters") or {}),
@@ -68,12 +81,18 @@ def index_entry(record: Mapping[str, Any]) -> dict[str, Any]:
         "budget": record.get("budget"),
         "seed": record.get("seed"),
         "alpha": record.get("alpha"),
-    }
+    } | ({"readings": [{k: r[k] for k in ("name", "primary", "verdict", "worst_point")}
+                       for r in record["readings"]]} if record.get("readings") else {})
 
 
-def build_index(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """``index.json`` for these saved claim audits, one row per claim sorted by id."""
+def build_index(records: Sequence[Mapping[str, Any]],
+                missing: Sequence[str] | None = None) -> dict[str, Any]:
+    """``index.json`` for these saved claim audits, one row per claim sorted by id; ``missing``
+    (claims asked for that did not finish) marks the index ``partial``."""
     ordered = sorted(records, key=lambda r: r["id"])
-    return {"schema": INDEX_SCHEMA, "dpaudit_version": __version__,
-            "counts": verdict_counts(ordered),
-            "claims": [index_entry(r) for r in ordered]}
+    out = {"schema": INDEX_SCHEMA, "dpaudit_version": __version__,
+           "counts": verdict_counts(ordered),
+           "claims": [index_entry(r) for r in ordered]}
+    if missing:
+        out |= {"partial": True, "missing": sorted(missing)}
+    return out

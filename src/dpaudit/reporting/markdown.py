@@ -7,13 +7,14 @@ shown, so figures are separate PNG files next to the page and referenced by rela
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, Sequence
 
 import jinja2
 
 from dpaudit.reporting.plots import Plot
-from dpaudit.reporting.view import (claim_context, index_reproduce_command, index_rows,
-                                    paper_sections, run_settings, verdict_counts)
+from dpaudit.reporting.view import (claim_context, count_phrase, index_reproduce_command,
+                                    index_rows, paper_sections, run_settings, verdict_counts)
 
 __all__ = ["render_claim_markdown", "render_index_markdown", "render_paper_markdown",
            "markdown_cell", "markdown_code", "figure_filename"]
@@ -24,6 +25,28 @@ def markdown_cell(text: Any) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+#: A ``<`` that CommonMark could read as the start of raw HTML or an autolink.
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+
+
+class _CodeSpan(str):
+    """Output of :func:`markdown_code`: a code span, literal in Markdown (never HTML), so
+    :func:`markdown_text` leaves it alone."""
+
+
+def markdown_text(value: Any) -> Any:
+    """Every ``{{ value }}`` of the Markdown templates (Jinja's ``finalize``): raw HTML and link
+    targets cannot pass through (issue 25: ``<script>``, ``<img onerror>`` and ``javascript:``
+    links from claim text or a saved JSON appeared raw in ``*.md``). A ``<`` that could open a tag,
+    comment, declaration or autolink (followed by a letter, ``/``, ``!`` or ``?``) becomes an
+    entity, shown as itself (``x <= 2`` is left alone); ``](`` loses its link meaning; code spans
+    are literal already.
+    """
+    if value is None or isinstance(value, (_CodeSpan, bool, int, float)):
+        return value
+    return _TAG_START.sub("&lt;", str(value)).replace("](", "]\\(")
+
+
 def markdown_code(text: Any) -> str:
     """An inline code span for a table cell; survives backticks and pipes in ``text``.
 
@@ -32,9 +55,10 @@ def markdown_code(text: Any) -> str:
     s = " ".join(str(text).split())
     if not s:
         return ""
-    fence = "``" if "`" in s else "`"
+    longest = max((len(run) for run in re.findall("`+", s)), default=0)
+    fence = "`" * (longest + 1)  # longer than any run inside: the span cannot be closed early
     pad = " " if s.startswith("`") or s.endswith("`") else ""
-    return f"{fence}{pad}{s}{pad}{fence}".replace("|", "\\|")
+    return _CodeSpan(f"{fence}{pad}{s}{pad}{fence}".replace("|", "\\|"))
 
 
 def figure_filename(basename: str, plot_name: str) -> str:
@@ -49,9 +73,11 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
     keep_trailing_newline=True,
     undefined=jinja2.StrictUndefined,
+    finalize=markdown_text,
 )
 _ENV.filters["md_cell"] = markdown_cell
 _ENV.filters["md_code"] = markdown_code
+_ENV.globals["count_phrase"] = count_phrase
 
 
 def render_claim_markdown(record: Mapping[str, Any], plots: Sequence[Plot] = (),

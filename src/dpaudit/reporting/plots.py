@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import io
 import math
+import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -30,7 +31,15 @@ _BLUE, _ORANGE, _GREEN, _RED, _PURPLE, _GREY = ("#0072B2", "#E69F00", "#009E73",
 _DPI = 110
 #: Relative tolerance when a figure's value is held against the table's.
 FIGURE_RTOL = 1e-6
-_SIZE = (6.6, 3.7)
+_SIZE = (6.2, 3.6)
+#: Widest PNG a figure may be, in pixels. Pages show images at their natural size (1 PNG pixel =
+#: 1 CSS pixel) up to the width of their section; at an 800 px wide window a section is about
+#: 740 px wide, so a figure no wider than this is never scaled down and its text keeps its size.
+FIGURE_MAX_PX = 690
+#: Legend font size in points: 8 pt at _DPI is 12.2 px, above the 10 px floor for legible text.
+LEGEND_PT = 8.0
+#: Smallest font of any text a figure draws, in points (10.3 px at _DPI).
+MIN_TEXT_PT = 6.75
 
 
 class PlotError(ValueError):
@@ -69,20 +78,79 @@ def _new_figure(size: tuple[float, float] = _SIZE) -> tuple[Figure, Any]:
 def _to_png(fig: Figure, left: float = 0.85, right: float = 0.25, bottom: float = 0.6,
             top: float = 0.4) -> bytes:
     """PNG bytes of ``fig``. The saved area is the tight bounding box of everything drawn (plus a
-    small pad), so titles, tick labels and legends outside the axes are never clipped."""
+    small pad), so titles, tick labels and legends outside the axes are never clipped. Legends
+    requested with :func:`_legend_outside` go below the axes; when labels stick out so far that the
+    PNG would be wider than :data:`FIGURE_MAX_PX`, the axes are narrowed (text keeps its size)."""
     width, height = fig.get_size_inches()
-    fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height,
-                        top=1 - top / height)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None}, bbox_inches="tight",
-                pad_inches=0.12)
-    return buf.getvalue()
+    pad = 0.12
+
+    def layout(w: float) -> float:
+        fig.set_size_inches(w, height)
+        fig.subplots_adjust(left=left / w, right=1 - right / w, bottom=bottom / height,
+                            top=1 - top / height)
+        _place_legends(fig)
+        box = fig.get_tightbbox(fig.canvas.get_renderer())
+        return (box.width + 2 * pad) * _DPI
+
+    px = layout(width)
+    if px > FIGURE_MAX_PX:  # first guess from the layout's own bounding box
+        width = max(width - (px - FIGURE_MAX_PX + 4) / _DPI, left + right + 2.0)
+        layout(width)
+    for _ in range(4):  # then the saved PNG decides (its tight box can be a little wider)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=_DPI, metadata={"Software": None}, bbox_inches="tight",
+                    pad_inches=pad)
+        png = buf.getvalue()
+        px = int.from_bytes(png[16:20], "big")  # PNG IHDR width
+        if px <= FIGURE_MAX_PX or width <= left + right + 2.0:
+            break
+        width = max(width - (px - FIGURE_MAX_PX + 2) / _DPI, left + right + 2.0)
+        layout(width)
+    return png
+
+
+_BELOW = "_dpaudit_legend_below"
+#: Characters per line of an evidence-chart point label (at most three lines).
+_LABEL_CHARS = 40
 
 
 def _legend_outside(ax: Any) -> None:
-    """The legend to the right of the axes, never over the data."""
-    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1.0),
-              borderaxespad=0.0)
+    """Ask for the legend below the axes (under the axis label), never over the data; placed by
+    :func:`_to_png` once the layout is final."""
+    setattr(ax, _BELOW, True)
+
+
+def _place_legends(fig: Figure) -> None:
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        if not getattr(ax, _BELOW, False):
+            continue
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+        handles, labels = ax.get_legend_handles_labels()
+        if not handles:
+            continue
+        box = ax.get_tightbbox(renderer).transformed(fig.transFigure.inverted())
+        # Long entries wrap (a legend wider than the figure would widen the PNG instead).
+        labels = ["\n".join(w for line in lab.split("\n")
+                            for w in (textwrap.wrap(line, 64, subsequent_indent="    ",
+                                                    drop_whitespace=False) or [""]))
+                  for lab in labels]
+        one_line = all("\n" not in lab for lab in labels)
+        for ncol in ((2, 1) if len(labels) > 2 and one_line else (1,)):
+            legend = ax.legend(handles, labels, fontsize=LEGEND_PT, frameon=False,
+                               loc="upper left", bbox_to_anchor=(box.x0, box.y0 - 0.02),
+                               bbox_transform=fig.transFigure, borderaxespad=0.0, ncol=ncol)
+            if legend.get_window_extent(renderer).width <= FIGURE_MAX_PX - 40:
+                break
+
+
+_SUBSCRIPT = re.compile(r"([A-Za-z])_\{([^{}$]+)\}")
+
+
+def _math_text(text: str) -> str:
+    """``x_{2^j+1}`` as matplotlib mathtext (a real subscript) instead of raw TeX source."""
+    return _SUBSCRIPT.sub(lambda m: f"${m.group(1)}_{{{m.group(2)}}}$", text)
 
 
 def _title(ax: Any, text: str, width: int = 70) -> None:
@@ -173,14 +241,16 @@ def _histogram(spec: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
         # One legend entry for the event (a pooled pair's two lines share it).
         ax.axvline(t, color=_RED, linestyle="--", linewidth=1.4,
                    label=_event_label(spec, t) if k == 0 else None)
-    ax.set_xlabel("\n".join(textwrap.wrap(str(spec.get("statistic") or "audit statistic"), 80)))
-    ax.set_ylabel("count (test split)")
+    xlabel = _math_text("\n".join(textwrap.wrap(
+        f"score: {spec.get('statistic') or 'the audit statistic'}", 70, break_on_hyphens=False)))
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylabel("runs (test split)")
     params = spec.get("parameters")
     if params:
         _title(ax, format_parameters(params))
     _legend_outside(ax)
     data = {"edges": edges, "counts0": c0, "counts1": c1, "threshold": threshold,
-            "parameters": dict(params or {})}
+            "parameters": dict(params or {}), "xlabel": xlabel}
     return _to_png(fig), data
 
 
@@ -249,7 +319,7 @@ def _privacy_curve(spec: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
     finite_eps = [y for c in curves for y in c[1] if y is not None and math.isfinite(y)]
     finite_eps += [p[0] for p in (claimed, lower) if p is not None]
     top = max(finite_eps + [1e-9]) * 1.08
-    fig, ax = _new_figure((7.4, 3.9))
+    fig, ax = _new_figure((6.2, 3.8))
     notes: list[str] = []
     for key, ys, label, colour, style in curves:
         xs2, ys2 = [], []
@@ -311,7 +381,7 @@ def _privacy_curve(spec: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
         ax.plot([x], [lower[0]], marker="^", markersize=10, color=_GREEN, linestyle="none",
                 clip_on=False, label=f"empirical lower bound {lower[0]:.4g}"
                 + (note or f" at delta {lower[1]:.3g}"))
-    ax.set_xlabel("delta" + ("\n" + "\n".join(textwrap.wrap("; ".join(notes), 90))
+    ax.set_xlabel("delta" + ("\n" + "\n".join(textwrap.wrap("; ".join(notes), 70))
                              if notes else ""))
     ax.set_ylabel("epsilon")
     ax.set_ylim(bottom=0, top=top)
@@ -466,9 +536,12 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
         rows = [rows[i] for i in sorted(keep)]
     # Point labels wrap onto two lines (never cut to look alike: the parameters that tell points
     # apart may come last); rows are taller when they do.
-    two_lines = any(len(r[0]) > 55 for r in rows)
-    height = min(2.0 + (0.46 if two_lines else 0.3) * len(rows), 16.0)
-    fig, ax = _new_figure((6.4, height))
+    # At most _LABEL_CHARS per line, so the labels leave the axes room within FIGURE_MAX_PX.
+    lines = max([len(textwrap.wrap(r[0], _LABEL_CHARS)) for r in rows] + [1])
+    lines = min(lines, 3)
+    two_lines = lines > 1
+    height = min(2.0 + (0.16 + 0.15 * lines) * len(rows), 16.0)
+    fig, ax = _new_figure((6.2, height))
     ys = list(range(len(rows)))[::-1]
     finite_vals: list[float] = []
     for _, ratios, _ in rows:
@@ -517,15 +590,16 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
     ax.axvline(1.0, color=_RED, linestyle="--", linewidth=1.4, label="claimed epsilon")
     ax.set_yticks(ys)
     labels = [r[0] for r in rows]
-    labels = ["\n".join(textwrap.wrap(lab, 55, max_lines=2, placeholder=" ...")) for lab in labels]
+    labels = ["\n".join(textwrap.wrap(lab, _LABEL_CHARS, max_lines=3, placeholder=" ..."))
+              for lab in labels]
     ax.set_yticklabels(labels, fontsize=7.5 if two_lines else 8)
     if log_x:
         ax.set_xscale("log")
     ax.set_xlim(lo_edge if log_x else 0.0, hi_edge)
     xlabel = "epsilon / claimed epsilon"
     if edge_notes:
-        xlabel += "\n" + "; ".join(edge_notes)
-    ax.set_xlabel(xlabel)
+        xlabel += "\n" + "\n".join(textwrap.wrap("; ".join(edge_notes), 48))
+    ax.set_xlabel(xlabel, fontsize=9)
     if omitted:
         _title(ax, f"{len(rows)} points with the largest ratios ({omitted} more in the table)")
     _legend_outside(ax)

@@ -55,6 +55,11 @@ __all__ = [
     "paper_page",
     "paper_sections",
     "run_settings",
+    "count_phrase",
+    "reason_detail",
+    "evidence_rows",
+    "WORST_ROWS",
+    "SHORT_TABLE",
 ]
 
 #: Schema tag of a saved claim audit (``DIR/<claim id>.json``).
@@ -240,6 +245,8 @@ def verdict_sentence(record: Mapping[str, Any]) -> str:
     if verdict == "violated" and reason.startswith("Violated "):
         return f"{head} is v{reason[1:]}"
     head = f"{head} {_verdict_verb(verdict)}"
+    if re.match(r"[A-Z][a-z]", reason):  # "...: no counterexample", not "...: No counterexample"
+        reason = reason[0].lower() + reason[1:]
     return f"{head}: {reason}" if reason else f"{head}."
 
 
@@ -252,9 +259,37 @@ def _verdict_verb(verdict: str) -> str:
 
 
 def reproduce_command(record: Mapping[str, Any]) -> str:
-    """The shell command that recomputes this claim's audit bit for bit."""
-    return (f"dpaudit audit {record['id']} --budget {record.get('budget', 'standard')} "
-            f"--seed {record.get('seed', 0)} --alpha {format_value(float(record.get('alpha', 0.05)))}")
+    """The shell command that recomputes this claim's audit bit for bit (every word shell-quoted:
+    a saved record's fields must not become shell syntax, issue 25)."""
+    return _shell_words("dpaudit", "audit", record['id'], "--budget",
+                        record.get('budget', 'standard'), "--seed", record.get('seed', 0),
+                        "--alpha", format_value(float(record.get('alpha', 0.05))))
+
+
+def _shell_words(*words: Any) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(str(w)) for w in words)
+
+
+def recorded_command(text: Any) -> str:
+    """A command an audit function recorded (a saved record's ``reproduce``), or "" when it is not
+    one that :func:`dpaudit.claims.registry.reproduce_command` writes: words shell-quoted as
+    ``shlex.quote`` does, starting with ``dpaudit``, or a parenthesised note free of shell syntax.
+    A crafted record cannot put ``$(...)`` into the command a report tells readers to paste."""
+    import shlex
+
+    text = str(text or "").strip()
+    if not text or "\n" in text or "\r" in text:
+        return ""
+    if text.startswith("(") and text.endswith(")"):
+        return text if not re.search(r"[$`;|&<>\\]", text) else ""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return ""
+    ok = words[:1] == ["dpaudit"] and " ".join(shlex.quote(w) for w in words) == text
+    return text if ok else ""
 
 
 def index_reproduce_command(records: Sequence[Mapping[str, Any]], out: str = "DIR",
@@ -270,8 +305,9 @@ def index_reproduce_command(records: Sequence[Mapping[str, Any]], out: str = "DI
     ids = " ".join(r["id"] for r in records)
     if registered is not None and set(registered) == {r["id"] for r in records}:
         ids = "--all"
-    return (f"dpaudit audit-claims {ids} --budget {budget} --seed {seed} "
-            f"--alpha {format_value(float(alpha))} --out {out}")
+    words = ["--all"] if ids == "--all" else [r["id"] for r in records]
+    return _shell_words("dpaudit", "audit-claims", *words, "--budget", budget, "--seed", seed,
+                        "--alpha", format_value(float(alpha)), "--out", out)
 
 
 def exact_kind(point: Mapping[str, Any]) -> str:
@@ -345,8 +381,13 @@ class EvidenceTable:
     them), ``claimed``, ``delta``, ``exact`` (``≥ x`` for a certified lower bound),
     ``exact_kind``, ``accountant``, ``lower_bound`` and ``lower_bound_state`` (``"not run"``:
     ``—``; ``"no evidence"``: ran, bound 0; ``"evidence"``), ``ratio`` (largest evidence /
-    claimed), ``counterexample`` (why the point refutes the claim, or ``""``), ``worst`` and
-    ``evidence`` (pretty JSON of the point's other evidence, truncated).
+    claimed), ``counterexample`` (why the point refutes the claim, or ``""``), ``worst``,
+    ``parameter_rows`` (``(name, value)`` of every parameter), ``evidence_rows`` and
+    ``evidence_omitted`` (the point's other evidence as ``(field, value)`` rows, see
+    :func:`evidence_rows`). ``top`` holds the rows a reader sees first (at most
+    :data:`WORST_ROWS`: the worst point, then the counterexamples and the largest ratios, in grid
+    order; every row when there are at most :data:`SHORT_TABLE`); ``rest`` the others, which the
+    pages put behind a toggle.
     """
 
     parameter_names: tuple[str, ...]
@@ -356,6 +397,77 @@ class EvidenceTable:
     has_certified: bool = False
     has_not_run: bool = False
     has_no_evidence: bool = False
+    top: tuple[dict[str, Any], ...] = ()
+    rest: tuple[dict[str, Any], ...] = ()
+
+
+#: How many evidence rows a claim page shows before the "all audited points" toggle.
+WORST_ROWS = 8
+#: Tables of at most this many rows are shown whole (a toggle hiding a few rows helps nobody).
+SHORT_TABLE = 12
+
+
+def _worst_first(rows: Sequence[dict[str, Any]], ratios: Sequence[float | None],
+                 limit: int = WORST_ROWS) -> tuple[tuple[dict[str, Any], ...],
+                                                   tuple[dict[str, Any], ...]]:
+    """Split ``rows`` into the ``limit`` a reader must see (worst point, counterexamples, largest
+    ratio) and the rest, both in grid order."""
+    if len(rows) <= max(limit, SHORT_TABLE):
+        return tuple(rows), ()
+    def key(i: int) -> tuple[bool, bool, float, int]:
+        r = ratios[i]
+        score = -math.inf if r is None or math.isnan(r) else r
+        return (not rows[i]["worst"], not rows[i]["counterexample"], -score, i)
+
+    rank = sorted(range(len(rows)), key=key)
+    keep = set(rank[:limit])
+    return (tuple(r for i, r in enumerate(rows) if i in keep),
+            tuple(r for i, r in enumerate(rows) if i not in keep))
+
+
+def _scalar_text(value: Any) -> str | None:
+    """A JSON scalar as table text (``None`` for containers)."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return format_epsilon(value, 6)
+    if isinstance(value, (int, str)):
+        return " ".join(str(value).split())
+    return None
+
+
+def _container_text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return f"list of {len(value)} value{'' if len(value) == 1 else 's'} (in the JSON file)"
+    if isinstance(value, Mapping):
+        return f"{len(value)} field{'' if len(value) == 1 else 's'} (in the JSON file)"
+    return str(value)
+
+
+def evidence_rows(evidence: Mapping[str, Any] | None,
+                  limit: int = 16) -> tuple[tuple[tuple[str, str], ...], int]:
+    """A point's other evidence as readable ``(field, value)`` rows, never raw JSON.
+
+    Scalars are shown as they are (long strings in full), one level of nested objects with
+    dotted names (``empirical.statistic_name``); lists and deeper objects are named with their
+    size and left to the saved JSON file. Returns the first ``limit`` rows and how many fields
+    were left out.
+    """
+    rows: list[tuple[str, str]] = []
+    for key, value in (evidence or {}).items():
+        text = _scalar_text(value)
+        if text is not None:
+            rows.append((str(key), text))
+        elif isinstance(value, Mapping):
+            for sub, inner in value.items():
+                inner_text = _scalar_text(inner)
+                rows.append((f"{key}.{sub}", inner_text if inner_text is not None
+                             else _container_text(inner)))
+        else:
+            rows.append((str(key), _container_text(value)))
+    return tuple(rows[:limit]), max(0, len(rows) - limit)
 
 
 def _counterexample(point: Mapping[str, Any]) -> str:
@@ -391,7 +503,7 @@ def varying_parameters(points: Sequence[Mapping[str, Any]]) -> list[str]:
     return varying or names
 
 
-def evidence_table(record: Mapping[str, Any], evidence_chars: int = 3000) -> EvidenceTable:
+def evidence_table(record: Mapping[str, Any]) -> EvidenceTable:
     """Rows of the three kinds of evidence (exact, accountant, lower bound) per audited point."""
     points = list(record.get("points", []))
     names: list[str] = []
@@ -402,18 +514,22 @@ def evidence_table(record: Mapping[str, Any], evidence_chars: int = 3000) -> Evi
     varying = varying_parameters(points)
     worst_params = record.get("worst_case", {}).get("parameters")
     rows = []
+    ratios: list[float | None] = []
     worst_marked = False
     for number, p in enumerate(points, start=1):
         params = p.get("parameters", {})
         is_worst = bool(worst_params) and not worst_marked and dict(params) == dict(worst_params)
         worst_marked = worst_marked or is_worst
         ratio = _ratio(p)
+        ratios.append(ratio)
         state = lower_bound_state(p)
+        ev_rows, ev_omitted = evidence_rows(p.get("evidence"))
         rows.append({
             "number": number,  # the point's label in the evidence chart (#number)
             "label": format_parameters({k: params[k] for k in varying if k in params}),
             "parameters": {k: format_value(params[k]) if k in params else "" for k in names},
             "parameters_text": format_parameters(params),
+            "parameter_rows": tuple((k, format_value(v)) for k, v in params.items()),
             "claimed": format_epsilon(p["claimed_epsilon"]),
             "delta": format_delta(p.get("claimed_delta")),
             "exact": format_exact(p),
@@ -424,33 +540,48 @@ def evidence_table(record: Mapping[str, Any], evidence_chars: int = 3000) -> Evi
             "ratio": "—" if ratio is None else format_epsilon(ratio, 3),
             "counterexample": _counterexample(p),
             "worst": is_worst,
-            "evidence": pretty_json(p.get("evidence", {}), evidence_chars) if p.get("evidence") else "",
+            "evidence_rows": ev_rows,
+            "evidence_omitted": ev_omitted,
         })
+    top, rest = _worst_first(rows, ratios)
     return EvidenceTable(tuple(names), tuple(rows), tuple(varying), exact_header(points),
                          any(r["exact_kind"] == CERTIFIED for r in rows),
                          any(r["lower_bound_state"] == "not run" for r in rows),
-                         any(r["lower_bound_state"] == "no evidence" for r in rows))
+                         any(r["lower_bound_state"] == "no evidence" for r in rows),
+                         top, rest)
+
+
+#: A lemma counterexample longer than this (characters of JSON) is left to the JSON file.
+COUNTEREXAMPLE_CHARS = 6000
 
 
 def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Lemma checks with the provenance of the lemma (matched by statement) and the counterexample."""
+    """Lemma checks with the provenance of the lemma (matched by statement) and the counterexample
+    (whole, or a ``counterexample_note`` pointing to the JSON file when it is too long to show)."""
     provenance = {lem["statement"]: lem.get("provenance", {})
                   for lem in record.get("claim", {}).get("lemmas", [])}
     rows = []
-    for lem in record.get("lemmas", []):
+    for number, lem in enumerate(record.get("lemmas", [])):
         # SMT checks name the encoded dimension/constants in a trailing " [...]"
         prov = (provenance.get(lem["statement"])
                 or provenance.get(lem["statement"].split(" [")[0], {}))
         where = ", ".join(x for x in (prov.get("theorem", ""), prov.get("paper", ""),
                                       prov.get("version", "")) if x)
         ce = lem.get("counterexample")
+        ce_text = _compact(ce, 0) if ce else ""
+        ce_note = ""
+        if len(ce_text) > COUNTEREXAMPLE_CHARS:  # shown whole or not at all: never cut JSON
+            ce_note = (f"The counterexample is {len(ce_text)} characters of JSON; it is the field "
+                       f"lemmas[{number}].counterexample of the saved JSON file.")
+            ce_text = ""
         rows.append({
             "statement": lem["statement"],
             "where": where,
             "status": lem.get("status", "inconclusive"),
             "worst_ratio": format_epsilon(lem.get("worst_ratio"), 4),
             "examples": lem.get("examples", 0),
-            "counterexample": pretty_json(ce) if ce else "",
+            "counterexample": ce_text,
+            "counterexample_note": ce_note,
             "note": lem.get("note", ""),
             "method": "—" if lem.get("status") == "not checked" else lem.get("method", "sampled"),
             "how": _lemma_how(lem),
@@ -464,6 +595,7 @@ def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
                                           prov.get("version", "")) if x)
             rows.append({"statement": statement, "where": where, "status": "not checked",
                          "worst_ratio": "—", "examples": 0, "counterexample": "",
+                         "counterexample_note": "",
                          "note": "no check of this statement is recorded in this audit",
                          "method": "—", "how": ""})
     return rows
@@ -545,7 +677,7 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
     worst = record.get("worst_case", {})
     ev, ev_kind = evidence_epsilon(worst)
     reproduce = reproduce_command(record)
-    extra = str(record.get("reproduce") or "").strip()
+    extra = recorded_command(record.get("reproduce"))
     provenance_rows = [(label, value) for label, value in (
         ("Paper", citation(record)),
         ("Source file", prov.get("paper", "")),
@@ -568,6 +700,7 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
         "formula": claim_formula(record),
         "citation": citation(record),
         "paper_key": paper_key(record),
+        "version_name": str(prov.get("version", "")),
         "region": str(record.get("violation_region") or ""),
         "verdict": record["verdict"],
         "reason": readable_reason(record.get("reason", "")),
@@ -617,8 +750,14 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def paper_key(record: Mapping[str, Any]) -> str:
-    """The paper a claim belongs to, all versions together: ``jkt12-colt/pigd`` -> ``jkt12``."""
-    return record["id"].split("/", 1)[0].split("-", 1)[0]
+    """The paper a claim belongs to, all versions together: ``jkt12-colt/pigd`` -> ``jkt12``.
+
+    Only a bundled paper's namespace is read as ``<paper>-<version>``; a user's claim (its source
+    is not a paper: ``provenance.kind``) is grouped by its whole namespace, hyphens included
+    (``own-learner/dpftrl`` -> ``own-learner``)."""
+    namespace = record["id"].split("/", 1)[0]
+    kind = record.get("claim", {}).get("provenance", {}).get("kind", "paper")
+    return namespace.split("-", 1)[0] if kind == "paper" else namespace
 
 
 def paper_version(record: Mapping[str, Any]) -> str:
@@ -665,6 +804,8 @@ def index_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "verdict": r["verdict"],
             "region": str(r.get("violation_region") or ""),
             "reason": readable_reason(r.get("reason", "")),
+            "reason_detail": reason_detail(readable_reason(r.get("reason", "")),
+                                           str(r.get("violation_region") or "")),
             "verdict_sentence": verdict_sentence(r),
             "lemmas_failed": failed,
             "lemmas": checked,
@@ -726,6 +867,29 @@ def paper_sections(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
             "rows": rows,
         })
     return out
+
+
+_COUNT_VERBS = {"violated": ("is violated", "are violated"),
+                "inconclusive": ("is inconclusive", "are inconclusive"),
+                "holds": ("holds", "hold")}
+
+
+def count_phrase(count: int, verdict: str) -> str:
+    """``8 claims hold``, ``1 claim holds``, ``22 claims are violated``: the count of a verdict as
+    a sentence fragment with the right plural (badges show the verdict word itself, fixed)."""
+    one, many = _COUNT_VERBS.get(verdict, (f"is {verdict}", f"are {verdict}"))
+    return f"{count} claim {one}" if count == 1 else f"{count} claims {many}"
+
+
+def reason_detail(reason: str, region: str) -> str:
+    """The verdict reason without its leading ``Violated <region>;``, for pages that already
+    print the region (``"Strongest at epsilon=4, ...: exact epsilon 6.65 > claimed 4."``)."""
+    reason = str(reason).strip()
+    head = f"Violated {region}".strip()
+    if region and reason.startswith(head):
+        rest = reason[len(head):].lstrip(";:,. ")
+        return rest[:1].upper() + rest[1:] if rest else ""
+    return reason
 
 
 def verdict_counts(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:

@@ -20,14 +20,30 @@ that dpaudit runs wrote into ``DIR``; the index is built from exactly those clai
 files. Every listed claim must load: an unreadable or invalid claim JSON is a ``ValueError``
 naming the file, never a smaller index. Saved claims are validated against the published JSON
 Schema (:mod:`dpaudit.reporting.schema`).
+
+**One writer per report directory** (issue 25). ``dpaudit audit``, ``audit-claims`` and ``report``
+hold an exclusive ``flock`` on ``DIR/.dpaudit.lock`` (:func:`report_directory_lock`) from before
+they read the manifest until the index is written; a second writer on the same ``DIR`` is
+refused at once (exit 2, naming the directory and the pid holding it) instead of racing on the
+manifest, the index and the stale-file sweep. The lock dies with its process (and with the
+workers it forked), so a killed run never leaves ``DIR`` locked. Readers need no lock: every
+file is replaced atomically. A saved claim is replaced only when its new JSON is written (or
+removed when its rerun fails): a killed rerun keeps the previous result.
+
+**Nothing is written or deleted outside DIR**: a symbolic link (or non-directory) on the way
+from ``DIR`` to a file dpaudit writes is an error (:func:`ensure_inside`), and the fallback walk
+of a directory without manifest reads regular files of at most :data:`MAX_RECORD_BYTES` only.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import math
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +65,7 @@ __all__ = ["ClaimPaths", "IndexPaths", "claim_record", "claim_paths", "write_cla
            "render_claim_files", "load_claim_record", "load_report_directory", "write_index",
            "rerender_directory", "atomic_write", "to_json_text", "MANIFEST_NAME",
            "MANIFEST_SCHEMA", "read_manifest", "add_to_manifest", "load_claim_records",
-           "remove_stale_temp_files"]
+           "remove_stale_temp_files", "ensure_inside", "report_directory_lock", "LOCK_NAME"]
 
 #: The file listing the claims dpaudit runs wrote into a report directory.
 MANIFEST_NAME = "dpaudit-manifest.json"
@@ -57,6 +73,17 @@ MANIFEST_SCHEMA = "dpaudit.manifest/1"
 _TEMP_FILE = re.compile(r"^\..+\.(\d+)\.[A-Za-z0-9_]+\.tmp$")
 
 _ID_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+#: Longest part of a claim id: a file name is ``<part>.<figure>.png`` or a temporary
+#: ``.<name>.<pid>.<random>.tmp``, which must stay below the usual 255-byte limit.
+MAX_ID_PART = 160
+#: Largest saved claim JSON read (the largest bundled record is about 0.3 MB).
+MAX_RECORD_BYTES = 32 << 20
+#: Bounds on a saved record's structure, checked before the schema (issue 25: crafted but
+#: schema-valid files crashed ``report`` with RecursionError, OverflowError or MemoryError).
+MAX_RECORD_DEPTH = 64
+MAX_RECORD_LIST = 20_000  # the bundled records' longest list: 4416 items
+MAX_RECORD_STRING = 200_000
+LOCK_NAME = ".dpaudit.lock"
 _FIGURE_NAMES = ("evidence", "histogram", "privacy_curve", "sensitivity", "regret")
 
 
@@ -88,6 +115,9 @@ def claim_paths(out_dir: str | os.PathLike[str], claim_id: str) -> ClaimPaths:
     if len(parts) < 2 or not all(_ID_PART.match(p) and p not in (".", "..") for p in parts):
         raise ValueError(f"claim id {claim_id!r} is not of the form '<paper>/<algorithm>' with "
                          "letters, digits, '.', '_', '+' and '-' only")
+    if any(len(p) > MAX_ID_PART for p in parts):
+        raise ValueError(f"claim id {str(claim_id)[:40]!r}... has a part longer than "
+                         f"{MAX_ID_PART} characters, too long for a file name")
     stem = Path(out_dir).joinpath(*parts)
     return ClaimPaths(stem.with_name(stem.name + ".json"), stem.with_name(stem.name + ".md"),
                       stem.with_name(stem.name + ".html"))
@@ -129,6 +159,71 @@ def _umask() -> int:
     return mask
 
 
+def ensure_inside(root: str | os.PathLike[str], directory: str | os.PathLike[str]) -> Path:
+    """``directory`` (below ``root``) after checking that no part of the way from ``root`` to it is
+    a symbolic link or a non-directory: dpaudit writes and deletes nothing outside ``root``
+    (issue 25: a symlinked ``DIR/<paper>`` or ``DIR/papers`` was written through, and figures in
+    its target deleted). ``root`` itself may be a link: it is the user's choice of directory."""
+    root, directory = Path(root), Path(directory)
+    try:
+        rel = directory.relative_to(root)
+    except ValueError:
+        raise ValueError(f"{directory} is not inside the report directory {root}") from None
+    current = root
+    for part in rel.parts:
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            continue  # created by atomic_write, as a real directory
+        if stat.S_ISLNK(st.st_mode):
+            raise ValueError(f"{current} is a symbolic link; dpaudit writes nothing outside the "
+                             f"report directory {root}: replace it with a real directory")
+        if not stat.S_ISDIR(st.st_mode):
+            raise ValueError(f"{current} is not a directory; move it out of {root}")
+    return directory
+
+
+@contextlib.contextmanager
+def report_directory_lock(out_dir: str | os.PathLike[str]):
+    """Hold the exclusive lock of a report directory (see the module docstring: one writer per
+    ``DIR``); ``ValueError`` naming the directory when another process holds it or when it cannot
+    be locked (a read-only directory)."""
+    import fcntl
+
+    root = Path(out_dir)
+    path = root / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{path} is a symbolic link; remove it") from None
+        raise ValueError(f"the report directory {root} is not writable ({exc.strerror})"
+                         ) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            except OSError:
+                holder = ""
+            who = f" (pid {holder})" if holder.isdigit() else ""
+            raise ValueError(f"another dpaudit run is writing the report directory {root}{who}; "
+                             "wait for it to finish, or give this run another --out") from None
+        except OSError as exc:
+            raise ValueError(f"cannot lock the report directory {root} ({exc.strerror})"
+                             ) from None
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        except OSError:
+            pass  # the lock holds without the pid (a full disk)
+        yield path
+    finally:
+        os.close(fd)
+
+
 def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> Path:
     """Write ``data`` to ``path`` atomically: readers see the old file or the whole new one.
 
@@ -136,6 +231,16 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> Path:
     leave it 0600).
     """
     path = Path(path)
+    try:
+        return _atomic_write(path, data)
+    except OSError as exc:
+        if exc.filename is not None or exc.errno is None:
+            raise
+        # Name the file (issue 25: "No space left on device" without a path).
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+
+
+def _atomic_write(path: Path, data: str | bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
@@ -201,7 +306,8 @@ def render_claim_files(out_dir: str | os.PathLike[str], record: Mapping[str, Any
     """Write the Markdown, HTML and figure files of a saved claim record (not its JSON)."""
     record = validate_claim_record(record, f"the record of {record.get('id')!r}")
     paths = claim_paths(out_dir, record["id"])
-    plots, problems = render_plots(record)
+    ensure_inside(out_dir, paths.directory)
+    plots, problems = render_plots(_bounded_figures(record))
     base = paths.json.stem
     drawn = {p.name for p in plots}
     for plot in plots:
@@ -215,11 +321,39 @@ def render_claim_files(out_dir: str | os.PathLike[str], record: Mapping[str, Any
     return paths
 
 
+#: Most histogram bins drawn in a figure; more are merged in groups for the drawing only (issue
+#: 25: a 2 x 10^6-bin histogram took 135 s to render). Bundled audits save about 40.
+MAX_FIGURE_BINS = 1_000
+
+
+def _bounded_figures(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``record`` with a histogram of more than :data:`MAX_FIGURE_BINS` bins merged into at most
+    that many (adjacent bins summed), for drawing; the saved JSON keeps every bin."""
+    figures = record.get("figures")
+    hist = figures.get("histogram") if isinstance(figures, Mapping) else None
+    if not isinstance(hist, Mapping):
+        return record
+    edges, c0, c1 = hist.get("edges"), hist.get("counts0"), hist.get("counts1")
+    if not (isinstance(edges, list) and isinstance(c0, list) and isinstance(c1, list)
+            and len(c0) == len(c1) == len(edges) - 1 and len(c0) > MAX_FIGURE_BINS):
+        return record
+    try:
+        group = -(-len(c0) // MAX_FIGURE_BINS)
+        merged = dict(hist)
+        merged["edges"] = list(edges[::group]) + ([edges[-1]] if (len(edges) - 1) % group else [])
+        merged["counts0"] = [sum(c0[i:i + group]) for i in range(0, len(c0), group)]
+        merged["counts1"] = [sum(c1[i:i + group]) for i in range(0, len(c1), group)]
+    except TypeError:
+        return record  # not numbers: the figure code reports it
+    return {**record, "figures": {**figures, "histogram": merged}}
+
+
 def write_claim_report(out_dir: str | os.PathLike[str],
                        audit: ClaimAudit | Mapping[str, Any]) -> ClaimPaths:
     """Write all of one claim's report files; the JSON last, so its presence means "finished"."""
     record = claim_record(audit)
     paths = render_claim_files(out_dir, record)
+    ensure_inside(out_dir, paths.directory)  # the JSON replaces the previous one atomically
     atomic_write(paths.json, to_json_text(record))
     return paths
 
@@ -228,7 +362,7 @@ def load_claim_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and check a saved claim JSON; ``ValueError`` with the path when it is not one."""
     path = Path(path)
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = _parse_json(_read_regular_file(path), str(path))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
     except UnicodeDecodeError:
@@ -236,6 +370,79 @@ def load_claim_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     except OSError as exc:
         raise ValueError(f"{path} cannot be read ({exc.strerror})") from None
     return dict(validate_claim_record(record, str(path)))
+
+
+def _read_regular_file(path: Path) -> str:
+    """The text of a regular file of at most :data:`MAX_RECORD_BYTES`; ``ValueError`` naming it
+    otherwise (issue 25: a FIFO hung ``report``, a link to /dev/zero exhausted its memory)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{path} is a symbolic link, not a saved claim audit; dpaudit reads "
+                             "only regular files") from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{path} is not a regular file; dpaudit reads only regular files")
+        data = fh.read(MAX_RECORD_BYTES + 1)
+    if len(data) > MAX_RECORD_BYTES:
+        raise ValueError(f"{path} is larger than {MAX_RECORD_BYTES >> 20} MiB, too large for a "
+                         "saved claim audit")
+    return data.decode("utf-8")
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > 300:
+        raise ValueError(f"a {len(text)}-digit integer is out of range")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of double range")
+    return value
+
+
+def _parse_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not allowed (non-finite numbers are saved as strings)")
+
+
+def _parse_json(text: str, source: str) -> Any:
+    """``json.loads`` with bounded numbers, depth, list lengths and string lengths; ``ValueError``
+    naming ``source`` otherwise."""
+    try:
+        value = json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
+                           parse_constant=_parse_constant)
+    except RecursionError:
+        raise ValueError(f"{source} is nested too deeply for a saved claim audit") from None
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError):
+            raise
+        raise ValueError(f"{source} is not a saved claim audit: {exc}") from None
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_RECORD_DEPTH:
+            raise ValueError(f"{source} is nested more than {MAX_RECORD_DEPTH} levels deep, too "
+                             "deep for a saved claim audit")
+        if isinstance(item, str):
+            if len(item) > MAX_RECORD_STRING:
+                raise ValueError(f"{source} holds a string of {len(item)} characters (at most "
+                                 f"{MAX_RECORD_STRING} in a saved claim audit)")
+        elif isinstance(item, list):
+            if len(item) > MAX_RECORD_LIST:
+                raise ValueError(f"{source} holds a list of {len(item)} items (at most "
+                                 f"{MAX_RECORD_LIST} in a saved claim audit)")
+            stack.extend((v, depth + 1) for v in item)
+        elif isinstance(item, dict):
+            if len(item) > MAX_RECORD_LIST:
+                raise ValueError(f"{source} holds an object of {len(item)} fields")
+            stack.extend((v, depth + 1) for v in item.values())
+            stack.extend((k, depth + 1) for k in item)
+    return value
 
 
 def read_manifest(out_dir: str | os.PathLike[str]) -> list[str] | None:
@@ -247,7 +454,7 @@ def read_manifest(out_dir: str | os.PathLike[str]) -> list[str] | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _parse_json(_read_regular_file(path), str(path))
     except (json.JSONDecodeError, UnicodeDecodeError, OSError):
         raise ValueError(f"{path} is not a readable dpaudit manifest (invalid JSON); restore it "
                          "or delete it and rerun the audits") from None
@@ -264,6 +471,8 @@ def read_manifest(out_dir: str | os.PathLike[str]) -> list[str] | None:
 def add_to_manifest(out_dir: str | os.PathLike[str], claim_ids: Sequence[str]) -> list[str]:
     """Add ``claim_ids`` to the manifest of ``out_dir`` (created if absent); returns its ids."""
     ids = sorted(set(read_manifest(out_dir) or []) | set(claim_ids))
+    for cid in claim_ids:
+        claim_paths(out_dir, cid)
     atomic_write(Path(out_dir) / MANIFEST_NAME,
                  to_json_text({"schema": MANIFEST_SCHEMA, "claims": ids}))
     return ids
@@ -276,6 +485,8 @@ def load_claim_records(out_dir: str | os.PathLike[str],
     records = []
     for cid in sorted(set(claim_ids)):
         path = claim_paths(out_dir, cid).json
+        if os.path.lexists(path) and not path.is_file():
+            raise ValueError(f"{path} is not a regular file; dpaudit reads only regular files")
         if not path.is_file():
             raise ValueError(f"{path} is missing, but {Path(out_dir) / MANIFEST_NAME} lists "
                              f"{cid!r}; rerun its audit or remove it from the manifest")
@@ -299,8 +510,12 @@ def _walk_claim_ids(root: Path) -> list[str]:
         rel = path.relative_to(root)
         if path.name.startswith(".") or rel.as_posix() in ("index.json", MANIFEST_NAME):
             continue
-        try:
-            head = json.loads(path.read_text(encoding="utf-8"))
+        try:  # regular files only (not a FIFO, a device or a link to one), of bounded size
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                continue
+            head = _parse_json(_read_regular_file(path), str(path))
+        except OSError:
+            continue
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise ValueError(f"{path} is not valid JSON: a damaged claim audit cannot be indexed; "
                              "rerun its audit or remove the file") from None
@@ -335,19 +550,22 @@ def load_report_directory(out_dir: str | os.PathLike[str]) -> list[dict[str, Any
 
 def write_index(out_dir: str | os.PathLike[str], records: Sequence[Mapping[str, Any]],
                 display_dir: str | None = None,
-                registered: Sequence[str] | None = None) -> IndexPaths:
+                registered: Sequence[str] | None = None,
+                missing: Sequence[str] | None = None) -> IndexPaths:
     """Write ``index.json``, ``index.md``, ``index.html`` and one page per paper
     (``papers/<paper>.{md,html}``) for these records.
 
     ``display_dir`` is the directory name printed in the "reproduce" command (default: ``out_dir``);
     ``registered``: the ids of every registered claim (the command says ``--all`` when the index
-    holds exactly those).
+    holds exactly those); ``missing``: claims the run asked for that did not finish (the index
+    then says ``partial: true`` and lists them).
     """
     root = Path(out_dir)
     shown = display_dir if display_dir is not None else str(out_dir)
     ordered = sorted(records, key=lambda r: r["id"])
+    ensure_inside(root, root / "papers")
     paths = IndexPaths(root / "index.json", root / "index.md", root / "index.html")
-    index = json.loads(to_json_text(build_index(ordered)))
+    index = json.loads(to_json_text(build_index(ordered, missing)))
     check_against_schema(index, INDEX_SCHEMA, f"the index of {shown}")
     for paper in paper_sections(ordered):
         recs = [r for r in ordered if r["id"] in {row["id"] for row in paper["rows"]}]
@@ -365,5 +583,13 @@ def rerender_directory(out_dir: str | os.PathLike[str], display_dir: str | None 
     """Re-render every claim's Markdown/HTML/figures and the index from the saved JSON alone."""
     records = load_report_directory(out_dir)
     for record in records:
-        render_claim_files(out_dir, record)
+        try:
+            render_claim_files(out_dir, record)
+        except OSError:
+            raise
+        except (ArithmeticError, RecursionError, MemoryError, TypeError, KeyError, ValueError,
+                IndexError) as exc:
+            # Whatever a crafted record provokes in the rendering, the error names its file.
+            raise ValueError(f"{claim_paths(out_dir, record['id']).json} cannot be rendered "
+                             f"({type(exc).__name__}: {exc})") from None
     return records, write_index(out_dir, records, display_dir, registered)

@@ -611,6 +611,11 @@ def epsilon_of_event(event: dp_accounting.DpEvent, delta: float, *, method: Meth
     (ADD_OR_REMOVE_ONE; dpaudit's sensitivities already are replace-one distances), randomized
     response as "input bucket replaced". See the module docstring.
 
+    This is the engine's entry point and takes no neighbouring relation: it reads every
+    Gaussian/Laplace sensitivity as the distance between neighbouring outputs. Code outside
+    dpaudit should call :func:`dpaudit.noise.epsilon_of` (``neighbours=`` and ``sensitivity_is=``
+    required), which rewrites the event to distances and calls this.
+
     Parameters
     ----------
     event : dp_accounting.DpEvent

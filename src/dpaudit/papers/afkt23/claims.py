@@ -13,11 +13,15 @@ Claim ids (issue 11): ``afkt23/alg1-pure``, ``afkt23/alg1-approx``, ``afkt23/alg
 
 from __future__ import annotations
 
-from dpaudit.claims import NeighbourRelation, PrivacyClaim, Provenance, Release, SensitivityLemma
+from dataclasses import replace
+
+from dpaudit.claims import (NeighbourRelation, PrivacyClaim, Provenance, ReadingChoice, Release,
+                            SensitivityLemma)
 
 __all__ = ["PAPER", "VERSION", "SVT_QUERY_LEMMA_ALG1", "LAPLACE_COUNT_LEMMA_ALG2",
            "SVT_QUERY_LEMMA_ALG5", "EM_SCORE_LEMMA", "ALG1_PURE", "ALG1_APPROX", "ALG2", "NET_OCO",
-           "DP_FTRL", "ALG5", "ALG5_APPROX", "ABOVE_THRESHOLD", "BINARY_TREE", "AFKT23_CLAIMS"]
+           "DP_FTRL", "ALG5", "ALG5_APPROX", "ABOVE_THRESHOLD", "BINARY_TREE", "AFKT23_CLAIMS",
+           "PRIMARY_READINGS"]
 
 PAPER = "afkt23.txt"
 VERSION = "ICML 2023 (PMLR 202), with appendices A-D"
@@ -179,3 +183,47 @@ BINARY_TREE = PrivacyClaim(
 
 AFKT23_CLAIMS: tuple[PrivacyClaim, ...] = (ALG1_PURE, ALG1_APPROX, ALG2, NET_OCO, DP_FTRL, ALG5,
                                            ALG5_APPROX, ABOVE_THRESHOLD, BINARY_TREE)
+
+
+#: The primary reading of every claim whose audit sweeps a reading parameter (issue 27, "readings
+#: are not parameters"): ``claim id -> (grid parameter, primary value, why)``. Primary = the paper's
+#: literal text; where it prints nothing (DP-FTRL's noise), the reading consistent with its own
+#: definitions (Definition 2.1's replace-one relation). The claim's verdict is the primary
+#: reading's; the other values get their own verdicts (README "Readings"). Readings that are fixed,
+#: not swept (log bases, Alg. 5's k < K, Theorem 3's calibration per delta), are in the README.
+PRIMARY_READINGS: dict[str, tuple[str, str, str]] = {
+    ALG1_PURE.id: ("k_reading", "printed",
+                   "Algorithm 1 line 5 tests 'if k < K' with the real K of line 1, 'Set K = "
+                   "6 ceil(log d) + 24 log(1/beta)': k = 0, 1, ..., ceil(K) - 1 pass, so ceil(K) draws"),
+    ALG1_APPROX.id: ("k_reading", "printed",
+                     "same loop as alg1-pure: line 5 'if k < K' with line 1's real-valued K"),
+    ALG2.id: ("cap", "none",
+              "Algorithm 2 has no bound on restarts: '9: Set Lbar* = 2 Lbar*  10: Go to step 4'; "
+              "the bound appears only in the proof (App. B.2: 'Lbar* can change at most log(T) "
+              "times as L* <= T'), which the printed test does not enforce"),
+    DP_FTRL.id: ("reading", "2L",
+                 "AFKT23 prints no sigma (Algorithm 3 defers to 'Appendix B.1 in (Kairouz et al., "
+                 "2021)'); its own relation, Definition 2.1, takes sequences 'that differ in a single "
+                 "element' (replace one loss), under which a gradient clipped to norm L moves by 2L"),
+    ALG5_APPROX.id: ("eps0_reading", "eps0-formula",
+                     "Theorem 7 defines 'eps_0 = eps/sqrt(K) log 1/delta' (read eps/(sqrt(K) "
+                     "log(1/delta)), as Algorithm 2's 'eps/2 log T' is eps/(2 log T)); the other "
+                     "value is only implied by the second equality printed for eta, "
+                     "'eta = eps_0/(56 log T) = eps/(112 log T sqrt(log 1/gamma log 1/delta))'"),
+}
+
+
+def _with_reading(claim: PrivacyClaim) -> PrivacyClaim:
+    """``claim`` with its primary reading declared (the verdict rests on it; issue 27)."""
+    parameter, primary, why = PRIMARY_READINGS[claim.id]
+    return replace(claim, readings=(ReadingChoice(parameter, primary, why),))
+
+
+ALG1_PURE = _with_reading(ALG1_PURE)
+ALG1_APPROX = _with_reading(ALG1_APPROX)
+ALG2 = _with_reading(ALG2)
+DP_FTRL = replace(DP_FTRL, readings=(ReadingChoice(
+    "reading", "2L", PRIMARY_READINGS[DP_FTRL.id][2],
+    labels={"2L": "Delta = 2L (replace-one, the paper's Definition 2.1)",
+            "L": "Delta = L (Kairouz et al.'s calibration read as an add/remove sensitivity)"}),))
+ALG5_APPROX = _with_reading(ALG5_APPROX)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from scipy import integrate, special
 
 from dpaudit._validation import check_delta
 from dpaudit.formal.accounting import gaussian_epsilon, pure_composition_epsilon
@@ -40,8 +41,12 @@ from dpaudit.mechanisms.exponential import ExponentialMechanism
 from dpaudit.mechanisms.sparse_vector import first_above_probabilities, sparse_vector_scales
 
 __all__ = ["MIN_MASS", "discrete_epsilon", "index_sequence_law", "alg1_law", "alg5_law", "law_arrays",
-           "max_selections", "alg1_accountant", "alg2_accountant", "alg5_accountant",
-           "ALG5_QUERY_SENSITIVITY_BOUND", "dp_ftrl_accountant", "exact_epsilon_alg1",
+           "max_selections", "alg1_svt_epsilon", "Alg2AlternatingBound", "alg2_alternating_bound",
+           "alg2_alternating_path_log_probability", "alg1_accountant", "alg2_accountant", "alg5_accountant",
+           "ALG5_QUERY_SENSITIVITY_BOUND", "svt_log_first_above", "alg5_two_switch_log_probability",
+           "Alg5FirstSwitchBound", "alg5_first_switch_bound",
+           "ALG5_PHASE_COST_FIRST", "ALG5_PHASE_COST_LATER",
+           "dp_ftrl_accountant", "exact_epsilon_alg1",
            "exact_epsilon_alg5", "law_conformance_pvalue"]
 
 #: The replace-one sensitivity bound of Algorithm 5's query: |Delta log phi(t*)| <= eta and
@@ -274,12 +279,47 @@ def max_selections(T: int, cap: int) -> int:
     return min(cap, T // 2)
 
 
-def alg1_accountant(params: Algorithm1Parameters, delta: float | None = None) -> float:
-    """Worst-case epsilon(delta) of Algorithm 1 as implemented: the sparse vector at ``eps/2``
-    (every loss enters one instance's queries: the paper's parallel argument) composed with
-    ``min(ceil-or-floor K, floor(T/2))`` draws, each ``eta``-DP (half form, 1-sensitive scores)."""
+def alg1_svt_epsilon(svt_epsilon: float) -> float:
+    """Pure epsilon of Algorithm 1's sparse vectors under replace-one: ``svt_epsilon / 2``.
+
+    Proved fact (the accountant below rests on it; ``tests/test_afkt23_alg1_bound.py`` checks it
+    against an independent quadrature and shows it is attained in the limit). Algorithm 1's
+    instances read disjoint blocks of loss rounds (the instance anchored at ``t_p`` that halts on
+    the query of round ``j`` reads rounds ``t_p .. j-1``; the next is anchored at ``j + 1``; round
+    ``j`` is read only by the draw), so a replaced round ``s`` enters at most one instance; given
+    the past transcript the others have identical laws. Inside that instance the expert ``x`` is
+    fixed, so the queries ``q_t = sum_{i=t_p}^{t-1} l_i(x)`` with ``t <= s`` are unchanged and every
+    later one moves by the *same* ``c = l'_s(x) - l_s(x)``, ``|c| <= 1`` (losses clipped to [0, 1]).
+    With threshold noise ``rho ~ Lap(b1)``, ``b1 = 2/eps'``, and query noise ``Lap(b2)``, ``b2 = 4/eps'``
+    (``eps' = svt_epsilon``), map the noise of one stream to noise of the other that releases the
+    same halting index (a translation, Jacobian 1):
+
+    * ``c >= 0`` (queries move up): halting at ``k <= s`` or at the first moved query: identity; at a
+      later ``k`` or never: ``rho -> rho + c``. Cost ``c / b1``.
+    * ``c < 0``: halting at ``k <= s`` or never: identity; at a moved ``k``: ``nu_k -> nu_k + |c|``.
+      Cost ``|c| / b2``.
+
+    Both directions are bounded by ``|c| / b1 <= eps'/2``. Dwork-Roth's ``eps'`` is the price of
+    queries that move in *opposite* directions (earlier down, last up), which one replaced loss
+    cannot do here. The draws are charged separately (``eta`` each)."""
+    return float(svt_epsilon) / 2.0
+
+
+def alg1_accountant(params: Algorithm1Parameters, delta: float | None = None, *,
+                    svt: str = "monotone") -> float:
+    """Worst-case epsilon(delta) of Algorithm 1 as implemented, from proved facts only: the one
+    sparse-vector instance that reads the replaced loss (``svt="monotone"``:
+    :func:`alg1_svt_epsilon`, ``eps/4``; ``svt="generic"``: Lemma 2.3's ``eps/2`` for arbitrary
+    1-sensitive queries, the paper's parallel argument) composed with ``min(ceil-or-floor K,
+    floor(T/2))`` draws, each ``eta``-DP (half form, 1-sensitive scores)."""
     delta = params.delta if delta is None else check_delta(delta)
-    pieces = [params.svt_epsilon] + [params.eta] * max_selections(params.T, params.selections)
+    if svt == "monotone":
+        first = alg1_svt_epsilon(params.svt_epsilon)
+    elif svt == "generic":
+        first = params.svt_epsilon
+    else:
+        raise ValueError(f"svt must be 'monotone' or 'generic', got {svt!r}")
+    pieces = [first] + [params.eta] * max_selections(params.T, params.selections)
     return pure_composition_epsilon(pieces, delta)
 
 
@@ -294,17 +334,234 @@ def alg2_accountant(params: Algorithm2Parameters) -> float:
     return params.epsilon0 / 2.0 + draws * (params.eta + params.epsilon0 / params.K)
 
 
+def _laplace_log_sf(z: float, b: float) -> float:
+    """``log P(zeta > z)`` for ``zeta ~ Lap(b)``, stable in both tails."""
+    return (math.log(0.5) - z / b) if z >= 0 else math.log1p(-0.5 * math.exp(z / b))
+
+
+@dataclass(frozen=True)
+class Alg2AlternatingBound:
+    """Algorithm 2 (no cap on restarts) on the pair ``D``: round 1's loss vector is all ones, every
+    other loss 0, vs ``D'``: all losses 0 (both realizable), and the released sequence ``o`` that
+    alternates between two experts every round (``A B A B ... A``, ``T`` odd).
+
+    ``o`` has exactly one internal path (:func:`alg2_alternating_bound`), along which the only factors
+    that differ between ``D`` and ``D'`` are the ``N = (T - 1)/2`` doubling tests, all passed. Test
+    ``n`` (``n`` passes before it, ``Lbar* = 2^n``) passes with ``P(c + zeta > 2^n - m)``, ``zeta ~
+    Lap(b)``, ``c = 1`` under ``D`` and 0 under ``D'``; once ``2^n >= m + 1`` both are upper-tail
+    events and the ratio is exactly ``e^{1/b}``; before, it is ``>= 1``. Hence
+    ``log P_D(o) / P_D'(o) >= (N - n0) / b`` with ``n0 = #{n >= 0: 2^n < m + 1}``: a certified lower
+    bound on the pair's pure epsilon (``certified``); ``log_ratio`` adds the early terms (exact
+    formula, floating point)."""
+
+    T: int
+    passes: int
+    tail_passes: int
+    laplace_scale: float
+    doubling_margin: float
+    per_pass: float
+    certified: float
+    log_ratio: float
+
+
+def alg2_alternating_bound(params: Algorithm2Parameters) -> Alg2AlternatingBound:
+    """The certified lower bound of :class:`Alg2AlternatingBound` at ``params`` (``d >= 2``).
+
+    Why ``o`` has one path (implementation of :class:`~dpaudit.learners.sparse_vector_experts.
+    AdaptiveSparseVectorExperts`, README "Alg. 2" reading): the expert changes at every round. A
+    change at round ``h`` is either a draw at ``h`` (the sparse vector fired on the query of round
+    ``h - 1``) or a restart's fresh ``x_0``, shown at ``h`` after a draw at ``h - 1`` whose test
+    passed. A draw at ``h`` starts a sparse vector whose first query is at ``h + 1`` (after a restart:
+    also ``h + 1``), so draws are at least two rounds apart, and no round-1 draw exists. Hence round 2
+    is a draw, round 3 a restart, round 4 a draw, ...: one path, with every draw and every fresh
+    ``x_0`` equal to the other expert and every test passed. Along it the sparse-vector queries are
+    empty sums (each instance fires on its first query: value 0 in both streams, threshold ``2^n +
+    L - Lbar*`` in both), and the draws' scores ``max(sum of losses since the application began,
+    Lbar*)`` equal ``Lbar*`` for every expert in both streams (``Lbar* >= 1`` covers round 1's loss):
+    identical factors. Only the tests' counts ``sum_{i<t} l_i(x_t)`` differ, by 1.
+
+    The float learner stores ``Lbar*`` as a float64, which overflows to ``inf`` after 1024 doublings
+    (then nothing fires); ``o`` needs more (the bound uses exact arithmetic: Algorithm 2 as printed).
+    """
+    T = params.T if params.T % 2 == 1 else params.T - 1
+    N = (T - 1) // 2
+    b, m = params.laplace_scale, params.doubling_margin
+    n0 = 0
+    while n0 < N and 2.0 ** n0 < m + 1.0:
+        n0 += 1
+    tail = N - n0
+    early = sum(_laplace_log_sf(2.0 ** n - m - 1.0, b) - _laplace_log_sf(2.0 ** n - m, b)
+                for n in range(n0))
+    return Alg2AlternatingBound(T=T, passes=N, tail_passes=tail, laplace_scale=b,
+                                doubling_margin=m, per_pass=1.0 / b, certified=tail / b,
+                                log_ratio=tail / b + early)
+
+
+def alg2_alternating_path_log_probability(params: Algorithm2Parameters, count: float) -> float:
+    """``log P(o)`` of the alternating sequence ``o`` (length ``params.T``, odd, ``d = 2``, first
+    expert fixed) when every doubling test sees the count ``count`` (1 under ``D``, 0 under ``D'``;
+    see :func:`alg2_alternating_bound`): ``log(1/2)`` for ``x_0`` and per draw ``n = 0..N-1``: the
+    sparse vector fires on its first query (value 0 against threshold ``2^n + threshold_offset``),
+    the draw is the other expert (1/2: equal scores), the test passes, the fresh ``x_0`` is the other
+    expert (1/2). For the implementation check at non-claim parameters (tests)."""
+    if params.d != 2 or params.T % 2 == 0:
+        raise ValueError("the alternating path is defined here for d = 2 and odd T")
+    from dpaudit.mechanisms.sparse_vector import sparse_vector_scales as _scales
+    b1, b2 = _scales(params.epsilon0 / 2.0)
+    out = math.log(0.5)
+    for n in range((params.T - 1) // 2):
+        thr = 2.0 ** n + params.threshold_offset
+        fire = float(first_above_probabilities(np.array([-thr]), 0.0, b1, b2)[0])
+        out += (math.log(fire) + 2 * math.log(0.5)
+                + _laplace_log_sf(2.0 ** n - params.doubling_margin - count, params.laplace_scale))
+    return out
+
+
+@dataclass(frozen=True)
+class Alg5FirstSwitchBound:
+    """A certified lower bound on Algorithm 5's ``epsilon(delta)`` from the event ``S`` = "the
+    released expert first changes at round ``j + 1``" (:func:`alg5_first_switch_bound`)."""
+
+    p_lower: float
+    q_upper: float
+    delta: float
+    certified: float
+    streams: tuple[np.ndarray, np.ndarray]
+
+
+def alg5_first_switch_bound(params: Algorithm5Parameters, rows: list[float], replaced: int,
+                            replacement: float, j: int, *, slack: float = 1e-9
+                            ) -> Alg5FirstSwitchBound:
+    """Certified ``epsilon(delta) >= ln((P_D(S) - delta) / P_D'(S))`` for the event ``S`` = "x_1 = ...
+    = x_j != x_{j+1}" on the pair: ``D`` gives experts ``1..d-1`` the loss ``rows[t]`` at round
+    ``t + 1`` and expert 0 none (so both streams have a zero-loss expert: realizable, and
+    Theorem 7's ``L*(gamma) = 0``); ``D'`` replaces round ``replaced + 1``'s value by ``replacement``.
+
+    * ``P_D(S) >= (1 - 1/d) P_D[phase 1 halts at query j]``: that path releases ``x_0`` up to round
+      ``j`` and then a draw that differs from ``x_0`` with probability exactly ``1 - 1/d`` (``x_0`` is
+      uniform and independent of the draw).
+    * ``P_D'(S) <= P_D'[phase 1 fires at a query <= j]``: the released expert only changes at a
+      draw, and a draw at round ``<= j + 1`` needs phase 1 to fire at a query ``<= j``.
+
+    Both probabilities are the sparse vector's first-above law on the exact phase-1 queries
+    ``-(1/eta) log phi(t) - 2 alpha`` (quadrature, absolute error ~1e-12, widened by ``slack``).
+    ``certified`` is ``-inf`` when ``P_D(S) <= delta``."""
+    T, d = params.T, params.d
+    D = np.zeros((T, d))
+    for t, v in enumerate(rows):
+        D[t, 1:] = v
+    Dp = D.copy()
+    Dp[replaced, 1:] = replacement
+    b1, b2 = sparse_vector_scales(params.epsilon0)
+    laws = []
+    for L in (D, Dp):
+        lp = log_potential(L, params.eta)
+        q = (lp[0] - lp[1:j + 1]) / params.eta - params.threshold
+        laws.append(first_above_probabilities(q, 0.0, b1, b2))
+    p_lo = (1.0 - 1.0 / d) * float(laws[0][j - 1]) - slack
+    q_hi = 1.0 - float(laws[1][-1]) + slack
+    delta = params.delta
+    cert = math.log((p_lo - delta) / q_hi) if p_lo > delta else -math.inf
+    return Alg5FirstSwitchBound(p_lower=p_lo, q_upper=q_hi, delta=delta, certified=cert,
+                                streams=(D, Dp))
+
+
+def _log_cdf(z: float, b: float) -> float:
+    """``log P(nu < z)``, ``nu ~ Lap(b)``."""
+    return (math.log(0.5) + z / b) if z < 0 else math.log1p(-0.5 * math.exp(-z / b))
+
+
+def svt_log_first_above(values: list[float], k: int | None, b1: float, b2: float) -> float:
+    """``log P[first "above" at query k]`` (0-based; ``None``: never) of one AboveThreshold instance
+    (threshold 0, ``rho ~ Lap(b1)``, query ``i`` above iff ``values[i] + nu_i >= rho``, ``nu_i ~ Lap(b2)``),
+    in log space: the integrand ``exp(g(rho))`` is integrated as ``exp(g_max) * int exp(g - g_max)``
+    piecewise between the kinks (relative tolerance 1e-11), so probabilities far below the float
+    range's linear-space quadrature (``first_above_probabilities``) stay exact in relative terms."""
+    v = [float(x) for x in values]
+    n = len(v) if k is None else k
+
+    def g(r: float) -> float:
+        out = -abs(r) / b1 - math.log(2 * b1)
+        for i in range(n):
+            out += _log_cdf(r - v[i], b2)
+        if k is not None:
+            out += _laplace_log_sf(r - v[k], b2)
+        return out
+
+    brk = sorted({0.0, *v})
+    lo, hi = brk[0] - 80 * b2, brk[-1] + 80 * b1
+    grid = np.unique(np.r_[np.linspace(lo, hi, 4001), brk])
+    gmax = max(g(r) for r in grid)
+    pts = [lo] + brk + [hi]
+    total = 0.0
+    for a, b in zip(pts[:-1], pts[1:]):
+        if b <= a:
+            continue
+        inner = np.r_[a, grid[(grid > a) & (grid < b)][::100], b]
+        for x, y in zip(inner[:-1], inner[1:]):
+            total += integrate.quad(lambda r: math.exp(g(r) - gmax), x, y, epsabs=0.0,
+                                    epsrel=1e-11, limit=200)[0]
+    return gmax + math.log(total)
+
+
+def alg5_two_switch_log_probability(losses: np.ndarray, params: Algorithm5Parameters, x0: int,
+                                    h1: int, y1: int, h2: int, y2: int) -> float:
+    """``log P`` of Algorithm 5's released sequence that starts at ``x0``, switches to ``y1 != x0`` at
+    round ``h1`` and to ``y2 != y1`` at ``h2`` (reading of :func:`alg5_law`), when the loop allows
+    exactly two draws (``params.selections == 2``, e.g. ``d = 2``): two visible changes are then the
+    two draws, so the sequence has one internal path: ``1/d`` for ``x_0``, phase 1 halts at query
+    ``h1 - 1``, the draw from the losses up to ``h1 - 1``, phase 2 (``t* = h1 - 1``, queries
+    ``h1 + 1 .. h2 - 1``) halts at query ``h2 - 1``, the second draw; no sparse vector after."""
+    if params.selections != 2 or not (y1 != x0 and y2 != y1 and 2 <= h1 and h1 + 2 <= h2):
+        raise ValueError("needs exactly two allowed draws and two visible switches h1 + 2 <= h2")
+    L, _ = check_expert_losses(losses, d=params.d)
+    C = cumulative_losses(L)
+    lp = log_potential(L, params.eta)
+    b1, b2 = sparse_vector_scales(params.epsilon0)
+
+    def em(h: int, y: int) -> float:
+        w = -params.eta * C[h - 1]
+        return float(w[y] - special.logsumexp(w))
+
+    v1 = [(lp[0] - lp[t]) / params.eta - params.threshold for t in range(1, h1)]
+    v2 = [(lp[h1 - 1] - lp[t]) / params.eta - params.threshold for t in range(h1 + 1, h2)]
+    return (-math.log(params.d) + svt_log_first_above(v1, len(v1) - 1, b1, b2) + em(h1, y1)
+            + svt_log_first_above(v2, len(v2) - 1, b1, b2) + em(h2, y2))
+
+
+#: Pure epsilon, in units of eps_0, of Algorithm 5's sparse vector in the phase that contains the
+#: replaced round (``a = 0`` below: the queries are 1-sensitive) and in every later phase.
+ALG5_PHASE_COST_FIRST, ALG5_PHASE_COST_LATER = 1.0, 1.5
+
+
 def alg5_accountant(params: Algorithm5Parameters, delta: float | None = None, *,
-                    query_sensitivity: float = ALG5_QUERY_SENSITIVITY_BOUND) -> float:
-    """Worst-case epsilon(delta) of Algorithm 5 as implemented: ``min(cap, ceil(T/2))`` sparse-vector
-    instances at ``eps_0`` calibrated for 1-sensitive queries whose sensitivity is
-    ``query_sensitivity`` (each then ``eps_0 * query_sensitivity``-DP; instances all read the whole
-    history, so they compose), and ``min(cap, floor(T/2))`` draws ``exp(-eta s)``, each ``2 eta``-DP
-    under replacement."""
+                    query_sensitivity: float | None = None) -> float:
+    """Worst-case epsilon(delta) of Algorithm 5 as implemented, from proved facts only.
+
+    ``min(cap, ceil(T/2))`` sparse-vector instances (threshold noise ``Lap(2/eps_0)``, query noise
+    ``Lap(4/eps_0)``, calibrated for 1-sensitive queries) and ``min(cap, floor(T/2))`` draws
+    ``exp(-eta s)``, each ``2 eta``-DP under replacement (every score moves by at most 1).
+
+    Default (``query_sensitivity=None``): the phase cost. ``log phi(t)`` is a log-mean-exp of
+    ``-eta C_t(x)``, and one replaced round moves every ``C_t(x)`` by at most 1, so it moves
+    ``log phi(t)`` by ``eta b_t`` with ``|b_t| <= 1``. A phase's query ``(log phi(t*) - log phi(t))/eta``
+    then moves by ``a - b_t`` with one ``a = b_{t*}`` for the whole phase, ``|a| <= 1``: every shift lies
+    in ``[a - 1, a + 1]``. Mapping one stream's noise to the other's (threshold ``rho -> rho + M``,
+    ``M`` the largest shift before the halting query, and that query's noise by ``M`` minus its own
+    shift, at most 2) costs at most ``|M| eps_0/2 + 2 eps_0/4 <= (|a| + 1) eps_0/2 + eps_0/2``:
+    ``1.5 eps_0`` (:data:`ALG5_PHASE_COST_LATER`). Phases that end before the replaced round are
+    unaffected, and in the phase containing it ``t* < s`` so ``a = 0``: ``eps_0``
+    (:data:`ALG5_PHASE_COST_FIRST`), the first phase in the worst case (``log phi(0) = 0``).
+    ``query_sensitivity=Delta`` instead charges every instance ``Delta eps_0`` (Delta = 2: the
+    SMT-proved sensitivity bound; 1: the paper's assumption, refuted)."""
     delta = params.delta if delta is None else check_delta(delta)
     instances = min(params.selections, (params.T + 1) // 2)
-    pieces = [params.epsilon0 * query_sensitivity] * instances + \
-        [2.0 * params.eta] * max_selections(params.T, params.selections)
+    if query_sensitivity is None:
+        svt = ([ALG5_PHASE_COST_FIRST * params.epsilon0]
+               + [ALG5_PHASE_COST_LATER * params.epsilon0] * (instances - 1))
+    else:
+        svt = [params.epsilon0 * query_sensitivity] * instances
+    pieces = svt + [2.0 * params.eta] * max_selections(params.T, params.selections)
     return pure_composition_epsilon(pieces, delta)
 
 

@@ -39,25 +39,28 @@ from dpaudit.claims import PrivacyClaim
 from dpaudit.learners.pocp import Version, pocp_c
 from dpaudit.mechanisms.private_sum import private_sum_sigma
 from dpaudit.papers.jkt12.claims import CLAIM_IDS, claimed_privacy, get_claim
-from dpaudit.papers.jkt12.exact import (CURVE_DELTAS, _cross_check, _tree_mu, privatesum_step_mu,
-                                        pqftl_state_mu, release_epsilon)
+from dpaudit.papers.jkt12.exact import (PLD_REL_ERROR, CURVE_DELTAS, _cross_check, _tree_mu, privatesum_step_mu,
+                                        pqftl_state_mu, release_epsilon,
+                                        release_epsilon_curve)
 from dpaudit.papers.jkt12.smt_lemmas import smt_evidence
 from dpaudit.papers.jkt12.lemmas import (_instance_step_check, _lemma1_ratio, _pgiga_lemmas,
                                          _pigd_lemmas, _pocp_lemmas, _pol_lemmas, _step_check,
                                          _tree_lemmas)
-from dpaudit.papers.jkt12.models import (_audit_point, _doubling_grid, _doubling_model, _Family,
+from dpaudit.papers.jkt12.models import (_audit_point, _pigd_accountant_only, _doubling_grid, _doubling_model, _Family,
                                          _Model, _pgiga_grid, _pgiga_model, _pigd_grid,
                                          _pigd_model, _pocp_grid, _pocp_model, _pol_grid,
                                          _pol_model, _privatesum_grid, _privatesum_model,
                                          _pqftl_grid, _pqftl_model, _tree_point, _TreeModel)
-from dpaudit.papers.jkt12.regime import _regime_analysis, _regime_points
+from dpaudit.papers.jkt12.regime import THRESHOLD_REL_TOLS, _regime_analysis, _regime_points
 from dpaudit.learners.pocp_doubling import doubling_beta
 from dpaudit.learners.pocp import pocp_beta
 
 __all__ = ["FamilyDeclaration", "TreeDeclaration", "DECLARATIONS"]
 
-LR_STATISTIC = "likelihood ratio: mean-shift projection weighted by 1/sigma_t^2"
-TREE_STATISTIC = "likelihood ratio of the released prefix sums"
+LR_STATISTIC = ("projection of the outputs on the mean shift, weighted by 1/sigma_t^2 (the Gaussian "
+                "log-likelihood ratio up to a constant)")
+TREE_STATISTIC = ("whitened projection of the released prefix sums on the mean shift (the Gaussian "
+                  "log-likelihood ratio up to a constant)")
 
 
 def _empirical_tests(budget: Budget) -> int:
@@ -83,15 +86,17 @@ def _mechanism(model: _Model) -> Callable[[Any, int, np.random.Generator], np.nd
     return lambda data, n, rng: factory().run(data, n, rng)
 
 
-def _privacy_curve(model: _Model, max_clipped: int) -> dict[str, Any]:
+def _privacy_curve(model: _Model, max_clipped: int, rel_error: float = PLD_REL_ERROR
+                   ) -> dict[str, Any]:
     """The series of the privacy-curve figure at ``model``'s point, computed exactly as the
-    table's exact (or certified) and accountant values: one :func:`release_epsilon` per delta with
-    the point's ``max_clipped`` steps, on a grid that contains the claimed delta, so the curve
-    passes through the table's values there (the driver checks it)."""
+    table's exact (or certified) and accountant values: the point's PLD (``max_clipped`` steps;
+    it does not depend on delta, so one :func:`release_epsilon_curve` gives the value of
+    :func:`release_epsilon` at every delta) on a grid that contains the claimed delta, so the
+    curve passes through the table's values there (the driver checks it)."""
     delta_c = model.claimed[1]
     deltas = sorted(set(CURVE_DELTAS) | ({delta_c} if 0 < delta_c < 1 else set()))
-    curve = [release_epsilon(model.m0, model.m1, model.sigmas, d, model.half_width,
-                             max_clipped_steps=max_clipped) for d in deltas]
+    curve = release_epsilon_curve(model.m0, model.m1, model.sigmas, deltas, model.half_width,
+                                  max_clipped_steps=max_clipped, rel_error=rel_error)
     acc = [gaussian_epsilon(model.accountant_mu, d) if model.accountant_mu > 0 else 0.0
            for d in deltas]
     return {"deltas": deltas, "epsilon_accountant": acc,
@@ -212,7 +217,8 @@ def _pigd_family(version: Version) -> _Family:
                    exponent=lambda p: pocp_c(version, p["T"], p["epsilon"], p["delta"]),
                    c_depends_on_epsilon=version == "colt",
                    step_check=_instance_step_check(claim_id, version, "L"),
-                   uniform_start=version == "arxiv", refine_above=0.9)
+                   uniform_start=version == "arxiv", refine_above=0.9,
+                   accountant=_pigd_accountant_only(version))
 
 
 def _pgiga_family(version: Version) -> _Family:
@@ -282,20 +288,33 @@ def _family_plan(fam: _Family, model: _Model, point: GridPoint, max_clipped: int
                                         statistic_name=LR_STATISTIC,
                                         what="x1 = 'uniform' run")))
     used_clipped = point.evidence["exact_release"].get("max_clipped_steps", max_clipped)
+    used_grid = point.evidence["exact_release"].get("pld_rel_error", PLD_REL_ERROR)
     return PointPlan(parameters=point.parameters, claimed_epsilon=point.claimed_epsilon,
                      claimed_delta=point.claimed_delta, exact=point.epsilon_exact,
                      # Projected onto a box: the lower end of a numerical bracket (exact.py).
                      exact_kind=EXACT if model.half_width is None else CERTIFIED,
                      exact_upper=point.evidence["exact_release"]["upper"], accountant=base_acc,
-                     empirical=emp, curve=lambda: _privacy_curve(model, used_clipped),
+                     empirical=emp, curve=lambda: _privacy_curve(model, used_clipped, used_grid),
                      recommendation=lambda: _recommendation(model), evidence=point.evidence,
                      followups=tuple(followups), model=model)
 
 
-def _pigd_bracket(point: GridPoint, rel: Mapping[str, Any], where: str = "At the worst point"
-                  ) -> str:
-    """Where the implemented release's epsilon lies at a PIGD point, and what decides it."""
+def _pigd_bracket(point: GridPoint, rel: Mapping[str, Any], where: str = "At the worst point",
+                  model: _Model | None = None) -> str:
+    """Where the implemented release's epsilon lies at a PIGD point, and what decides it; with
+    ``model``, also the two-sided bracket on the audited pair's own epsilon (certified lower
+    end and pessimistic-PLD upper end of the projected release, :func:`release_epsilon`)."""
     acc, lo, claimed = point.epsilon_accountant or 0.0, rel["lower"], point.claimed_epsilon
+    pair = ""
+    if model is not None and model.half_width is not None:
+        ex = release_epsilon(model.m0, model.m1, model.sigmas, point.claimed_delta,
+                             model.half_width, projected_upper=True,
+                             max_clipped_steps=rel.get("max_clipped_steps", 128),
+                             rel_error=rel.get("pld_rel_error", PLD_REL_ERROR))
+        pair = (f"; the audited pair's own epsilon lies in [{ex.lower:.6g}, "
+                f"{ex.upper_projected:.6g}] (certified lower end; pessimistic PLD of the "
+                f"projected release, every privacy loss rounded up, for the upper end; "
+                f"unprojected: {ex.upper:.6g})")
     decided = ("the claim holds there (the accountant is an upper bound over every pair, C and d)"
                if acc <= claimed else
                "a counterexample (the certified lower bound is above the claim)" if lo > claimed
@@ -308,7 +327,8 @@ def _pigd_bracket(point: GridPoint, rel: Mapping[str, Any], where: str = "At the
     return (f"{head}{where} ({format_parameters(point.parameters)}; accountant mu = "
             f"{point.evidence['accountant']['mu']:.6g}) the epsilon of the "
             f"implemented (projected) release lies in [{lo:.6g}, {acc:.6g}] (certified lower bound "
-            f"on the audited pair, accountant) against the claim {claimed:.6g}: {decided}.")
+            f"on the audited pair, accountant){pair} against the claim {claimed:.6g}: "
+            f"{decided}.")
 
 
 @dataclass(frozen=True)
@@ -342,7 +362,7 @@ class FamilyDeclaration:
         if fam.exponent is None or not fam.c_depends_on_epsilon:
             return AddedPoints()
         regime = _regime_points(fam, [p.grid_point() for p in plans], [p.model for p in plans],
-                                ctx.budget.max_T)
+                                ctx.budget.max_T, THRESHOLD_REL_TOLS[ctx.budget.grid])
         max_clipped = fam.max_clipped(ctx.budget.grid)
         added = tuple(_family_plan(fam, m, p, max_clipped) for m, p in regime["added"])
         return AddedPoints(added, {"regime": regime})
@@ -386,7 +406,7 @@ class FamilyDeclaration:
             if mu > 0:
                 out.append(_cross_check(mu, wp.claimed_delta))
             if fam.claim_id.endswith("/pigd") and rel is not None:
-                out.append(_pigd_bracket(wp, rel))
+                out.append(_pigd_bracket(wp, rel, model=model))
                 # ... and at the grid point closest to failing that the audit does not refute
                 # (the bisection points of the regime analysis excluded).
                 open_points = [p for p in run.points if p.counterexample() is None

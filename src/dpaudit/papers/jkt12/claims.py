@@ -39,14 +39,15 @@ Unknown T (Alg. 7)        Sec. 6.2, App. F, Theorem 13                 absent
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Mapping
 
 from dpaudit._validation import check_delta, check_epsilon, check_int
-from dpaudit.claims import PrivacyClaim, Provenance, Release, SensitivityLemma
+from dpaudit.claims import PrivacyClaim, Provenance, ReadingChoice, Release, SensitivityLemma
 
 __all__ = ["CLAIM_IDS", "REPRESENTATIVE", "JKT12_CLAIMS", "claimed_privacy", "get_claim",
-           "COLT", "ARXIV"]
+           "COLT", "ARXIV", "PRIMARY_READINGS"]
 
 COLT = ("jkt12-colt.txt", "COLT 2012")
 ARXIV = ("jkt12-arxiv.txt", "arXiv")
@@ -285,3 +286,61 @@ def claimed_privacy(claim_id: str, epsilon: float, delta: float, T: int | None =
     T = check_int(T, "T", minimum=2)
     lg = math.log2(T)
     return 3.0 * epsilon * lg, delta * lg + 2.0 * math.exp(-2.0 * epsilon * math.log(T))
+
+
+# "Readings are not parameters" (issue 27): each claim's primary reading of every reading choice,
+# as (grid parameter or reading, value, why: the paper line it rests on). The primary reading is
+# the paper's literal text; where the text prints nothing, the reading consistent with the paper's
+# own definitions. The claim's verdict is the primary reading's; the other readings get their
+# own (README, "Readings").
+_LOG_PRIMARY = (
+    "log_reading", "tree",
+    "the base of log is not printed; the paper's own proof fixes it: Theorem 11 (COLT) / 9 (arXiv) "
+    "composes over the tree's levels ('B(D) and B(D') can differ in at most log T nodes', i.e. "
+    "log T = log2 T, the depth) and Lemma 6 sets 'gamma = 2 sqrt(ln (log T / delta))' (the inner "
+    "log is ln)")
+_PER_STEP_PRIMARY = (
+    "released outputs", "each W^_t on its own",
+    "Theorem 11 (COLT) / 9 (arXiv) prints 'forall t in [T], following are true for the output of "
+    "Algorithm 5': W^_t is (eps, delta)-DP for every t, each output on its own (the whole "
+    "sequence W^_1..W^_T is the audit's second reading)")
+_X1_PRIMARY = (
+    "x1", "any data-independent law on C (point mass at 0 audited)",
+    "Algorithm 2 line 3 'Choose x_1 and x^_1 randomly from C' prints no law; the proof's base case "
+    "'As x_1 is chosen randomly, it's value doesn't depend on the underlying dataset' needs only "
+    "independence from the data, so every data-independent law (the point mass included) is "
+    "covered")
+_X1_PGIGA_PRIMARY = (
+    "x1", "any data-independent law on C (point mass at 0 audited)",
+    "Algorithm 3 line 3 'Choose x_1, ..., x_{t_q-1} and x^_1, ..., x^_{t_q-1} randomly from C' "
+    "prints no law; the base case 'their value doesn't depend on the underlying dataset' needs "
+    "only independence from the data")
+_EPS_RANGE_PRIMARY = (
+    "epsilon range", "as stated: every eps > 0",
+    "Theorems 1/7/9 (COLT) state the guarantee for every eps with no bound; the proof's step "
+    "2 eps / T^{2c} <= 2 eps (App. A.2) needs c >= 0, i.e. eps <= (1/2) ln(2/delta), which is the "
+    "second reading (verdict 'restricted to c >= 0')")
+
+PRIMARY_READINGS: dict[str, tuple[tuple[str, object, str], ...]] = {
+    "jkt12-colt/privatesum": (_LOG_PRIMARY, _PER_STEP_PRIMARY),
+    "jkt12-arxiv/privatesum": (_LOG_PRIMARY, _PER_STEP_PRIMARY),
+    "jkt12-colt/pqftl": (_LOG_PRIMARY,),
+    "jkt12-arxiv/pqftl": (_LOG_PRIMARY,),
+    "jkt12-colt/pigd": (_X1_PRIMARY, _EPS_RANGE_PRIMARY),
+    "jkt12-arxiv/pigd": (_X1_PRIMARY,),
+    "jkt12-colt/pgiga": (_X1_PGIGA_PRIMARY, _EPS_RANGE_PRIMARY),
+    "jkt12-arxiv/pgiga": (_X1_PGIGA_PRIMARY,),
+    "jkt12-colt/pocp": (_EPS_RANGE_PRIMARY,),
+}
+
+
+def _with_readings(claim: PrivacyClaim) -> PrivacyClaim:
+    """``claim`` with its primary readings declared (issue 27). Readings that are not grid
+    parameters (the released outputs, x_1's law, the eps range) hold at every point and are
+    declared for the record; the swept one (``log_reading``) splits the verdicts."""
+    readings = PRIMARY_READINGS.get(claim.id, ())
+    return replace(claim, readings=tuple(ReadingChoice(parameter, value, why)
+                                         for parameter, value, why in readings))
+
+
+JKT12_CLAIMS = MappingProxyType({cid: _with_readings(c) for cid, c in JKT12_CLAIMS.items()})

@@ -11,12 +11,34 @@ post-processing, so it can only lower epsilon.
 :func:`release_epsilon` returns a bracket on epsilon(delta) of such a release:
 
 * ``upper``: the Gaussian mechanism without the clipping (exact; valid by post-processing);
+* ``upper_projected`` (on request): a tighter upper bound on the clipped release itself, from
+  *pessimistic* PLDs of the clipped steps (each output cell carries the largest privacy loss over
+  the cell) composed with the unclipped Gaussian of every other step (post-processing);
 * ``lower``: a rigorous lower bound on the clipped release, from dp-accounting privacy loss
   distributions built with *optimistic* rounding (``pessimistic_estimate=False``) of a binned
   output (binning is post-processing) for every step whose clipping matters, composed with the
-  exact Gaussian of the steps whose clipping probability is negligible; the total-variation cost of
-  ignoring that clipping is added to delta. When there are more clipped steps than
-  ``max_clipped_steps``, the least informative are left out (ignoring outputs is post-processing).
+  unclipped Gaussian of the steps whose clipping probability under the first input is negligible.
+  When there are more clipped steps than ``max_clipped_steps``, the least informative are left
+  out (ignoring outputs is post-processing).
+
+Why treating the negligible steps as unclipped costs only their clipping mass. Write P, Q for the
+laws of the (binned) release on the first and the second input, P~, Q~ for the same with the
+negligible steps G unclipped, and I for the event that every step of G lands strictly inside
+(-D, D). On I the clipped and the unclipped outputs of G coincide (and a clipped output is
+interior iff the unclipped one is), so for every event A, P(A n I) = P~(A n I) >= P~(A) - P~(I^c)
+and Q(A n I) = Q~(A n I) <= Q~(A). Hence
+
+    delta_P||Q(eps) >= P(A n I) - e^eps Q(A n I) >= P~(A) - e^eps Q~(A) - p0
+
+for every A, i.e. delta_P||Q(eps) >= delta_P~||Q~(eps) - p0 with p0 = P~(I^c) <= the summed
+clipping probabilities of G under the *first* input only, and no e^eps factor. So
+eps_P||Q(delta) >= eps_P~||Q~(delta + p0), which the optimistic PLD bounds from below. All
+clipping masses are computed and summed in log space (``log_ndtr``, ``logaddexp``); nothing is
+exponentiated at the scale of epsilon (dp-accounting evaluates e^{eps - loss} with eps <= loss
+only). An earlier version bounded the cost of ignoring the clipping by the total variation,
+(1 + e^eps) p, with e^eps capped at e^700, which is not a valid argument once eps > 700; its
+numbers survive by the argument above (its p was a larger mass), but the cap made almost every
+step "clipped", and the resulting coarse PLD grid lost about 2% of epsilon.
 
 Without clipping, ``lower == upper`` is the closed-form Gaussian epsilon.
 """
@@ -29,25 +51,31 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
+from scipy import signal
 from scipy.special import log_ndtr
 
 from dpaudit._validation import check_delta, check_finite_array, check_int, check_positive
 from dpaudit.formal.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
-from dpaudit.formal.accounting import gaussian_epsilon_pld
 from dpaudit.learners.pqftl import pqftl_sigmas
 from dpaudit.mechanisms.private_sum import LogReading, Version, private_sum_sigma, released_node_count, released_noise_matrix
 
 __all__ = ["ReleaseEpsilon", "release_epsilon", "release_epsilon_curve", "igd_step_sensitivity",
            "pigd_accountant"]
 
-#: Largest PLD grid of the lower bound (optimistic rounding loses at most one grid step of privacy
-#: loss per composed piece); the grid is refined to 1% of the target epsilon over the pieces.
-LOWER_VALUE_INTERVAL = 1e-3
-#: Bin width of the discretised clipped output, in units of the step's noise std.
-BIN_WIDTH = 0.05
-#: Half-width (in noise stds) of the finely binned window around the two means.
-WINDOW = 9.0
+#: The PLD grid is refined until the pieces' total rounding (one grid step each) is at most
+#: PLD_REL_ERROR of the release's epsilon scale (:func:`_grid_interval`).
+PLD_REL_ERROR = 1e-4
+#: Standardised first-input tail (each side) left out of a step's PLD (mass < 2e-33).
+Z_TAIL = 12.0
+#: Largest total number of grid cells of the composed pieces (:func:`_grid_interval`).
+MAX_PLD_CELLS = 8_000_000
+#: Tail mass cut at each composition (dp-accounting's default rule, :func:`_compose`).
+COMPOSE_TAIL_MASS = 1e-15
+#: Largest total first-input clipping mass of the steps treated as unclipped in the lower bound
+#: (it is added to delta; delta-independent, so one PLD serves every delta of a curve).
+NEGLIGIBLE_CLIP_MASS = 1e-12
 
 
 @dataclass(frozen=True)
@@ -62,12 +90,17 @@ class ReleaseEpsilon:
     dropped_steps: int = 0
     negligible_clip_mass: float = 0.0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: Upper bound on the clipped release itself (pessimistic PLD), when requested.
+    upper_projected: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"lower": self.lower, "upper": self.upper, "mu_unclipped": self.mu,
-                "delta": self.delta, "clipped_steps": self.clipped_steps,
-                "dropped_steps": self.dropped_steps,
-                "negligible_clip_mass": self.negligible_clip_mass, "notes": list(self.notes)}
+        out = {"lower": self.lower, "upper": self.upper, "mu_unclipped": self.mu,
+               "delta": self.delta, "clipped_steps": self.clipped_steps,
+               "dropped_steps": self.dropped_steps,
+               "negligible_clip_mass": self.negligible_clip_mass, "notes": list(self.notes)}
+        if self.upper_projected is not None:
+            out["upper_projected"] = self.upper_projected
+        return out
 
 
 def _log_sub(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
@@ -77,105 +110,237 @@ def _log_sub(la: np.ndarray, lb: np.ndarray) -> np.ndarray:
     return np.where(la > lb, out, -np.inf)
 
 
-def _log_interval_mass(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """log P(a < N(0,1) <= b), accurate in both tails (a <= b elementwise)."""
-    left = log_ndtr(b), log_ndtr(a)
-    right = log_ndtr(-a), log_ndtr(-b)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        middle = np.log1p(-np.exp(left[1]) - np.exp(right[1]))
-    return np.where(b <= 0, _log_sub(*left), np.where(a >= 0, _log_sub(*right), middle))
-
-
-def _step_log_pmf(m: float, sigma: float, edges: np.ndarray, D: float) -> dict[Any, float]:
-    """Log-pmf of clip(m + N(0, sigma^2), -D, D) on the partition {-D}, bins of ``edges``, {D}."""
-    z = (edges - m) / sigma
-    out: dict[Any, float] = {"atom-": float(log_ndtr((-D - m) / sigma)),
-                             "atom+": float(log_ndtr((m - D) / sigma))}
-    zlo = (-D - m) / sigma
-    zhi = (D - m) / sigma
-    # Gaps between the atoms and the binned window (empty when the window reaches the atom).
-    if edges[0] > -D:
-        out["gap-"] = float(_log_interval_mass(np.array([zlo]), z[:1])[0])
-    if edges[-1] < D:
-        out["gap+"] = float(_log_interval_mass(z[-1:], np.array([zhi]))[0])
-    bins = _log_interval_mass(z[:-1], z[1:])
-    for i, v in enumerate(bins):
-        out[i] = float(v)
-    return {k: v for k, v in out.items() if math.isfinite(v)}
-
-
 #: Outcomes (and Gaussian tails) of log-probability below this are dropped from the lower bound
 #: (dropping mass only lowers the divergence, so the bound stays valid).
 LOG_MASS_TRUNCATION = -50.0
-#: Largest support of the composed lower-bound PLD (the grid is coarsened to stay below it).
-MAX_PLD_POINTS = 200_000
 
 
-def _clipped_step_pmfs(m0: float, m1: float, sigma: float, D: float
-                       ) -> tuple[dict[Any, float], dict[Any, float], float]:
-    """Binned log-pmfs of one clipped step and the largest |privacy loss| among kept outcomes."""
-    lo = max(-D, min(m0, m1) - WINDOW * sigma)
-    hi = min(D, max(m0, m1) + WINDOW * sigma)
-    n_bins = int(min(4000, max(1, math.ceil((hi - lo) / (BIN_WIDTH * sigma)))))
-    edges = np.linspace(lo, hi, n_bins + 1)
-    p0 = _step_log_pmf(m0, sigma, edges, D)
-    p1 = _step_log_pmf(m1, sigma, edges, D)
-    kept = [k for k, v in p0.items() if v >= LOG_MASS_TRUNCATION]
-    span = max((abs(p0[k] - p1.get(k, -math.inf)) for k in kept), default=0.0)
-    return p0, p1, span
+def _log_clip_probability(m: np.ndarray, sigma: np.ndarray, D: float) -> np.ndarray:
+    """log P(m + N(0, sigma^2) is outside (-D, D)), in log space (no underflow to 0)."""
+    return np.logaddexp(log_ndtr((-D - m) / sigma), log_ndtr((m - D) / sigma))
 
 
-def _clip_probability(m: np.ndarray, sigma: np.ndarray, D: float) -> np.ndarray:
-    return np.exp(log_ndtr((-D - m) / sigma)) + np.exp(log_ndtr((m - D) / sigma))
+def _split_steps(a: np.ndarray, s: np.ndarray, D: float, log_budget: float
+                 ) -> tuple[np.ndarray, np.ndarray, float]:
+    """Steps treated as unclipped Gaussians and steps kept clipped, and the log of the clipping
+    mass under the *first* input ``a`` of the former (at most ``exp(log_budget)``).
+
+    The steps with the smallest first-input clipping probability are taken while their total
+    (summed in log space) stays within the budget.
+    """
+    lp = _log_clip_probability(a, s, D)
+    order = np.argsort(lp, kind="stable")
+    cum = np.logaddexp.accumulate(lp[order]) if len(order) else np.zeros(0)
+    n_gauss = int(np.searchsorted(cum, log_budget, side="right"))
+    log_mass = float(cum[n_gauss - 1]) if n_gauss else -math.inf
+    return order[:n_gauss], order[n_gauss:], log_mass
 
 
-def _lower_pld(a: np.ndarray, b: np.ndarray, s: np.ndarray, D: float, budget: float,
-               max_clipped_steps: int, target_epsilon: float):
-    """Optimistic PLD of the informative part of the clipped release (see the module docstring)."""
-    clip_p = np.maximum(_clip_probability(a, s, D), _clip_probability(b, s, D))
-    order = np.argsort(clip_p)
-    cum = np.cumsum(clip_p[order])
-    n_gauss = int(np.searchsorted(cum, budget, side="right"))
-    gauss_idx = order[:n_gauss]
-    clipped_idx = order[n_gauss:]
-    negligible = float(cum[n_gauss - 1]) if n_gauss else 0.0
+def _grid_interval(mu: float, shifts: np.ndarray, rel_error: float = 1e-4) -> float:
+    """PLD grid: rounding each composed piece's privacy loss down (optimistic) or up (pessimistic)
+    to the grid moves it by less than one grid step, so the composition's epsilon by less than
+    ``pieces * interval = rel_error * max(1, mu^2/2 + mu)`` (mu: the unclipped shift, whose
+    epsilon is about mu^2/2 + z mu), unless the pieces' loss ranges (2 Z_TAIL |r| each, r the
+    standardised shifts) would need more than MAX_PLD_CELLS cells, when the grid is coarsened
+    (the bound stays rigorous, only looser). Independent of delta, so one PLD serves every
+    delta."""
+    scale = max(1.0, mu * mu / 2.0 + mu)
+    width = float(np.sum(2.0 * Z_TAIL * np.abs(shifts)))
+    return max(1e-9, rel_error * scale / max(1, len(shifts)), width / MAX_PLD_CELLS)
+
+
+def _compose(plds: list[Any], tail_mass: float = COMPOSE_TAIL_MASS) -> Any:
+    """Pairwise (tree) composition of dense single-direction PLDs with dp-accounting's tail rule,
+    vectorised: a prefix and a suffix of mass <= tail_mass/2 each are cut; an optimistic PLD
+    drops the prefix and moves the suffix onto its last kept loss (rounded down), a pessimistic
+    one moves the prefix onto its first kept loss (rounded up) and the suffix to infinity."""
+    pmfs = [p._pmf_remove for p in plds]  # pylint: disable=protected-access
+
+    def pair(x: Any, y: Any) -> Any:
+        probs = np.maximum(signal.convolve(x._probs, y._probs), 0.0)
+        lower = x._lower_loss + y._lower_loss
+        inf = x._infinity_mass + y._infinity_mass - x._infinity_mass * y._infinity_mass
+        cum = np.cumsum(probs)
+        left = int(np.searchsorted(cum, tail_mass / 2.0, side="right"))
+        rcum = np.cumsum(probs[::-1])
+        right = len(probs) - int(np.searchsorted(rcum, tail_mass / 2.0, side="right"))
+        right = max(right, left + 1)
+        kept = probs[left:right].copy()
+        lmass, rmass = float(probs[:left].sum()), float(probs[right:].sum())
+        if x._pessimistic_estimate:
+            kept[0] += lmass
+            inf += rmass
+        else:
+            kept[-1] += rmass
+        return pld_pmf.DensePLDPmf(x._discretization, lower + left, kept, inf,
+                                   x._pessimistic_estimate)
+
+    while len(pmfs) > 1:
+        pmfs = [pair(pmfs[i], pmfs[i + 1]) if i + 1 < len(pmfs) else pmfs[i]
+                for i in range(0, len(pmfs), 2)]
+    return pld_lib.PrivacyLossDistribution(pmfs[0]) if pmfs else None
+
+
+def _log_cell_masses(edges: np.ndarray) -> np.ndarray:
+    """log P(edges[k] < N(0,1) <= edges[k+1]) for increasing edges, accurate in both tails
+    (two ``log_ndtr`` per edge: left tail differences below 0, right tail above, the middle
+    cell by complement)."""
+    lo_tail = log_ndtr(edges)      # log P(Z <= e)
+    hi_tail = log_ndtr(-edges)     # log P(Z > e)
+    a, b = edges[:-1], edges[1:]
+    out = np.empty(len(a))
+    left = b <= 0
+    right = a >= 0
+    mid = ~(left | right)
+    out[left] = _log_sub(lo_tail[1:][left], lo_tail[:-1][left])
+    out[right] = _log_sub(hi_tail[:-1][right], hi_tail[1:][right])
+    if mid.any():
+        with np.errstate(divide="ignore"):
+            out[mid] = np.log1p(-np.exp(lo_tail[:-1][mid]) - np.exp(hi_tail[1:][mid]))
+    return out
+
+
+def _step_plds(m0: float, m1: float, sigma: float, D: float | None, interval: float,
+               which: tuple[bool, ...]) -> list[pld_lib.PrivacyLossDistribution]:
+    """PLDs of one step ``clip(m + N(0, sigma^2), -D, D)`` (``D=None``: no clipping), first input
+    m0, with every privacy loss rounded *down* to the grid (``False`` in ``which``: the
+    hockey-stick divergence E_P0[(1 - e^{eps - L})_+] can only fall, a lower bound) or *up*
+    (``True``: an upper bound).
+
+    In the standardised coordinate z = (o - m0)/sigma of the first input the interior loss is
+    affine, l(z) = r z + r^2/2 with r = (m0 - m1)/sigma; the outputs whose loss lies in the grid
+    cell [j h, (j+1) h) form an interval of z, whose first-input mass is computed in log space
+    (``log_ndtr``). The atoms at -D and D carry their exact loss
+    log P0(atom) - log P1(atom). Mass beyond |z| > Z_TAIL, and atoms lighter than
+    exp(LOG_MASS_TRUNCATION), are dropped (lower bound) or put at infinite loss (upper bound).
+    """
+    r = (m0 - m1) / sigma
+    zlo, zhi = -Z_TAIL, Z_TAIL
+    cells: list[tuple[np.ndarray, np.ndarray]] = []   # (floor index, log mass)
+    atoms: list[tuple[float, float]] = []             # (exact loss, log mass)
+    if D is not None:
+        za, zb = (-D - m0) / sigma, (D - m0) / sigma
+        zlo, zhi = max(zlo, za), min(zhi, zb)
+        for lp0, lp1 in ((float(log_ndtr(za)), float(log_ndtr((-D - m1) / sigma))),
+                         (float(log_ndtr(-zb)), float(log_ndtr((m1 - D) / sigma)))):
+            if lp0 >= LOG_MASS_TRUNCATION:
+                atoms.append((lp0 - lp1, lp0))
+    if zhi > zlo:
+        if r == 0.0:
+            cells.append((np.array([0]), _log_cell_masses(np.array([zlo, zhi]))))
+        else:
+            l_a, l_b = sorted((r * zlo + r * r / 2.0, r * zhi + r * r / 2.0))
+            j0, j1 = math.floor(l_a / interval), math.floor(l_b / interval)
+            le = np.clip(np.arange(j0, j1 + 2) * interval, l_a, l_b)
+            ze = (le - r * r / 2.0) / r
+            lm = _log_cell_masses(ze) if r > 0 else _log_cell_masses(ze[::-1])[::-1]
+            cells.append((np.arange(j0, j1 + 1), lm))
+    out = []
+    for pessimistic in which:
+        idx = [c[0] + (1 if pessimistic else 0) for c in cells]
+        idx += [np.array([math.ceil(l / interval) if pessimistic else math.floor(l / interval)])
+                for l, _ in atoms]
+        all_idx = np.concatenate(idx)
+        mass = np.exp(np.concatenate([c[1] for c in cells] + [np.array([m]) for _, m in atoms]))
+        lo = int(all_idx.min())
+        probs = np.bincount(all_idx - lo, weights=mass)
+        infinity = max(0.0, 1.0 - float(mass.sum())) if pessimistic else 0.0
+        out.append(pld_lib.PrivacyLossDistribution(
+            pld_pmf.DensePLDPmf(interval, lo, probs, infinity, pessimistic)))
+    return out
+
+
+def _release_plds(a: np.ndarray, b: np.ndarray, s: np.ndarray, D: float, max_clipped_steps: int,
+                  rel_error: float, projected_upper: bool):
+    """Optimistic PLD of the informative part of the clipped release (see the module docstring)
+    and, when ``projected_upper``, the pessimistic PLD of the whole clipped release: the kept
+    clipped steps as clipped, every other step as its unclipped Gaussian (clipping is
+    post-processing, so this can only raise the divergence)."""
+    gauss_idx, clipped_idx, log_p0 = _split_steps(a, s, D, math.log(NEGLIGIBLE_CLIP_MASS))
     informative = np.abs(a - b)[clipped_idx] / s[clipped_idx]
-    keep = clipped_idx[np.argsort(-informative)[:max_clipped_steps]]
-    dropped = len(clipped_idx) - len(keep)
+    keep = clipped_idx[np.argsort(-informative, kind="stable")[:max_clipped_steps]]
+    dropped_idx = np.setdiff1d(clipped_idx, keep)
     keep = keep[np.abs(a - b)[keep] > 0]
-    pmfs = [_clipped_step_pmfs(float(a[i]), float(b[i]), float(s[i]), D) for i in keep]
-    mu_g = heterogeneous_gaussian_mu((a - b)[gauss_idx], s[gauss_idx]) if n_gauss else 0.0
-    # Support of the composition: the sum of the pieces' loss ranges (Gaussian: mu^2/2 + mu
-    # sqrt(-2 LOG_MASS_TRUNCATION) on each side).
-    span = sum(p[2] for p in pmfs) + (mu_g * mu_g / 2 + mu_g * math.sqrt(-2 * LOG_MASS_TRUNCATION)
-                                       if mu_g > 0 else 0.0)
-    pieces = len(pmfs) + (1 if mu_g > 0 else 0)
-    interval = min(LOWER_VALUE_INTERVAL, max(1e-9, 0.01 * target_epsilon / max(1, pieces)))
-    interval = max(interval, 2.0 * span / MAX_PLD_POINTS)
-    plds: list[pld_lib.PrivacyLossDistribution] = []
+    rest = np.concatenate([gauss_idx, dropped_idx]).astype(int)
+    mu_g = heterogeneous_gaussian_mu((a - b)[gauss_idx], s[gauss_idx]) if len(gauss_idx) else 0.0
+    mu_r = heterogeneous_gaussian_mu((a - b)[rest], s[rest]) if len(rest) else 0.0
+    shifts = np.append(np.abs(a - b)[keep] / s[keep], max(mu_g, mu_r))
+    interval = _grid_interval(heterogeneous_gaussian_mu(a - b, s), shifts, rel_error)
+    which = (False, True) if projected_upper else (False,)
+    low: list[Any] = []
+    up: list[Any] = []
     if mu_g > 0:
-        plds.append(pld_lib.from_gaussian_mechanism(
-            standard_deviation=1.0 / mu_g, sensitivity=1.0, pessimistic_estimate=False,
-            value_discretization_interval=interval, use_connect_dots=False,
-            log_mass_truncation_bound=LOG_MASS_TRUNCATION))
-    for p0, p1, _ in pmfs:
-        plds.append(pld_lib.from_two_probability_mass_functions(
-            p1, p0, pessimistic_estimate=False, value_discretization_interval=interval,
-            log_mass_truncation_bound=LOG_MASS_TRUNCATION))
-    while len(plds) > 1:
-        plds = [plds[i].compose(plds[i + 1]) if i + 1 < len(plds) else plds[i]
-                for i in range(0, len(plds), 2)]
-    notes = [f"{len(keep)} clipped steps composed with optimistic PLDs "
-             f"(grid {interval:.3g}), {n_gauss} steps as an exact Gaussian"]
-    if dropped:
-        notes.append(f"{dropped} clipped steps left out of the lower bound (post-processing)")
-    return (plds[0] if plds else None), negligible, len(keep), dropped, tuple(notes)
+        low.append(_step_plds(mu_g, 0.0, 1.0, None, interval, (False,))[0])
+    if projected_upper and mu_r > 0:
+        up.append(_step_plds(mu_r, 0.0, 1.0, None, interval, (True,))[0])
+    for i in keep:
+        pl = _step_plds(float(a[i]), float(b[i]), float(s[i]), D, interval, which)
+        low.append(pl[0])
+        if projected_upper:
+            up.append(pl[1])
+    notes = [f"lower bound: {len(keep)} clipped steps composed exactly (losses rounded down to a "
+             f"grid of {interval:.3g}), {len(gauss_idx)} steps as an unclipped Gaussian "
+             f"restricted to interior outputs (their clipping mass under the first input, "
+             f"{math.exp(log_p0):.3g}, is added to delta)"]
+    if len(dropped_idx):
+        notes.append(f"{len(dropped_idx)} clipped steps left out of the lower bound "
+                     f"(post-processing)")
+    return (_compose(low), _compose(up) if projected_upper else None, math.exp(log_p0),
+            len(keep), len(dropped_idx), tuple(notes))
+
+
+def _epsilon_for_delta(pld: Any, delta: float) -> float:
+    """Smallest eps >= 0 with delta(eps) <= ``delta`` for a dense single-direction PLD, in log
+    space.
+
+    delta(eps) = inf_mass + sum_{l > eps} p_l (1 - e^{eps - l}); on [l_{i-1}, l_i) it is
+    U_i - e^eps W_i with U_i = inf_mass + sum_{k >= i} p_k and W_i = sum_{k >= i} p_k e^{-l_k},
+    so eps = log(U_i - delta) - log W_i, with log W_i a running ``logaddexp`` of log p_k - l_k.
+    dp-accounting's own ``get_epsilon_for_delta`` (0.6.0) accumulates ``exp(-loss) * prob`` in
+    linear space: for losses beyond ~745 that underflows to 0 and it returns the loss at which
+    the tail mass reaches delta, the delta-quantile of the privacy loss, which is *above* the
+    epsilon (by about 1 at eps ~ 1e3, mu ~ 43) and so not a lower bound of an optimistic PLD.
+    """
+    pmf = pld._pmf_remove  # pylint: disable=protected-access
+    if isinstance(pmf, pld_pmf.SparsePLDPmf):
+        pmf = pmf.to_dense_pmf()
+    inf_mass = float(pmf._infinity_mass)  # pylint: disable=protected-access
+    if inf_mass > delta:
+        return math.inf
+    probs = np.asarray(pmf._probs, dtype=float)  # pylint: disable=protected-access
+    losses = (pmf._lower_loss + np.arange(len(probs))) * pmf._discretization  # pylint: disable=protected-access
+    with np.errstate(divide="ignore"):
+        logp = np.log(probs)
+    # Suffix sums U_i and log W_i (index i: losses l_i, l_{i+1}, ...).
+    U = inf_mass + np.cumsum(probs[::-1])[::-1]
+    logW = np.logaddexp.accumulate((logp - losses)[::-1])[::-1]
+    # delta at eps = l_i: the losses above l_i, i.e. U_{i+1} - e^{l_i} W_{i+1}.
+    U_next = np.append(U[1:], inf_mass)
+    logW_next = np.append(logW[1:], -np.inf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        d_at = U_next - np.exp(losses + logW_next)
+    d_at = np.where(np.isfinite(d_at), d_at, U_next)
+    ok = np.nonzero(d_at <= delta)[0]
+    if len(ok) == 0:
+        return math.inf
+    i = int(ok[0])
+    # eps in [l_{i-1}, l_i]: U_i - e^eps W_i = delta.
+    if U[i] <= delta:
+        eps = float(losses[i - 1]) if i > 0 else 0.0
+    else:
+        eps = math.log(U[i] - delta) - float(logW[i])
+        eps = min(eps, float(losses[i]))
+        if i > 0:
+            eps = max(eps, float(losses[i - 1]))
+    return max(0.0, eps)
 
 
 def release_epsilon_curve(m0: np.ndarray, m1: np.ndarray, sigmas: np.ndarray,
                           deltas: np.ndarray | list[float], half_width: float | None = None, *,
-                          max_clipped_steps: int = 128) -> list[ReleaseEpsilon]:
-    """:func:`release_epsilon` at several deltas (one PLD, queried at each delta)."""
+                          max_clipped_steps: int = 128, projected_upper: bool = False,
+                          rel_error: float = PLD_REL_ERROR) -> list[ReleaseEpsilon]:
+    """:func:`release_epsilon` at several deltas (one PLD, queried at each delta; the PLD does
+    not depend on the deltas, so every entry equals the single-delta call)."""
     a = check_finite_array(m0, "m0", ndim=1)
     b = check_finite_array(m1, "m1", shape=(a.shape[0],))
     s = check_finite_array(sigmas, "sigmas", shape=(a.shape[0],))
@@ -197,29 +362,34 @@ def release_epsilon_curve(m0: np.ndarray, m1: np.ndarray, sigmas: np.ndarray,
         raise ValueError("the noise-free values must lie in [-D, D]")
     if mu == 0.0:
         return [ReleaseEpsilon(0.0, 0.0, 0.0, d) for d in ds]
-    # Steps whose clipping is negligible are treated as Gaussian; the total variation between the
-    # clipped and the unclipped product is at most the summed clipping probability p, which moves
-    # the hockey-stick divergence by at most (1 + e^eps) p (eps <= the upper bound).
-    growth = 1.0 + math.exp(min(max(uppers), 700.0))
-    budget = min(ds) * 1e-3 / growth
-    pld, negligible, n_clipped, dropped, notes = _lower_pld(a, b, s, D, budget, max_clipped_steps,
-                                                            max(min(uppers), 1e-12))
+    # Lower bound (module docstring): events restricted to outputs whose unclipped-treated steps
+    # are interior, where the clipped and the unclipped releases coincide, so
+    # delta_clipped(eps) >= delta_hybrid(eps) - p0 with p0 the clipping mass of those steps under
+    # the first input alone (no e^eps factor), hence eps_clipped(delta) >= eps_hybrid(delta + p0).
+    pld, upld, p0, n_clipped, dropped, notes = _release_plds(
+        a, b, s, D, max_clipped_steps, rel_error, projected_upper)
+    # epsilon(delta) of the pair is the larger of its two orders (the PLDs are of P0 against P1):
+    # the upper end must cover both, the lower end may use either. A pair that is the mirror
+    # image of itself (m1 = -m0 in the symmetric box) has the same PLD both ways.
+    rev = None
+    if not np.array_equal(a, -b):
+        rev = _release_plds(b, a, s, D, max_clipped_steps, rel_error, projected_upper)
     out = []
     for u, d in zip(uppers, ds):
-        if pld is None:
-            lower = 0.0
-        else:
-            target = min(d + growth * negligible, 1.0 - 1e-15)
-            with warnings.catch_warnings():
-                # dp-accounting's epsilon search divides by vanishing masses on its way.
-                warnings.simplefilter("ignore", RuntimeWarning)
-                lower = float(max(0.0, pld.get_epsilon_for_delta(target)))
-        out.append(ReleaseEpsilon(min(lower, u), u, mu, d, n_clipped, dropped, negligible, notes))
+        lower = 0.0 if pld is None else _epsilon_for_delta(pld, d + p0)
+        if rev is not None and rev[0] is not None:
+            lower = max(lower, _epsilon_for_delta(rev[0], d + rev[2]))
+        up_proj = None if upld is None else min(u, max(
+            _epsilon_for_delta(upld, d),
+            0.0 if rev is None or rev[1] is None else _epsilon_for_delta(rev[1], d)))
+        out.append(ReleaseEpsilon(min(lower, u), u, mu, d, n_clipped, dropped, p0, notes,
+                                  up_proj))
     return out
 
 
 def release_epsilon(m0: np.ndarray, m1: np.ndarray, sigmas: np.ndarray, delta: float,
-                    half_width: float | None = None, *, max_clipped_steps: int = 128
+                    half_width: float | None = None, *, max_clipped_steps: int = 128,
+                    projected_upper: bool = False, rel_error: float = PLD_REL_ERROR
                     ) -> ReleaseEpsilon:
     """Bracket on epsilon(delta) of releasing ``clip(m_t + N(0, sigma_t^2), -D, D)``, t = 1..n.
 
@@ -237,17 +407,23 @@ def release_epsilon(m0: np.ndarray, m1: np.ndarray, sigmas: np.ndarray, delta: f
         Requires ``|m| <= D``.
     max_clipped_steps : int
         Largest number of clipped steps composed exactly in the lower bound.
+    projected_upper : bool
+        Also compute ``upper_projected`` (a second, pessimistic PLD).
+    rel_error : float
+        PLD grid: the pieces' total rounding is at most this fraction of the epsilon scale
+        (:func:`_grid_interval`); a coarser grid is cheaper and only loosens the bracket.
 
     Returns
     -------
     ReleaseEpsilon
-        ``lower <= epsilon(delta) of the release <= upper``.
+        ``lower <= epsilon(delta) of the release <= upper_projected <= upper``.
     """
     delta = check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be in (0, 1), got 0")
     return release_epsilon_curve(m0, m1, sigmas, [delta], half_width,
-                                 max_clipped_steps=max_clipped_steps)[0]
+                                 max_clipped_steps=max_clipped_steps,
+                                 projected_upper=projected_upper, rel_error=rel_error)[0]
 
 
 # Values the JKT12 auditors derive in closed form
@@ -268,12 +444,16 @@ def c_zero_epsilon(delta: float) -> float:
 
 
 def _cross_check(mu: float, delta: float) -> str:
-    """Closed-form Gaussian epsilon vs dp-accounting's PLD (grid coarsened for large mu)."""
+    """Closed-form Gaussian epsilon vs dp-accounting's pessimistic PLD (grid coarsened for large
+    mu), read in log space (:func:`_epsilon_for_delta`; the library's own reading underflows
+    beyond loss ~745, where it returns the delta-quantile of the loss)."""
     interval = 1e-4 * max(1.0, mu * mu / 4.0)
-    pld = gaussian_epsilon_pld(mu, delta, value_discretization_interval=interval)
+    pld = _epsilon_for_delta(pld_lib.from_gaussian_mechanism(
+        standard_deviation=1.0 / mu, sensitivity=1.0, value_discretization_interval=interval),
+        delta)
     return (f"Cross-check at the worst point (mu = {mu:.6g}, delta = {delta:.3g}): closed-form "
             f"Gaussian epsilon {gaussian_epsilon(mu, delta):.6g} vs dp-accounting PLD {pld:.6g} "
-            f"(grid {interval:.2g}).")
+            f"(pessimistic, grid {interval:.2g}, epsilon read in log space).")
 
 
 def _lr_weights_tree(horizon: int, shift: float) -> np.ndarray:

@@ -33,7 +33,7 @@ from dpaudit.learners.pol import POL, pol_alpha, pol_beta, pol_printed_sensitivi
 from dpaudit.learners.pqftl import PQFTL
 from dpaudit.mechanisms.private_sum import PrivateSum, private_sum_sigma, released_node_count, tree_depth
 from dpaudit.learners.qftl import QFTL
-from dpaudit.papers.jkt12.exact import REFINED_CLIPPED_STEPS, _lr_weights_tree, _pgiga_accountant, pigd_accountant, _tree_mu, pqftl_state_mu, privatesum_step_mu
+from dpaudit.papers.jkt12.exact import PLD_REL_ERROR, REFINED_CLIPPED_STEPS, _lr_weights_tree, _pgiga_accountant, pigd_accountant, _tree_mu, pqftl_state_mu, privatesum_step_mu
 from dpaudit.papers.jkt12.pairs import NEAR_LINEAR_NU, QFTL_ALPHA, QFTL_R, SIMULATED_STEPS, _best_igd_round, _candidate_rounds, _clip_aware_score, _first_coordinates, _igd_design, _pair, _pol_bounds, _qftl_means, _qftl_pair, _search_positions, filler_loss, near_linear_loss, pocp_qftl_lambda, pol_loss_membership, pol_near_linear_loss
 
 
@@ -119,14 +119,24 @@ def _tree_point(m: _TreeModel, exact_available: bool) -> GridPoint:
                      evidence=ev)
 
 
-def _exact_point(model: _Model, max_clipped: int) -> tuple[GridPoint, dict[str, Any]]:
+#: PLD grid (exact.release_epsilon's rel_error) of a grid point's certified value where it does not
+#: decide anything (the unprojected pair and the accountant are below refine_above x the claim):
+#: 100 times coarser than exact.PLD_REL_ERROR (the composed pieces' rounding costs at most 1% of
+#: the epsilon scale), still rigorous, several times cheaper; decisive points, the regime's
+#: bisection points and the figures' worst point use the fine grid.
+GRID_PLD_REL_ERROR = 1e-2
+
+
+def _exact_point(model: _Model, max_clipped: int, rel_error: float = PLD_REL_ERROR
+                 ) -> tuple[GridPoint, dict[str, Any]]:
     eps_c, delta_c = model.claimed
     ex = release_epsilon(model.m0, model.m1, model.sigmas, delta_c, model.half_width,
-                         max_clipped_steps=max_clipped)
+                         max_clipped_steps=max_clipped, rel_error=rel_error)
     eps_acc = gaussian_epsilon(model.accountant_mu, delta_c) if model.accountant_mu > 0 else 0.0
     evidence = dict(model.evidence)
     evidence.update({
-        "exact_release": dict(ex.to_dict(), max_clipped_steps=max_clipped),
+        "exact_release": dict(ex.to_dict(), max_clipped_steps=max_clipped,
+                              pld_rel_error=rel_error),
         "accountant": {"mu": model.accountant_mu, "epsilon": eps_acc,
                        "sensitivity": model.accountant_note},
         model.noise_name: model.noise_value,
@@ -164,6 +174,9 @@ class _Family:
     #: pair or accountant) exceeds this fraction of the claim, not only above it (PIGD: 0.9, so
     #: that a point decided by a narrow accountant margin reports its tight bracket).
     refine_above: float = 1.0
+    #: The worst-case accountant alone at a parameter point: (c, accountant mu, claimed
+    #: (eps, delta)), without building the pair (the regime bisection evaluates it often).
+    accountant: Callable[[dict[str, Any]], tuple[float, float, tuple[float, float]]] | None = None
 
 
 def _audit_point(fam: _Family, params: dict[str, Any], max_T: int, max_clipped: int
@@ -172,14 +185,15 @@ def _audit_point(fam: _Family, params: dict[str, Any], max_T: int, max_clipped: 
     model = fam.model(params, max_T)
     if model is None:
         return None, None
-    point, _ = _exact_point(model, max_clipped)
+    point, _ = _exact_point(model, max_clipped, GRID_PLD_REL_ERROR)
     rel = point.evidence["exact_release"]
-    if (rel["dropped_steps"] and point.counterexample() is None
+    if (model.half_width is not None
             and max(rel["upper"], point.epsilon_accountant or 0.0)
             > fam.refine_above * point.claimed_epsilon):
         # A point that decides between "violated" and "inconclusive" (or, below 1, one near the
-        # claim): compose every clipped step (up to REFINED_CLIPPED_STEPS) in the lower bound.
-        point, _ = _exact_point(model, REFINED_CLIPPED_STEPS)
+        # claim): the fine PLD grid, every clipped step (up to REFINED_CLIPPED_STEPS) composed.
+        point, _ = _exact_point(model, REFINED_CLIPPED_STEPS if rel["dropped_steps"]
+                                else max_clipped)
     return model, point
 
 
@@ -282,6 +296,17 @@ def _pigd_grid(grid: str) -> list[dict[str, Any]]:
     return paper + [dict(epsilon=e, delta=dl, T=T, alpha=a, L=1.0, d=d)
                     for e in (1e-3, 0.1, 1.0, 20.0, 1000.0, 2000.0) for dl in (1e-5, 1e-2)
                     for T in (2, 64, 1024) for a in (0.01, 1.0, 100.0) for d in (1, 3)]
+
+
+def _pigd_accountant_only(version: Version
+                          ) -> Callable[[dict[str, Any]], tuple[float, float, tuple[float, float]]]:
+    """(c, accountant mu, claimed) of :func:`_pigd_model` at a point, without the pair."""
+    def acc(p: dict[str, Any]) -> tuple[float, float, tuple[float, float]]:
+        eps, dl, T, alpha, L = p["epsilon"], p["delta"], p["T"], p["alpha"], p["L"]
+        beta = pigd_beta(version, T, L, alpha, eps, dl)
+        return (pocp_c(version, T, eps, dl), pigd_accountant(T, L, alpha, beta)[0],
+                claimed_privacy(f"jkt12-{version}/pigd", eps, dl))
+    return acc
 
 
 def _pigd_model(version: Version) -> Callable[[dict[str, Any], int], _Model]:

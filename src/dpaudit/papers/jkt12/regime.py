@@ -20,7 +20,7 @@ from dpaudit.formal.accounting import gaussian_epsilon
 from dpaudit.claims.evidence import EXACT_TOLERANCE, GridPoint, LemmaCheck
 from dpaudit.claims.verdict import decide_verdict, format_parameters
 from dpaudit.papers.jkt12.exact import release_epsilon
-from dpaudit.papers.jkt12.exact import REFINED_CLIPPED_STEPS, c_zero_epsilon
+from dpaudit.papers.jkt12.exact import PLD_REL_ERROR, REFINED_CLIPPED_STEPS, c_zero_epsilon
 from dpaudit.papers.jkt12.models import _Model, _audit_point, _exact_point, _with_evidence
 from dpaudit.papers.jkt12.models import _Family
 
@@ -28,8 +28,16 @@ from dpaudit.papers.jkt12.models import _Family
 #: Epsilons scanned (log-spaced) between the c = 0 boundary and the failing point before bisecting.
 THRESHOLD_SCAN = 12
 
-#: Relative width of the final bisection bracket on epsilon.
-THRESHOLD_REL_TOL = 1e-3
+#: Relative width of the final bisection brackets on epsilon, by grid ("coarse": the tiny and
+#: quick budgets, "full": standard and above). The crossing of a realisable pair's epsilon is
+#: bracketed on both sides: certified not to exceed the claim below (upper bound of the pair) and
+#: certified to exceed it above (lower bound), so a coarser tolerance only widens the reported
+#: bracket, it never makes it wrong.
+THRESHOLD_REL_TOLS = {"coarse": 1e-2, "full": 1e-3}
+THRESHOLD_REL_TOL = THRESHOLD_REL_TOLS["full"]
+
+#: PLD grid of the first, cheap evaluation of the pair's bracket during the bisection.
+COARSE_PLD_REL_ERROR = 2e-3
 
 
 def _exceeds(point: GridPoint, kind: str) -> bool:
@@ -44,57 +52,115 @@ def _grid_params(point: GridPoint, derived: Sequence[str]) -> dict[str, Any]:
 _DERIVED_KEYS = ("c", "tau", "box_half_width", "t_q", "lambda_A", "setting", "x1")
 
 
-def _threshold(fam: _Family, base: dict[str, Any], kind: str, eps_lo: float, eps_hi: float
+def _threshold(fam: _Family, base: dict[str, Any], kind: str, eps_lo: float, eps_hi: float,
+               rel_tol: float = THRESHOLD_REL_TOL, known_below: float | None = None
                ) -> dict[str, Any] | None:
-    """Smallest epsilon in (eps_lo, eps_hi] at which ``kind`` ("exact" or "accountant") exceeds
-    the claim, the other parameters fixed: a log-spaced scan, then bisection of the first
-    crossing to a relative bracket width THRESHOLD_REL_TOL. The exact value is evaluated with
-    every clipped step composed (REFINED_CLIPPED_STEPS). None when the value exceeds the claim
-    already at eps_lo (or nowhere up to eps_hi).
+    """Where ``kind`` ("exact": the audited pair's epsilon; "accountant") crosses the claim in
+    (eps_lo, eps_hi], the other parameters fixed.
+
+    Each evaluation gives a certified bracket [lo, up] on the value (exact: the certified lower
+    bound and the pessimistic upper bound of the projected release, every clipped step composed
+    (REFINED_CLIPPED_STEPS); unprojected releases and the accountant: lo = up). Two bisections
+    share the evaluations: the smallest epsilon whose *lower* end exceeds the claim
+    (``lower_crossing``) and the largest whose *upper* end does not (``upper_crossing``), each to
+    a relative bracket width ``rel_tol``; so a crossing of the true value lies in
+    [``epsilon_below``, ``epsilon_above``] = [upper_crossing[0], lower_crossing[1]], both ends
+    certified. ``known_below``: an epsilon at which the value is known not to exceed the claim
+    (the accountant's bracket, an upper bound for every pair), which replaces the log-spaced
+    scan from ``eps_lo``. None when the value exceeds the claim already at eps_lo (or nowhere up
+    to eps_hi).
     """
-    def evaluate(eps: float) -> tuple[_Model, float, float]:
+    def evaluate(eps: float) -> tuple[float, float, float, float]:
+        """(c, lower end, upper end, claimed epsilon) at ``eps``."""
+        if kind == "accountant" and fam.accountant is not None:
+            # The worst-case accountant needs no pair (no learner simulation).
+            c, mu, (eps_c, delta_c) = fam.accountant(dict(base, epsilon=eps))
+            v = gaussian_epsilon(mu, delta_c) if mu > 0 else 0.0
+            return c, v, v, eps_c
         model = fam.model(dict(base, epsilon=eps), 0)
         assert model is not None
         eps_c, delta_c = model.claimed
         if kind == "exact":
-            value = release_epsilon(model.m0, model.m1, model.sigmas, delta_c, model.half_width,
-                                    max_clipped_steps=REFINED_CLIPPED_STEPS).lower
+            # A coarse PLD grid first (cheap; its bracket is just as rigorous, only wider), the
+            # fine one only where the coarse bracket straddles the claim.
+            for rel_error in (COARSE_PLD_REL_ERROR, PLD_REL_ERROR):
+                ex = release_epsilon(model.m0, model.m1, model.sigmas, delta_c,
+                                     model.half_width, max_clipped_steps=REFINED_CLIPPED_STEPS,
+                                     projected_upper=model.half_width is not None,
+                                     rel_error=rel_error)
+                lo = ex.lower
+                up = ex.upper if ex.upper_projected is None else ex.upper_projected
+                if exceeds(lo, eps_c) or not exceeds(up, eps_c):
+                    break
         else:
-            value = gaussian_epsilon(model.accountant_mu, delta_c) if model.accountant_mu > 0 \
-                else 0.0
-        return model, value, eps_c
+            lo = up = (gaussian_epsilon(model.accountant_mu, delta_c) if model.accountant_mu > 0
+                       else 0.0)
+        return model.params["c"], lo, up, eps_c
 
     def exceeds(value: float, claimed: float) -> bool:
         return value > claimed * (1 + EXACT_TOLERANCE)
 
-    below: tuple[float, _Model, float, float] | None = None
-    above: tuple[float, _Model, float, float] | None = None
-    for eps in np.geomspace(eps_lo, eps_hi, THRESHOLD_SCAN):
-        m, v, c = evaluate(float(eps))
-        if exceeds(v, c):
-            above = (float(eps), m, v, c)
-            break
-        below = (float(eps), m, v, c)
-    if below is None or above is None:
+    # Known points: (eps, c, lower, upper, claimed).
+    below_u: tuple | None = None   # largest eps with upper <= claim
+    above_u: tuple | None = None   # smallest eps with upper > claim
+    below_l: tuple | None = None   # largest eps with lower <= claim
+    above_l: tuple | None = None   # smallest eps with lower > claim
+    evaluations = 0
+
+    def record(eps: float) -> None:
+        nonlocal below_u, above_u, below_l, above_l, evaluations
+        m, lo, up, c = evaluate(eps)
+        evaluations += 1
+        pt = (eps, m, lo, up, c)
+        if exceeds(lo, c):
+            if above_l is None or eps < above_l[0]:
+                above_l = pt
+        elif below_l is None or eps > below_l[0]:
+            below_l = pt
+        if exceeds(up, c):
+            if above_u is None or eps < above_u[0]:
+                above_u = pt
+        elif below_u is None or eps > below_u[0]:
+            below_u = pt
+
+    if known_below is not None and eps_lo < known_below < eps_hi:
+        record(known_below)
+        record(eps_hi)
+    else:
+        for eps in np.geomspace(eps_lo, eps_hi, THRESHOLD_SCAN):
+            record(float(eps))
+            if above_l is not None:
+                break
+    if below_u is None or above_l is None:
         return None
-    while above[0] / below[0] > 1 + THRESHOLD_REL_TOL:
-        mid = math.sqrt(below[0] * above[0])
-        m, v, c = evaluate(mid)
-        if exceeds(v, c):
-            above = (mid, m, v, c)
-        else:
-            below = (mid, m, v, c)
-    return {"kind": kind, "epsilon_below": below[0], "epsilon_above": above[0],
-            "value_below": below[2], "claimed_below": below[3],
-            "value_above": above[2], "claimed_above": above[3],
-            "c_below": below[1].params["c"], "c_above": above[1].params["c"],
-            "method": f"log-spaced scan of {THRESHOLD_SCAN} epsilons from the c = 0 boundary to "
-                      f"the failing point, then bisection to a relative bracket width "
-                      f"{THRESHOLD_REL_TOL:g}; the other parameters fixed"}
+    if above_u is None or above_u[0] > above_l[0]:
+        above_u = above_l
+    if below_l is None or below_l[0] < below_u[0]:
+        below_l = below_u
+    while True:
+        r_l = above_l[0] / below_l[0]
+        r_u = above_u[0] / below_u[0]
+        if max(r_l, r_u) <= 1 + rel_tol:
+            break
+        lo_e, hi_e = ((below_l[0], above_l[0]) if r_l >= r_u else (below_u[0], above_u[0]))
+        record(math.sqrt(lo_e * hi_e))
+    return {"kind": kind, "epsilon_below": below_u[0], "epsilon_above": above_l[0],
+            "value_below": below_u[3], "claimed_below": below_u[4],
+            "value_above": above_l[2], "claimed_above": above_l[4],
+            "c_below": below_u[1], "c_above": above_l[1],
+            "lower_crossing": [below_l[0], above_l[0]],
+            "upper_crossing": [below_u[0], above_u[0]],
+            "rel_tol": rel_tol, "evaluations": evaluations,
+            "method": (f"{'bisection from the accountant crossing (an upper bound for every pair)' if known_below is not None else f'log-spaced scan of {THRESHOLD_SCAN} epsilons from the c = 0 boundary'} "
+                       f"to the failing point, then bisection of where the certified lower end "
+                       f"and the certified upper end of the value cross the claim, each to a "
+                       f"relative bracket width {rel_tol:g}; the other parameters fixed; "
+                       f"value_below is the upper end at epsilon_below, value_above the lower "
+                       f"end at epsilon_above")}
 
 
-def _regime_points(fam: _Family, points: list[GridPoint], models: list[_Model], max_T: int
-                   ) -> dict[str, Any]:
+def _regime_points(fam: _Family, points: list[GridPoint], models: list[_Model], max_T: int,
+                   rel_tol: float = THRESHOLD_REL_TOL) -> dict[str, Any]:
     """Points added for COLT's c: the c = 0 boundary and the smallest failing epsilon.
 
     The base is the worst c < 0 point (the strongest formal counterexample if one exists, else the
@@ -122,16 +188,22 @@ def _regime_points(fam: _Family, points: list[GridPoint], models: list[_Model], 
     if m0 is not None and p0 is not None:
         p0 = _with_evidence(p0, c=m0.params["c"], regime="c = 0: eps = (1/2) ln(2/delta)")
         out["added"].append((m0, p0))
-    kinds = (["exact"] if refuting else []) + ["accountant"]
-    for kind in kinds:
-        th = _threshold(fam, base, kind, e0, float(base["epsilon"]))
+    # The accountant first: it bounds every pair from above, so where it does not exceed the
+    # claim neither does the audited pair, and the pair's bisection starts there.
+    acc = _threshold(fam, base, "accountant", e0, float(base["epsilon"]), rel_tol)
+    found = {"accountant": acc}
+    if refuting:
+        found["exact"] = _threshold(fam, base, "exact", e0, float(base["epsilon"]), rel_tol,
+                                    known_below=None if acc is None else acc["epsilon_below"])
+    for kind in (["exact"] if refuting else []) + ["accountant"]:
+        th = found[kind]
         if th is None:
             out["thresholds"].append({"kind": kind, "epsilon_below": None,
                                       "epsilon_above": e0, "c_above": 0.0})
             continue
         out["thresholds"].append(th)
         if kind == "accountant" and refuting and any(
-                abs(math.log(t["epsilon_above"] / th["epsilon_above"])) < 2 * THRESHOLD_REL_TOL
+                t["epsilon_above"] == th["epsilon_above"]
                 for t in out["thresholds"] if t["kind"] == "exact" and t["epsilon_above"]):
             continue  # the exact threshold's point already shows it
         setting = f"smallest eps with {kind} > claim (bisection)"
@@ -191,11 +263,13 @@ def _regime_analysis(fam: _Family, points: list[GridPoint], lemmas: list[LemmaCh
                 parts.append(f"{what} exceeds the claim already at the c = 0 boundary "
                              f"eps = {th['epsilon_above']:.4g}")
             else:
-                parts.append(f"{what} exceeds the claim from eps ~ {th['epsilon_above']:.4g} "
-                             f"(c = {th['c_above']:.3g}; bracket [{th['epsilon_below']:.5g}, "
-                             f"{th['epsilon_above']:.5g}]: {th['value_below']:.5g} <= "
-                             f"{th['claimed_below']:.5g} below, {th['value_above']:.5g} > "
-                             f"{th['claimed_above']:.5g} above)")
+                parts.append(f"{what} crosses the claim between eps = "
+                             f"{th['epsilon_below']:.6g} and {th['epsilon_above']:.6g} "
+                             f"(c = {th['c_above']:.3g}; certified at both ends: "
+                             f"{th['value_below']:.6g} <= {th['claimed_below']:.6g} below, "
+                             f"{th['value_above']:.6g} > {th['claimed_above']:.6g} above; "
+                             f"bisection to a relative width {th.get('rel_tol', 0):g} per end, "
+                             f"{th.get('evaluations', 0)} evaluations)")
         others = {k: v for k, v in base.items() if k != "epsilon"}
         n_bad = sum(p.counterexample() is not None for p in outside)
         n_acc = sum(_exceeds(p, "accountant") for p in outside)

@@ -57,12 +57,12 @@ from dpaudit.mechanisms.window_tree import (
 from dpaudit.papers.pfcoco import exact as ex
 from dpaudit.papers.pfcoco import lemmas as lem
 from dpaudit.papers.pfcoco.smt_lemmas import smt_evidence
-from dpaudit.papers.pfcoco.claims import PFCOCO_CLAIMS
+from dpaudit.papers.pfcoco.claims import ACCOUNTANT_BASIS, PFCOCO_CLAIMS
 from dpaudit.papers.pfcoco.pairs import centre_radius, learner_pair, tree_pair
 
 __all__ = ["EmpiricalTest", "PointNumbers", "SkipPoint", "grid", "plan", "lemmas",
            "expired_leakage", "evaluate", "CLAIMS", "window_tree_mechanism",
-           "node_llr_statistic"]
+           "node_llr_statistic", "mark_accountant_basis"]
 
 CLAIMS = {c.id: c for c in PFCOCO_CLAIMS}
 #: The deltas of the privacy-curve figure.
@@ -272,7 +272,13 @@ def grid(claim_id: str, budget: Any) -> list[dict[str, Any]]:
                     for e in (1.0, *(x for x in eps_set if x != 1.0)):
                         prm = {"epsilon": e, "W": W, "T": T, "domain": dom,
                                "d": 1 if dom == "box" else 3, "muD_over_L": ratio, "boundary": b}
-                        out.append({**prm, "delta": 1e-5, "log_power": 1} if gauss else prm)
+                        if gauss:
+                            # p = 2 is the printed ln^2 (the primary reading), p = 1 the
+                            # alternative (claims.PRIMARY_READINGS)
+                            for p in (2, 1):
+                                out.append({**prm, "delta": 1e-5, "log_power": p})
+                        else:
+                            out.append(prm)
     elif claim_id == "pfcoco/standard-tree":
         Ts = (2, 3, 8, 64) if coarse else (2, 3, 8, 64, 100, 256)
         for T in (t for t in Ts if t <= max_T):
@@ -446,8 +452,9 @@ def _plan_learner(params: Mapping[str, Any], gauss: bool, cocol: bool
     if gauss:
         sums = ex.gaussian_release_epsilon(W, horizon, i, gap, noise.scale, delta)
         exact, upper = None, sums
-        # worst case over the class (shift <= 2L by clipping) and over the protected positions
-        # of the linear-Gaussian noisy sums; the release is a post-processing of them
+        # worst case over the class (shift <= 2L by clipping; claims.ACCOUNTANT_BASIS, proved
+        # for every d by smt_lemmas.clipped_gap_lemma) and over the protected positions of the
+        # linear-Gaussian noisy sums; the release is a post-processing of them
         mu_acc = max(ex.gaussian_release_mu(W, horizon, j, 2 * L, noise.scale)
                      for j in scope.protected_positions(horizon, W))
         acc = math.inf if math.isinf(mu_acc) else gaussian_epsilon(mu_acc, delta)
@@ -776,6 +783,45 @@ def findings(claim_id: str, run: Any) -> list[str]:
     return out
 
 
+def mark_accountant_basis(claim_id: str, outcome: Any) -> Any:
+    """The claim's lemma outcome with the record its accountant rests on marked (issue 27).
+
+    For a claim of :data:`~dpaudit.papers.pfcoco.claims.ACCOUNTANT_BASIS`, the LemmaCheck whose
+    statement is the basis's ``proved_statement`` gets ``details["accountant_basis"]`` (the basis
+    entry: proved statement, method, sensitivity, and the refuted paper lemma it replaces), and a
+    finding says so; every other check is unchanged. A claim's verdict rule can then tell "the
+    accountant rests on a lemma dpaudit proved" from "the accountant rests on the refuted lemma".
+    """
+    from dataclasses import replace
+
+    basis = ACCOUNTANT_BASIS.get(claim_id)
+    if basis is None:
+        return outcome
+    checks, found = [], None
+    for c in outcome.checks:
+        if c.statement == basis["proved_statement"]:
+            c = replace(c, details={**dict(c.details or {}), "accountant_basis": dict(basis)})
+            found = c
+        checks.append(c)
+    if found is None:
+        return outcome
+    if found.status == "holds" and found.method == "smt-proved":
+        # The paper's lemma may fail: the accountant does not rest on it (verdict rule: a proof
+        # gap, which leaves "holds" possible and is stated in the reason).
+        gap = (f"the per-node sensitivity {basis['sensitivity']} of the clipped gradients, which "
+               f"dpaudit proved ({basis['method'].split(':')[0]}; lemma table)")
+        checks = [replace(c, proof_gap=gap)
+                  if c.statement.startswith(basis["refuted_statement"]) and c.status != "holds"
+                  else c for c in checks]
+    text = (f"Accountant basis: the accountant is computed at the per-node sensitivity "
+            f"{basis['sensitivity']} ({basis['proved_statement']}: {found.status}, "
+            f"{basis['method']}), not at the paper's lemma '{basis['refuted_statement']}'. "
+            f"Where the accountant is at or below the claim everywhere and no pair refutes it, "
+            f"the theorem's number survives while its proof's lemma fails: a proof gap.")
+    return type(outcome)(tuple(checks), outcome.sensitivity_trace,
+                         tuple(outcome.findings) + (text,), outcome.not_checked)
+
+
 @dataclass(frozen=True)
 class PfcocoDeclaration:
     """One pfcoco claim as a declaration over :func:`dpaudit.claims.driver.run_claim`."""
@@ -805,7 +851,8 @@ class PfcocoDeclaration:
 
         seed = ctx.seed_for(self.claim_id, "lemmas") % (2 ** 32)
         checks = lemmas(self.claim_id, ctx.budget.sensitivity_examples, seed)
-        return smt_evidence(self.claim_id, ctx, LemmaOutcome(tuple(checks)))
+        return mark_accountant_basis(self.claim_id,
+                                     smt_evidence(self.claim_id, ctx, LemmaOutcome(tuple(checks))))
 
     def findings(self, run: Any) -> list[str]:
         return findings(self.claim_id, run)

@@ -26,11 +26,18 @@ Encoded:
   over bit-vectors for ``2 <= T <= 2^20``: refuted (leaf 1 lies in ``floor(log2 T) + 1`` nodes),
   "count > log2 T" encoded exactly as ``2^count > T``.
 
+* every dimension d (Gram abstraction: norms and inner products constrained by Cauchy-Schwarz,
+  which every R^d satisfies, so the encoding is sound for all d at once): the needed bound
+  ``2L - mu D`` over the sampled class with symbolic ``L, mu, R``
+  (:func:`needed_gap_every_d_lemma`), and the bound the Gaussian learners' accountant uses,
+  ``||clip_L(g) - clip_L(g')|| <= 2L`` for *any* two losses (:func:`clipped_gap_lemma`: the
+  learners clip every gradient to l2 norm L), both proved in well under a second.
+
 Not encoded, with the reason: the post-processing statement (the learners touch each loss only
 through one gradient at the released point) is about information flow, not arithmetic; it stays
-a recorded-access check. The gradient bound in d = 2 (:func:`sensitivity_lemmas` with ``d=2``
-builds it) is not part of the audits: neither z3 engine decided either obligation within 120 s
-(measured), so d >= 2 stays with the sampled search (which draws d = 1..4).
+a recorded-access check. The coordinate encoding of the gradient bound in d = 2
+(:func:`sensitivity_lemmas` with ``d=2`` builds it) is not part of the audits: neither z3 engine
+decided either obligation within 120 s (measured); the Gram encodings above cover every d.
 """
 
 from __future__ import annotations
@@ -45,12 +52,13 @@ from dpaudit.formal.smt import (Obligation, Replay, SmtLemma, real,
                                      claim_smt_evidence)
 from dpaudit.mechanisms.tree_aggregation import nodes_containing
 from dpaudit.mechanisms.window_tree import window_nodes_containing
-from dpaudit.papers.pfcoco.claims import (NODE_COUNT_LEMMA, SENSITIVITY_LEMMA,
-                                          STANDARD_TREE_COUNT_LEMMA)
+from dpaudit.papers.pfcoco.claims import (ACCOUNTANT_SENSITIVITY_STATEMENT, NODE_COUNT_LEMMA,
+                                          SENSITIVITY_LEMMA, STANDARD_TREE_COUNT_LEMMA)
 from dpaudit.papers.pfcoco.lemmas import class_member_gap
 
 __all__ = ["gradient_gap_model", "sensitivity_lemmas", "window_count_bv", "window_count_lemma",
-           "standard_tree_count_lemma", "all_lemmas", "lemmas_for_claim", "smt_evidence"]
+           "standard_tree_count_lemma", "all_lemmas", "lemmas_for_claim", "smt_evidence",
+           "clipped_gap_lemma", "needed_gap_every_d_lemma", "CLIPPED_STATEMENT"]
 
 NEEDED_STATEMENT = ("surrogate gradient bound, needed value: replacing one L-Lipschitz, "
                     "mu-strongly convex loss moves grad f_t(x~_t) by at most 2L - mu D in l2")
@@ -132,6 +140,69 @@ def symbolic_needed_lemma() -> SmtLemma:
     return SmtLemma(f"{NEEDED_STATEMENT} [d = 1, every L, mu, D]",
                     "pfcoco class as in sensitivity_lemmas, d = 1, L, mu, R symbolic (> 0, "
                     "mu R <= L)", (ob,))
+
+
+# ------------------------------------------------------------------------------------------
+# Every dimension: Gram (Cauchy-Schwarz) abstraction
+# ------------------------------------------------------------------------------------------
+
+#: What the learners' accountant rests on (:data:`~dpaudit.papers.pfcoco.claims.ACCOUNTANT_BASIS`).
+CLIPPED_STATEMENT = ACCOUNTANT_SENSITIVITY_STATEMENT
+
+
+def clipped_gap_lemma() -> SmtLemma:
+    """``||clip_L(g) - clip_L(g')|| <= 2L`` for every dimension d and every L > 0.
+
+    Every d at once through the Gram abstraction: only the squared norms ``a = ||g||^2``,
+    ``b = ||g'||^2`` and the inner product ``p = <g, g'>`` enter, constrained by
+    ``p^2 <= a b`` (Cauchy-Schwarz, true in every R^d), so any counterexample in any dimension
+    would be a model of the encoding (sound for every d; the encoding is the triangle inequality's
+    only ingredient). ``clip_L(v) = lambda v`` with ``lambda in [0, 1]`` and
+    ``lambda^2 ||v||^2 = min(||v||^2, L^2)``. The losses are arbitrary (no class assumption):
+    the bound comes from the clipping in ``WDPCOCOP``/``WDPCOCOL`` (``clip_l2(loss.grad(x), L)``).
+    """
+    L, a, b, p, la, lb = (real(n) for n in ("L", "a", "b", "p", "lam0", "lam1"))
+    cons = (L > 0, a >= 0, b >= 0, p * p <= a * b,
+            la >= 0, la <= 1, lb >= 0, lb <= 1,
+            la * la * a == z3.If(a <= L * L, a, L * L),
+            lb * lb * b == z3.If(b <= L * L, b, L * L))
+    # ||lam0 g - lam1 g'||^2 = lam0^2 a + lam1^2 b - 2 lam0 lam1 p
+    gap2 = la * la * a + lb * lb * b - 2 * la * lb * p
+    ob = Obligation("two clipped gradients differ by more than 2L", cons, gap2 > 4 * L * L,
+                    {"L": L, "a": a, "b": b, "p": p, "lam0": la, "lam1": lb})
+    return SmtLemma(f"{CLIPPED_STATEMENT} [every d, every L]",
+                    "clip_L of two arbitrary vectors of R^d, Gram abstraction (squared norms, "
+                    "inner product with p^2 <= a b: sound for every d), L symbolic > 0", (ob,))
+
+
+def needed_gap_every_d_lemma() -> SmtLemma:
+    """``2L - mu D`` over the sampled class for every d and every ``L, mu, R`` (Gram abstraction).
+
+    The gradient gap is ``u + v + w`` with ``u = h_0``, ``v = -h_1``, ``w = (mu_0 - mu_1) x``;
+    the encoding keeps the norms ``n_u, n_v, n_w >= 0`` (``n_u <= L - mu_0 R``,
+    ``n_v <= L - mu_1 R``, ``n_w = |mu_0 - mu_1| ||x||``, ``||x|| <= R``) and the pairwise inner
+    products with ``|<.,.>| <= product of the norms`` (Cauchy-Schwarz, every d).
+    """
+    L, mu, R = real("L"), real("mu"), real("R")
+    m0, m1, nx = real("mu0"), real("mu1"), real("nx")
+    nu, nv, nw = real("nu"), real("nv"), real("nw")
+    puv, puw, pvw = real("puv"), real("puw"), real("pvw")
+    d01 = m0 - m1
+    cons = (L > 0, mu > 0, R > 0, mu * R <= L,
+            m0 >= mu, m1 >= mu, m0 * R <= L, m1 * R <= L,
+            nx >= 0, nx <= R, nu >= 0, nv >= 0, nu <= L - m0 * R, nv <= L - m1 * R,
+            nw == z3.If(d01 >= 0, d01, -d01) * nx,
+            puv * puv <= nu * nu * nv * nv, puw * puw <= nu * nu * nw * nw,
+            pvw * pvw <= nv * nv * nw * nw)
+    gap2 = nu * nu + nv * nv + nw * nw + 2 * (puv + puw + pvw)
+    ob = Obligation("two class members' gradients differ by more than 2L - mu D", cons,
+                    gap2 > (2 * L - 2 * mu * R) ** 2,
+                    {"L": L, "mu": mu, "R": R, "mu0": m0, "mu1": m1, "nx": nx})
+    return SmtLemma(f"{NEEDED_STATEMENT} [every d, every L, mu, D]",
+                    "pfcoco class as in sensitivity_lemmas, gradient gap h_0 - h_1 + (mu_0 - "
+                    "mu_1) x as a sum of three vectors with norms and pairwise inner products "
+                    "(Cauchy-Schwarz: sound for every d), L, mu, R symbolic (> 0, mu R <= L)",
+                    (ob,))
 
 
 # ------------------------------------------------------------------------------------------
@@ -237,7 +308,8 @@ def standard_tree_count_lemma() -> SmtLemma:
 def all_lemmas() -> list[SmtLemma]:
     """Every pfcoco encoding the audits use (benchmarks, ``make smt``)."""
     return ([window_count_lemma("exact"), window_count_lemma("power_of_two")]
-            + sensitivity_lemmas() + [symbolic_needed_lemma(), standard_tree_count_lemma()])
+            + sensitivity_lemmas() + [symbolic_needed_lemma(), needed_gap_every_d_lemma(),
+                                      clipped_gap_lemma(), standard_tree_count_lemma()])
 
 
 def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]:
@@ -246,7 +318,8 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
     if claim_id.startswith("pfcoco/window-tree") or claim_id.startswith("pfcoco/wdp-"):
         out += [window_count_lemma("exact"), window_count_lemma("power_of_two")]
     if claim_id.startswith("pfcoco/wdp-"):
-        out += sensitivity_lemmas() + [symbolic_needed_lemma()]
+        out += sensitivity_lemmas() + [symbolic_needed_lemma(), needed_gap_every_d_lemma(),
+                                       clipped_gap_lemma()]
     if claim_id == "pfcoco/standard-tree":
         out.append(standard_tree_count_lemma())
     return out

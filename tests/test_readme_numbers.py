@@ -1,0 +1,173 @@
+"""The README's numbers cannot go stale: each one is checked against the committed reports.
+
+Every number in the README's prose (outside code blocks, inline code, HTML comments and link
+targets) must be either a year (a citation) or one of the numbers this test checks against
+``reports/index.json``: the number of bundled claims, the verdict counts, the per-paper table and
+the seed of the committed run. A number that is neither fails the test, so a new figure cannot be
+added to the README without a check (or a move to ``docs/``, where measured numbers are recorded
+with their command and machine).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+INDEX = ROOT / "reports" / "index.json"
+
+#: The longest README a newcomer reads in ten minutes (issue: "a README read in ten minutes").
+MAX_README_LINES = 300
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.]*\w)")
+
+
+def _prose(text: str) -> str:
+    """README text with fenced code, inline code, HTML comments, ordered-list markers and link
+    targets removed."""
+    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
+    text = re.sub(r"^```.*?^```", " ", text, flags=re.S | re.M)
+    text = re.sub(r"^ *```.*?^ *```", " ", text, flags=re.S | re.M)
+    text = re.sub(r"`[^`\n]*`", " ", text)
+    text = re.sub(r"^ *\d+\. ", " ", text, flags=re.M)  # ordered-list markers
+    return re.sub(r"\]\([^)]*\)", "]", text)
+
+
+def _index() -> dict[str, Any]:
+    return json.loads(INDEX.read_text(encoding="utf-8"))
+
+
+def _paper_key(claim_id: str) -> str:
+    return claim_id.split("/", 1)[0].split("-", 1)[0]
+
+
+def checked_numbers(readme: str, index: dict[str, Any]) -> tuple[list[str], list[tuple[int, int]]]:
+    """Check the README's numbers against ``index``.
+
+    Returns ``(problems, spans)``: one sentence per number that disagrees with the index, and the
+    character spans (in :func:`_prose` of ``readme``) of every number that was checked.
+    """
+    prose = _prose(readme)
+    claims = index["claims"]
+    counts = Counter(c["verdict"] for c in claims)
+    problems: list[str] = []
+    spans: list[tuple[int, int]] = []
+
+    def expect(pattern: str, want: int | set[int], what: str, required: bool = True) -> None:
+        found = list(re.finditer(pattern, prose))
+        if required and not found:
+            problems.append(f"the README no longer states {what} (pattern {pattern!r})")
+        for m in found:
+            spans.append(m.span(1))
+            got = int(m.group(1))
+            ok = got in want if isinstance(want, set) else got == want
+            if not ok:
+                problems.append(f"README says {got} for {what}; reports/index.json says {want}")
+
+    expect(r"\b(\d+) claims from", len(claims), "the number of bundled claims")
+    expect(r"\b(\d+) claims? (?:are|is) violated", counts["violated"], "violated claims")
+    expect(r"\b(\d+) (?:are|is) inconclusive", counts["inconclusive"], "inconclusive claims")
+    expect(r"\b(\d+) holds?\b", counts["holds"], "claims that hold")
+    expect(r"\bseed (\d+)\)", {c["seed"] for c in claims}, "the seed of the committed run")
+    papers = {_paper_key(c["id"]) for c in claims}
+    for m in re.finditer(r"\bfrom (\w+) papers", prose):
+        words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+        if words.get(m.group(1)) != len(papers):
+            problems.append(f"README says {m.group(1)} papers; reports/index.json has "
+                            f"{len(papers)}")
+
+    # The per-paper table: | [key](reports/papers/key.md)... | claims | violated | inconclusive | hold |
+    rows = 0
+    for m in re.finditer(r"^\| \[(\w+)\][^|\n]*\|([^\n]*)\|$", prose, flags=re.M):
+        key = m.group(1)
+        cells = [c.strip() for c in m.group(2).split("|")]
+        mine = [c for c in claims if _paper_key(c["id"]) == key]
+        if not mine:
+            problems.append(f"README's paper table names {key!r}, which has no claim in the index")
+            continue
+        rows += 1
+        per = Counter(c["verdict"] for c in mine)
+        want = [len(mine), per["violated"], per["inconclusive"], per["holds"]]
+        got = [int(c) if c.isdigit() else None for c in cells]
+        if got != want:
+            problems.append(f"README's row for {key} says {got} (claims, violated, inconclusive, "
+                            f"hold); reports/index.json says {want}")
+        start = m.start(2)
+        for n in _NUMBER.finditer(m.group(2)):
+            spans.append((start + n.start(), start + n.end()))
+    if rows != len(papers):
+        problems.append(f"README's paper table has {rows} rows for {len(papers)} papers")
+    return problems, spans
+
+
+def unchecked_numbers(readme: str, spans: list[tuple[int, int]]) -> list[str]:
+    """Numbers in the README's prose that are neither checked nor a year, with their context."""
+    prose = _prose(readme)
+    out = []
+    for m in _NUMBER.finditer(prose):
+        inside = any(a <= m.start() and m.end() <= b for a, b in spans)
+        year = re.fullmatch(r"(19|20)\d\d", m.group(0)) is not None
+        if not inside and not year:
+            context = " ".join(prose[max(0, m.start() - 40):m.end() + 40].split())
+            out.append(f"{m.group(0)!r} in '...{context}...'")
+    return out
+
+
+def test_readme_numbers_agree_with_the_committed_index() -> None:
+    problems, _ = checked_numbers(README.read_text(encoding="utf-8"), _index())
+    assert not problems, "\n".join(problems)
+
+
+def test_every_number_in_the_readme_is_checked() -> None:
+    readme = README.read_text(encoding="utf-8")
+    _, spans = checked_numbers(readme, _index())
+    loose = unchecked_numbers(readme, spans)
+    assert not loose, ("numbers in README.md that no test checks against reports/index.json "
+                       "(check them in tests/test_readme_numbers.py or move them to docs/ with "
+                       "their command and machine):\n" + "\n".join(loose))
+
+
+def test_readme_is_short_and_keeps_its_required_sections() -> None:
+    readme = README.read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= MAX_README_LINES
+    assert "make audit" in readme and "make test" in readme
+    assert "## Audit your own mechanism or learner" in readme
+    # The claim API section shows a user claim and links the full guide; the layout names the
+    # engine's packages.
+    assert "dpaudit.audit_claim(" in readme and "docs/claim-api.md" in readme
+    assert "src/dpaudit/blackbox/" in readme and "src/dpaudit/formal/" in readme
+
+
+def test_readme_links_to_files_that_exist() -> None:
+    readme = README.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme):
+        if "://" not in target:
+            assert (ROOT / target).exists(), f"README links to {target}, which does not exist"
+
+
+@pytest.mark.parametrize("verdict, phrase", [("violated", "{} claims are violated"),
+                                              ("inconclusive", "{} are inconclusive"),
+                                              ("holds", "{} hold")])
+def test_a_stale_verdict_count_is_caught(verdict: str, phrase: str) -> None:
+    """The check fails when a count disagrees with the index (the README's count plus one)."""
+    index = _index()
+    count = Counter(c["verdict"] for c in index["claims"])[verdict]
+    readme = README.read_text(encoding="utf-8")
+    if count == 1:  # singular: "1 is inconclusive"
+        phrase = phrase.replace(" are ", " is ")
+    assert phrase.format(count) in readme
+    stale = readme.replace(phrase.format(count), phrase.format(count + 1), 1)
+    problems, _ = checked_numbers(stale, index)
+    assert problems and all(str(count + 1) in p for p in problems)
+
+
+def test_an_unchecked_number_is_caught() -> None:
+    readme = README.read_text(encoding="utf-8") + "\nThe quick audit takes about 50 s.\n"
+    _, spans = checked_numbers(readme, _index())
+    assert any("'50'" in line for line in unchecked_numbers(readme, spans))
