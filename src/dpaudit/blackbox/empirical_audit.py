@@ -95,11 +95,10 @@ from dpaudit.blackbox.statistics import (DISCRETE_SELECTION_LEVEL, HEDGE_SELECTI
                                        sweep_thresholds)
 from dpaudit.blackbox.result import (AuditResult, EvaluatedEvent, Verdict, _event_outcomes,
                                      _json_float, _no_ranked_event_record)
-from dpaudit.blackbox.sampling import (_NOT_GIVEN, PROBE_ROWS, OutputKind, _check_arity,
-                                       callable_name,
+from dpaudit.blackbox.sampling import (_NOT_GIVEN, PROBE_ROWS, OutputKind, callable_name,
                                        _check_pairs, _chunk_rows, _describe_input, _is_discrete,
                                        _is_strategy, _Stream, available_memory_bytes,
-                                       check_memory_budget, harmonize_exact)
+                                       check_callables, check_memory_budget, harmonize_exact)
 
 __all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION",
            "PILOT_FRACTION", "MIN_PILOT_SAMPLES", "MAX_TRAIN_SAMPLES", "check_memory_budget",
@@ -705,17 +704,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
                          f"got {output_kind!r}")
     if chunk_size is not None:
         chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
-    if not callable(mechanism):
-        raise TypeError(f"mechanism must be callable as mechanism(data, n, rng), "
-                        f"got {type(mechanism).__name__}")
-    if statistic is not None and not callable(statistic):
-        raise TypeError(f"statistic must be callable as statistic(outputs) -> scores, "
-                        f"got {type(statistic).__name__}")
-    _check_arity(mechanism, "mechanism", 3,
-                 "mechanism(data, n, rng) -> array of the outputs of n runs (leading axis n)")
-    if statistic is not None:
-        _check_arity(statistic, "statistic", 1,
-                     "statistic(outputs) -> one real score per run (shape (n,))")
+    check_callables(mechanism, statistic)
     strategy = None
     seeds = [] if pair_seeds is None else _check_pairs(_NOT_GIVEN, _NOT_GIVEN, pair_seeds)
     if seeds and pairs is None:

@@ -128,6 +128,22 @@ def _exact_fraction(value: Any) -> Any:
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
+def check_callables(mechanism: Any, statistic: Any) -> None:
+    """TypeError unless ``mechanism(data, n, rng)`` and (when given) ``statistic(outputs)`` are
+    callable with those arguments (shared by ``audit`` and ``sequential_audit``)."""
+    if not callable(mechanism):
+        raise TypeError(f"mechanism must be callable as mechanism(data, n, rng), "
+                        f"got {type(mechanism).__name__}")
+    if statistic is not None and not callable(statistic):
+        raise TypeError(f"statistic must be callable as statistic(outputs) -> scores, "
+                        f"got {type(statistic).__name__}")
+    _check_arity(mechanism, "mechanism", 3,
+                 "mechanism(data, n, rng) -> array of the outputs of n runs (leading axis n)")
+    if statistic is not None:
+        _check_arity(statistic, "statistic", 1,
+                     "statistic(outputs) -> one real score per run (shape (n,))")
+
+
 def _coerce_objects(arr: np.ndarray, who: str, first_run: int, exact: bool = False,
                     seen: set[str] | None = None) -> np.ndarray:
     """Object outputs: numbers become a numeric array; None/NaN/inf anywhere is an error.

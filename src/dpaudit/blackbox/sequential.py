@@ -40,7 +40,7 @@ import numpy as np
 from dpaudit._validation import check_alpha, check_delta, check_epsilon, check_int
 from dpaudit.blackbox.empirical_audit import _Config, _train  # engine internals (same package)
 from dpaudit.blackbox.learned_statistics import check_statistics
-from dpaudit.blackbox.sampling import _check_arity, _check_pairs
+from dpaudit.blackbox.sampling import _check_pairs, check_callables
 
 __all__ = ["sequential_audit", "SequentialResult"]
 
@@ -140,17 +140,7 @@ def sequential_audit(mechanism: Callable[[Any, int, np.random.Generator], np.nda
     train_samples = check_int(train_samples, "train_samples", minimum=20,
                               maximum=max_samples - 10)
     # The same argument checks as audit() (issue 25: raw TypeErrors from inside the engine).
-    if not callable(mechanism):
-        raise TypeError(f"mechanism must be callable as mechanism(data, n, rng), "
-                        f"got {type(mechanism).__name__}")
-    if statistic is not None and not callable(statistic):
-        raise TypeError(f"statistic must be callable as statistic(outputs) -> scores, "
-                        f"got {type(statistic).__name__}")
-    _check_arity(mechanism, "mechanism", 3,
-                 "mechanism(data, n, rng) -> array of the outputs of n runs (leading axis n)")
-    if statistic is not None:
-        _check_arity(statistic, "statistic", 1,
-                     "statistic(outputs) -> one real score per run (shape (n,))")
+    check_callables(mechanism, statistic)
     _check_pairs(data0, data1, None)  # both None: a vacuous audit
     cfg = _Config(epsilon, delta, alpha, 1, "auto", statistic, None, check_statistics(statistics))
     budget = max_samples - train_samples
