@@ -16,30 +16,10 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate
+from sparse_vector_law import halting_law
 
 from dpaudit.learners.potential_experts import algorithm5_parameters
 from dpaudit.papers.afkt23.exact import alg5_accountant
-
-
-def _cdf(z: float, b: float) -> float:
-    return 0.5 * math.exp(z / b) if z < 0 else 1.0 - 0.5 * math.exp(-z / b)
-
-
-def _law(v: np.ndarray, b1: float, b2: float) -> np.ndarray:
-    """Halting law (entries 0..n-1: halt at i; n: never); query i fires iff v_i + nu_i >= rho."""
-    n = len(v)
-    brk = sorted({0.0, *map(float, v)})
-    pts = [brk[0] - 60 * b2] + brk + [brk[-1] + 60 * b1]
-
-    def f(r: float, k: int) -> float:
-        val = math.exp(-abs(r) / b1) / (2 * b1)
-        for i in range(min(k, n)):
-            val *= _cdf(r - v[i], b2)
-        return val * ((1.0 - _cdf(r - v[k], b2)) if k < n else 1.0)
-
-    return np.array([sum(integrate.quad(f, a, b, args=(k,), epsabs=1e-15, epsrel=1e-12, limit=200)[0]
-                         for a, b in zip(pts[:-1], pts[1:])) for k in range(n + 1)])
 
 
 def _max_log_ratio(p: np.ndarray, q: np.ndarray) -> float:
@@ -55,7 +35,7 @@ def test_shifts_in_one_unit_interval_cost_at_most_one_and_a_half_eps0(seed: int)
     v = rng.uniform(-3.0, 3.0, n) / e0
     a = float(rng.choice([-1.0, 1.0]) * rng.uniform(0.5, 1.0))
     shift = a - rng.uniform(-1.0, 1.0, n)
-    got = _max_log_ratio(_law(v, 2 / e0, 4 / e0), _law(v + shift, 2 / e0, 4 / e0))
+    got = _max_log_ratio(halting_law(v, 2 / e0, 4 / e0), halting_law(v + shift, 2 / e0, 4 / e0))
     assert got <= 1.5 * e0 + 1e-7
 
 
@@ -65,7 +45,7 @@ def test_one_and_a_half_eps0_is_attained_in_the_tail():
     # the earlier queries to force rho up by the full 2)
     v = np.full(8, 20.0)
     w = v + np.r_[np.full(7, 2.0), 0.0]
-    p, q = _law(v, 2.0, 4.0), _law(w, 2.0, 4.0)
+    p, q = halting_law(v, 2.0, 4.0), halting_law(w, 2.0, 4.0)
     assert 1.49 * e0 < math.log(p[7] / q[7]) <= 1.5 * e0 + 1e-9
 
 

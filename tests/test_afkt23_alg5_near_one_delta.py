@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
+from scipy import stats
+from sparse_vector_law import halting_law
 
 from dpaudit.learners.potential_experts import PotentialExperts, algorithm5_parameters
 from dpaudit.papers.afkt23.audit import (NEAR_ONE_DELTA_J, NEAR_ONE_DELTA_POINT,
@@ -24,26 +25,6 @@ from dpaudit.papers.afkt23.audit import (NEAR_ONE_DELTA_J, NEAR_ONE_DELTA_POINT,
 from dpaudit.papers.afkt23.exact import alg5_first_switch_bound
 
 EPS, D, T, DELTA = 0.9, 1000, 6, 0.997
-
-
-def _cdf(z: float, b: float) -> float:
-    return 0.5 * math.exp(z / b) if z < 0 else 1.0 - 0.5 * math.exp(-z / b)
-
-
-def _law(v: list[float], b1: float, b2: float) -> list[float]:
-    """First-above law (halt at i = 0..n-1, never) by quadrature; query i fires iff v_i + nu >= rho."""
-    n = len(v)
-    brk = sorted({0.0, *v})
-    pts = [brk[0] - 60 * b2] + brk + [brk[-1] + 60 * b1]
-
-    def f(r: float, k: int) -> float:
-        val = math.exp(-abs(r) / b1) / (2 * b1)
-        for i in range(min(k, n)):
-            val *= _cdf(r - v[i], b2)
-        return val * ((1.0 - _cdf(r - v[k], b2)) if k < n else 1.0)
-
-    return [sum(integrate.quad(f, a, b, args=(k,), epsabs=1e-15, epsrel=1e-12, limit=200)[0]
-                for a, b in zip(pts[:-1], pts[1:])) for k in range(n + 1)]
 
 
 def _by_hand():
@@ -59,8 +40,8 @@ def _by_hand():
     rows = [0.75, 0.75, 1.0, 1.0, 0.0, 0.0]
     alt = list(rows)
     alt[2] = 0.0
-    p = (1 - 1 / D) * _law(queries(rows), b1, b2)[2]
-    q = 1 - _law(queries(alt), b1, b2)[3]
+    p = (1 - 1 / D) * halting_law(queries(rows), b1, b2)[2]
+    q = 1 - halting_law(queries(alt), b1, b2)[3]
     return p, q, math.log((p - DELTA) / q)
 
 
@@ -115,7 +96,7 @@ def test_first_switch_law_of_the_learner_matches_the_quadrature_at_moderate_delt
     rows = np.array(NEAR_ONE_DELTA_ROWS)
     C = np.cumsum(rows)
     v = [-math.log((1 + (D - 1) * math.exp(-eta * c)) / D) / eta - 2 for c in C[:T - 1]]
-    law = _law(v, 2 / e0, 4 / e0)            # fire at query 1..T-1 -> switch at 2..T; never
+    law = halting_law(v, 2 / e0, 4 / e0)            # fire at query 1..T-1 -> switch at 2..T; never
     L = np.zeros((T, D))
     L[:, 1:] = rows[:, None]
     rng = np.random.default_rng(2027)
