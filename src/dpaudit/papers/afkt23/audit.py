@@ -754,19 +754,21 @@ def _alg5_findings(run: ClaimRun) -> list[str]:
            _bookkeeping_finding(run.claim.id, run.ctx), _law_check_finding(run.claim.id, run.ctx)]
     regular = [x for x in run.plans
                if "counterexample" not in x.evidence and "path_bound" not in x.evidence]
-    pl = max(regular, key=lambda x: x.accountant / x.claimed_epsilon)
-    cal = pl.evidence["calibration"]
-    out.append(
-        f"Accounting gaps at ({format_parameters(pl.parameters)}): (i) K = 2 ln d = {cal['K']:.4g} "
-        f"allows {cal['selections']} phases ('k < K'); the paper's own per-phase cost (eta + eps_0) "
-        f"over them is {pl.evidence['paper_accounting_with_ceil_K']:.4g}; (ii) the draw "
-        f"P(x) ∝ exp(-eta sum l(x)) is 2 eta-DP under replacement, not eta; (iii) the sparse-vector "
-        f"query is up to 2-sensitive (lemma below). Accountant {fmt(pl.accountant)} vs claim "
-        f"{pl.claimed_epsilon:g}: the phase containing the replaced loss costs eps_0 (its queries are "
-        f"1-sensitive) and every later one 1.5 eps_0 (its queries all move by a - b_t with one a, "
-        f"|a|, |b_t| <= 1; exact.alg5_accountant); charging 2 eps_0 per phase (the SMT-proved "
-        f"sensitivity 2) gives {pl.evidence['accountant_with_sensitivity_2']:.4g}, with the "
-        f"paper's (refuted) 1-sensitivity {pl.evidence['accountant_with_sensitivity_1']:.4g}.")
+    # a run restricted to the special points (a user's subset of the grid) has no regular one
+    pl = max(regular, key=lambda x: x.accountant / x.claimed_epsilon) if regular else None
+    cal = pl.evidence["calibration"] if pl is not None else {}
+    if pl is not None:
+        out.append(
+            f"Accounting gaps at ({format_parameters(pl.parameters)}): (i) K = 2 ln d = {cal['K']:.4g} "
+            f"allows {cal['selections']} phases ('k < K'); the paper's own per-phase cost (eta + eps_0) "
+            f"over them is {pl.evidence['paper_accounting_with_ceil_K']:.4g}; (ii) the draw "
+            f"P(x) ∝ exp(-eta sum l(x)) is 2 eta-DP under replacement, not eta; (iii) the sparse-vector "
+            f"query is up to 2-sensitive (lemma below). Accountant {fmt(pl.accountant)} vs claim "
+            f"{pl.claimed_epsilon:g}: the phase containing the replaced loss costs eps_0 (its queries are "
+            f"1-sensitive) and every later one 1.5 eps_0 (its queries all move by a - b_t with one a, "
+            f"|a|, |b_t| <= 1; exact.alg5_accountant); charging 2 eps_0 per phase (the SMT-proved "
+            f"sensitivity 2) gives {pl.evidence['accountant_with_sensitivity_2']:.4g}, with the "
+            f"paper's (refuted) 1-sensitivity {pl.evidence['accountant_with_sensitivity_1']:.4g}.")
     small = [x for x in regular if x.exact is not None]
     if small:
         w = max(small, key=lambda x: x.exact / x.claimed_epsilon)
