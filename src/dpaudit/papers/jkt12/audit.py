@@ -361,8 +361,8 @@ class FamilyDeclaration:
         fam = self.family
         if fam.exponent is None or not fam.c_depends_on_epsilon:
             return AddedPoints()
-        regime = _regime_points(fam, [p.grid_point() for p in plans], [p.model for p in plans],
-                                ctx.budget.max_T, THRESHOLD_REL_TOLS[ctx.budget.grid])
+        regime = _regime_points(fam, [p.grid_point() for p in plans], ctx.budget.max_T,
+                                THRESHOLD_REL_TOLS[ctx.budget.grid])
         max_clipped = fam.max_clipped(ctx.budget.grid)
         added = tuple(_family_plan(fam, m, p, max_clipped) for m, p in regime["added"])
         return AddedPoints(added, {"regime": regime})

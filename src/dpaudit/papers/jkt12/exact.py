@@ -46,7 +46,6 @@ Without clipping, ``lower == upper`` is the closed-form Gaussian epsilon.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -21,7 +21,7 @@ from dpaudit.claims.evidence import EXACT_TOLERANCE, GridPoint, LemmaCheck
 from dpaudit.claims.verdict import decide_verdict, format_parameters
 from dpaudit.papers.jkt12.exact import release_epsilon
 from dpaudit.papers.jkt12.exact import PLD_REL_ERROR, REFINED_CLIPPED_STEPS, c_zero_epsilon
-from dpaudit.papers.jkt12.models import _Model, _audit_point, _exact_point, _with_evidence
+from dpaudit.papers.jkt12.models import _audit_point, _exact_point, _with_evidence
 from dpaudit.papers.jkt12.models import _Family
 
 
@@ -159,7 +159,7 @@ def _threshold(fam: _Family, base: dict[str, Any], kind: str, eps_lo: float, eps
                        f"end at epsilon_above")}
 
 
-def _regime_points(fam: _Family, points: list[GridPoint], models: list[_Model], max_T: int,
+def _regime_points(fam: _Family, points: list[GridPoint], max_T: int,
                    rel_tol: float = THRESHOLD_REL_TOL) -> dict[str, Any]:
     """Points added for COLT's c: the c = 0 boundary and the smallest failing epsilon.
 

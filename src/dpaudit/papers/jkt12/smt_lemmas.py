@@ -412,7 +412,7 @@ def pqftl_input_lemmas(d: int = 1, R: float = 2.0) -> list[SmtLemma]:
     V_diff = _sq([a - b for a, b in zip(V0, V1)])
     enc = (f"tree inputs of Algorithm 4 (y_t v_t, v_t v_t^T), d = {d}, |y|, ||v|| <= R = {R:g}"
            + (" (v_t on e_1 by rotation invariance)" if d > 1 else "") + "; "
-           f"replayed through PrivateSumTree on the inputs PQFTL.learn passes")
+           "replayed through PrivateSumTree on the inputs PQFTL.learn passes")
 
     def replay_for(which: str, claimed: float):
         def replay(m: dict[str, float]) -> Replay:
