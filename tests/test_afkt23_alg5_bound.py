@@ -59,6 +59,21 @@ def test_alg5_accountant_closed_form():
     assert alg5_accountant(p, query_sensitivity=2.0) == pytest.approx(4 * e0 + 4 * eta, rel=1e-12)
 
 
+def test_alg5_accountant_counts_ceil_T_over_2_instances_at_odd_T():
+    """Theorem 6 at eps = 1, d = 2^20, T = 5: K = 2 ln d = 40 ln 2 allows 28 phases, so the
+    horizon binds: a sparse vector starts at rounds 1, 3 and 5 (ceil(T/2) = 3 instances, the one
+    holding the replaced loss at eps_0 and two later ones at 1.5 eps_0) and 2 draws follow a
+    halt (2 eta each), eps_0 = 1/K, eta = eps_0 / (56 ln 5): eps_0 + 3 eps_0 + 4 eta = 0.14587.
+    Counting floor(T/2) = 2 instances (a later phase lost at odd T) gives 0.0918 and fails here;
+    every grid point of the claim has even T, so the claim's tests alone cannot see it."""
+    p = algorithm5_parameters(1.0, 2 ** 20, 5)
+    e0 = 1 / (40 * math.log(2))
+    eta = e0 / (56 * math.log(5))
+    expected = e0 + 2 * 1.5 * e0 + 2 * 2 * eta
+    assert expected == pytest.approx(0.14587, rel=1e-4)
+    assert alg5_accountant(p) == pytest.approx(expected, rel=1e-12)
+
+
 def test_two_switch_path_probability_equals_the_enumerated_law():
     """exact.alg5_two_switch_log_probability (one path, log-space quadrature) against the exact law
     enumerated path by path (exact.alg5_law, linear-space quadrature, an independent code path) on

@@ -28,7 +28,7 @@ from scipy import stats
 
 from dpaudit.claims.registry import get
 from expected_verdicts_support import (CTX, Expected, check_expected, find_point,
-                                       formal_verdict_of_grid, gaussian_epsilon, plan,
+                                       formal_verdict_of_grid, gaussian_epsilon, grid, plan,
                                        prefix_nodes, released_nodes_containing,
                                        rr_composition_epsilon)
 
@@ -291,6 +291,18 @@ def test_pfcoco_window_tree_gamma_exact_under_each_boundary(W: int, T: int, boun
         p = plan("pfcoco/window-tree-gamma", {"epsilon": eps, "W": W, "T": T, "d": 1,
                                               "boundary": boundary})
         assert p.exact == pytest.approx(ratio * eps, rel=1e-9)
+
+
+def test_pfcoco_window_tree_gamma_grid_has_the_inclusive_readings_decisive_points() -> None:
+    """The inclusive reading releases the oldest leaf once more at T = W + 1, where its exact
+    epsilon is (log2 W + 2) / (log2 W + 1) eps (the test above): the quick grid must audit that
+    horizon for W = 4 and 8 at both epsilons, or the reading's verdict would rest on other points
+    only (a grid that drops T = W + 1 for the inclusive boundary fails here)."""
+    pts = {(g["W"], g["T"], g["epsilon"]) for g in grid("pfcoco/window-tree-gamma")
+           if g["boundary"] == "inclusive"}
+    for W in (4, 8):
+        for eps in (0.1, 10.0):
+            assert (W, W + 1, eps) in pts
 
 
 def test_pfcoco_window_tree_gaussian_holds() -> None:
