@@ -51,6 +51,14 @@ AFKT23_ALG1 = "tests/test_afkt23_alg1_bound.py"
 AFKT23_ALG2 = "tests/test_afkt23_alg2_counterexample.py"
 AFKT23_ALG5 = "tests/test_afkt23_alg5_bound.py"
 AFKT23_AUDITS = "tests/test_afkt23_audits.py"
+JKT12_EXPECTED = "tests/test_expected_verdicts_jkt12.py"
+CONFIDENCE = "tests/test_confidence.py"
+SEQUENTIAL = "tests/test_sequential.py"
+ENGINE = "tests/test_empirical_audit.py"
+JKT12_PIGD_WORST = ("tests/test_jkt12_audits.py::"
+                    "test_colt_pigd_worst_point_is_decided_by_the_tight_accountant")
+JKT12_C_ZERO = "tests/test_expected_verdicts_jkt12.py::test_jkt12_colt_c_zero_boundary"
+ST13_BANDIT_EMPIRICAL = "tests/test_expected_verdicts.py::test_st13_bandit_empirical_refutation"
 
 MUTANTS: tuple[Mutant, ...] = (
     # -- the claim driver and the verdict rule --------------------------------------------------
@@ -226,6 +234,152 @@ MUTANTS: tuple[Mutant, ...] = (
            "TT = T if b == \"strict\" or T > W else W + 1  # inclusive: its own last horizon",
            "TT = T  # inclusive: its own last horizon", (EXPECTED,),
            "the inclusive reading is no longer audited at T = W + 1, where it bites most"),
+    # -- jkt12: the printed calibrations (c, beta, sigma, lambda), pair shifts, accountants -------
+    Mutant("jkt12-colt-c-drops-eps", "learners/pocp.py",
+           "inner = math.log(2.0 / delta) / (2.0 * epsilon if version == \"colt\" else 2.0)",
+           "inner = math.log(2.0 / delta) / 2.0", (JKT12_EXPECTED,),
+           "COLT's c = ln((1/(2 eps)) ln(2/delta)) / (2 ln T) read as arXiv's (no 1/eps)"),
+    Mutant("jkt12-arxiv-c-gains-eps", "learners/pocp.py",
+           "inner = math.log(2.0 / delta) / (2.0 * epsilon if version == \"colt\" else 2.0)",
+           "inner = math.log(2.0 / delta) / (2.0 * epsilon)", (JKT12_EXPECTED,),
+           "arXiv's c read with COLT's 1/eps"),
+    Mutant("jkt12-pocp-beta-2-over-eps-halved", "learners/pocp.py",
+           "math.sqrt((2.0 / epsilon)", "math.sqrt((1.0 / epsilon)", (JKT12_EXPECTED,),
+           "beta's sqrt((2/eps)(...)) without the 2: less noise, every Gaussian claim's numbers"),
+    Mutant("jkt12-arxiv-lambda-gains-1-over-alpha", "learners/pocp.py",
+           "return 2.0 * bound / alpha if version == \"colt\" else 2.0 * bound",
+           "return 2.0 * bound / alpha", (JKT12_EXPECTED,),
+           "arXiv PIGD/PGIGA's printed lambda 2L (2G) read as COLT's 2L/alpha: at alpha = 0.01 "
+           "100 times the noise, violated -> holds"),
+    Mutant("jkt12-colt-lambda-drops-1-over-alpha", "learners/pocp.py",
+           "return 2.0 * bound / alpha if version == \"colt\" else 2.0 * bound",
+           "return 2.0 * bound", (JKT12_PIGD_WORST,),
+           "COLT PIGD/PGIGA's lambda 2L/alpha read as arXiv's 2L (every named point of the "
+           "expected-verdict tables has alpha = 1, where the two agree)"),
+    Mutant("jkt12-colt-c-zero-boundary-doubled", "papers/jkt12/exact.py",
+           "return 0.5 * math.log(2.0 / delta)", "return math.log(2.0 / delta)",
+           (JKT12_C_ZERO,),
+           "the proof's regime c >= 0 (eps <= (1/2) ln(2/delta)) bounded at ln(2/delta): the "
+           "verdict restricted to the regime is taken at a c < 0 point"),
+    Mutant("jkt12-qftl-lambda-drops-R4-term", "papers/jkt12/pairs.py",
+           "return 2.0 * R * R / alpha * (1.0 + R * R / (2.0 * alpha))",
+           "return 2.0 * R * R / alpha", (JKT12_EXPECTED,),
+           "POCP's lambda_A without the R^4/alpha^2 of the V-term: the accountant no longer bounds "
+           "QFTL"),
+    Mutant("jkt12-claim-delta-not-doubled", "papers/jkt12/claims.py",
+           "return 3.0 * epsilon, 2.0 * delta", "return 3.0 * epsilon, delta", (JKT12_EXPECTED,),
+           "Theorems 1, 7, 9 promise (3 eps, 2 delta), audited at delta"),
+    Mutant("jkt12-pigd-implicit-step-eta-t-plus-1", "learners/igd.py",
+           "return 1.0 / (self.alpha * t)", "return 1.0 / (self.alpha * (t + 1))",
+           (JKT12_EXPECTED,),
+           "IGD's eta_t = 1/(alpha t) off by one round: the PIGD/POL pairs' shift"),
+    Mutant("jkt12-pigd-accountant-step-2L-over-alpha-t-plus-1", "papers/jkt12/exact.py",
+           "mus = 2.0 * L * (taus + 1.0) / (alpha * (taus + 2.0) * beta)",
+           "mus = 2.0 * L * (taus + 1.0) / (alpha * (taus + 1.0) * beta)", (JKT12_EXPECTED,),
+           "PIGD's worst-case step 2L/(alpha (tau+2)) loosened to 2L/(alpha (tau+1))"),
+    Mutant("jkt12-pgiga-gradient-step-eta-halved", "learners/giga.py",
+           "return 2.0 / (self.alpha * t)", "return 1.0 / (self.alpha * t)", (JKT12_EXPECTED,),
+           "GIGA's eta_t = 2/(alpha t) halved: the PGIGA pair's x_{tau+1} = +-D moves half as far"),
+    Mutant("jkt12-pgiga-accountant-2G", "papers/jkt12/exact.py",
+           "mus = 4.0 * G * (taus - 1.0) / (alpha * beta)",
+           "mus = 2.0 * G * (taus - 1.0) / (alpha * beta)", (JKT12_EXPECTED,),
+           "PGIGA's replaced gradient moves x_{tau+1} by eta 2G = 4G/(alpha tau), charged "
+           "2G/(alpha tau)"),
+    Mutant("jkt12-pgiga-pair-box-halved", "papers/jkt12/models.py",
+           "D = 2.0 * Gd / (alpha * tau + 2.0 * (alpha + nu * nu) * math.sqrt(d))",
+           "D = 1.0 * Gd / (alpha * tau + 2.0 * (alpha + nu * nu) * math.sqrt(d))",
+           (JKT12_EXPECTED,),
+           "the PGIGA pair's box (and gradient gap) half of what the class allows"),
+    Mutant("jkt12-pqftl-u-tree-bound-R-squared", "learners/pqftl.py",
+           "sigma_u = private_sum_sigma(version, T, R, epsilon / 2.0, delta / 2.0, log_reading)",
+           "sigma_u = private_sum_sigma(version, T, R * R, epsilon / 2.0, delta / 2.0, "
+           "log_reading)", (JKT12_EXPECTED,),
+           "Algorithm 4 line 8 passes R (not the true bound R^2 on ||y v||): the printed noise "
+           "silently fixed"),
+    Mutant("jkt12-pqftl-flip-shift-R-squared", "papers/jkt12/exact.py",
+           "flip = math.sqrt(n) * 2.0 * R * R / su", "flip = math.sqrt(n) * R * R / su",
+           (JKT12_EXPECTED,), "the label flip moves each u-node by 2R^2, counted as R^2"),
+    Mutant("jkt12-pqftl-accountant-u-shift-halved", "papers/jkt12/exact.py",
+           "worst = math.sqrt(n) * math.hypot(2.0 * R * R / su, dV / sV)",
+           "worst = math.sqrt(n) * math.hypot(R * R / su, dV / sV)", (JKT12_EXPECTED,)),
+    Mutant("jkt12-pqftl-node-count-horizon-T", "papers/jkt12/exact.py",
+           "n = released_node_count(1, T - 1)", "n = released_node_count(1, T)", (JKT12_EXPECTED,),
+           "x^_2..x^_T read the prefixes t <= T - 1 (6 nodes at T = 64), counted up to T (7)"),
+    Mutant("jkt12-privatesum-node-count-log2T", "papers/jkt12/exact.py",
+           "return shift * math.sqrt(released_node_count(1, horizon)) / sigma",
+           "return shift * math.sqrt(max(released_node_count(1, horizon) - 1, 1)) / sigma",
+           (EXPECTED,), "w_1 in floor(log2 T) released nodes instead of floor(log2 T) + 1"),
+    Mutant("jkt12-privatesum-arxiv-sigma-eps-squared", "mechanisms/private_sum.py",
+           "eps_term = epsilon ** 2 if version == \"colt\" else epsilon",
+           "eps_term = epsilon ** 2", (EXPECTED,),
+           "arXiv's sigma^2 ~ 1/eps read as COLT's 1/eps^2"),
+    Mutant("jkt12-privatesum-tree-log-natural", "mechanisms/private_sum.py",
+           "log_T = math.log2(T) if log_reading == \"tree\" else math.log(T)",
+           "log_T = math.log(T)", (EXPECTED,), "the 'tree' reading's log2 T read as ln T"),
+    Mutant("jkt12-pol-beta-drops-sqrt2", "learners/pol.py",
+           "return (2.0 * math.sqrt(2.0) * lp * math.log(T) / (T * epsilon_p)",
+           "return (2.0 * lp * math.log(T) / (T * epsilon_p)", (JKT12_EXPECTED,)),
+    Mutant("jkt12-pol-average-over-T-minus-1", "papers/jkt12/models.py",
+           "means.append(np.array([xt.sum() / T]))",
+           "means.append(np.array([xt.sum() / (T - 1)]))",
+           (JKT12_EXPECTED,), "x~ = (x_1 + ... + x_T)/T averaged over T - 1: the pair's shift"),
+    Mutant("jkt12-pol-accountant-L-prime-is-L", "papers/jkt12/models.py",
+           "lp = L + alpha * xs\n", "lp = L\n", (JKT12_EXPECTED,),
+           "the worst case with L instead of L' = L + alpha ||x*|| (the ridge's gradient)"),
+    Mutant("jkt12-doubling-epoch-budget-halved", "learners/pocp_doubling.py",
+           "return lam * math.sqrt(2.0 * p / epsilon *", "return lam * math.sqrt(p / epsilon *",
+           (JKT12_EXPECTED,), "beta_t's 2^{k+1}/eps read as 2^k/eps: each epoch's noise too small"),
+    # -- st13: the tree's levels, the PFTAL pair, the bandit gradient estimate --------------------
+    Mutant("st13-tree-levels-floor", "mechanisms/st13_tree_aggregation.py",
+           "return (T - 1).bit_length() + 1", "return T.bit_length()", (EXPECTED,),
+           "ceil(log2 T) + 1 levels read as floor(log2 T) + 1 (differs at T = 9)"),
+    Mutant("st13-pftal-pair-ignores-strong-convexity", "papers/st13/pairs.py",
+           "a = L - H * R\n", "a = L - 0.5 * H * R\n", (EXPECTED,),
+           "the PFTAL pair's gradient gap 2(L - H R) computed as 2(L - H R / 2)"),
+    Mutant("st13-bandit-estimate-drops-1-over-beta", "learners/bandit_ftal.py",
+           "return mul_rows(u, (u.shape[1] / beta) * vals)",
+           "return mul_rows(u, u.shape[1] * vals)",
+           (ST13_BANDIT_EMPIRICAL,),
+           "the one-point estimate (p/beta) f u without 1/beta: the tree inputs shrink, the pair "
+           "no longer refutes the claim"),
+    # -- the black-box engine: the bound, its alpha, the sequential test's level -----------------
+    Mutant("eps-lower-bound-ignores-delta", "blackbox/confidence.py",
+           "num = p - delta", "num = p", (CONFIDENCE,),
+           "ln((p_lo - delta) / q_hi) without the delta: (eps, delta) claims refuted too easily"),
+    Mutant("bonferroni-per-interval-alpha-at-event-level", "blackbox/confidence.py",
+           "return -math.expm1(0.5 * math.log1p(-self.per_event_alpha))",
+           "return self.per_event_alpha", (CONFIDENCE,),
+           "each of an event's two intervals at alpha / m: the pair holds only at 1 - 2 alpha / m"),
+    Mutant("bonferroni-per-event-ignores-m", "blackbox/confidence.py",
+           "return self.alpha / self.m", "return self.alpha", (CONFIDENCE,)),
+    Mutant("engine-bonferroni-over-test-events-dropped", "blackbox/empirical_audit.py",
+           "bonf = Bonferroni(alpha, len(eps_events) or 1)", "bonf = Bonferroni(alpha)",
+           (ENGINE + "::test_multiple_test_events_are_bonferroni_corrected",),
+           "several test events each at the full alpha"),
+    Mutant("engine-event-intervals-at-event-alpha", "blackbox/empirical_audit.py",
+           "    a = bonf.per_interval_alpha\n    components = None",
+           "    a = bonf.per_event_alpha\n    components = None",
+           (ENGINE + "::test_reported_bound_is_recomputable_from_reported_counts",)),
+    Mutant("engine-evaluate-ignores-delta", "blackbox/empirical_audit.py",
+           "raw = float(log_ratio_lower_bound(p.lower, q.upper, delta))",
+           "raw = float(log_ratio_lower_bound(p.lower, q.upper, 0.0))",
+           (ENGINE + "::test_delta_false_alarm_rate_matches_exact_calculation",)),
+    Mutant("sequential-bet-ignores-delta", "blackbox/sequential.py",
+           "z = a - e * b - delta", "z = a - e * b", (SEQUENTIAL,),
+           "the bet's mean is positive on an (eps, delta)-tight mechanism: false alarms"),
+    Mutant("sequential-threshold-at-2-alpha", "blackbox/sequential.py",
+           "threshold = math.log(1.0 / alpha)", "threshold = math.log(0.5 / alpha)",
+           (SEQUENTIAL,),
+           "wealth threshold 1/(2 alpha): level 2 alpha"),
+    Mutant("st13-bandit-tree-bound-drops-p", "learners/bandit_ftal.py",
+           "self._mu = (self.dim * self._B / self._beta", "self._mu = (self._B / self._beta",
+           ("tests/test_expected_verdicts.py::test_st13_bandit_tree_bound_in_two_dimensions",),
+           "the tree bound p B / beta read as B / beta: invisible at d = 1"),
+    Mutant("st13-bandit-estimate-drops-p", "learners/bandit_ftal.py",
+           "(u.shape[1] / beta) * vals", "(1.0 / beta) * vals",
+           ("tests/test_st13_learners.py::"
+            "test_one_point_gradient_is_p_over_beta_f_u_in_three_dimensions",),
+           "the one-point estimate loses its factor p (biased by 1/p for d > 1)"),
 )
 
 
@@ -244,7 +398,8 @@ def run_tests(src_root: Path, tests: tuple[str, ...]) -> tuple[int, float, str]:
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not slow",
            "--ignore=tests/test_golden.py", *tests]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                          check=False)
     out = proc.stdout.splitlines()
     # the killing test's node id (pytest's short summary) first, else the run's last summary line
     lines = ([ln for ln in out if ln.startswith(("FAILED", "ERROR"))]

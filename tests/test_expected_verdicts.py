@@ -201,6 +201,19 @@ def test_st13_bandit_accountant(claim_id: str) -> None:
         assert plan(claim_id, pts[0]).accountant == pytest.approx(expected, rel=1e-9)
 
 
+def test_st13_bandit_tree_bound_in_two_dimensions() -> None:
+    """Algorithm 3's tree bound is mu = p B / beta (the norm of the estimate (p/beta) f u, |f| <=
+    B). Theorem 6 (oblivious adversary) samples at beta = p / T^(1/3) on the ball of radius R = p,
+    so mu = B T^(1/3), and the node scale is mu (ceil(log2 T) + 1) / eps = 33^(1/3) * 7 = 22.4527
+    at d = p = 2, B = 1, T = 33, eps = 1. Only d > 1 separates p B / beta from B / beta (every
+    other named point has d = 1)."""
+    prm = find_point("st13/bandit-ftal", d=2, T=33, epsilon=1.0, adversary="oblivious")
+    assert prm["R"] == 2.0 and prm["B"] == 1.0
+    expected = 33 ** (1 / 3) * ((33 - 1).bit_length() + 1) / 1.0
+    assert expected == pytest.approx(22.45274, rel=1e-6)
+    assert plan("st13/bandit-ftal", prm).evidence["node_scale"] == pytest.approx(expected, rel=1e-9)
+
+
 @pytest.mark.parametrize("claim_id, T", [("st13/bandit-ftal", 17), ("st13/bandit-ftal-convex", 17)])
 def test_st13_bandit_empirical_refutation(claim_id: str, T: int) -> None:
     """Verdict violated, by the black-box engine: at T = 17, eps = 1, the declaration's pair and

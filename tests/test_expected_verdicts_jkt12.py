@@ -616,3 +616,16 @@ def test_claim_verdict(claim_id: str) -> None:
         # epsilon of the state the release is computed from.
         lower = max(p.epsilon_lower_bound or 0.0 for p in audit.points)
         assert 1.0 < lower <= _PQFTL_FLIP[claim_id]
+
+
+@pytest.mark.parametrize("delta", [0.01, 1e-5])
+def test_jkt12_colt_c_zero_boundary(delta: float) -> None:
+    """COLT App. A.2: the proof needs 2 exp(-2 eps T^(2c)) = delta with c >= 0; at c = 0 this is
+    eps = (1/2) ln(2/delta) (2.6492 at delta = 0.01), where the printed exponent
+    c = ln(ln(2/delta) / (2 eps)) / (2 ln T) is 0 for every T. The regime analysis adds its
+    boundary point there."""
+    from dpaudit.papers.jkt12.exact import c_zero_epsilon
+    expected = 0.5 * math.log(2 / delta)
+    assert c_zero_epsilon(delta) == pytest.approx(expected, rel=1e-12)
+    for T in (16, 1024):
+        assert _c("colt", T, expected, delta) == pytest.approx(0.0, abs=1e-12)

@@ -564,3 +564,20 @@ def test_bandit_learners_use_the_radius_of_the_ball_as_inner_radius():
     assert smaller.shrink == pytest.approx(beta / 1.0)
     out = smaller.run([LinearLoss(np.array([1.0]))] * 5, 200, _rng(3))
     assert np.all(np.abs(out) <= 2.0 + 1e-12)
+
+
+def test_one_point_gradient_is_p_over_beta_f_u_in_three_dimensions():
+    """ST13 Sec. 3 (FKM05): the estimate is (p / beta) f(w + beta u) u. At p = 3, beta = 0.5,
+    u = e_1, f = 2: (3 / 0.5) * 2 * e_1 = 12 e_1. The factor p is what makes it unbiased for a
+    linear f = <g, .>: E[(p/beta) <g, w + beta u> u] = p E[u u^T] g = g, since E[u u^T] = I / p
+    for u uniform on the sphere (checked below by Monte Carlo at 200 000 directions: the standard
+    error of each coordinate is about p |g| / sqrt(n) = 0.0095, the tolerance 0.05 is 5 of them)."""
+    from dpaudit.learners.bandit_ftal import one_point_gradient
+    out = one_point_gradient(np.array([2.0]), np.array([[1.0, 0.0, 0.0]]), 0.5)
+    np.testing.assert_allclose(out, [[12.0, 0.0, 0.0]], rtol=1e-15)
+    rng = np.random.default_rng(28)
+    u = rng.standard_normal((200_000, 3))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    g, w, beta = np.array([1.0, -0.5, 0.25]), np.array([0.1, 0.2, -0.3]), 0.5
+    est = one_point_gradient((w + beta * u) @ g, u, beta).mean(axis=0)
+    np.testing.assert_allclose(est, g, atol=0.05)
