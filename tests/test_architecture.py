@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -52,9 +53,15 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
 
 
 def _graph() -> dict[str, set[str]]:
+    """The import graph of the source tree (parsed once per process; each caller gets a copy)."""
+    return {name: set(targets) for name, targets in _parsed_graph().items()}
+
+
+@functools.cache
+def _parsed_graph() -> dict[str, frozenset[str]]:
     mods = _modules()
     known = set(mods)
-    return {name: _imports(name, path, known) for name, path in mods.items()}
+    return {name: frozenset(_imports(name, path, known)) for name, path in mods.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
