@@ -32,7 +32,7 @@ test: $(STAMP)
 
 ## Mutation testing of the lines a verdict rests on (scripts/mutants.py: Bonferroni split, interval
 ## levels, held-out split, replace-one doublings, accountant sensitivities, the verdict rule): each
-## named mutant must be killed by the default suite without the golden test (~5 minutes).
+## named mutant must be killed by the default suite without the golden test (~10 minutes; docs/testing.md).
 mutants: $(STAMP)
 	$(BIN)/python scripts/mutants.py --baseline
 

@@ -457,8 +457,12 @@ EXPECTED: dict[str, Expected] = {
     "pfcoco/standard-tree": Expected(
         "violated", "test_pfcoco_standard_tree_violated: log2 T + 1 nodes, scale log2 T / eps: "
         "2 eps at T = 2", points=[{"epsilon": 0.1, "T": 2, "d": 1}]),
-    "pfcoco/prop-a1": Expected("holds", "test_pfcoco_prop_a1_holds"),
-    "pfcoco/prop-a3": Expected("holds", "test_pfcoco_prop_a3_holds"),
+    "pfcoco/prop-a1": Expected(
+        "holds", "test_pfcoco_prop_a1_holds: the l2-Laplace log density ratio at distance Delta "
+        "is at most eps, attained along the shift (exact = accountant = eps)"),
+    "pfcoco/prop-a3": Expected(
+        "holds", "test_pfcoco_prop_a3_holds: Gaussian closed form, mu = eps / sqrt(2 ln(1.25 / "
+        "delta)): 0.8186 <= 0.99 at delta = 1e-8"),
     "pfcoco/prop-a6": Expected(
         "holds", "test_pfcoco_prop_a6_holds: advanced composition vs exact k-fold randomized "
         "response (5.586 <= 7.121)"),

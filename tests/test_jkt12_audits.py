@@ -31,11 +31,6 @@ from dpaudit.learners.qftl import QFTL
 
 TINY = Budget("tiny", samples=2_000, sensitivity_examples=8, grid="coarse", max_T=64)
 
-# Every test of this module on one xdist worker (the default run uses --dist loadgroup): the
-# module-scoped audits of all 13 claims below cost about a minute of CPU, and split across two
-# workers they were computed twice.
-pytestmark = pytest.mark.xdist_group("jkt12-tiny-audits")
-
 # --------------------------------------------------------------------------------------------------
 # Exact privacy of (clipped) Gaussian releases
 # --------------------------------------------------------------------------------------------------
