@@ -97,21 +97,6 @@ def find_point(claim_id: str, **match: Any) -> dict[str, Any]:
     return pts[0]
 
 
-def formal_verdict_of_grid(claim_id: str) -> str:
-    """'violated' / 'holds' / 'inconclusive' from the formal evidence of every quick-grid point
-    (the rule of AUDIT-METHOD section 2, written here without the empirical tests, the lemmas and
-    the readings)."""
-    decl = get(claim_id).audit.declaration
-    plans = [decl.plan(dict(g), CTX) for g in decl.grid(CTX)]
-    plans = [p for p in plans if not isinstance(p, Skip)]
-    if any(p.exact is not None and p.exact > p.claimed_epsilon * (1 + 1e-6) for p in plans):
-        return "violated"
-    if all(p.accountant is not None and p.accountant <= p.claimed_epsilon * (1 + 1e-6)
-           for p in plans):
-        return "holds"
-    return "inconclusive"
-
-
 class _Restricted:
     """A bundled declaration whose grid is the named points (everything else forwarded)."""
 

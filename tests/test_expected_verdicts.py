@@ -1,13 +1,11 @@
 """Expected verdicts and decisive numbers that do not come from dpaudit's own output (issue 28).
 
 Each test names a claim, a parameter point, and a number derived here from the paper's printed
-calibration by hand or by a few lines of independent code (closed forms below: the Gaussian
-privacy curve, pure-epsilon composition of Laplace nodes, the dyadic tree's node counts, the
-optimal composition of randomized response), with the derivation in its docstring. It then checks
-that the bundled declaration's plan at that point carries the same number (formal evidence, cheap:
-no sampling) and, for claims whose verdict is settled, that the verdict follows: one refuting point
-makes a claim ``violated``; ``holds`` needs the accountant at or below the claim at every grid point
-(all of them are planned here, at the quick budget's grid).
+calibration by hand or by a few lines of independent code (closed forms in
+``expected_verdicts_support``: the Gaussian privacy curve, pure-epsilon composition of Laplace
+nodes, the dyadic tree's node counts, the optimal composition of randomized response), with the
+derivation in its docstring, and checks that the bundled declaration's plan at that point carries
+the same number (formal evidence, cheap: no sampling).
 
 Regenerating golden records or reports cannot change any expected value in this file.
 
@@ -28,9 +26,10 @@ from scipy import stats
 
 from dpaudit.claims.registry import get
 from expected_verdicts_support import (CTX, Expected, check_expected, find_point,
-                                       formal_verdict_of_grid, gaussian_epsilon, grid, plan,
+                                       gaussian_epsilon, grid, plan,
                                        prefix_nodes, released_nodes_containing,
                                        rr_composition_epsilon)
+
 
 def test_the_independent_helpers_on_known_values() -> None:
     # AUDIT-METHOD section 4: GaussianDpEvent(2.0) add/remove gives eps(1e-5) = 1.993
@@ -100,7 +99,6 @@ def test_afkt23_binary_tree_holds_exact_equals_claim() -> None:
         exact = count * 1.0 / (count / eps)
         p = plan("afkt23/binary-tree", {"T": T, "epsilon": eps})
         assert p.exact == pytest.approx(exact, rel=1e-12) and p.accountant == pytest.approx(eps)
-    assert formal_verdict_of_grid("afkt23/binary-tree") == "holds"
 
 
 def _above_threshold_exact(eps: float, base: float) -> float:
@@ -256,7 +254,6 @@ def test_pfcoco_prop_a1_holds() -> None:
         for d in (1, 3):
             p = plan("pfcoco/prop-a1", {"epsilon": eps, "d": d})
             assert p.exact == pytest.approx(eps) and p.accountant == pytest.approx(eps)
-    assert formal_verdict_of_grid("pfcoco/prop-a1") == "holds"
 
 
 def test_pfcoco_prop_a3_holds() -> None:
@@ -268,7 +265,6 @@ def test_pfcoco_prop_a3_holds() -> None:
     assert exact == pytest.approx(0.818554, rel=1e-5)
     p = plan("pfcoco/prop-a3", {"epsilon": 0.99, "delta": 1e-8})
     assert p.exact == pytest.approx(exact, rel=1e-5)
-    assert formal_verdict_of_grid("pfcoco/prop-a3") == "holds"
 
 
 def test_pfcoco_prop_a6_holds() -> None:
@@ -282,7 +278,6 @@ def test_pfcoco_prop_a6_holds() -> None:
     p = plan("pfcoco/prop-a6", {"epsilon": 0.1, "delta_1": 0.0, "delta_2": 1e-8, "k": 100})
     assert p.claimed_epsilon == pytest.approx(claimed, rel=1e-12)
     assert p.exact == pytest.approx(exact, rel=1e-4)
-    assert formal_verdict_of_grid("pfcoco/prop-a6") == "holds"
 
 
 @pytest.mark.parametrize("W, T, boundary, ratio", [(8, 8, "strict", 1.0), (4, 2, "strict", 2 / 3),
@@ -330,7 +325,6 @@ def test_pfcoco_window_tree_gaussian_holds() -> None:
     p = plan("pfcoco/window-tree-gaussian", {"epsilon": 10.0, "delta": 1e-8, "W": 4, "T": 2,
                                              "d": 1, "boundary": "strict", "log_power": 1})
     assert p.exact == pytest.approx(exact, rel=1e-5)
-    assert formal_verdict_of_grid("pfcoco/window-tree-gaussian") == "holds"
 
 
 @pytest.mark.parametrize("claim_id", ["pfcoco/wdp-cocop-gamma", "pfcoco/wdp-cocol-gamma"])
@@ -428,6 +422,12 @@ def _st13(claim_id: str, T: int) -> dict:
 
 #: claim -> its expected verdict, from the derivations named in ``source``. Violated claims name
 #: one refuting point; holds and inconclusive run the whole quick grid.
+#: Three entries are decided by the engine's empirical lower bound (valid at the driver's alpha,
+#: 0.05 for one test), not by a formula: st13/bandit-ftal and bandit-ftal-convex (20 000 runs per
+#: input) and pfcoco/wdp-cocol-gamma (100 000). Their sample sizes are the quick budget's and half
+#: the standard budget's, not tuned on seed 0. Power, measured on seeds 1-10 (not the test's seed)
+#: with ``driver_verdict(claim, points, lemmas=False, budget=..., seed=s)``: all three violated on
+#: 10 of 10 seeds, smallest lower bounds 1.224, 1.083 and 1.271 against the claim 1.
 EXPECTED: dict[str, Expected] = {
     "afkt23/binary-tree": Expected(
         "holds", "test_afkt23_binary_tree_holds_exact_equals_claim: pure composition of "

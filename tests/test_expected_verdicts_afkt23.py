@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from expected_verdicts_support import Expected, check_expected, grid, plan
+from expected_verdicts_support import Expected, check_expected, driver_verdict, grid, plan
 from scipy import optimize, special, stats
 from sparse_vector_law import halting_law
 
@@ -360,6 +360,17 @@ def test_alg5_approx_near_one_delta_certified_value() -> None:
     assert p.claimed_epsilon == 0.9 and p.claimed_delta == 0.997
     assert p.exact == pytest.approx(cert, abs=1e-4)
     assert p.exact > p.claimed_epsilon
+
+
+def test_alg5_approx_is_violated_on_its_near_one_delta_point_alone() -> None:
+    """The refuting point of the test above decides the claim on its own: a run of the real driver
+    on that one point (no conventional point to name Algorithm 5's accounting gaps at) is
+    violated and its findings still render (they once raised on an empty list)."""
+    point = dict(epsilon=0.9, d=1000, T=6, eps0_reading="eps0-formula", delta=0.997,
+                 pair="first switch")
+    audit = driver_verdict("afkt23/alg5-approx", [point], lemmas=False)
+    assert audit.verdict == "violated"
+    assert any("Counterexample at delta close to 1" in f for f in audit.findings)
 
 
 def test_alg5_approx_eta_formula_accountant() -> None:

@@ -755,9 +755,9 @@ def _alg5_findings(run: ClaimRun) -> list[str]:
     regular = [x for x in run.plans
                if "counterexample" not in x.evidence and "path_bound" not in x.evidence]
     # a run restricted to the special points (a user's subset of the grid) has no regular one
-    pl = max(regular, key=lambda x: x.accountant / x.claimed_epsilon) if regular else None
-    cal = pl.evidence["calibration"] if pl is not None else {}
-    if pl is not None:
+    if regular:
+        pl = max(regular, key=lambda x: x.accountant / x.claimed_epsilon)
+        cal = pl.evidence["calibration"]
         out.append(
             f"Accounting gaps at ({format_parameters(pl.parameters)}): (i) K = 2 ln d = {cal['K']:.4g} "
             f"allows {cal['selections']} phases ('k < K'); the paper's own per-phase cost (eta + eps_0) "
