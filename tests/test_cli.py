@@ -338,7 +338,9 @@ def test_progress_bars_on_a_terminal(tmp_path, calls, capsys, monkeypatch) -> No
     (["audit", HOLDS, "--alpha", "1.5"], "argument --alpha: must be a number in (0, 1)"),
     (["audit", HOLDS, "--seed", "-1"], "argument --seed: must be a non-negative integer"),
     (["audit", HOLDS, "--budget", "huge"], "argument --budget: invalid choice"),
-    (["audit-claims", HOLDS, "--jobs", "0", "--out", "{out}"], "argument --jobs"),
+    (["audit", HOLDS, "--seed", "x"], "argument --seed: must be a non-negative integer, got 'x'"),
+    (["audit-claims", HOLDS, "--jobs", "0", "--out", "{out}"],
+     "argument --jobs/-j: must be a positive integer, got '0'"),
     (["frobnicate"], "invalid choice"),
     ([], "the following arguments are required: COMMAND"),
 ])

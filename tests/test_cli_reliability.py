@@ -21,34 +21,15 @@ import numpy as np
 import pytest
 
 from dpaudit import cli
-from dpaudit.claims import registry
-from dpaudit.claims.record import ClaimAudit
-from dpaudit.claims.evidence import GridPoint
-from dpaudit.claims import PrivacyClaim, Provenance
 from dpaudit.reporting.schema import load_schema, schema_errors
 from dpaudit.reporting.writer import MANIFEST_NAME, claim_record
+from fake_claims import A, B, fake_audit, register_fakes
 
-A, B = "fake-colt/a", "fake-colt/b"
-
-
-def _claim(cid: str) -> PrivacyClaim:
-    return PrivacyClaim(cid, 1.0, 0.0, Provenance("fake.txt", "v1", "Theorem 1", "b = 1/eps"))
-
-
-def _audit_fn(cid: str, exact: float):
-    def run(ctx: registry.AuditContext) -> ClaimAudit:
-        return ClaimAudit(_claim(cid), [GridPoint({"epsilon": 1.0}, 1.0, 0.0, epsilon_exact=exact,
-                                                  epsilon_accountant=1.0,
-                                                  epsilon_lower_bound=0.5)])
-    return run
 
 
 @pytest.fixture
 def fakes(monkeypatch) -> None:
-    monkeypatch.setattr(registry, "_REGISTRY", {})
-    monkeypatch.setattr(registry, "_loaded", True)
-    registry.register(_claim(A), _audit_fn(A, 1.0))   # holds
-    registry.register(_claim(B), _audit_fn(B, 2.0))   # violated (exact 2 > 1)
+    register_fakes(monkeypatch)   # A holds, B is violated (exact 2 > 1)
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -162,7 +143,7 @@ def test_written_records_and_index_match_the_published_schemas(tmp_path, fakes, 
         assert schema_errors(json.loads(path.read_text()), "dpaudit.claim/1") == []
     assert schema_errors(json.loads((out / "index.json").read_text()), "dpaudit.report/1") == []
     # The schemas are real constraints: a record without a verdict, or with a bad one, fails.
-    record = claim_record(_audit_fn(A, 1.0)(None))
+    record = claim_record(fake_audit(A, 1.0)(None))
     assert schema_errors({k: v for k, v in record.items() if k != "verdict"},
                          "dpaudit.claim/1")
     assert schema_errors({**record, "seed": -1}, "dpaudit.claim/1")

@@ -184,34 +184,16 @@ import signal  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from dpaudit import cli  # noqa: E402
-from dpaudit.claims import PrivacyClaim, Provenance, registry  # noqa: E402
-from dpaudit.claims.evidence import GridPoint  # noqa: E402
-from dpaudit.claims.record import ClaimAudit  # noqa: E402
+from dpaudit.claims import registry  # noqa: E402
 from dpaudit.reporting import writer  # noqa: E402
+from fake_claims import A, B, fake_audit, fake_claim, register_fakes  # noqa: E402
 
-A, B = "fake-colt/a", "fake-colt/b"
 HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3))"
-
-
-def _claim(cid: str, theorem: str = "Theorem 1") -> PrivacyClaim:
-    return PrivacyClaim(cid, 1.0, 0.0, Provenance("fake.txt", "v1", theorem, "b = 1/eps"))
-
-
-def _audit_fn(cid: str, exact: float, theorem: str = "Theorem 1"):
-    def run(ctx: registry.AuditContext) -> ClaimAudit:
-        return ClaimAudit(_claim(cid, theorem), [GridPoint({"epsilon": 1.0}, 1.0, 0.0,
-                                                           epsilon_exact=exact,
-                                                           epsilon_accountant=1.0,
-                                                           epsilon_lower_bound=0.5)])
-    return run
 
 
 @pytest.fixture
 def fakes(monkeypatch) -> None:
-    monkeypatch.setattr(registry, "_REGISTRY", {})
-    monkeypatch.setattr(registry, "_loaded", True)
-    registry.register(_claim(A), _audit_fn(A, 1.0))   # holds
-    registry.register(_claim(B), _audit_fn(B, 2.0))   # violated
+    register_fakes(monkeypatch)   # A holds, B is violated (exact 2 > 1)
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -400,7 +382,7 @@ def test_markdown_reports_do_not_pass_raw_html_or_javascript_links(tmp_path, cap
     # Before: autoescape=False put <script>, <img onerror> and javascript: links into *.md.
     monkeypatch.setattr(registry, "_REGISTRY", {})
     monkeypatch.setattr(registry, "_loaded", True)
-    registry.register(_claim(A, HOSTILE), _audit_fn(A, 2.0, HOSTILE))
+    registry.register(fake_claim(A, HOSTILE), fake_audit(A, 2.0, HOSTILE))
     out = tmp_path / "out"
     assert run(capsys, "audit-claims", A, "--budget", "quick", "--out", str(out))[0] == 1
     _edit(writer.claim_paths(out, A).json, reason=HOSTILE)
@@ -457,7 +439,7 @@ def test_a_300_character_claim_id_is_a_usage_error(tmp_path, capsys, monkeypatch
     monkeypatch.setattr(registry, "_REGISTRY", {})
     monkeypatch.setattr(registry, "_loaded", True)
     cid = "fake-colt/" + "x" * 300
-    registry.register(_claim(cid), _audit_fn(cid, 1.0))
+    registry.register(fake_claim(cid), fake_audit(cid, 1.0))
     status, _, err = run(capsys, "audit-claims", "--all", "--budget", "quick", "--out",
                          str(tmp_path / "out"))
     assert status == cli.EXIT_USAGE and "too long" in err

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import Any, Callable
 
 from dpaudit._version import __version__
 
@@ -38,14 +38,21 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 # Argument parsing
 # ------------------------------------------------------------------------------------------------
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
-    return value
+def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``minimum``; the error names ``what`` was expected."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+    return parse
+
+
+_seed = _int_at_least(0, "a non-negative integer")
+_jobs = _int_at_least(1, "a positive integer")
 
 
 def _alpha(text: str) -> float:
@@ -55,16 +62,6 @@ def _alpha(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
-    return value
-
-
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
     return value
 
 
