@@ -23,23 +23,13 @@ import pytest
 from dpaudit import cli
 from dpaudit.reporting.schema import load_schema, schema_errors
 from dpaudit.reporting.writer import MANIFEST_NAME, claim_record
-from fake_claims import A, B, fake_audit, register_fakes
+from fake_claims import A, B, fake_audit, audit_both, register_fakes, run
 
 
 
 @pytest.fixture
 def fakes(monkeypatch) -> None:
     register_fakes(monkeypatch)   # A holds, B is violated (exact 2 > 1)
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    status = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def audit_both(capsys, out: Path) -> int:
-    return run(capsys, "audit-claims", A, B, "--budget", "quick", "--out", str(out))[0]
 
 
 def index_ids(out: Path) -> list[str]:

@@ -186,7 +186,7 @@ from pathlib import Path  # noqa: E402
 from dpaudit import cli  # noqa: E402
 from dpaudit.claims import registry  # noqa: E402
 from dpaudit.reporting import writer  # noqa: E402
-from fake_claims import A, B, fake_audit, fake_claim, register_fakes  # noqa: E402
+from fake_claims import A, B, fake_audit, fake_claim, audit_both, register_fakes, run  # noqa: E402
 
 HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3))"
 
@@ -194,16 +194,6 @@ HOSTILE = "<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javasc
 @pytest.fixture
 def fakes(monkeypatch) -> None:
     register_fakes(monkeypatch)   # A holds, B is violated (exact 2 > 1)
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    status = cli.main(list(argv))
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def audit_both(capsys, out: Path, *extra: str) -> int:
-    return run(capsys, "audit-claims", A, B, "--budget", "quick", "--out", str(out), *extra)[0]
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
@@ -471,7 +461,6 @@ def test_a_disk_filling_mid_run_names_the_file_and_indexes_what_finished(tmp_pat
                                                                          monkeypatch) -> None:
     out = tmp_path / "out"
     real = writer._atomic_write
-    state = {"full": False}
 
     def filling(path, data):  # the disk fills while B's files are written
         if Path(path).name.startswith("b."):
