@@ -257,8 +257,12 @@ def test_stale_temp_files_of_dead_processes_are_removed_and_others_kept(tmp_path
     stale = out / "fake-colt" / f".a.json.{dead}.abc_12.tmp"      # killed mid-write
     live = out / "fake-colt" / f".b.json.{os.getpid()}.xyz.tmp"  # a running writer's
     elsewhere = out / "unrelated" / f".c.json.{dead}.q.tmp"     # not a dpaudit folder
+    # killed while writing a paper's page (seen once in test_sigkill_at_random_points_...)
+    page = out / "papers" / f".fake-colt.html.{dead}.r_9.tmp"
     elsewhere.parent.mkdir()
-    for p in (stale, live, elsewhere):
+    page.parent.mkdir()
+    for p in (stale, live, elsewhere, page):
         p.write_text("partial")
     assert run(capsys, "audit-claims", A, "--budget", "quick", "--out", str(out))[0] == 0
     assert not stale.exists() and live.exists() and elsewhere.exists()
+    assert not page.exists()

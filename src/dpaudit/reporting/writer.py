@@ -274,11 +274,12 @@ def _pid_alive(pid: int) -> bool:
 def remove_stale_temp_files(out_dir: str | os.PathLike[str],
                             claim_ids: Sequence[str] = ()) -> list[Path]:
     """Delete the temporary files of :func:`atomic_write` left by processes that no longer run
-    (a SIGKILL mid-write), in ``out_dir`` and the directories of ``claim_ids`` only (never a walk
-    of the tree); returns what was removed."""
+    (a SIGKILL mid-write), in the folders this module writes to: ``out_dir``, its ``papers/``
+    pages and the directories of ``claim_ids`` (never a walk of the tree); returns what was
+    removed."""
     removed = []
     root = Path(out_dir)
-    folders = {root} | {claim_paths(root, cid).directory for cid in claim_ids}
+    folders = {root, root / "papers"} | {claim_paths(root, cid).directory for cid in claim_ids}
     for folder in sorted(folders):
         if not folder.is_dir():
             continue
