@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from dpaudit._validation import check_delta
-from dpaudit.claims.evidence import CERTIFIED, EXACT
+from dpaudit.evidence import CERTIFIED, EXACT
 from dpaudit.formal.accounting import epsilon_of_event, gaussian_epsilon
 
 __all__ = ["ExactValue", "LinearGaussian", "ProductLaplace", "DiscreteLaw", "USER_SUPPLIED"]
@@ -42,7 +42,7 @@ USER_SUPPLIED = "user-supplied"
 @dataclass(frozen=True)
 class ExactValue:
     """epsilon(delta) of a release on one pair: ``value`` (exact, or the certified lower end of a
-    bracket when ``kind`` is :data:`~dpaudit.claims.evidence.CERTIFIED`), ``upper`` (an upper
+    bracket when ``kind`` is :data:`~dpaudit.evidence.CERTIFIED`), ``upper`` (an upper
     value for the same pair), ``method`` (how it was computed)."""
 
     value: float

@@ -54,7 +54,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 import z3
 
 from dpaudit._validation import check_positive
-from dpaudit.claims.evidence import LemmaCheck, LemmaOutcome
+from dpaudit.evidence import LemmaCheck, LemmaOutcome
 
 __all__ = ["DEFAULT_TIMEOUT_S", "SOLVER", "Obligation", "Replay", "SmtLemma", "SmtResult",
            "SmtStatus", "check_lemma", "clip", "absolute", "real", "evaluate", "to_float",
