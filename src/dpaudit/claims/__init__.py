@@ -2,11 +2,14 @@
 
 * :mod:`~dpaudit.claims.model`: a claim as immutable data (:class:`PrivacyClaim`, its
   :class:`Provenance` and :class:`SensitivityLemma` statements); re-exported here.
-* :mod:`~dpaudit.claims.evidence`: the evidence records (:class:`GridPoint`, :class:`LemmaCheck`),
-  re-exported from :mod:`dpaudit.evidence`, which sits below this package and :mod:`dpaudit.formal`.
+* :mod:`~dpaudit.claims.evidence`: the evidence records (:class:`~dpaudit.evidence.GridPoint`,
+  :class:`~dpaudit.evidence.LemmaCheck`), re-exported from :mod:`dpaudit.evidence`, which sits below
+  this package and :mod:`dpaudit.formal`.
 * :mod:`~dpaudit.claims.verdict`: the verdict rules.
-* :mod:`~dpaudit.claims.record`: :class:`ClaimAudit`, everything one audit of a claim produced.
-* :mod:`~dpaudit.claims.context`: budgets and the :class:`AuditContext` an audit receives.
+* :mod:`~dpaudit.claims.record`: :class:`~dpaudit.claims.record.ClaimAudit`, everything one audit
+  of a claim produced.
+* :mod:`~dpaudit.claims.context`: budgets and the :class:`~dpaudit.claims.context.AuditContext` an
+  audit receives.
 * :mod:`~dpaudit.claims.driver`: the one claim driver (grid -> evidence -> verdict).
 * :mod:`~dpaudit.claims.registry`: the catalogue of auditable claims.
 

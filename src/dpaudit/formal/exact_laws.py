@@ -16,7 +16,7 @@ law (AUDIT-METHOD section 2, evidence 1), for the families users ship.
   exactly (in floating point) and inverted by bisection; at delta = 0 the epsilon is the largest
   log probability ratio (infinite when the supports differ).
 
-Each law's :meth:`epsilon` returns an :class:`ExactValue` (the value, whether it is exact or a
+Each law's ``epsilon`` method returns an :class:`ExactValue` (the value, whether it is exact or a
 certified lower end, and an upper value for the same pair). A value a user supplies instead
 carries ``kind="user-supplied"`` and is labelled so in every output.
 """
