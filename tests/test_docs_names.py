@@ -1,6 +1,7 @@
 """Every name the documentation mentions exists, so the pages cannot go stale silently.
 
-The pages read: the README, ``docs/*.md`` and each bundled paper's ``README.md``. In them:
+The pages read: the README, ``docs/*.md``, each bundled paper's ``README.md`` and each example's.
+In them:
 
 * every dotted name ``dpaudit.x.y`` resolves: the longest prefix that imports as a module, then
   ``getattr`` for the rest (``dpaudit.blackbox.empirical.HEDGE_RANKINGS`` fails: the module is
@@ -28,7 +29,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md"),
-                *(ROOT / "src" / "dpaudit" / "papers").glob("*/README.md")])
+                *(ROOT / "src" / "dpaudit" / "papers").glob("*/README.md"),
+                *(ROOT / "examples").glob("*/README.md")])
 
 DOTTED = re.compile(r"(?<![\w./-])dpaudit(?:\.[A-Za-z_][A-Za-z_0-9]*)+(?![\w/])")
 PATH = re.compile(r"(?<![\w./-])((?:src|tests|docs|benchmarks|scripts|examples|reports|\.ci)/"
@@ -116,10 +118,10 @@ def test_every_repository_path_and_test_exists(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     bad = []
     for path, node in sorted(repository_paths(text), key=str):
-        if not path_exists(path):
+        if not (path_exists(path) or path_exists(path, page.parent)):  # an example's own src/
             bad.append(path)
         elif node is not None:
-            source = (ROOT / path).read_text(encoding="utf-8")
+            source = (ROOT / path).read_text(encoding="utf-8")  # node ids name the root's tests/
             if not re.search(rf"^\s*(?:async )?def {re.escape(node.split('[')[0])}\(", source, re.M):
                 bad.append(f"{path}::{node}")
     for target in sorted(markdown_links(text)):
