@@ -5,7 +5,8 @@ In them:
 
 * every dotted name ``dpaudit.x.y`` resolves: the longest prefix that imports as a module, then
   ``getattr`` for the rest (``dpaudit.blackbox.empirical.HEDGE_RANKINGS`` fails: the module is
-  ``empirical_audit``);
+  ``empirical_audit``); so do names written without the prefix (``formal.smt``, and in a paper's
+  README its own modules' names, ``exact.alg5_accountant``);
 * every repository path (``src/...``, ``tests/...``, ``docs/...``, ``benchmarks/...``,
   ``scripts/...``, ``examples/...``, ``reports/...``, ``.ci/...``) exists, and a pytest node id
   ``tests/test_x.py::test_y`` names a test defined in that file; every relative Markdown link
@@ -59,6 +60,29 @@ def repository_paths(text: str) -> set[tuple[str, str | None]]:
     return out
 
 
+#: Packages a page may name without the ``dpaudit.`` prefix (```formal.smt```).
+SUBPACKAGES = ("mechanisms", "learners", "blackbox", "formal", "claims", "execution", "reporting",
+               "cli", "audits")
+SHORT = re.compile(r"`([A-Za-z_]\w*)\.([A-Za-z_][\w.]*?)(?:\(\))?`")
+
+
+def short_names(page: Path, text: str) -> set[str]:
+    """Backticked names written without ``dpaudit.``, made full: in a paper's README a module of
+    that paper (```exact.alg5_accountant``` is ``dpaudit.papers.afkt23.exact.alg5_accountant``),
+    elsewhere a dpaudit package (```formal.smt```). File names (```claims.py```) are paths."""
+    paper_modules = ({f.stem for f in page.parent.glob("*.py")}
+                     if page.parent.parent.name == "papers" else set())
+    out = set()
+    for head, rest in SHORT.findall(text):
+        if rest == "py":
+            continue
+        if head in paper_modules:
+            out.add(f"dpaudit.papers.{page.parent.name}.{head}.{rest}")
+        elif head in SUBPACKAGES:
+            out.add(f"dpaudit.{head}.{rest}")
+    return out
+
+
 def markdown_links(text: str) -> set[str]:
     """Relative link targets of ``[text](target)`` (web addresses and pure anchors left out)."""
     return {t for t in LINK.findall(text) if "://" not in t and not t.startswith("mailto:")}
@@ -104,12 +128,18 @@ def test_the_checks_find_planted_stale_names() -> None:
     assert not path_exists("tests/test_nope.py") and path_exists("tests/test_architecture.py")
     assert path_exists("src/dpaudit/papers/<paper>/README.md")
     assert markdown_links(text) == {"gone.md"}
+    afkt23 = ROOT / "src" / "dpaudit" / "papers" / "afkt23" / "README.md"
+    assert short_names(afkt23, "`exact.alg5_accountant`, `claims.py`, `formal.smt`, `x.y`") == {
+        "dpaudit.papers.afkt23.exact.alg5_accountant", "dpaudit.formal.smt"}
+    assert not resolves("dpaudit.papers.afkt23.exact.alg5_accountant_gone")
     assert BARE_OLD.search(text)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_rel)
 def test_every_dotted_name_resolves(page: Path) -> None:
-    missing = sorted(n for n in dotted_names(page.read_text(encoding="utf-8")) if not resolves(n))
+    text = page.read_text(encoding="utf-8")
+    names = dotted_names(text) | short_names(page, text)
+    missing = sorted(n for n in names if not resolves(n))
     assert missing == [], f"{_rel(page)} names what does not exist"
 
 
