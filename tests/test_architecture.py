@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -197,6 +198,19 @@ def test_imports_flow_one_way(layer: str) -> None:
             if other not in ALLOWED[layer]:
                 bad.append(f"{module} -> {t}")
     assert not bad, "imports against the layering:\n" + "\n".join(sorted(bad))
+
+
+def test_the_layout_page_states_the_rule_this_file_enforces() -> None:
+    # docs/layout.md's table "package | holds | may import" is ALLOWED, row for row.
+    page = (SRC.parent / "docs" / "layout.md").read_text(encoding="utf-8")
+    table = page[page.index("| package | holds | may import |"):].split("\n\n")[0]
+    stated: dict[str, set[str]] = {}
+    for row in table.splitlines()[2:]:
+        packages, _, may = [c.strip() for c in row.strip("|").split(" | ")]
+        allowed = set() if may == "base modules only" else {m.strip() for m in may.split(",")}
+        for name in re.findall(r"`dpaudit\.(\w+)`", packages):
+            stated[name] = allowed
+    assert stated == ALLOWED
 
 
 def test_base_modules_import_nothing_of_the_engine() -> None:
