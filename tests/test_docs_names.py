@@ -245,3 +245,23 @@ def test_cli_page_names_every_pytest_option_and_make_target() -> None:
     targets = _make_targets()
     assert {"test", "audit", "docs"} <= targets
     assert sorted(t for t in targets if f"`make {t}`" not in text) == []
+
+
+def _sentences(text: str) -> list[str]:
+    """Long sentences of a page, whitespace normalised (code blocks and tables left out)."""
+    prose = re.sub(r"```.*?```", " ", text, flags=re.S)
+    prose = "\n".join(line for line in prose.splitlines()
+                      if not line.lstrip().startswith(("|", "#")))
+    return [s for s in re.split(r"(?<=[.!?])\s+", " ".join(prose.split())) if len(s) >= 100]
+
+
+def test_no_long_sentence_is_pasted_into_two_pages() -> None:
+    # One fact, one page: the same paragraph pasted at the top of five docs drifted apart.
+    where: dict[str, list[str]] = {}
+    for page in PAGES:
+        for sentence in set(_sentences(page.read_text(encoding="utf-8"))):
+            where.setdefault(sentence, []).append(_rel(page))
+    assert {s[:80]: pages for s, pages in where.items() if len(pages) > 1} == {}
+    pasted = "Engine modules are named here by the packages of the engine layout: `dpaudit.blackbox` " \
+             "(black-box statistics), and the old import paths keep working for one release."
+    assert _sentences(f"# A\n\n{pasted}\n\n| a | b |\n") == [pasted]
