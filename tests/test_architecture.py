@@ -256,3 +256,29 @@ def test_old_import_paths_still_work_and_warn() -> None:
             module = importlib.import_module(old)
         assert any(issubclass(w.category, DeprecationWarning) for w in caught), old
         assert callable(getattr(module, name)) or isinstance(getattr(module, name), dict)
+
+
+#: The packages whose source decides a claim's result (besides the claim's own module).
+ENGINE = ("mechanisms", "learners", "execution", "blackbox", "formal", "claims")
+
+
+@pytest.mark.xfail(strict=True, reason="dpaudit/evidence.py (the records moved below formal/ and "
+                   "claims/) is not yet in dpaudit.cli.runner._ENGINE_SOURCES: add it there, "
+                   "then remove this marker")
+def test_the_resume_hash_covers_every_module_the_engine_imports() -> None:
+    # A rerun reuses a saved result only when audit_code_hash is unchanged; a module the engine
+    # imports but the hash leaves out (a verdict tolerance in dpaudit.evidence) could change the
+    # result without invalidating it.
+    from dpaudit.cli import runner
+
+    graph = _graph()
+    needed, todo = set(), [m for m in graph if _layer(m) in ENGINE]
+    while todo:
+        module = todo.pop()
+        if module in needed:
+            continue
+        needed.add(module)
+        todo.extend(graph[module])
+    covered = {part.removesuffix(".py") for part in runner._ENGINE_SOURCES}
+    missing = sorted(m for m in needed if m != "dpaudit" and _layer(m) not in covered)
+    assert missing == []
