@@ -100,7 +100,8 @@ class SphinxRoles(griffe.Extension):
             return
         seen.add(obj.path)
         if obj.docstring is not None:
-            obj.docstring.value = ROLE.sub(lambda m: self._rewrite(pkg, obj, m), obj.docstring.value)
+            text = literal_blocks(obj.docstring.value)
+            obj.docstring.value = ROLE.sub(lambda m: self._rewrite(pkg, obj, m), text)
         for member in list(obj.members.values()):
             if not member.is_alias:
                 self._visit(pkg, member, seen)
@@ -118,6 +119,47 @@ class SphinxRoles(griffe.Extension):
                              obj.path, match.group(0), PACKAGE)
             return f"`{shown}`"
         return f'<autoref identifier="{full}" optional><code>{shown}</code></autoref>'
+
+
+def literal_blocks(text: str) -> str:
+    """reST literal blocks (a paragraph ending in ``::``, then an indented block) as fenced code,
+    at the indentation of the paragraph's text (inside a list item too; ``pymdownx.superfences``)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.rstrip()
+        if not stripped.endswith("::") or stripped.endswith(":::"):
+            out.append(line)
+            i += 1
+            continue
+        indent = len(line) - len(line.lstrip())
+        marker = re.match(r"[*-] ", line.lstrip())
+        base = indent + (2 if marker else 0)
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        block_end = j
+        while block_end < len(lines) and (not lines[block_end].strip()
+                                          or len(lines[block_end]) - len(lines[block_end].lstrip()) > base):
+            block_end += 1
+        while block_end > j and not lines[block_end - 1].strip():
+            block_end -= 1
+        if block_end == j:  # no indented block follows: a plain colon
+            out.append(stripped[:-1])
+            i += 1
+            continue
+        head = stripped[:-2].rstrip()
+        if head.strip():
+            out.append(head + ":")
+        cut = min(len(b) - len(b.lstrip()) for b in lines[j:block_end] if b.strip())
+        pad = " " * base
+        out.extend(["", pad + "```"])
+        out.extend((pad + b[cut:]) if b.strip() else "" for b in lines[j:block_end])
+        out.extend([pad + "```", ""])
+        i = block_end
+    return "\n".join(out)
 
 
 def _looks_local(target: str) -> bool:

@@ -48,3 +48,16 @@ def test_a_stale_role_is_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixt
     assert '<autoref identifier="dpaudit.real" optional><code>real</code></autoref>' in doc
     assert '<autoref identifier="dpaudit.sub.helper" optional><code>helper</code></autoref>' in doc
     assert "`numpy.random.Generator`" in doc  # another library's name: code, no warning
+
+
+def test_rest_literal_blocks_become_fenced_code() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("griffe_roles", ROOT / "docs" / "griffe_roles.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    text = "Usage::\n\n    x = 1\n      y = 2\n\nAfter.\n* item, e.g.::\n\n      z = 3\n\nA ratio 1::2 stays."
+    assert module.literal_blocks(text).split("\n") == [
+        "Usage:", "", "```", "x = 1", "  y = 2", "```", "", "", "After.",
+        "* item, e.g.:", "", "  ```", "  z = 3", "  ```", "", "", "A ratio 1::2 stays."]
+    assert module.literal_blocks("Ends with a colon::") == "Ends with a colon:"
