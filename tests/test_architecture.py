@@ -4,10 +4,13 @@
   keep ``import dpaudit`` cheap, never hide a cycle), and none between its packages either: two
   packages whose modules import each other (``formal.smt -> claims.evidence`` while
   ``claims.user_claims -> formal.noise_schedules``) form a cycle the module graph does not show.
-* Imports flow one way: base modules <- mechanisms <- learners <- engine (black-box, formal,
-  claims, execution) <- papers; nothing imports ``dpaudit.papers``, ``dpaudit.reporting`` or
-  ``dpaudit.cli`` except the CLI (and the reports for themselves); the deprecated
-  ``dpaudit.audits`` shims are imported by nothing.
+* Imports flow one way (:data:`ALLOWED`, the same table as docs/layout.md): base modules (with
+  the evidence records, ``dpaudit.evidence``) <- mechanisms <- learners <- engine (black-box,
+  formal, claims, execution) <- papers <- the top layers (``api``, ``noise``, ``exact``,
+  ``reporting``, ``cli``, ``testing``). Nothing imports ``dpaudit.papers``; the engine and the
+  papers never import the reports or the CLI; the deprecated ``dpaudit.audits`` shims are
+  imported by nothing.
+* The resume hash covers every module the engine imports.
 * The black-box statistics and the accountant live in different packages, and neither imports the
   other.
 * No source file over 1000 lines.
