@@ -13,9 +13,11 @@
 * :mod:`~dpaudit.claims.driver`: the one claim driver (grid -> evidence -> verdict).
 * :mod:`~dpaudit.claims.registry`: the catalogue of auditable claims.
 
-Who may import it: the papers, the reports, the CLI, the pytest plugin and user code. It imports
-the evidence packages (:mod:`dpaudit.blackbox`, :mod:`dpaudit.formal`) only from the driver, and
-never :mod:`dpaudit.papers`. Importing this package loads the model only (cheap).
+Who may import it: the papers, the public API (:mod:`dpaudit.api`), the reports, the CLI, the
+pytest plugin and user code. It imports the evidence packages (:mod:`dpaudit.blackbox`,
+:mod:`dpaudit.formal`) only from the driver and from the public
+:class:`~dpaudit.claims.user_claims.Claim` (its noise schedules and lemma search), and never
+:mod:`dpaudit.papers`. Importing this package loads the model only (cheap).
 """
 
 from __future__ import annotations
