@@ -11,7 +11,7 @@ SEED   ?= 0
 # idle OpenBLAS workers busy-waiting between calls halve sampling speed on small machines.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: audit test reports utility campaign smt bench check-html mutants clean library-audits
+.PHONY: audit test reports utility campaign smt bench check-html mutants clean library-audits docs
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -85,5 +85,16 @@ check-html: $(STAMP)
 	[ -f $(OUT)/index.json ] || $(MAKE) audit
 	bash scripts/check_html.sh --types $(OUT)
 
+## The documentation site with the API reference generated from the docstrings (mkdocs.yml),
+## built with warnings as errors into site/ (git-ignored). The `docs` extra (mkdocs,
+## mkdocstrings) is installed into .venv on demand, pinned by constraints.txt.
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test,docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) out .pytest_cache .hypothesis
+	rm -rf $(VENV) out .pytest_cache .hypothesis site

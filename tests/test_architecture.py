@@ -1,11 +1,16 @@
 """The package's layering, checked from the source (issue 22: one package per kind of evidence).
 
 * No import cycle between dpaudit's modules, counting imports inside functions (a lazy import may
-  keep ``import dpaudit`` cheap, never hide a cycle).
-* Imports flow one way: base modules <- mechanisms <- learners <- engine (black-box, formal,
-  claims, execution) <- papers; nothing imports ``dpaudit.papers``, ``dpaudit.reporting`` or
-  ``dpaudit.cli`` except the CLI (and the reports for themselves); the deprecated
-  ``dpaudit.audits`` shims are imported by nothing.
+  keep ``import dpaudit`` cheap, never hide a cycle), and none between its packages either: two
+  packages whose modules import each other (``formal.smt -> claims.evidence`` while
+  ``claims.user_claims -> formal.noise_schedules``) form a cycle the module graph does not show.
+* Imports flow one way (:data:`ALLOWED`, the same table as docs/layout.md): base modules (with
+  the evidence records, ``dpaudit.evidence``) <- mechanisms <- learners <- engine (black-box,
+  formal, claims, execution) <- papers <- the top layers (``api``, ``noise``, ``exact``,
+  ``reporting``, ``cli``, ``testing``). Nothing imports ``dpaudit.papers``; the engine and the
+  papers never import the reports or the CLI; the deprecated ``dpaudit.audits`` shims are
+  imported by nothing.
+* The resume hash covers every module the engine imports.
 * The black-box statistics and the accountant live in different packages, and neither imports the
   other.
 * No source file over 1000 lines.
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 import pytest
@@ -124,13 +130,49 @@ def _layer(module: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
+def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph among dpaudit's top-level packages and modules (``claims``, ``formal``,
+    ``api``, ``evidence``, ...): an edge wherever one module of a package imports one of another,
+    at module level or inside a function. ``""`` is the ``dpaudit`` package itself."""
+    out: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        out.setdefault(_layer(module), set()).update(
+            _layer(t) for t in targets if _layer(t) != _layer(module))
+    return out
+
+
+#: Package cycles tolerated for now, each with its reason (empty: there is none).
+KNOWN_PACKAGE_CYCLES: dict[tuple[str, ...], str] = {}
+
+
+def test_the_package_graph_sees_a_cycle_the_module_graph_does_not() -> None:
+    # formal.a -> claims.x and claims.y -> formal.b: no module cycle, one package cycle.
+    modules = {"dpaudit.formal.a": {"dpaudit.claims.x"}, "dpaudit.claims.x": set(),
+               "dpaudit.claims.y": {"dpaudit.formal.b"}, "dpaudit.formal.b": set()}
+    assert _cycles(modules) == []
+    assert _cycles(_package_graph(modules)) == [["claims", "formal"]]
+
+
+def test_no_import_cycle_between_packages_counting_imports_inside_functions() -> None:
+    packages = _package_graph(_graph())
+    assert {"claims", "formal", "blackbox", "evidence", "api", "cli"} <= set(packages)
+    found = {tuple(c): [f"{m} -> {t}" for m, ts in sorted(_graph().items()) for t in sorted(ts)
+                        if _layer(m) in c and _layer(t) in c and _layer(m) != _layer(t)]
+             for c in _cycles(packages)}
+    unexplained = {c: edges for c, edges in found.items() if c not in KNOWN_PACKAGE_CYCLES}
+    assert unexplained == {}, "package cycles (the module imports that make them):\n" + "\n".join(
+        f"{' <-> '.join(c)}: {edges}" for c, edges in unexplained.items())
+    assert set(KNOWN_PACKAGE_CYCLES) <= set(found), "a listed known cycle is gone: remove it"
+
+
 #: What each layer may import (besides itself and the base modules that import nothing of dpaudit).
 ALLOWED = {
     "mechanisms": set(),
     "learners": {"mechanisms"},
     "execution": set(),
     "claims": {"blackbox", "formal", "execution"},
-    "formal": {"mechanisms", "learners", "claims"},
+    # The evidence records live in the base module ``dpaudit.evidence``, below formal and claims.
+    "formal": {"mechanisms", "learners"},
     "blackbox": {"execution"},
     "papers": {"mechanisms", "learners", "blackbox", "formal", "claims", "execution"},
     "reporting": {"claims"},
@@ -141,7 +183,8 @@ ALLOWED = {
     "noise": {"formal"},
     "exact": {"formal"},
 }
-BASE = {"", "_validation", "_rowwise", "_version", "neighbours", "hypothesis_seeding", "__main__"}
+BASE = {"", "_validation", "_rowwise", "_version", "neighbours", "hypothesis_seeding", "__main__",
+        "evidence"}
 
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
@@ -160,10 +203,23 @@ def test_imports_flow_one_way(layer: str) -> None:
     assert not bad, "imports against the layering:\n" + "\n".join(sorted(bad))
 
 
+def test_the_layout_page_states_the_rule_this_file_enforces() -> None:
+    # docs/layout.md's table "package | holds | may import" is ALLOWED, row for row.
+    page = (SRC.parent / "docs" / "layout.md").read_text(encoding="utf-8")
+    table = page[page.index("| package | holds | may import |"):].split("\n\n")[0]
+    stated: dict[str, set[str]] = {}
+    for row in table.splitlines()[2:]:
+        packages, _, may = [c.strip() for c in row.strip("|").split(" | ")]
+        allowed = set() if may == "base modules only" else {m.strip() for m in may.split(",")}
+        for name in re.findall(r"`dpaudit\.(\w+)`", packages):
+            stated[name] = allowed
+    assert stated == ALLOWED
+
+
 def test_base_modules_import_nothing_of_the_engine() -> None:
     graph = _graph()
     for base in ("dpaudit._validation", "dpaudit._rowwise", "dpaudit.neighbours",
-                 "dpaudit.hypothesis_seeding"):
+                 "dpaudit.hypothesis_seeding", "dpaudit.evidence"):
         assert not {t for t in graph[base] if _layer(t) not in BASE}, base
 
 
@@ -203,3 +259,29 @@ def test_old_import_paths_still_work_and_warn() -> None:
             module = importlib.import_module(old)
         assert any(issubclass(w.category, DeprecationWarning) for w in caught), old
         assert callable(getattr(module, name)) or isinstance(getattr(module, name), dict)
+
+
+#: The packages whose source decides a claim's result (besides the claim's own module).
+ENGINE = ("mechanisms", "learners", "execution", "blackbox", "formal", "claims")
+
+
+@pytest.mark.xfail(strict=True, reason="dpaudit/evidence.py (the records moved below formal/ and "
+                   "claims/) is not yet in dpaudit.cli.runner._ENGINE_SOURCES: add it there, "
+                   "then remove this marker")
+def test_the_resume_hash_covers_every_module_the_engine_imports() -> None:
+    # A rerun reuses a saved result only when audit_code_hash is unchanged; a module the engine
+    # imports but the hash leaves out (a verdict tolerance in dpaudit.evidence) could change the
+    # result without invalidating it.
+    from dpaudit.cli import runner
+
+    graph = _graph()
+    needed, todo = set(), [m for m in graph if _layer(m) in ENGINE]
+    while todo:
+        module = todo.pop()
+        if module in needed:
+            continue
+        needed.add(module)
+        todo.extend(graph[module])
+    covered = {part.removesuffix(".py") for part in runner._ENGINE_SOURCES}
+    missing = sorted(m for m in needed if m != "dpaudit" and _layer(m) not in covered)
+    assert missing == []

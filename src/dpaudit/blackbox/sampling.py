@@ -81,8 +81,9 @@ def check_memory_budget(samples: int, n_train: int, available: int | None = None
     The test split is streamed in chunks and costs no memory per run; the selection split's scores
     are held to choose the event, about :data:`BYTES_PER_TRAINING_RUN` bytes per run and input,
     plus one chunk of outputs. With the default cap on the training split
-    (:data:`MAX_TRAIN_SAMPLES`) every ``samples`` passes; only an uncapped or explicitly huge
-    training split (``max_train_samples=None``, a huge ``pilot_samples``) can be refused.
+    (:data:`~dpaudit.blackbox.empirical_audit.MAX_TRAIN_SAMPLES`) every ``samples`` passes; only an
+    uncapped or explicitly huge training split (``max_train_samples=None``, a huge
+    ``pilot_samples``) can be refused.
     """
     if available is None:
         available = available_memory_bytes()

@@ -2,7 +2,8 @@
 
 Modules: :mod:`.main` (the commands and :func:`main`), :mod:`.parser` (arguments and exit codes),
 :mod:`.runner` (running and resuming audits), :mod:`.listing` (``dpaudit list``) and
-:mod:`.terminal` (plain-text tables). Nothing in dpaudit imports this package.
+:mod:`.terminal` (plain-text tables). A top layer: the engine, the papers and the reports never
+import it (docs/layout.md).
 """
 
 from __future__ import annotations

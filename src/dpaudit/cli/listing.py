@@ -58,7 +58,7 @@ _MARKUP = __import__("re").compile(r"``?([^`]*)``?|:[a-z]+:`~?([^`]*)`|\*\*([^*]
 
 
 def _plain(text: str) -> str:
-    """Docstring text without reST/Markdown markup (``code``, :class:`x`, **bold**)."""
+    """Docstring text without reST/Markdown markup (``code``, Sphinx roles, **bold**)."""
     return " ".join(_MARKUP.sub(lambda m: next(g for g in m.groups() if g is not None),
                                 text).split())
 

@@ -7,6 +7,6 @@ exact floating-point support audit of Laplace samplers (:mod:`.floating_point`).
 
 Who may import it: the claim driver, the papers, user code. It imports the mechanisms and
 learners (the loss classes its strategies draw from), the evidence records of
-:mod:`dpaudit.claims.evidence` and dpaudit's base modules; never the black-box statistics, the
-driver, the papers, the reports or the CLI.
+:mod:`dpaudit.evidence` and dpaudit's base modules; never :mod:`dpaudit.claims` (which imports
+this package), the black-box statistics, the papers, the reports or the CLI.
 """

@@ -16,7 +16,7 @@ law (AUDIT-METHOD section 2, evidence 1), for the families users ship.
   exactly (in floating point) and inverted by bisection; at delta = 0 the epsilon is the largest
   log probability ratio (infinite when the supports differ).
 
-Each law's :meth:`epsilon` returns an :class:`ExactValue` (the value, whether it is exact or a
+Each law's ``epsilon`` method returns an :class:`ExactValue` (the value, whether it is exact or a
 certified lower end, and an upper value for the same pair). A value a user supplies instead
 carries ``kind="user-supplied"`` and is labelled so in every output.
 """
@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from dpaudit._validation import check_delta
-from dpaudit.claims.evidence import CERTIFIED, EXACT
+from dpaudit.evidence import CERTIFIED, EXACT
 from dpaudit.formal.accounting import epsilon_of_event, gaussian_epsilon
 
 __all__ = ["ExactValue", "LinearGaussian", "ProductLaplace", "DiscreteLaw", "USER_SUPPLIED"]
@@ -42,7 +42,7 @@ USER_SUPPLIED = "user-supplied"
 @dataclass(frozen=True)
 class ExactValue:
     """epsilon(delta) of a release on one pair: ``value`` (exact, or the certified lower end of a
-    bracket when ``kind`` is :data:`~dpaudit.claims.evidence.CERTIFIED`), ``upper`` (an upper
+    bracket when ``kind`` is :data:`~dpaudit.evidence.CERTIFIED`), ``upper`` (an upper
     value for the same pair), ``method`` (how it was computed)."""
 
     value: float

@@ -7,7 +7,7 @@ its loss classes; this module checks a lemma about *any* function: the user stat
 (``quantity(data0, data1) -> float``, e.g. the l2 distance between two noise-free releases) and
 the claimed bound. The search maximises ``quantity / bound`` (``hypothesis.target``), fails on
 the first pair above the bound, and shrinks it; the result is a
-:class:`~dpaudit.claims.evidence.LemmaCheck` whose counterexample is the shrunk pair with the
+:class:`~dpaudit.evidence.LemmaCheck` whose counterexample is the shrunk pair with the
 observed and claimed values (AUDIT-METHOD section 2, evidence 2). A search can refute a lemma,
 never prove it.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from dpaudit._validation import check_int, check_nonnegative
-from dpaudit.claims.evidence import LemmaCheck
+from dpaudit.evidence import LemmaCheck
 from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 
 __all__ = ["LemmaSearchResult", "search_lemma"]

@@ -61,7 +61,7 @@ from hypothesis import HealthCheck, Phase, Verbosity
 
 from dpaudit._validation import check_int, check_nonnegative
 from dpaudit.hypothesis_seeding import independent_of_loaded_modules
-from dpaudit.claims.evidence import LemmaCheck
+from dpaudit.evidence import LemmaCheck
 from dpaudit.formal.strategies import NeighbouringPair, extreme_pairs, neighbouring_streams
 from dpaudit.learners.losses import (HingeLoss, LinearLoss, LogisticLoss, Loss, LossClass,
                                      SquaredLoss)

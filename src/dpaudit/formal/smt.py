@@ -54,7 +54,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 import z3
 
 from dpaudit._validation import check_positive
-from dpaudit.claims.evidence import LemmaCheck, LemmaOutcome
+from dpaudit.evidence import LemmaCheck, LemmaOutcome
 
 __all__ = ["DEFAULT_TIMEOUT_S", "SOLVER", "Obligation", "Replay", "SmtLemma", "SmtResult",
            "SmtStatus", "check_lemma", "clip", "absolute", "real", "evaluate", "to_float",
@@ -113,8 +113,9 @@ def _num(x: float | int | Fraction | z3.ArithRef) -> z3.ArithRef:
 class QuadraticLoss:
     """A 1-D loss with gradient ``kappa w - b`` (symbolic), as the code computes it.
 
-    The squared loss with ridge, ``1/2 (y - v w)^2 + rho/2 w^2`` (:class:`SquaredLoss`), has
-    gradient ``(v^2 + rho) w - v y``: in terms of ``a = v^2``, ``b = v y`` and ``rho`` every
+    The squared loss with ridge, ``1/2 (y - v w)^2 + rho/2 w^2``
+    (:class:`~dpaudit.learners.losses.SquaredLoss`), has gradient ``(v^2 + rho) w - v y``: in terms
+    of ``a = v^2``, ``b = v y`` and ``rho`` every
     quantity the learners compute is a rational function, and the class membership the code
     checks (:meth:`LossClass.violations`: ``(|y| + |v| D)|v| + rho D <= L``, ``rho >= alpha``)
     is linear: ``|b| + (a + rho) D <= L``. Any ``a > 0`` with any ``b`` is realised by
@@ -139,7 +140,8 @@ class QuadraticLoss:
         return {f"{self.name}.a": self.a, f"{self.name}.b": self.b, f"{self.name}.rho": self.rho}
 
     def realise(self, values: Mapping[str, float]) -> dict[str, float]:
-        """``v``, ``y``, ``ridge`` of a :class:`SquaredLoss` with these symbolic values."""
+        """``v``, ``y``, ``ridge`` of a :class:`~dpaudit.learners.losses.SquaredLoss` with these
+        symbolic values."""
         a, b, rho = (values[f"{self.name}.{k}"] for k in ("a", "b", "rho"))
         a = max(a, 0.0)
         v = math.sqrt(a)

@@ -141,7 +141,8 @@ def pftal_tree_bound(reading: TreeBoundReading | float, lipschitz: float, strong
 
 
 class _Algorithm2Sum:
-    """The private gradient sum of ST13's learners: Algorithm 2, one tree per :meth:`reset`.
+    """The private gradient sum of ST13's learners: Algorithm 2, one tree per
+    :meth:`~dpaudit.learners.base.OnlineLearner.reset`.
 
     Mixed in before an FTAL-type learner (:class:`PFTAL`, Alg. 1;
     :class:`~dpaudit.learners.bandit_ftal.PrivateBanditFTAL`, Alg. 3): it replaces the exact
@@ -179,7 +180,8 @@ class _Algorithm2Sum:
 
     @property
     def tree(self) -> ST13TreeAggregator:
-        """The tree of the current runs (after :meth:`reset`)."""
+        """The tree of the current runs (after
+        :meth:`~dpaudit.learners.base.OnlineLearner.reset`)."""
         if self._tree is None:
             raise RuntimeError("call reset(n_runs, rng) first")
         return self._tree

@@ -30,8 +30,9 @@ alternative). ``D`` is the diameter of ``C``. Every leaf is clipped to l2 norm `
 losses of the declared L-Lipschitz class; constants are enforced, AUDIT-METHOD section 1).
 
 Released: ``x~_1, ..., x~_{T+1}`` (Sec. II-B: "the output being private decision variables
-[x^_1, ..., x^_{T+1}]"); :meth:`FTALScheme.release` returns them, :meth:`run` the first ``T``
-(the common learner interface). ``x~_1`` is ``Pi_C(0)`` unless given.
+[x^_1, ..., x^_{T+1}]"); :meth:`FTALScheme.release` returns them,
+:meth:`~dpaudit.learners.base.OnlineLearner.run` the first ``T`` (the common learner interface).
+``x~_1`` is ``Pi_C(0)`` unless given.
 
 W >= T: the window covers every leaf, the window tree is the ordinary binary tree
 (:func:`dpaudit.mechanisms.window_tree.window_nodes_for_prefix` equals the binary decomposition
@@ -174,7 +175,8 @@ class FTALScheme(FTAL):
 
 
 class WindowTreeSum:
-    """The private gradient sum of pfcoco's learners: one window tree per :meth:`reset`.
+    """The private gradient sum of pfcoco's learners: one window tree per
+    :meth:`~dpaudit.learners.base.OnlineLearner.reset`.
 
     Mixed in before a learner whose ``_start`` / ``_accumulate`` hooks keep the gradient sum
     (:class:`WDPCOCOP`, :class:`~dpaudit.learners.wdp_cocol.WDPCOCOL`): it replaces the exact sum

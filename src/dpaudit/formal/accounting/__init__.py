@@ -54,10 +54,11 @@ most. The Gaussian delta itself is evaluated to ~1e-11 relative for every mu > 0
 PLDs are pessimistic: Gaussian, Laplace and discrete-Laplace pieces use dp-accounting's
 discretisation (connect-the-dots where available) on the grid ``value_discretization_interval``
 (default 1e-4); two-point pieces (pure, (epsilon, delta), binary randomized response) use a
-pessimistic connect-the-dots PLD built here (:func:`_two_point_pld`; dp-accounting's
-``from_privacy_parameters`` rounds each piece's epsilon up to the grid, which for 1000 pieces of
-1.05e-3 overstated epsilon(1e-6) by 40%). Without a Gaussian part the grid is refined to at most
-1/100 of the smallest two-point epsilon, down to ``value_discretization_interval / 100``. Observed
+pessimistic connect-the-dots PLD built here (:func:`~.dp_accounting_bridge._two_point_pld`;
+dp-accounting's ``from_privacy_parameters`` rounds each piece's epsilon up to the grid, which for
+1000 pieces of 1.05e-3 overstated epsilon(1e-6) by 40%). Without a Gaussian part the grid is
+refined to at most 1/100 of the smallest two-point epsilon, down to
+``value_discretization_interval / 100``. Observed
 accuracy: two-point compositions within 1e-3 relative of the exact value (worst when pieces of
 epsilon ~1e-5 hit the refinement floor), with a Gaussian part ~1e-4 absolute (one grid step).
 dp-accounting's FFT composition and tail-mass truncation (1e-15) limit any PLD to ~1e-15 absolute

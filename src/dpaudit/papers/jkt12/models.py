@@ -153,8 +153,9 @@ class _Family:
     """How to audit one claim: its grid, point models, lemma checks and findings.
 
     ``exponent``: the printed c at a point (POCP, PIGD, PGIGA), which turns on the proof-regime
-    analysis of :func:`_regime_analysis`; ``c_depends_on_epsilon``: COLT's c (App. A.2), whose
-    regime c >= 0 is eps <= (1/2) ln(2/delta); ``step_check``: the exact per-step privacy check of
+    analysis of :func:`~dpaudit.papers.jkt12.regime._regime_analysis`; ``c_depends_on_epsilon``:
+    COLT's c (App. A.2), whose regime c >= 0 is eps <= (1/2) ln(2/delta); ``step_check``: the exact
+    per-step privacy check of
     Lemma 1 over a list of audited points (appended to the lemmas, and recomputed on the points
     of the proof's regime); ``uniform_start``: also run one empirical test with x1 = "uniform"
     (``_Model.uniform_factory``) at the point of the first empirical test.

@@ -460,7 +460,7 @@ _MAX_LOG2_T = 20
 
 def count_nodes_bv(tau: z3.BitVecRef, T: z3.BitVecRef, levels: int = _MAX_LOG2_T + 1
                    ) -> z3.BitVecRef:
-    """:func:`~dpaudit.learners.private_sum.released_node_count` over bit-vectors: the level-h
+    """:func:`~dpaudit.mechanisms.private_sum.released_node_count` over bit-vectors: the level-h
     block containing leaf tau ends at ``end = ((tau-1) >> h) + 1) << h``; it is released iff
     ``end <= T`` and bit h is the lowest set bit of ``end``."""
     one = z3.BitVecVal(1, _BITS)

@@ -42,7 +42,7 @@ def pair_epsilon(count: int, shift: float, scale: float) -> float:
 
 def pftal_pair_exact_epsilon(learner: PFTAL, pair: WorstPair) -> float:
     """Exact pure epsilon of the *released points* of PFTAL on a pair from
-    :func:`pftal_worst_pair` / :func:`pftal_convex_worst_pair` (:mod:`.pairs`).
+    :func:`~.pairs.pftal_worst_pair` / :func:`~.pairs.pftal_convex_worst_pair`.
 
     Upper bound: the release is post-processing of the released nodes, of which
     ``len(released_nodes(2, T))`` contain the replaced leaf, each shifted (given the past) by

@@ -1,0 +1,219 @@
+"""Evidence records of a claim audit: :class:`GridPoint` (the evidence at one parameter point) and
+:class:`LemmaCheck` (the outcome of checking one sensitivity lemma), with the vocabulary they use
+(:data:`EXACT`, :data:`CERTIFIED`, :data:`USER_SUPPLIED`, :data:`EXACT_TOLERANCE`).
+
+Plain immutable data, JSON-serialisable through ``to_dict``/``from_dict``. It imports nothing of
+dpaudit and sits below every package that uses it: the formal evidence package
+(:mod:`dpaudit.formal`) produces these records and the claim machinery (:mod:`dpaudit.claims`)
+decides on them, so neither imports the other for them. :mod:`dpaudit.claims.evidence` re-exports
+every name for the papers and user code that import it from there.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+
+
+Verdict = Literal["holds", "violated", "inconclusive"]
+LemmaStatus = Literal["holds", "violated", "inconclusive", "not checked"]
+
+#: ``GridPoint.exact_kind``: what the formal value ``epsilon_exact`` is. ``EXACT``: a closed form
+#: (or an exact composition) of the release on the pair; ``CERTIFIED``: a rigorous lower end of a
+#: numerical bracket (e.g. an optimistic privacy-loss distribution of a projected release). Both
+#: refute a claim they exceed; only the first is "the" epsilon of the pair.
+EXACT = "exact"
+CERTIFIED = "certified lower bound (numerical)"
+#: ``USER_SUPPLIED``: a number the user computed and handed in (``dpaudit.Claim(exact_value=...)``),
+#: not dpaudit's own evidence; it decides like an exact value but is labelled so everywhere.
+USER_SUPPLIED = "user-supplied"
+EXACT_KINDS = (EXACT, CERTIFIED, USER_SUPPLIED)
+#: ``LemmaCheck.status`` of a lemma the claim relies on but no check evaluated (``note`` says why).
+NOT_CHECKED = "not checked"
+
+
+def exact_label(kind: str | None) -> str:
+    """``"exact epsilon"``, ``"certified lower bound on epsilon (numerical)"`` or ``"user-supplied
+    exact epsilon"`` for sentences."""
+    if kind == CERTIFIED:
+        return "certified lower bound on epsilon (numerical)"
+    if kind == USER_SUPPLIED:
+        return "user-supplied exact epsilon (not computed by dpaudit)"
+    return "exact epsilon"
+
+#: Relative tolerance on exact (floating-point) epsilon comparisons: an exact epsilon must exceed the
+#: claim by more than this factor to be a formal counterexample.
+EXACT_TOLERANCE = 1e-6
+
+
+def _num(x: float | None) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else (math.inf if x > 0 else -math.inf)
+
+
+def _json_float(x: float | None) -> float | str | None:
+    if x is None:
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return float(x)
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """Evidence at one point of the claim's parameter range.
+
+    ``parameters``: the point (e.g. ``{"epsilon": 1.0, "T": 64, "alpha": 0.1, "d": 1}``);
+    ``claimed_epsilon``/``claimed_delta``: the claim instantiated at that point;
+    ``epsilon_exact``: exact epsilon(delta) of the implemented mechanism on the worst realisable
+    pair found (formal evidence); ``epsilon_accountant``: dp-accounting epsilon of the implemented
+    noise schedule under worst-case sensitivity; ``epsilon_lower_bound``: valid empirical lower
+    bound (statistical evidence, with ``alpha`` its level); ``evidence``: anything else
+    (counts, events, samples, seeds, pair description); ``exact_kind``: :data:`EXACT` when
+    ``epsilon_exact`` is a closed form, :data:`CERTIFIED` when it is the certified lower end of a
+    numerical bracket.
+    """
+
+    parameters: Mapping[str, Any]
+    claimed_epsilon: float
+    claimed_delta: float
+    epsilon_exact: float | None = None
+    epsilon_accountant: float | None = None
+    epsilon_lower_bound: float | None = None
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    exact_kind: str = EXACT
+
+    def __post_init__(self) -> None:
+        if self.exact_kind not in EXACT_KINDS:
+            raise ValueError(f"exact_kind must be one of {EXACT_KINDS}, got {self.exact_kind!r}")
+
+    def counterexample(self, tol: float = EXACT_TOLERANCE) -> str | None:
+        """Why this point refutes the claim, or None."""
+        c = self.claimed_epsilon
+        if self.epsilon_exact is not None and self.epsilon_exact > c * (1 + tol):
+            return f"{exact_label(self.exact_kind)} {self.epsilon_exact:.6g} > claimed {c:.6g}"
+        if self.epsilon_lower_bound is not None and self.epsilon_lower_bound > c:
+            return f"empirical lower bound {self.epsilon_lower_bound:.6g} > claimed {c:.6g}"
+        return None
+
+    def accountant_below_exact(self, tol: float = EXACT_TOLERANCE) -> bool:
+        """Whether the exact (or certified, or user-supplied) epsilon of a realisable pair exceeds
+        the accountant's epsilon here: an inversion of formal evidence (the accountant is meant
+        to be an upper bound over every pair)."""
+        return (self.epsilon_exact is not None and self.epsilon_accountant is not None
+                and self.epsilon_exact > self.epsilon_accountant * (1 + tol) + 1e-12)
+
+    def refutation_ratio(self) -> float:
+        """Strength of the counterexample evidence (exact epsilon or empirical lower bound, never the
+        accountant, which is an upper bound) relative to the claim."""
+        vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound) if v is not None]
+        return max(vals, default=0.0) / self.claimed_epsilon
+
+    def worst_ratio(self) -> float:
+        """Largest evidence / claimed ratio at this point (for choosing the worst point)."""
+        vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound, self.epsilon_accountant)
+                if v is not None]
+        return max(vals, default=0.0) / self.claimed_epsilon
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"parameters": dict(self.parameters), "claimed_epsilon": self.claimed_epsilon,
+                "claimed_delta": self.claimed_delta,
+                "epsilon_exact": _json_float(self.epsilon_exact),
+                "exact_kind": None if self.epsilon_exact is None else self.exact_kind,
+                "epsilon_accountant": _json_float(self.epsilon_accountant),
+                "epsilon_lower_bound": _json_float(self.epsilon_lower_bound),
+                "evidence": dict(self.evidence)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "GridPoint":
+        def f(k: str) -> float | None:
+            v = d.get(k)
+            return None if v is None else float(v)
+        return cls(d["parameters"], d["claimed_epsilon"], d["claimed_delta"], f("epsilon_exact"),
+                   f("epsilon_accountant"), f("epsilon_lower_bound"), d.get("evidence", {}),
+                   d.get("exact_kind") or EXACT)
+
+
+#: How a lemma was checked. ``sampled``: a search over examples (Hypothesis, or exact evaluation
+#: at grid points): it can refute, never prove; ``smt-proved``: the SMT solver found no
+#: counterexample over the encoded class (:mod:`dpaudit.formal.smt`); ``smt-refuted``: an SMT
+#: counterexample, replayed through the implementation; ``smt-unknown``: the solver timed out or
+#: could not decide (never a pass); ``symbolic-explored``: a property explored by symbolic
+#: execution (e.g. CrossHair), stronger than sampling, not a proof.
+LemmaMethod = Literal["sampled", "smt-proved", "smt-refuted", "smt-unknown", "symbolic-explored"]
+LEMMA_METHODS: tuple[str, ...] = ("sampled", "smt-proved", "smt-refuted", "smt-unknown",
+                                  "symbolic-explored")
+
+
+@dataclass(frozen=True)
+class LemmaCheck:
+    """Outcome of a check of one sensitivity lemma (``method``: how it was checked, see
+    :data:`LemmaMethod`; ``details``: method-specific record, e.g. the SMT solver and encoding).
+
+    ``status`` :data:`NOT_CHECKED` records a lemma the claim relies on that no check evaluated;
+    ``note`` then says why (reports print it; the verdict rules treat it as "not evidence").
+    """
+
+    statement: str
+    status: LemmaStatus
+    worst_ratio: float | None = None
+    examples: int = 0
+    counterexample: Mapping[str, Any] | None = None
+    method: LemmaMethod = "sampled"
+    details: Mapping[str, Any] | None = None
+    note: str = ""
+    #: Non-empty when the lemma fails but the accountant does not rest on it: what it rests on
+    #: instead (a sensitivity dpaudit proved, and how). A failed lemma with a proof gap leaves
+    #: "holds" possible, stated as a proof gap; without it a failed lemma blocks "holds".
+    proof_gap: str = ""
+
+    def __post_init__(self) -> None:
+        if self.method not in LEMMA_METHODS:
+            raise ValueError(f"method must be one of {', '.join(LEMMA_METHODS)}, "
+                             f"got {self.method!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"statement": self.statement, "status": self.status,
+               "worst_ratio": _json_float(self.worst_ratio), "examples": self.examples,
+               "counterexample": None if self.counterexample is None else dict(self.counterexample),
+               "method": self.method}
+        if self.details is not None:
+            out["details"] = dict(self.details)
+        if self.note:
+            out["note"] = self.note
+        if self.proof_gap:
+            out["proof_gap"] = self.proof_gap
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "LemmaCheck":
+        wr = d.get("worst_ratio")
+        return cls(d["statement"], d["status"], None if wr is None else float(wr),
+                   d.get("examples", 0), d.get("counterexample"), d.get("method", "sampled"),
+                   d.get("details"), d.get("note", ""), d.get("proof_gap", ""))
+
+
+@dataclass(frozen=True)
+class LemmaOutcome:
+    """What a paper's lemma checks return: the checks, the trace for the sensitivity figure
+    (``figures["sensitivity"]`` convention of :mod:`dpaudit.claims.record`) and prose.
+
+    ``not_checked``: statement of a lemma of the claim -> why no check evaluates it. Every lemma of
+    the claim with no check of the same statement is recorded as ``"not checked"`` with this
+    reason (or :data:`DEFAULT_NOT_CHECKED`), so a report never says "every lemma held" for a lemma
+    nobody looked at.
+    """
+
+    checks: tuple[LemmaCheck, ...] = ()
+    sensitivity_trace: Mapping[str, Any] | None = None
+    findings: tuple[str, ...] = ()
+    not_checked: Mapping[str, str] = field(default_factory=dict)
+
+
+#: Why a lemma of the claim is "not checked" when the declaration gives no reason.
+DEFAULT_NOT_CHECKED = ("no check of this statement as printed is declared for this claim (the "
+                       "checks that ran test the statements listed with them)")
