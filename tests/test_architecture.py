@@ -265,9 +265,6 @@ def test_old_import_paths_still_work_and_warn() -> None:
 ENGINE = ("mechanisms", "learners", "execution", "blackbox", "formal", "claims")
 
 
-@pytest.mark.xfail(strict=True, reason="dpaudit/evidence.py (the records moved below formal/ and "
-                   "claims/) is not yet in dpaudit.cli.runner._ENGINE_SOURCES: add it there, "
-                   "then remove this marker")
 def test_the_resume_hash_covers_every_module_the_engine_imports() -> None:
     # A rerun reuses a saved result only when audit_code_hash is unchanged; a module the engine
     # imports but the hash leaves out (a verdict tolerance in dpaudit.evidence) could change the
