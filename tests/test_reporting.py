@@ -445,7 +445,11 @@ def test_index_json_follows_the_schema(rendered: Path) -> None:
     bad = rows[1]
     # 'claimed' is the claim at the worst point (epsilon 0.5 there), the default instance is
     # 'claimed_example' (issue 27).
-    assert bad == {**bad, "paper": "demo.txt", "theorem": "Theorem 3",
+    # 'paper' is the paper's key, one for both versions (issue 35: it held the source file name,
+    # so grouping the index by it split a paper); the file is 'source_file'.
+    assert {r["paper"] for r in rows} == {"demo"}
+    assert bad["source_file"] == "demo.txt"
+    assert bad == {**bad, "paper": "demo", "theorem": "Theorem 3",
                    "claimed": {"epsilon": 0.5, "delta": 0.0},
                    "claimed_example": {"epsilon": 1.0, "delta": 0.0}, "verdict": "violated"}
     assert bad["worst_case"]["parameters"] == {"epsilon": 0.5, "T": 1}
