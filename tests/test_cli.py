@@ -356,6 +356,28 @@ def test_usage_errors_exit_2_with_one_sentence(tmp_path, calls, capsys, argv, me
     assert not calls
 
 
+@pytest.mark.parametrize("content", ["empty", "foreign json", "empty manifest"])
+def test_report_of_a_folder_without_saved_audits_exits_2_and_writes_nothing(
+        tmp_path, calls, capsys, content) -> None:
+    """Issue 35: `dpaudit report DIR` on a folder with no saved audit exited 2 but had already
+    written an empty index.{html,json,md} (and its lock file)."""
+    if content == "foreign json":
+        (tmp_path / "data.json").write_text('{"not": "a claim"}')
+    if content == "empty manifest":
+        (tmp_path / "dpaudit-manifest.json").write_text(
+            '{"schema": "dpaudit.manifest/1", "claims": []}')
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    status, out, err = run(capsys, "report", str(tmp_path))
+    assert status == cli.EXIT_USAGE
+    assert "no saved claim audits" in err and "nothing was written" in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+    # The library call refuses before writing too.
+    from dpaudit.reporting.writer import rerender_directory
+    with pytest.raises(ValueError, match="no saved claim audits"):
+        rerender_directory(tmp_path)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
 def test_unexpected_errors_are_one_sentence_unless_traceback_is_asked(tmp_path, calls, capsys,
                                                                       monkeypatch) -> None:
     def broken(*args, **kwargs):
