@@ -464,10 +464,10 @@ def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:
     rows = [ln for ln in md.splitlines() if ln.startswith("| `demo-")]
     assert rows == [
         "| `demo-arxiv/gauss` | **holds** |  | (2, 1e-05) | (2, 1e-05) | — | 1.9 | 1.2 | "
-        "[demo](papers/demo.md) | Theorem 9 | [md](demo-arxiv/gauss.md) · [html](demo-arxiv/gauss.html) |",
+        "[demo](papers/demo.md) | Theorem 9 | [md](demo-arxiv/gauss.md) · [json](demo-arxiv/gauss.json) |",
         "| `demo-colt/half-laplace` | **violated** | at every audited point (6 of 6) | (1, 0) | "
         "(0.5, 0) | 1 | 0.5 | 0.8 | [demo](papers/demo.md) | Theorem 3 | "
-        "[md](demo-colt/half-laplace.md) · [html](demo-colt/half-laplace.html) |",
+        "[md](demo-colt/half-laplace.md) · [json](demo-colt/half-laplace.json) |",
     ]
     # The claim rows name the paper; its citation is printed once, in the papers table.
     assert md.count("demo.txt (COLT 2012)") == 1
