@@ -379,6 +379,34 @@ def test_report_of_a_folder_without_saved_audits_exits_2_and_writes_nothing(
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
 
 
+def test_audit_claims_selects_by_namespace_and_glob_pattern(calls) -> None:
+    """Issue 35: `audit-claims mynamespace` was "unknown claim id". A namespace selects every
+    claim in it, a glob pattern the ids it matches; order as given, each claim once."""
+    resolve = runner._resolve_claim_ids
+    assert resolve(["fake-colt"], False) == sorted([HOLDS, VIOLATED])
+    assert resolve(["fake-colt/"], False) == sorted([HOLDS, VIOLATED])
+    assert resolve(["fake-*/*laplace"], False) == sorted([VIOLATED, HOLDS])
+    assert resolve(["*/no-*", "fake-colt", HOLDS], False) == [INCONCLUSIVE, VIOLATED, HOLDS]
+    assert resolve(["fake-arxiv/[cn]*"], False) == sorted([CRASH, INCONCLUSIVE])
+    # "fake" is a prefix of two namespaces but not a namespace: it selects nothing.
+    with pytest.raises(runner.UsageError, match="unknown claim id 'fake'.*namespace"):
+        resolve(["fake"], False)
+    with pytest.raises(runner.UsageError,
+                       match=r"no registered claim id matches the pattern 'x\*'"):
+        resolve(["x*"], False)
+    # `audit` takes exactly one claim id.
+    with pytest.raises(runner.UsageError, match="unknown claim id 'fake-colt'"):
+        resolve(["fake-colt"], False, patterns=False)
+
+
+def test_audit_claims_of_a_namespace_audits_its_claims(tmp_path, calls, capsys) -> None:
+    status, out, err = run(capsys, *quick(tmp_path, "fake-colt"))
+    assert status == cli.EXIT_VIOLATED
+    assert calls == {HOLDS: 1, VIOLATED: 1}
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert [c["id"] for c in index["claims"]] == sorted([HOLDS, VIOLATED])
+
+
 def test_unexpected_errors_are_one_sentence_unless_traceback_is_asked(tmp_path, calls, capsys,
                                                                       monkeypatch) -> None:
     def broken(*args, **kwargs):

@@ -56,7 +56,7 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from dpaudit.reporting.view import verdict_sentence
     from dpaudit.reporting.writer import claim_paths
 
-    [claim_id] = _resolve_claim_ids([args.claim_id], False)
+    [claim_id] = _resolve_claim_ids([args.claim_id], False, patterns=False)
     status = _audit_many([claim_id], args, 1, out, err)
     if status in (EXIT_OK, EXIT_VIOLATED):
         record = _finished_record(_Task(claim_id, args.budget, args.seed, args.alpha, args.out))
