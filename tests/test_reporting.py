@@ -478,6 +478,30 @@ def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:
     assert links == ["demo-arxiv/gauss.html", "demo-colt/half-laplace.html"]
 
 
+def test_reproduce_commands_of_plugin_and_script_claims() -> None:
+    """Issue 35: the page and the index print the command that works as pasted (the plugin a
+    claim needs named), or say how a script's claim is reproduced, never a command that fails."""
+    base = {"budget": "quick", "seed": 0, "alpha": 0.05}
+    plugin = {**base, "id": "mine/a", "reproduce": "dpaudit audit mine/a --budget quick --seed 0 "
+              "--alpha 0.05 --plugin '/x/my claims.py'"}
+    bundled = {**base, "id": "demo/b", "reproduce": "dpaudit audit demo/b --budget quick --seed 0 "
+               "--alpha 0.05"}
+    script = {**base, "id": "mine/c", "reproduce": "(registered by the script /x/c.py as it ran: "
+              "reproduce it by running python /x/c.py again)"}
+    assert view.reproduce_command(plugin) == plugin["reproduce"]
+    assert view.needed_plugins(plugin) == ["/x/my claims.py"] and view.needed_plugins(bundled) == []
+    assert view.index_reproduce_command([plugin, bundled], "out") == (
+        "dpaudit audit-claims mine/a demo/b --budget quick --seed 0 --alpha 0.05 --out out "
+        "--plugin '/x/my claims.py'")
+    assert view.needed_plugins(script) is None
+    assert view.index_reproduce_command([plugin, script], "out") == ""
+    # A crafted "reproduce" field never reaches the page: the bare command is printed instead.
+    for text in ("dpaudit audit x; rm -rf ~", "dpaudit audit other/claim --plugin evil.py"):
+        crafted = {**base, "id": "demo/d", "reproduce": text}
+        assert view.reproduce_command(crafted) == ("dpaudit audit demo/d --budget quick --seed 0 "
+                                                   "--alpha 0.05")
+
+
 def test_index_of_mixed_settings_has_no_single_reproduce_command() -> None:
     other_seed = holding_audit()
     other_seed.seed = 8

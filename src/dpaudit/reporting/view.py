@@ -32,6 +32,7 @@ __all__ = [
     "verdict_sentence",
     "reproduce_command",
     "index_reproduce_command",
+    "needed_plugins",
     "evidence_epsilon",
     "EvidenceTable",
     "evidence_table",
@@ -259,11 +260,32 @@ def _verdict_verb(verdict: str) -> str:
 
 
 def reproduce_command(record: Mapping[str, Any]) -> str:
-    """The shell command that recomputes this claim's audit bit for bit (every word shell-quoted:
-    a saved record's fields must not become shell syntax, issue 25)."""
+    """How to recompute this claim's audit bit for bit: the command the registry recorded when it
+    is a valid one (it names the ``--plugin`` a claim from outside dpaudit needs, or is a note
+    saying how a script's claim is reproduced: issue 35, the bare command failed as pasted for
+    those), else the bare ``dpaudit audit`` command of the record's settings. Every word is
+    shell-quoted: a saved record's fields must not become shell syntax (issue 25)."""
+    import shlex
+
+    recorded = recorded_command(record.get("reproduce"))
+    if recorded.startswith("(") or shlex.split(recorded)[:3] == ["dpaudit", "audit", record["id"]]:
+        return recorded  # a note, or a command for this claim (not another's)
     return _shell_words("dpaudit", "audit", record['id'], "--budget",
                         record.get('budget', 'standard'), "--seed", record.get('seed', 0),
                         "--alpha", format_value(float(record.get('alpha', 0.05))))
+
+
+def needed_plugins(record: Mapping[str, Any]) -> list[str] | None:
+    """The ``--plugin`` specs the claim's reproduce command names (``[]`` for a claim dpaudit
+    registers itself); None when no command reproduces it (a script's or an interactive claim:
+    the recorded text is a note)."""
+    import shlex
+
+    command = reproduce_command(record)
+    if command.startswith("("):
+        return None
+    words = shlex.split(command)
+    return [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--plugin"]
 
 
 def _shell_words(*words: Any) -> str:
@@ -301,13 +323,20 @@ def index_reproduce_command(records: Sequence[Mapping[str, Any]], out: str = "DI
     keys = {(r.get("budget"), r.get("seed"), r.get("alpha")) for r in records}
     if len(keys) != 1:
         return ""
+    plugins: list[str] = []
+    for r in records:
+        needed = needed_plugins(r)
+        if needed is None:  # a claim no command reproduces: neither does one for the index
+            return ""
+        plugins += [p for p in needed if p not in plugins]
     budget, seed, alpha = next(iter(keys))
     ids = " ".join(r["id"] for r in records)
     if registered is not None and set(registered) == {r["id"] for r in records}:
         ids = "--all"
     words = ["--all"] if ids == "--all" else [r["id"] for r in records]
+    plugin_words = [w for p in plugins for w in ("--plugin", p)]
     return _shell_words("dpaudit", "audit-claims", *words, "--budget", budget, "--seed", seed,
-                        "--alpha", format_value(float(alpha)), "--out", out)
+                        "--alpha", format_value(float(alpha)), "--out", out, *plugin_words)
 
 
 def exact_kind(point: Mapping[str, Any]) -> str:
@@ -676,8 +705,8 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
     prov = claim.get("provenance", {})
     worst = record.get("worst_case", {})
     ev, ev_kind = evidence_epsilon(worst)
-    reproduce = reproduce_command(record)
-    extra = recorded_command(record.get("reproduce"))
+    reproduce = reproduce_command(record)  # a command, or a note when none reproduces it
+    note = reproduce[1:-1] if reproduce.startswith("(") and reproduce.endswith(")") else ""
     provenance_rows = [(label, value) for label, value in (
         ("Paper", citation(record)),
         ("Source file", prov.get("paper", "")),
@@ -735,8 +764,8 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
         "lemmas": lemma_rows(record),
         "findings": [readable_reason(str(f)) for f in record.get("findings", [])],
         "recommended_calibration": record.get("recommended_calibration") or "",
-        "reproduce": reproduce,
-        "reproduce_extra": extra if extra and extra != reproduce else "",
+        "reproduce": "" if note else reproduce,
+        "reproduce_note": note[0].upper() + note[1:] + "." if note else "",
         "budget": record.get("budget", ""),
         "seed": record.get("seed", ""),
         "alpha": format_value(float(record.get("alpha", 0.05))),
