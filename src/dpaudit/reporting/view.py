@@ -417,6 +417,13 @@ class EvidenceTable:
     :data:`WORST_ROWS`: the worst point, then the counterexamples and the largest ratios, in grid
     order; every row when there are at most :data:`SHORT_TABLE`); ``rest`` the others, which the
     pages put behind a toggle.
+
+    A claim audited under several readings of an ambiguous passage rests its verdict on the
+    primary reading's points only (issue 35: the page said "48 audited points" in its header and
+    "12" in its verdict, and badged WORST a row of ratio 0.108 above rows of 0.493): then
+    ``primary_reading`` names it, ``primary_points`` counts its points, the ``worst`` row is the
+    primary reading's worst point, and each row's ``reading`` is ``""`` under the primary reading,
+    else the name of the reading it was audited under.
     """
 
     parameter_names: tuple[str, ...]
@@ -428,6 +435,8 @@ class EvidenceTable:
     has_no_evidence: bool = False
     top: tuple[dict[str, Any], ...] = ()
     rest: tuple[dict[str, Any], ...] = ()
+    primary_reading: str = ""
+    primary_points: int = 0
 
 
 #: How many evidence rows a claim page shows before the "all audited points" toggle.
@@ -440,13 +449,15 @@ def _worst_first(rows: Sequence[dict[str, Any]], ratios: Sequence[float | None],
                  limit: int = WORST_ROWS) -> tuple[tuple[dict[str, Any], ...],
                                                    tuple[dict[str, Any], ...]]:
     """Split ``rows`` into the ``limit`` a reader must see (worst point, counterexamples, largest
-    ratio) and the rest, both in grid order."""
+    ratio; rows of the primary reading before others) and the rest, both in grid order."""
     if len(rows) <= max(limit, SHORT_TABLE):
         return tuple(rows), ()
-    def key(i: int) -> tuple[bool, bool, float, int]:
+    def key(i: int) -> tuple[bool, bool, bool, float, int]:
         r = ratios[i]
         score = -math.inf if r is None or math.isnan(r) else r
-        return (not rows[i]["worst"], not rows[i]["counterexample"], -score, i)
+        # Under several readings, the primary reading's rows (the verdict's) come first.
+        return (not rows[i]["worst"], not rows[i]["counterexample"], bool(rows[i].get("reading")),
+                -score, i)
 
     rank = sorted(range(len(rows)), key=key)
     keep = set(rank[:limit])
@@ -542,6 +553,8 @@ def evidence_table(record: Mapping[str, Any]) -> EvidenceTable:
                 names.append(k)
     varying = varying_parameters(points)
     worst_params = record.get("worst_case", {}).get("parameters")
+    readings = [r for r in record.get("readings") or [] if isinstance(r, Mapping)]
+    primary = next((r for r in readings if r.get("primary")), None)
     rows = []
     ratios: list[float | None] = []
     worst_marked = False
@@ -571,13 +584,30 @@ def evidence_table(record: Mapping[str, Any]) -> EvidenceTable:
             "worst": is_worst,
             "evidence_rows": ev_rows,
             "evidence_omitted": ev_omitted,
+            "reading": _reading_of(params, readings, primary),
         })
     top, rest = _worst_first(rows, ratios)
     return EvidenceTable(tuple(names), tuple(rows), tuple(varying), exact_header(points),
                          any(r["exact_kind"] == CERTIFIED for r in rows),
                          any(r["lower_bound_state"] == "not run" for r in rows),
                          any(r["lower_bound_state"] == "no evidence" for r in rows),
-                         top, rest)
+                         top, rest,
+                         str(primary.get("name", "")) if primary and len(readings) > 1 else "",
+                         sum(1 for r in rows if not r["reading"]) if primary else len(rows))
+
+
+def _reading_of(params: Mapping[str, Any], readings: Sequence[Mapping[str, Any]],
+                primary: Mapping[str, Any] | None) -> str:
+    """``""`` for a point under the primary reading (or of a claim without readings), else the
+    name of the reading whose choices the point's parameters make (a point without a reading's
+    parameter counts under every value of it, as :meth:`ClaimAudit.primary_points` reads it)."""
+    def under(reading: Mapping[str, Any]) -> bool:
+        choices = reading.get("parameters") or {}
+        return all(params.get(k, v) == v for k, v in choices.items())
+
+    if primary is None or under(primary):
+        return ""
+    return next((str(r.get("name", "")) for r in readings if under(r)), "another reading")
 
 
 #: A lemma counterexample longer than this (characters of JSON) is left to the JSON file.
