@@ -155,8 +155,9 @@ def test_audit_claims_writes_reports_and_index_and_exits_1_on_a_violation(tmp_pa
     assert saved["kind"] == "learner"
     assert "1 violated, 1 inconclusive, 1 holds." in out
     # The evidence at the worst point (epsilon = 0.5) next to what the claim says there.
-    # The claim's one statement, then the evidence at the worst point next to its instance there.
-    assert re.search(rf"^{VIOLATED} +\(1, 0\) +\(0\.5, 0\) +1 +0\.5 +[\d.]+ +violated$", out,
+    # The claim's instance there, then the evidence (the formula is left to `dpaudit list` and
+    # the reports: the summary fits 100 columns, tests/test_terminal_summary.py).
+    assert re.search(rf"^{VIOLATED} +\(0\.5, 0\) +1 +0\.5 +[\d.]+ +violated$", out,
                      re.M)
     # Not a terminal: one plain progress line per claim, no progress bars.
     assert err.count("] fake-") == 3 and "\r" not in err
@@ -354,6 +355,56 @@ def test_usage_errors_exit_2_with_one_sentence(tmp_path, calls, capsys, argv, me
     error_lines = [ln for ln in err.splitlines() if "error:" in ln]
     assert len(error_lines) == 1
     assert not calls
+
+
+@pytest.mark.parametrize("content", ["empty", "foreign json", "empty manifest"])
+def test_report_of_a_folder_without_saved_audits_exits_2_and_writes_nothing(
+        tmp_path, calls, capsys, content) -> None:
+    """Issue 35: `dpaudit report DIR` on a folder with no saved audit exited 2 but had already
+    written an empty index.{html,json,md} (and its lock file)."""
+    if content == "foreign json":
+        (tmp_path / "data.json").write_text('{"not": "a claim"}')
+    if content == "empty manifest":
+        (tmp_path / "dpaudit-manifest.json").write_text(
+            '{"schema": "dpaudit.manifest/1", "claims": []}')
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    status, out, err = run(capsys, "report", str(tmp_path))
+    assert status == cli.EXIT_USAGE
+    assert "no saved claim audits" in err and "nothing was written" in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+    # The library call refuses before writing too.
+    from dpaudit.reporting.writer import rerender_directory
+    with pytest.raises(ValueError, match="no saved claim audits"):
+        rerender_directory(tmp_path)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+def test_audit_claims_selects_by_namespace_and_glob_pattern(calls) -> None:
+    """Issue 35: `audit-claims mynamespace` was "unknown claim id". A namespace selects every
+    claim in it, a glob pattern the ids it matches; order as given, each claim once."""
+    resolve = runner._resolve_claim_ids
+    assert resolve(["fake-colt"], False) == sorted([HOLDS, VIOLATED])
+    assert resolve(["fake-colt/"], False) == sorted([HOLDS, VIOLATED])
+    assert resolve(["fake-*/*laplace"], False) == sorted([VIOLATED, HOLDS])
+    assert resolve(["*/no-*", "fake-colt", HOLDS], False) == [INCONCLUSIVE, VIOLATED, HOLDS]
+    assert resolve(["fake-arxiv/[cn]*"], False) == sorted([CRASH, INCONCLUSIVE])
+    # "fake" is a prefix of two namespaces but not a namespace: it selects nothing.
+    with pytest.raises(runner.UsageError, match="unknown claim id 'fake'.*namespace"):
+        resolve(["fake"], False)
+    with pytest.raises(runner.UsageError,
+                       match=r"no registered claim id matches the pattern 'x\*'"):
+        resolve(["x*"], False)
+    # `audit` takes exactly one claim id.
+    with pytest.raises(runner.UsageError, match="unknown claim id 'fake-colt'"):
+        resolve(["fake-colt"], False, patterns=False)
+
+
+def test_audit_claims_of_a_namespace_audits_its_claims(tmp_path, calls, capsys) -> None:
+    status, out, err = run(capsys, *quick(tmp_path, "fake-colt"))
+    assert status == cli.EXIT_VIOLATED
+    assert calls == {HOLDS: 1, VIOLATED: 1}
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert [c["id"] for c in index["claims"]] == sorted([HOLDS, VIOLATED])
 
 
 def test_unexpected_errors_are_one_sentence_unless_traceback_is_asked(tmp_path, calls, capsys,

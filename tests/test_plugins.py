@@ -117,3 +117,70 @@ def test_registered_claims_from_entry_points_are_bundled() -> None:
                                       "quick", 0, 0.05) == ("dpaudit audit a/b --budget quick "
                                                             "--seed 0 --alpha 0.05 --plugin "
                                                             "'x y.py'")
+
+
+def test_reproduce_commands_name_what_a_claim_needs_and_never_fail_as_pasted() -> None:
+    """Issue 35: a reproduce command did not name the package a claim needs, and for a claim
+    registered from a script it failed as pasted."""
+    args = ("quick", 0, 0.05)
+    base = "dpaudit audit a/b --budget quick --seed 0 --alpha 0.05"
+    assert registry.reproduce_command("a/b", registry.Origin("bundled", "dpaudit.papers.x"),
+                                      *args) == base
+    # An installed package's claim: the module its entry point names is loaded with --plugin,
+    # so a machine without the package gets an error naming it.
+    entry = registry.Origin("entry point", "own_learner.claims", distribution="own-learner")
+    assert registry.reproduce_command("a/b", entry, *args) == base + " --plugin own_learner.claims"
+    entry = registry.Origin("entry point", "pkg.mod:register", distribution="pkg")
+    assert registry.reproduce_command("a/b", entry, *args) == base + " --plugin pkg.mod"
+    # A module imported by code: its file.
+    module = registry.Origin("code", "helpers", path="/x/my helpers.py")
+    assert registry.reproduce_command("a/b", module, *args) == base + " --plugin '/x/my helpers.py'"
+    # A script that registered the claim as it ran: no dpaudit command imports its __main__
+    # block, so the text says how to reproduce it instead of printing a command that fails.
+    script = registry.Origin("code", "__main__", path="/x/check.py")
+    text = registry.reproduce_command("a/b", script, *args)
+    assert text.startswith("(") and text.endswith(")") and "dpaudit audit" not in text
+    assert "python /x/check.py" in text
+
+
+SCRIPT = textwrap.dedent('''
+    """A user's script: builds a claim and audits it with reports, as a CI job would."""
+    import sys
+    import dpaudit
+    from dpaudit import Claim, Source
+
+    def release(p):
+        def mechanism(data, n, rng):
+            return float(sum(data)) + rng.laplace(0.0, 1.0 / p["epsilon"], size=n)
+        return mechanism
+
+    if __name__ == "__main__":
+        claim = Claim(
+            id="script-test/count", statement="The noisy count is eps-DP.",
+            source=Source(title="count note", kind="code", location="count()"),
+            claimed=lambda p: (p["epsilon"], 0.0), neighbours="add-remove",
+            grid=[{"epsilon": 1.0}], release=release, pairs=lambda p: [([1], [])],
+            accountant=lambda p: dpaudit.noise.LaplaceNoise(1.0 / p["epsilon"], sensitivity=1.0),
+            samples=2_000)
+        print(dpaudit.audit_claim(claim, budget="quick", out=sys.argv[1]).verdict)
+''')
+
+
+def test_a_script_claims_report_says_how_to_reproduce_it(tmp_path: Path) -> None:
+    script = tmp_path / "check.py"
+    script.write_text(SCRIPT)
+    out_dir = tmp_path / "reports"
+    proc = subprocess.run([sys.executable, str(script), str(out_dir)], capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0 and proc.stdout.strip() == "holds", proc.stderr[-2000:]
+    record = json.loads((out_dir / "script-test" / "count.json").read_text())
+    assert f"python {script.resolve()}" in record["reproduce"]
+    for page in ("count.md", "count.html"):
+        text = (out_dir / "script-test" / page).read_text()
+        assert f"python {script.resolve()}" in text
+        # The bare command, which fails with "unknown claim id", is printed nowhere.
+        assert "dpaudit audit script-test/count" not in text
+    # Nor does the index print a command that cannot reproduce it.
+    assert "dpaudit audit-claims" not in (out_dir / "index.md").read_text()
+    code, out, err = run("audit", "script-test/count", "--out", str(tmp_path / "x"))
+    assert code == 2 and "unknown claim id" in err  # why no such command is printed

@@ -81,6 +81,33 @@ def test_a_false_lemma_blocks_holds_unless_the_accountant_rests_elsewhere() -> N
                           [lemma("violated", "2L (proved)")])[0] == "violated"
 
 
+def test_the_proof_gap_sentence_does_not_run_on() -> None:
+    """Issue 35: "... (lemma table) (1 more such gap(s)) (6 proved by SMT ...)": three
+    parentheses in a row. Now clauses and sentences, with singular and plural right."""
+    pts = [point(None, None, 0.49)]
+    gaps = [lemma("violated", f"sensitivity {i}") for i in range(3)]
+    proved = [LemmaCheck(f"proved {i}", "holds", method="smt-proved") for i in range(2)]
+    _, reason = decide_verdict(pts, gaps[:2] + proved)
+    assert ") (" not in reason and "gap(s)" not in reason
+    assert reason.endswith("rests on sensitivity 0; 1 more proof gap of this kind is in the "
+                           "lemma table. 2 of the lemmas were proved by SMT over the encoded "
+                           "class.")
+    _, reason = decide_verdict(pts, gaps + proved[:1])
+    assert "; 2 more proof gaps of this kind are in the lemma table. 1 of the lemmas was proved" \
+        in reason
+
+
+def test_other_readings_are_listed_apart() -> None:
+    """A reading's name joins its choices with '; ', the readings are listed with '; ' too: the
+    sentence writes each reading's choices with commas (issue 35)."""
+    c = PrivacyClaim("p/x", 1.0, 0.0, PROV, readings=(
+        ReadingChoice("a", 1, "the literal text"), ReadingChoice("b", 1, "the literal text")))
+    pts = [GridPoint({"a": a, "b": b}, 1.0, 0.0, None, 0.5, None) for a in (1, 2) for b in (1, 2)]
+    _, reason = ClaimAudit(c, pts).verdict_and_reason
+    assert reason.endswith("Other readings: holds under a=1, b=2; holds under a=2, b=1; holds "
+                           "under a=2, b=2.")
+
+
 def test_an_accountant_below_an_exact_value_certifies_nothing() -> None:
     verdict, reason = decide_verdict([point(None, 0.92, 0.75)], [])
     assert verdict == "inconclusive" and "does not describe this release" in reason

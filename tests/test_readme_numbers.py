@@ -6,6 +6,12 @@ targets) must be either a year (a citation) or one of the numbers this test chec
 the seed of the committed run. A number that is neither fails the test, so a new figure cannot be
 added to the README without a check (or a move to ``docs/``, where measured numbers are recorded
 with their command and machine).
+
+The README also states the counts a newcomer sees from ``make audit`` (the quick budget), checked
+against ``tests/golden/*.json``, which are exactly the quick-budget seed-0 audits of every bundled
+claim, and names the claims whose verdict differs between the two budgets, with the reason
+(issue 35: the first numbers a newcomer compared disagreed with no word why). Run this file as
+a script to print the numbers the README must state.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 INDEX = ROOT / "reports" / "index.json"
+GOLDEN = ROOT / "tests" / "golden"
 
 #: The longest README a newcomer reads in ten minutes (issue: "a README read in ten minutes").
 MAX_README_LINES = 300
@@ -41,6 +48,62 @@ def _prose(text: str) -> str:
 
 def _index() -> dict[str, Any]:
     return json.loads(INDEX.read_text(encoding="utf-8"))
+
+
+def _quick() -> dict[str, dict[str, Any]]:
+    """The quick-budget seed-0 audit of every bundled claim (the golden records), by claim id."""
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(GOLDEN.glob("*.json"))]
+    assert records and all(r["budget"] == "quick" and r["seed"] == 0 for r in records)
+    return {r["id"]: r for r in records}
+
+
+def budget_differences(index: dict[str, Any], quick: dict[str, dict[str, Any]]) -> list[str]:
+    """Ids of the claims whose quick-budget verdict differs from the committed standard one."""
+    return sorted(c["id"] for c in index["claims"]
+                  if c["id"] in quick and quick[c["id"]]["verdict"] != c["verdict"])
+
+
+def _statistical_only(claim: dict[str, Any]) -> bool:
+    """True when a violated claim's worst point is refuted by its empirical lower bound alone."""
+    w = claim["worst_case"]
+    exact = w.get("epsilon_exact")
+    return (claim["verdict"] == "violated" and w.get("epsilon_lower_bound") is not None
+            and w["epsilon_lower_bound"] > w["claimed_epsilon"]
+            and (exact is None or exact <= w["claimed_epsilon"] * (1 + 1e-6)))
+
+
+def check_quick_numbers(readme: str, index: dict[str, Any], quick: dict[str, dict[str, Any]]
+                        ) -> tuple[list[str], list[tuple[int, int]]]:
+    """Check the README's quick-budget counts and the claims it says differ (see the module
+    docstring); returns ``(problems, spans)`` like :func:`checked_numbers`."""
+    prose = _prose(readme)
+    problems: list[str] = []
+    spans: list[tuple[int, int]] = []
+    counts = Counter(r["verdict"] for r in quick.values())
+    found = list(re.finditer(r"quick budget.*?\*\*(\d+) violated, (\d+) inconclusive, (\d+) "
+                             r"holding\*\*", prose, flags=re.S))
+    if len(found) != 1:
+        problems.append("the README does not state the quick budget's counts once as "
+                        "'**N violated, N inconclusive, N holding**'")
+    for m in found:
+        for group, verdict in zip((1, 2, 3), ("violated", "inconclusive", "holds")):
+            spans.append(m.span(group))
+            if int(m.group(group)) != counts[verdict]:
+                problems.append(f"README says {m.group(group)} {verdict} at the quick budget; "
+                                f"tests/golden/*.json say {counts[verdict]}")
+    differ = budget_differences(index, quick)
+    said = re.search(r"The claims?\s+that\s+differs?\s+(?:is|are)\s+((?:`[^`]+`[\s,]*(?:and\s+)?)+)",
+                     readme)
+    named = sorted(re.findall(r"`([^`]+)`", said.group(1))) if said else []
+    if named != differ:
+        problems.append(f"README names {named} as the claims whose verdict differs between the "
+                        f"quick and the standard budget; the records say {differ}")
+    by_id = {c["id"]: c for c in index["claims"]}
+    for cid in differ:
+        if not (_statistical_only(by_id[cid]) and quick[cid]["verdict"] != "violated"):
+            problems.append(f"the README's reason (refuted only statistically at the standard "
+                            f"budget, not at the quick one) does not hold for {cid}")
+    return problems, spans
 
 
 def _paper_key(claim_id: str) -> str:
@@ -106,6 +169,12 @@ def checked_numbers(readme: str, index: dict[str, Any]) -> tuple[list[str], list
     return problems, spans
 
 
+def all_checked_spans(readme: str) -> list[tuple[int, int]]:
+    _, spans = checked_numbers(readme, _index())
+    _, quick_spans = check_quick_numbers(readme, _index(), _quick())
+    return spans + quick_spans
+
+
 def unchecked_numbers(readme: str, spans: list[tuple[int, int]]) -> list[str]:
     """Numbers in the README's prose that are neither checked nor a year, with their context."""
     prose = _prose(readme)
@@ -126,8 +195,7 @@ def test_readme_numbers_agree_with_the_committed_index() -> None:
 
 def test_every_number_in_the_readme_is_checked() -> None:
     readme = README.read_text(encoding="utf-8")
-    _, spans = checked_numbers(readme, _index())
-    loose = unchecked_numbers(readme, spans)
+    loose = unchecked_numbers(readme, all_checked_spans(readme))
     assert not loose, ("numbers in README.md that no test checks against reports/index.json "
                        "(check them in tests/test_readme_numbers.py or move them to docs/ with "
                        "their command and machine):\n" + "\n".join(loose))
@@ -169,5 +237,44 @@ def test_a_stale_verdict_count_is_caught(verdict: str, phrase: str) -> None:
 
 def test_an_unchecked_number_is_caught() -> None:
     readme = README.read_text(encoding="utf-8") + "\nThe quick audit takes about 50 s.\n"
-    _, spans = checked_numbers(readme, _index())
-    assert any("'50'" in line for line in unchecked_numbers(readme, spans))
+    assert any("'50'" in line for line in unchecked_numbers(readme, all_checked_spans(readme)))
+
+
+def test_readme_states_the_quick_budget_counts_and_why_they_differ() -> None:
+    """The counts `make audit` prints (quick budget) are stated beside the committed standard
+    ones, with the claims that differ and why."""
+    problems, _ = check_quick_numbers(README.read_text(encoding="utf-8"), _index(), _quick())
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("verdict", ["violated", "inconclusive", "holds"])
+def test_a_stale_quick_count_is_caught(verdict: str) -> None:
+    """One quick-budget record's verdict changed: the README's counts no longer agree."""
+    quick = _quick()
+    readme = README.read_text(encoding="utf-8")
+    assert not check_quick_numbers(readme, _index(), quick)[0]
+    other = next(r for r in quick.values() if r["verdict"] != verdict)
+    quick[other["id"]] = {**other, "verdict": verdict}
+    problems, _ = check_quick_numbers(readme, _index(), quick)
+    assert any("at the quick budget" in p for p in problems)
+    # ... and the claims that differ between the budgets are no longer the ones named.
+    assert any("claims whose verdict differs" in p for p in problems)
+
+
+def test_a_wrong_list_of_differing_claims_is_caught() -> None:
+    readme = README.read_text(encoding="utf-8")
+    differ = budget_differences(_index(), _quick())
+    assert differ, "the README's sentence on the differing claims has nothing to name"
+    stale = readme.replace(f"`{differ[0]}`", "`afkt23/alg2`", 1)
+    problems, _ = check_quick_numbers(stale, _index(), _quick())
+    assert any("claims whose verdict differs" in p for p in problems)
+
+
+if __name__ == "__main__":  # print what the README must state, from the records
+    quick_counts = Counter(r["verdict"] for r in _quick().values())
+    standard = Counter(c["verdict"] for c in _index()["claims"])
+    print(f"standard (reports/index.json): {standard['violated']} violated, "
+          f"{standard['inconclusive']} inconclusive, {standard['holds']} hold")
+    print(f"quick (tests/golden): **{quick_counts['violated']} violated, "
+          f"{quick_counts['inconclusive']} inconclusive, {quick_counts['holds']} holding**")
+    print("differ:", ", ".join(budget_differences(_index(), _quick())))

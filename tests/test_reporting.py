@@ -445,7 +445,11 @@ def test_index_json_follows_the_schema(rendered: Path) -> None:
     bad = rows[1]
     # 'claimed' is the claim at the worst point (epsilon 0.5 there), the default instance is
     # 'claimed_example' (issue 27).
-    assert bad == {**bad, "paper": "demo.txt", "theorem": "Theorem 3",
+    # 'paper' is the paper's key, one for both versions (issue 35: it held the source file name,
+    # so grouping the index by it split a paper); the file is 'source_file'.
+    assert {r["paper"] for r in rows} == {"demo"}
+    assert bad["source_file"] == "demo.txt"
+    assert bad == {**bad, "paper": "demo", "theorem": "Theorem 3",
                    "claimed": {"epsilon": 0.5, "delta": 0.0},
                    "claimed_example": {"epsilon": 1.0, "delta": 0.0}, "verdict": "violated"}
     assert bad["worst_case"]["parameters"] == {"epsilon": 0.5, "T": 1}
@@ -460,10 +464,10 @@ def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:
     rows = [ln for ln in md.splitlines() if ln.startswith("| `demo-")]
     assert rows == [
         "| `demo-arxiv/gauss` | **holds** |  | (2, 1e-05) | (2, 1e-05) | — | 1.9 | 1.2 | "
-        "[demo](papers/demo.md) | Theorem 9 | [md](demo-arxiv/gauss.md) · [html](demo-arxiv/gauss.html) |",
+        "[demo](papers/demo.md) | Theorem 9 | [md](demo-arxiv/gauss.md) · [json](demo-arxiv/gauss.json) |",
         "| `demo-colt/half-laplace` | **violated** | at every audited point (6 of 6) | (1, 0) | "
         "(0.5, 0) | 1 | 0.5 | 0.8 | [demo](papers/demo.md) | Theorem 3 | "
-        "[md](demo-colt/half-laplace.md) · [html](demo-colt/half-laplace.html) |",
+        "[md](demo-colt/half-laplace.md) · [json](demo-colt/half-laplace.json) |",
     ]
     # The claim rows name the paper; its citation is printed once, in the papers table.
     assert md.count("demo.txt (COLT 2012)") == 1
@@ -472,6 +476,30 @@ def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:
     page = check_html(render_index_html(records, "reports"))
     links = [u for tag, u in page.urls if tag == "a" and u.startswith("demo-")]
     assert links == ["demo-arxiv/gauss.html", "demo-colt/half-laplace.html"]
+
+
+def test_reproduce_commands_of_plugin_and_script_claims() -> None:
+    """Issue 35: the page and the index print the command that works as pasted (the plugin a
+    claim needs named), or say how a script's claim is reproduced, never a command that fails."""
+    base = {"budget": "quick", "seed": 0, "alpha": 0.05}
+    plugin = {**base, "id": "mine/a", "reproduce": "dpaudit audit mine/a --budget quick --seed 0 "
+              "--alpha 0.05 --plugin '/x/my claims.py'"}
+    bundled = {**base, "id": "demo/b", "reproduce": "dpaudit audit demo/b --budget quick --seed 0 "
+               "--alpha 0.05"}
+    script = {**base, "id": "mine/c", "reproduce": "(registered by the script /x/c.py as it ran: "
+              "reproduce it by running python /x/c.py again)"}
+    assert view.reproduce_command(plugin) == plugin["reproduce"]
+    assert view.needed_plugins(plugin) == ["/x/my claims.py"] and view.needed_plugins(bundled) == []
+    assert view.index_reproduce_command([plugin, bundled], "out") == (
+        "dpaudit audit-claims mine/a demo/b --budget quick --seed 0 --alpha 0.05 --out out "
+        "--plugin '/x/my claims.py'")
+    assert view.needed_plugins(script) is None
+    assert view.index_reproduce_command([plugin, script], "out") == ""
+    # A crafted "reproduce" field never reaches the page: the bare command is printed instead.
+    for text in ("dpaudit audit x; rm -rf ~", "dpaudit audit other/claim --plugin evil.py"):
+        crafted = {**base, "id": "demo/d", "reproduce": text}
+        assert view.reproduce_command(crafted) == ("dpaudit audit demo/d --budget quick --seed 0 "
+                                                   "--alpha 0.05")
 
 
 def test_index_of_mixed_settings_has_no_single_reproduce_command() -> None:

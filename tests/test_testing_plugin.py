@@ -191,3 +191,55 @@ def test_readme_example_runs_as_written(pytester: pytest.Pytester) -> None:
     assert len(code.strip().splitlines()) <= 12
     pytester.makepyfile(test_my_mechanism=code)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+# ------------------------------------------------------------------------------------------------
+# The assertions without pytest (issue 35: `from dpaudit.testing import assert_dp` needed it)
+# ------------------------------------------------------------------------------------------------
+
+NO_PYTEST = r'''
+import importlib.abc, sys
+
+class NoPytest(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("pytest", "_pytest"):
+            raise ImportError(f"No module named {name!r} (blocked by the test)")
+        return None
+
+sys.meta_path.insert(0, NoPytest())
+for name in [m for m in sys.modules if m.split(".")[0] in ("pytest", "_pytest")]:
+    del sys.modules[name]
+
+import numpy as np
+from dpaudit.testing import assert_claim, assert_dp, assert_sensitivity
+
+def laplace_count(scale):
+    def mechanism(data, n, rng):
+        return np.sum(data) + rng.laplace(0.0, scale, size=n)
+    return mechanism
+
+# 0.5-DP claimed 1: passes; scale 1/2 is 2-DP claimed 1: fails (as in the tests above).
+assert assert_dp(laplace_count(2.0), [1, 0, 1], [1, 0, 0], epsilon=1.0, samples=5_000
+                 ).verdict == "not violated"
+try:
+    assert_dp(laplace_count(0.5), [1, 0, 1], [1, 0, 0], epsilon=1.0, samples=20_000)
+except AssertionError as exc:
+    assert "claim violated" in str(exc)
+else:
+    raise SystemExit("assert_dp did not fail a 2-DP mechanism claimed 1-DP")
+assert not any(m.split(".")[0] in ("pytest", "_pytest") for m in sys.modules)
+print("ok")
+'''
+
+
+def test_the_assertions_import_and_work_without_pytest() -> None:
+    """In a fresh interpreter where importing pytest fails, the assertions import and work."""
+    import subprocess
+    import sys
+
+    blocked = subprocess.run([sys.executable, "-c", "import sys\n" + NO_PYTEST.split(
+        "for name")[0] + "import pytest"], capture_output=True, text=True, timeout=60)
+    assert blocked.returncode != 0 and "blocked by the test" in blocked.stderr  # the block works
+    proc = subprocess.run([sys.executable, "-c", NO_PYTEST], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]

@@ -5,13 +5,16 @@ states a record's largest contribution (``sensitivity``) and every epsilon asks 
 (``neighbours="replace-one"`` doubles it, ``"add-remove"`` does not). A ``dp_accounting.DpEvent``
 of your own is accounted with :func:`epsilon_of` / :func:`delta_of`, which require the relation and
 what the event's sensitivity means (``sensitivity_is="contribution"`` or ``"distance"``).
+Several different pieces of one release compose into one accountant with :func:`compose`
+(``compose(gaussian_tree(...), LaplaceNoise(...))``): dpaudit computes the composition.
 """
 
-from dpaudit.formal.noise_schedules import (ExponentialMechanism, GaussianNoise, LaplaceNoise,
-                                            SparseVector, as_distance_event, delta_of,
-                                            distance_factor, epsilon_of, gaussian_tree,
+from dpaudit.formal.noise_schedules import (ComposedNoise, ExponentialMechanism, GaussianNoise,
+                                            LaplaceNoise, SparseVector, as_distance_event, compose,
+                                            delta_of, distance_factor, epsilon_of, gaussian_tree,
                                             laplace_tree, matrix_factorization, tree_depth)
 
 __all__ = ["GaussianNoise", "LaplaceNoise", "gaussian_tree", "laplace_tree",
            "matrix_factorization", "tree_depth", "distance_factor", "SparseVector",
-           "ExponentialMechanism", "epsilon_of", "delta_of", "as_distance_event"]
+           "ExponentialMechanism", "epsilon_of", "delta_of", "as_distance_event", "compose",
+           "ComposedNoise"]

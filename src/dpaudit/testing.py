@@ -22,6 +22,10 @@ installed. It provides
 * the options ``--dp-seed`` (base seed of the fixture, default 0) and ``--dp-samples`` (default
   samples of the fixture's audits).
 
+The assertions (:func:`assert_dp`, :func:`assert_claim`, :func:`assert_sensitivity`) need no
+pytest: ``from dpaudit.testing import assert_dp`` works in a script or notebook without it; only
+the hooks and the fixture do.
+
 Seeds are deterministic by default: ``assert_dp`` uses ``seed=0`` unless told otherwise and the
 fixture derives its seeds from ``--dp-seed`` and the test id, so a CI failure reproduces locally.
 A test that passes is not a proof of privacy: the audit is a one-sided statistical test that can
@@ -34,7 +38,10 @@ import math
 import zlib
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-import pytest
+try:  # only the plugin's hooks and its fixture need pytest: the assertions import without it
+    import pytest
+except ImportError:  # e.g. a notebook or a CI script without pytest (issue 35)
+    pytest = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:  # the engine is imported lazily: this module loads in every pytest run
     from dpaudit.blackbox.result import AuditResult
@@ -431,8 +438,11 @@ def pytest_report_header(config: pytest.Config) -> str:
             f"{_SESSION['executor']} (--dp-executor)")
 
 
-@pytest.fixture
 def dp_auditor(request: pytest.FixtureRequest) -> DPAuditor:
     """A :class:`DPAuditor` whose audits are seeded from ``--dp-seed`` and this test's id."""
     return DPAuditor(request.node.nodeid, request.config.getoption("dp_seed"),
                      request.config.getoption("dp_samples"))
+
+
+if pytest is not None:
+    dp_auditor = pytest.fixture(dp_auditor)

@@ -109,8 +109,10 @@ class ClaimAudit:
         others = [r for r in self.reading_verdicts() if not r["primary"]]
         text = f"{verdict.capitalize()} under the primary reading ({primary}). {reason}"
         if others:
+            # A reading's name joins its choices with "; ": written with commas here, so that
+            # the readings stay apart (issue 35: "holds under a=1; b=2; holds under a=2; ...").
             text += " Other readings: " + "; ".join(
-                f"{r['verdict']} under {r['name']}" for r in others) + "."
+                f"{r['verdict']} under {r['name'].replace('; ', ', ')}" for r in others) + "."
         return verdict, text
 
     @property

@@ -123,16 +123,28 @@ def register(claim: PrivacyClaim, audit: AuditFunction | Any, kind: str = "learn
 
 
 def reproduce_command(claim_id: str, origin: Origin, budget: str, seed: int, alpha: float) -> str:
-    """The shell command that reruns an audit, every token shell-quoted: it names the plugin that
-    registers the claim when one is needed (a claim registered by code with no file cannot be
-    rerun from the shell, and the text says so)."""
+    """The shell command that reruns an audit, every token shell-quoted, that works as pasted
+    (issue 35): it names what registers the claim when dpaudit does not, with ``--plugin``: the
+    plugin, the module an installed package's entry point names (so a missing package is named
+    by the error), or the file of the module that registered it. A claim registered by a script
+    as it ran (``__main__``) is reproduced by running the script again, and one registered
+    interactively by no command; the text is then a parenthesised note saying so, never a
+    command that fails."""
     import shlex
 
     words = ["dpaudit", "audit", claim_id, "--budget", str(budget), "--seed", str(int(seed)),
              "--alpha", repr(float(alpha))]
     if origin.kind == "plugin":
         words += ["--plugin", origin.plugin]
+    elif origin.kind == "entry point":
+        module = origin.module.split(":", 1)[0].strip()
+        if module:
+            words += ["--plugin", module]
     elif origin.kind == "code":
+        if origin.module == "__main__" and origin.path:
+            return (f"(registered by the script {origin.path} as it ran: reproduce it by running "
+                    f"python {origin.path} again. To audit it with the dpaudit command, register "
+                    "it when a module is imported and pass --plugin MODULE)")
         if not origin.path:
             return (f"(registered interactively by {origin.module}: no command reproduces it; "
                     "put the claim in a module and pass --plugin MODULE)")

@@ -164,11 +164,17 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
         lemma_text = "every lemma held" if checked else "the claim relies on no lemma"
     proved = sum(1 for lem in lemmas if lem.method == "smt-proved")
     if gap_lemmas:
-        g = gap_lemmas[0]
+        # Separate clauses and sentences, not a run of parentheses (issue 35: "... lemma table)
+        # (1 more such gap(s)) (6 proved by SMT ...)").
+        g, more = gap_lemmas[0], len(gap_lemmas) - 1
         lemma_text += (f"; proof gap: the paper's lemma '{g.statement}' is {g.status}, but the "
                        f"accountant rests on {g.proof_gap}" + (
-                           f" ({len(gap_lemmas) - 1} more such gap(s))" if len(gap_lemmas) > 1
-                           else ""))
+                           f"; {more} more proof gap{'s' if more > 1 else ''} of this kind "
+                           f"{'are' if more > 1 else 'is'} in the lemma table" if more else ""))
+        return "holds", (f"No counterexample at {len(points)} audited points; the accountant is "
+                         f"at or below the claim at every point and {lemma_text}."
+                         + (f" {proved} of the lemmas {'were' if proved > 1 else 'was'} proved "
+                            "by SMT over the encoded class." if proved else ""))
     return "holds", (f"No counterexample at {len(points)} audited points; the accountant is at or "
                      f"below the claim at every point and {lemma_text}"
                      + (f" ({proved} proved by SMT over the encoded class)." if proved else "."))

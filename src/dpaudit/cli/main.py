@@ -56,7 +56,7 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from dpaudit.reporting.view import verdict_sentence
     from dpaudit.reporting.writer import claim_paths
 
-    [claim_id] = _resolve_claim_ids([args.claim_id], False)
+    [claim_id] = _resolve_claim_ids([args.claim_id], False, patterns=False)
     status = _audit_many([claim_id], args, 1, out, err)
     if status in (EXIT_OK, EXIT_VIOLATED):
         record = _finished_record(_Task(claim_id, args.budget, args.seed, args.alpha, args.out))
@@ -95,12 +95,18 @@ def _cmd_float_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from dpaudit.cli.runner import refuse_system_root
-    from dpaudit.reporting.writer import report_directory_lock, rerender_directory
+    from dpaudit.reporting.writer import (no_saved_audits_message, report_directory_lock,
+                                          rerender_directory, saved_claim_ids)
 
     directory = Path(args.directory)
     if not directory.is_dir():
         raise UsageError(f"{args.directory} is not a directory")
     refuse_system_root(args.directory, "report")
+    try:  # a directory with no saved audit is an input error: nothing written, not even the lock
+        if not saved_claim_ids(directory):
+            raise UsageError(no_saved_audits_message(args.directory))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     try:  # one writer per report directory (reporting.writer: report_directory_lock)
         with report_directory_lock(directory):
             records, paths = rerender_directory(directory, display_dir=args.directory,
@@ -111,10 +117,6 @@ def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         where = f" ({exc.filename})" if exc.filename else ""
         raise UsageError(f"cannot write the reports of {args.directory}: "
                          f"{exc.strerror or exc}{where}") from None
-    if not records:
-        # rerender_directory wrote an empty index; a directory with no audits is an input error.
-        raise UsageError(f"no saved claim audits (JSON with schema 'dpaudit.claim/1') under "
-                         f"{args.directory}")
     out.write(_summary_table(records) + "\n\n")
     out.write(f"{_counts_sentence(records)} Re-rendered {len(records)} report"
               f"{'s' if len(records) != 1 else ''} and {paths.html}\n")

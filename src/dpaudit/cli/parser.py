@@ -164,7 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("audit-claims", parents=[plugin], help="audit many claims and write their reports and index",
                        description="Audit several registered claims (or all of them), write "
                                    "each report and the index. Interrupted runs resume.")
-    p.add_argument("claim_ids", nargs="*", metavar="CLAIM_ID", help="claim ids to audit")
+    p.add_argument("claim_ids", nargs="*", metavar="CLAIM_ID",
+                   help="claims to audit: claim ids, namespaces (jkt12-colt: every claim in it) "
+                        "or glob patterns over ids (quoted: 'jkt12-*/p*')")
     p.add_argument("--all", action="store_true", help="audit every registered claim")
     p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
                    help="audit N claims at a time in worker processes (default: 1)")

@@ -449,7 +449,16 @@ def _unknown_claim_message(cid: str) -> str:
     return (f"unknown claim id {cid!r}{hint} (`dpaudit list` shows the registered claims)")
 
 
-def _resolve_claim_ids(ids: Sequence[str], use_all: bool) -> list[str]:
+def _resolve_claim_ids(ids: Sequence[str], use_all: bool, patterns: bool = True) -> list[str]:
+    """The registered claim ids that ``ids`` select, in the order given, each once.
+
+    Each argument is a claim id; with ``patterns`` (``audit-claims``) also a namespace, which
+    selects every claim in it (``jkt12-colt`` or ``jkt12-colt/``: ``jkt12-colt/*``), or a glob
+    pattern over ids (``'jkt12-*/p*'``, ``'*/pocp*'``: :mod:`fnmatch`, case-sensitive). An
+    argument that selects nothing is a usage error naming it (issue 35: ``audit-claims
+    mynamespace`` was "unknown claim id")."""
+    import fnmatch
+
     from dpaudit.claims.registry import all_claims, get
 
     if use_all and ids:
@@ -461,14 +470,30 @@ def _resolve_claim_ids(ids: Sequence[str], use_all: bool) -> list[str]:
         return resolved
     if not ids:
         raise UsageError("give the claim ids to audit, or --all (see `dpaudit list`)")
+    registered: list[str] | None = None
     seen: list[str] = []
     for cid in ids:
         try:
             get(cid)
+            selected = [cid]
         except KeyError:
-            raise UsageError(_unknown_claim_message(cid)) from None
-        if cid not in seen:
-            seen.append(cid)
+            if not patterns:
+                raise UsageError(_unknown_claim_message(cid)) from None
+            if registered is None:
+                registered = sorted(rc.claim.id for rc in all_claims())
+            if any(c in cid for c in "*?["):
+                selected = fnmatch.filter(registered, cid)
+                if not selected:
+                    raise UsageError(f"no registered claim id matches the pattern {cid!r} "
+                                     "(`dpaudit list` shows the registered claims)") from None
+            else:
+                namespace = cid.rstrip("/")
+                selected = [i for i in registered if namespace and i.startswith(namespace + "/")]
+                if not selected:
+                    raise UsageError(_unknown_claim_message(cid) + "; an argument may also be a "
+                                     "namespace (every claim in it) or a glob pattern such as "
+                                     "'jkt12-*/p*'") from None
+        seen += [i for i in selected if i not in seen]
     return seen
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any, Iterable, Sequence
 
 
@@ -24,19 +25,34 @@ def _num(x: Any) -> str:
     return f"{x:.4g}"
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]],
+           first_width: int | None = None) -> str:
+    """Left-aligned columns two spaces apart; ``first_width`` caps the first column's width (a
+    longer cell overflows it)."""
     rows = [list(map(str, r)) for r in rows]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    if first_width is not None and widths:
+        widths[0] = min(widths[0], max(first_width, len(header[0])))
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     return "\n".join(lines)
 
 
-def _summary_table(records: Sequence[dict[str, Any]]) -> str:
-    """One row per claim: its claimed formula, then the evidence at its worst point next to the
-    instance of the claim there (">=": a certified lower bound from a numerical bracket)."""
-    from dpaudit.reporting.view import claim_formula, exact_kind, worst_claimed
+#: Widest line of the terminal summary: it must read unwrapped in a 100-column terminal or CI log
+#: (issue 35: prop-a6's formula made it 172 columns).
+SUMMARY_WIDTH = 100
 
+
+def _summary_table(records: Sequence[dict[str, Any]], width: int = SUMMARY_WIDTH) -> str:
+    """One row per claim: the claim instantiated at its worst audited point, then the evidence
+    there (">=": a certified lower bound from a numerical bracket) and the verdict.
+
+    No line is wider than ``width``: the claimed formulas (one can be 70 characters) are left to
+    ``dpaudit list`` and the reports, a claim id too long for its column gets a line of its own
+    above its row, and the note is wrapped."""
+    from dpaudit.reporting.view import exact_kind, worst_claimed
+
+    header = ["claim", "claimed at worst", "exact eps", "accountant", "lower bound", "verdict"]
     rows = []
     certified = False
     for r in records:
@@ -45,15 +61,25 @@ def _summary_table(records: Sequence[dict[str, Any]]) -> str:
         exact = _num(w.get("epsilon_exact"))
         if w.get("epsilon_exact") is not None and exact_kind(w) != "exact":
             exact, certified = ">=" + exact, True
-        rows.append([r["id"], claim_formula(r), f"({_num(eps)}, {_num(delta)})", exact,
+        rows.append([str(r["id"]), f"({_num(eps)}, {_num(delta)})", exact,
                      _num(w.get("epsilon_accountant")), _num(w.get("epsilon_lower_bound")),
-                     r["verdict"]])
-    note = "(eps, delta) at worst point and the evidence columns are at the worst audited point"
+                     str(r["verdict"])])
+    rest = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(header)][1:]
+    budget = width - sum(rest) - 2 * len(rest)
+    id_width = max([len(header[0])] + [len(row[0]) for row in rows if len(row[0]) <= budget])
+    table_rows: list[list[str]] = []
+    for row in rows:
+        if len(row[0]) > id_width:  # its own line (ids are copied whole, never cut)
+            table_rows.append([row[0]] + [""] * len(rest))
+            row = [""] + row[1:]
+        table_rows.append(row)
+    lines = _table(header, table_rows, first_width=id_width).splitlines()
+    note = ("claimed at worst: the claim at its worst audited point, where the evidence columns "
+            "are read; the claimed formulas are in dpaudit list and the reports")
     if certified:
         note += "; >= x: certified lower bound (numerical)"
     note += "; lower bound - : not run, 0: ran without evidence"
-    return _table(["claim", "claimed", "at worst point", "exact eps", "accountant eps",
-                   "lower bound", "verdict"], rows) + f"\n({note})"
+    return "\n".join(lines + textwrap.wrap(f"({note})", width))
 
 
 def _counts_sentence(records: Sequence[dict[str, Any]]) -> str:

@@ -3,7 +3,7 @@
 Schema (issue 5; fields may be added, never renamed)::
 
     {"schema": "dpaudit.report/1",
-     "claims": [{"id": "jkt12-colt/pigd", "paper": "jkt12-colt.txt", "theorem": "Theorem 7",
+     "claims": [{"id": "jkt12-colt/pigd", "paper": "jkt12", "theorem": "Theorem 7",
                  "claimed": {"epsilon": 3.0, "delta": 2e-05},
                  "verdict": "holds|violated|inconclusive",
                  "worst_case": {"parameters": {}, "epsilon_exact": null,
@@ -18,7 +18,13 @@ Added fields: top level ``dpaudit_version`` and ``counts`` (claims per verdict);
 ``json`` (paths of the other two files, relative to DIR), ``budget``, ``seed``, ``alpha``;
 ``worst_case.claimed_epsilon`` (the claim instantiated at the worst point); ``violation_region``
 (where the refuting points lie), ``formula`` (the claimed privacy over the claim's parameters),
-``citation``, ``paper_page`` (``papers/<paper>.html``), ``worst_case.exact_kind``.
+``citation``, ``paper_page`` (``papers/<paper>.html``), ``worst_case.exact_kind``, ``source_file``
+(the text file of the paper the claim was read from, e.g. ``jkt12-colt.txt``).
+
+``paper`` is the paper's key (:func:`~dpaudit.reporting.view.paper_key`: ``jkt12`` for both
+``jkt12-colt/*`` and ``jkt12-arxiv/*``; a user claim's whole namespace), so that grouping the
+index by it gives one group per paper, as the paper pages do (issue 35: it held the source file
+name, which split jkt12 in two).
 
 ``claimed`` is the claim instantiated at the worst audited point (what the verdict compares the
 evidence with; the same as ``worst_case.claimed_*``); ``claimed_example`` is the claim's default
@@ -34,7 +40,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from dpaudit._version import __version__
-from dpaudit.reporting.view import (citation, claim_formula, exact_kind, paper_page,
+from dpaudit.reporting.view import (citation, claim_formula, exact_kind, paper_key, paper_page,
                                     verdict_counts)
 
 __all__ = ["INDEX_SCHEMA", "build_index", "index_entry"]
@@ -47,7 +53,8 @@ def index_entry(record: Mapping[str, Any]) -> dict[str, Any]:
     worst = record.get("worst_case", {})
     return {
         "id": record["id"],
-        "paper": record["paper"],
+        "paper": paper_key(record),
+        "source_file": record["paper"],
         "theorem": record["theorem"],
         "claimed": ({"epsilon": worst["claimed_epsilon"], "delta": worst["claimed_delta"]}
                     if worst.get("claimed_epsilon") is not None

@@ -32,6 +32,7 @@ __all__ = [
     "verdict_sentence",
     "reproduce_command",
     "index_reproduce_command",
+    "needed_plugins",
     "evidence_epsilon",
     "EvidenceTable",
     "evidence_table",
@@ -259,11 +260,32 @@ def _verdict_verb(verdict: str) -> str:
 
 
 def reproduce_command(record: Mapping[str, Any]) -> str:
-    """The shell command that recomputes this claim's audit bit for bit (every word shell-quoted:
-    a saved record's fields must not become shell syntax, issue 25)."""
+    """How to recompute this claim's audit bit for bit: the command the registry recorded when it
+    is a valid one (it names the ``--plugin`` a claim from outside dpaudit needs, or is a note
+    saying how a script's claim is reproduced: issue 35, the bare command failed as pasted for
+    those), else the bare ``dpaudit audit`` command of the record's settings. Every word is
+    shell-quoted: a saved record's fields must not become shell syntax (issue 25)."""
+    import shlex
+
+    recorded = recorded_command(record.get("reproduce"))
+    if recorded.startswith("(") or shlex.split(recorded)[:3] == ["dpaudit", "audit", record["id"]]:
+        return recorded  # a note, or a command for this claim (not another's)
     return _shell_words("dpaudit", "audit", record['id'], "--budget",
                         record.get('budget', 'standard'), "--seed", record.get('seed', 0),
                         "--alpha", format_value(float(record.get('alpha', 0.05))))
+
+
+def needed_plugins(record: Mapping[str, Any]) -> list[str] | None:
+    """The ``--plugin`` specs the claim's reproduce command names (``[]`` for a claim dpaudit
+    registers itself); None when no command reproduces it (a script's or an interactive claim:
+    the recorded text is a note)."""
+    import shlex
+
+    command = reproduce_command(record)
+    if command.startswith("("):
+        return None
+    words = shlex.split(command)
+    return [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--plugin"]
 
 
 def _shell_words(*words: Any) -> str:
@@ -301,13 +323,20 @@ def index_reproduce_command(records: Sequence[Mapping[str, Any]], out: str = "DI
     keys = {(r.get("budget"), r.get("seed"), r.get("alpha")) for r in records}
     if len(keys) != 1:
         return ""
+    plugins: list[str] = []
+    for r in records:
+        needed = needed_plugins(r)
+        if needed is None:  # a claim no command reproduces: neither does one for the index
+            return ""
+        plugins += [p for p in needed if p not in plugins]
     budget, seed, alpha = next(iter(keys))
     ids = " ".join(r["id"] for r in records)
     if registered is not None and set(registered) == {r["id"] for r in records}:
         ids = "--all"
     words = ["--all"] if ids == "--all" else [r["id"] for r in records]
+    plugin_words = [w for p in plugins for w in ("--plugin", p)]
     return _shell_words("dpaudit", "audit-claims", *words, "--budget", budget, "--seed", seed,
-                        "--alpha", format_value(float(alpha)), "--out", out)
+                        "--alpha", format_value(float(alpha)), "--out", out, *plugin_words)
 
 
 def exact_kind(point: Mapping[str, Any]) -> str:
@@ -388,6 +417,13 @@ class EvidenceTable:
     :data:`WORST_ROWS`: the worst point, then the counterexamples and the largest ratios, in grid
     order; every row when there are at most :data:`SHORT_TABLE`); ``rest`` the others, which the
     pages put behind a toggle.
+
+    A claim audited under several readings of an ambiguous passage rests its verdict on the
+    primary reading's points only (issue 35: the page said "48 audited points" in its header and
+    "12" in its verdict, and badged WORST a row of ratio 0.108 above rows of 0.493): then
+    ``primary_reading`` names it, ``primary_points`` counts its points, the ``worst`` row is the
+    primary reading's worst point, and each row's ``reading`` is ``""`` under the primary reading,
+    else the name of the reading it was audited under.
     """
 
     parameter_names: tuple[str, ...]
@@ -399,6 +435,8 @@ class EvidenceTable:
     has_no_evidence: bool = False
     top: tuple[dict[str, Any], ...] = ()
     rest: tuple[dict[str, Any], ...] = ()
+    primary_reading: str = ""
+    primary_points: int = 0
 
 
 #: How many evidence rows a claim page shows before the "all audited points" toggle.
@@ -411,13 +449,15 @@ def _worst_first(rows: Sequence[dict[str, Any]], ratios: Sequence[float | None],
                  limit: int = WORST_ROWS) -> tuple[tuple[dict[str, Any], ...],
                                                    tuple[dict[str, Any], ...]]:
     """Split ``rows`` into the ``limit`` a reader must see (worst point, counterexamples, largest
-    ratio) and the rest, both in grid order."""
+    ratio; rows of the primary reading before others) and the rest, both in grid order."""
     if len(rows) <= max(limit, SHORT_TABLE):
         return tuple(rows), ()
-    def key(i: int) -> tuple[bool, bool, float, int]:
+    def key(i: int) -> tuple[bool, bool, bool, float, int]:
         r = ratios[i]
         score = -math.inf if r is None or math.isnan(r) else r
-        return (not rows[i]["worst"], not rows[i]["counterexample"], -score, i)
+        # Under several readings, the primary reading's rows (the verdict's) come first.
+        return (not rows[i]["worst"], not rows[i]["counterexample"], bool(rows[i].get("reading")),
+                -score, i)
 
     rank = sorted(range(len(rows)), key=key)
     keep = set(rank[:limit])
@@ -513,6 +553,8 @@ def evidence_table(record: Mapping[str, Any]) -> EvidenceTable:
                 names.append(k)
     varying = varying_parameters(points)
     worst_params = record.get("worst_case", {}).get("parameters")
+    readings = [r for r in record.get("readings") or [] if isinstance(r, Mapping)]
+    primary = next((r for r in readings if r.get("primary")), None)
     rows = []
     ratios: list[float | None] = []
     worst_marked = False
@@ -542,13 +584,30 @@ def evidence_table(record: Mapping[str, Any]) -> EvidenceTable:
             "worst": is_worst,
             "evidence_rows": ev_rows,
             "evidence_omitted": ev_omitted,
+            "reading": _reading_of(params, readings, primary),
         })
     top, rest = _worst_first(rows, ratios)
     return EvidenceTable(tuple(names), tuple(rows), tuple(varying), exact_header(points),
                          any(r["exact_kind"] == CERTIFIED for r in rows),
                          any(r["lower_bound_state"] == "not run" for r in rows),
                          any(r["lower_bound_state"] == "no evidence" for r in rows),
-                         top, rest)
+                         top, rest,
+                         str(primary.get("name", "")) if primary and len(readings) > 1 else "",
+                         sum(1 for r in rows if not r["reading"]) if primary else len(rows))
+
+
+def _reading_of(params: Mapping[str, Any], readings: Sequence[Mapping[str, Any]],
+                primary: Mapping[str, Any] | None) -> str:
+    """``""`` for a point under the primary reading (or of a claim without readings), else the
+    name of the reading whose choices the point's parameters make (a point without a reading's
+    parameter counts under every value of it, as :meth:`ClaimAudit.primary_points` reads it)."""
+    def under(reading: Mapping[str, Any]) -> bool:
+        choices = reading.get("parameters") or {}
+        return all(params.get(k, v) == v for k, v in choices.items())
+
+    if primary is None or under(primary):
+        return ""
+    return next((str(r.get("name", "")) for r in readings if under(r)), "another reading")
 
 
 #: A lemma counterexample longer than this (characters of JSON) is left to the JSON file.
@@ -676,8 +735,8 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
     prov = claim.get("provenance", {})
     worst = record.get("worst_case", {})
     ev, ev_kind = evidence_epsilon(worst)
-    reproduce = reproduce_command(record)
-    extra = recorded_command(record.get("reproduce"))
+    reproduce = reproduce_command(record)  # a command, or a note when none reproduces it
+    note = reproduce[1:-1] if reproduce.startswith("(") and reproduce.endswith(")") else ""
     provenance_rows = [(label, value) for label, value in (
         ("Paper", citation(record)),
         ("Source file", prov.get("paper", "")),
@@ -735,8 +794,8 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
         "lemmas": lemma_rows(record),
         "findings": [readable_reason(str(f)) for f in record.get("findings", [])],
         "recommended_calibration": record.get("recommended_calibration") or "",
-        "reproduce": reproduce,
-        "reproduce_extra": extra if extra and extra != reproduce else "",
+        "reproduce": "" if note else reproduce,
+        "reproduce_note": note[0].upper() + note[1:] + "." if note else "",
         "budget": record.get("budget", ""),
         "seed": record.get("seed", ""),
         "alpha": format_value(float(record.get("alpha", 0.05))),

@@ -65,7 +65,8 @@ __all__ = ["ClaimPaths", "IndexPaths", "claim_record", "claim_paths", "write_cla
            "render_claim_files", "load_claim_record", "load_report_directory", "write_index",
            "rerender_directory", "atomic_write", "to_json_text", "MANIFEST_NAME",
            "MANIFEST_SCHEMA", "read_manifest", "add_to_manifest", "load_claim_records",
-           "remove_stale_temp_files", "ensure_inside", "report_directory_lock", "LOCK_NAME"]
+           "remove_stale_temp_files", "ensure_inside", "report_directory_lock", "LOCK_NAME",
+           "saved_claim_ids", "no_saved_audits_message"]
 
 #: The file listing the claims dpaudit runs wrote into a report directory.
 MANIFEST_NAME = "dpaudit-manifest.json"
@@ -543,10 +544,21 @@ def load_report_directory(out_dir: str | os.PathLike[str]) -> list[dict[str, Any
     unreadable or invalid one is a ``ValueError`` naming its file.
     """
     root = Path(out_dir)
+    return load_claim_records(root, saved_claim_ids(root))
+
+
+def saved_claim_ids(out_dir: str | os.PathLike[str]) -> list[str]:
+    """The ids of the claim audits saved in ``out_dir``: its manifest's, or (no manifest) those of
+    the strict walk of :func:`_walk_claim_ids`. Reads, never writes."""
+    root = Path(out_dir)
     ids = read_manifest(root)
-    if ids is None:
-        ids = _walk_claim_ids(root)
-    return load_claim_records(root, ids)
+    return _walk_claim_ids(root) if ids is None else ids
+
+
+def no_saved_audits_message(shown: str | os.PathLike[str]) -> str:
+    """The error of re-rendering a directory that holds no saved claim audit."""
+    return (f"no saved claim audits (JSON with schema {CLAIM_SCHEMA!r}) under {shown}; "
+            "nothing was written")
 
 
 def write_index(out_dir: str | os.PathLike[str], records: Sequence[Mapping[str, Any]],
@@ -581,8 +593,13 @@ def write_index(out_dir: str | os.PathLike[str], records: Sequence[Mapping[str, 
 def rerender_directory(out_dir: str | os.PathLike[str], display_dir: str | None = None,
                        registered: Sequence[str] | None = None
                        ) -> tuple[list[dict[str, Any]], IndexPaths]:
-    """Re-render every claim's Markdown/HTML/figures and the index from the saved JSON alone."""
+    """Re-render every claim's Markdown/HTML/figures and the index from the saved JSON alone.
+
+    ``ValueError`` before anything is written when ``out_dir`` holds no saved claim audit (issue
+    35: an empty index was written, then the command failed)."""
     records = load_report_directory(out_dir)
+    if not records:
+        raise ValueError(no_saved_audits_message(out_dir if display_dir is None else display_dir))
     for record in records:
         try:
             render_claim_files(out_dir, record)
