@@ -16,8 +16,9 @@ never :mod:`dpaudit.papers`. Importing this package loads the model only (cheap)
 
 from __future__ import annotations
 
-from dpaudit.claims.model import (NeighbourRelation, PrivacyClaim, Provenance, ReadingChoice,
-                                  Release, SensitivityLemma, WindowBoundary, WindowScope)
+from dpaudit.claims.model import (NeighbourRelation, ParameterRange, PrivacyClaim, Provenance,
+                                  ReadingChoice, Release, SensitivityLemma, WindowBoundary,
+                                  WindowScope)
 
 __all__ = ["NeighbourRelation", "Release", "WindowBoundary", "WindowScope", "Provenance",
-           "SensitivityLemma", "ReadingChoice", "PrivacyClaim"]
+           "SensitivityLemma", "ReadingChoice", "ParameterRange", "PrivacyClaim"]

@@ -56,6 +56,8 @@ from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg2_account
                                          discrete_epsilon,
                                          dp_ftrl_accountant, law_arrays, law_conformance_pvalue,
                                          max_selections, MIN_MASS, ALG5_QUERY_SENSITIVITY_BOUND)
+from dpaudit.papers.afkt23.gamma import (GAMMA_POINTS_APPROX, GAMMA_POINTS_PURE,
+                                         algorithm5_parameters_at_gamma, gamma_finding)
 from dpaudit.papers.afkt23.lemmas import check_query_sensitivity
 from dpaudit.papers.afkt23.smt_lemmas import smt_evidence
 from dpaudit.papers.afkt23.lower_bound import lower_bound_alarm, theorem5_rounds
@@ -657,6 +659,11 @@ def _alg5_grid(delta: float) -> Callable[[AuditContext], list[dict[str, Any]]]:
             # Theorem 7 restricts only eps < 1: its eps_0 = eps / (sqrt(K) log(1/delta)) grows
             # without bound as delta -> 1 and the sparse vector becomes nearly deterministic
             pts.append(dict(NEAR_ONE_DELTA_POINT))
+        for p in pts:  # the DP-OPE corollary's gamma = 1/d, stated on every point
+            p.setdefault("gamma", 1.0 / p["d"])
+        # Theorems 6-7 are stated for every gamma in (0, 1) (module gamma): its extreme near 1 and
+        # both sides of the jumps of ceil(K) at K = 1 and K = 2
+        pts += [dict(g) for g in (GAMMA_POINTS_APPROX if delta > 0 else GAMMA_POINTS_PURE)]
         return pts
     return grid
 
@@ -683,8 +690,9 @@ NEAR_ONE_DELTA_REPLACED, NEAR_ONE_DELTA_J = 2, 3
 
 def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
     delta = params.get("delta", 0.0)
-    p = algorithm5_parameters(params["epsilon"], params["d"], params["T"], delta=delta,
-                              eps0_reading=params["eps0_reading"])
+    p = algorithm5_parameters_at_gamma(params["epsilon"], params["d"], params["T"],
+                                       params.get("gamma"), delta=delta,
+                                       eps0_reading=params["eps0_reading"])
     acc = alg5_accountant(p)
     printed = pure_composition_epsilon([p.epsilon0 + p.eta] * p.selections, delta)
     ev: dict[str, Any] = {"calibration": p.to_dict(),
@@ -753,7 +761,8 @@ def _alg5_findings(run: ClaimRun) -> list[str]:
     out = [_alarm_finding(run.claim.id, "pure" if run.claim.delta == 0 else "approx", run.ctx),
            _bookkeeping_finding(run.claim.id, run.ctx), _law_check_finding(run.claim.id, run.ctx)]
     regular = [x for x in run.plans
-               if "counterexample" not in x.evidence and "path_bound" not in x.evidence]
+               if "counterexample" not in x.evidence and "path_bound" not in x.evidence
+               and x.parameters.get("gamma", 1.0 / x.parameters["d"]) == 1.0 / x.parameters["d"]]
     # a run restricted to the special points (a user's subset of the grid) has no regular one
     if regular:
         pl = max(regular, key=lambda x: x.accountant / x.claimed_epsilon)
@@ -775,9 +784,10 @@ def _alg5_findings(run: ClaimRun) -> list[str]:
         out.append(f"Exact laws at T <= {EXACT_T}: largest exact epsilon {fmt(w.exact)} (claim "
                    f"{w.claimed_epsilon:g}) on the {w.evidence['exact_pair']} pair; no realisable "
                    "pair at the conventional points exceeds the claim.")
+    out += gamma_finding(run.plans)
     for x in run.plans:
         pb = x.evidence.get("path_bound")
-        if pb is not None:
+        if pb is not None and x.evidence["calibration"]["gamma"] == 1.0 / x.parameters["d"]:
             out.append(
                 f"Best pair found ({format_parameters(x.parameters)}): {pb['pair']}; the sequence "
                 f"{pb['output']} has log P_D / P_D' = {fmt(x.exact)} = {pb['ratio_over_eps0']:.4g} "
