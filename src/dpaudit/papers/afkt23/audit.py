@@ -57,8 +57,11 @@ from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg2_account
                                          dp_ftrl_accountant, law_arrays, law_conformance_pvalue,
                                          max_selections, MIN_MASS, ALG5_QUERY_SENSITIVITY_BOUND)
 from dpaudit.papers.afkt23.gamma import (GAMMA_POINTS_APPROX, GAMMA_POINTS_PURE,
-                                         algorithm5_parameters_at_gamma, gamma_finding)
+                                         algorithm5_parameters_at_gamma, gamma_finding,
+                                         gamma_severity)
 from dpaudit.papers.afkt23.lemmas import check_query_sensitivity
+from dpaudit.papers.afkt23.severity import (DP_FTRL_CALIBRATION_CAVEAT, alg2_event_severity,
+                                            alg5_delta_severity)
 from dpaudit.papers.afkt23.smt_lemmas import smt_evidence
 from dpaudit.papers.afkt23.lower_bound import lower_bound_alarm, theorem5_rounds
 from dpaudit.papers.afkt23.pairs import threshold_pairs
@@ -306,6 +309,8 @@ def _alg1_grid(delta: float) -> Callable[[AuditContext], list[dict[str, Any]]]:
         for p in pts + big:
             if delta > 0:
                 p["delta"] = delta
+        if delta > 0:  # the near-one end of delta's range (claims.ALG1_APPROX.ranges says why)
+            big.append(dict(epsilon=0.1, d=2, T=4096, beta=0.49, k_reading="printed", delta=0.99))
         return pts + big
     return grid
 
@@ -408,6 +413,7 @@ def _net_grid(ctx: AuditContext) -> list[dict[str, Any]]:
     pts = [dict(epsilon=e, delta=dl, d=1, T=4) for e in (1.0, 128.0) for dl in (0.0, 1e-6)]
     pts.append(dict(epsilon=128.0, delta=0.0, d=2, T=4))
     pts += [dict(epsilon=1.0, delta=dl, d=1, T=256) for dl in (0.0, 1e-6)]
+    pts.append(dict(epsilon=0.1, delta=0.99, d=1, T=256))  # the near-one end of delta's range
     if not coarse(ctx.budget):
         pts += [dict(epsilon=e, delta=0.0, d=1, T=1024) for e in (0.1, 10.0)]
         pts += [dict(epsilon=e, delta=dl, d=2, T=4) for e in (1.0, 128.0) for dl in (0.0, 1e-6)
@@ -503,6 +509,7 @@ def _alg2_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
             "float_caveat": "exact arithmetic (Algorithm 2 as printed): the float64 learner's Lbar* "
                             "overflows to inf after 1024 doublings, after which nothing fires; the "
                             "path needs " + str(cx.passes) + " doublings"}
+        ev["severity"] = alg2_event_severity(cx.passes)
     return PointPlan(parameters=params, claimed_epsilon=params["epsilon"], claimed_delta=0.0,
                      exact=exact, exact_kind=CERTIFIED, accountant=acc, evidence=ev,
                      recommendation=lambda: (f"Cap the applications of Algorithm 1 at log2 T = "
@@ -569,6 +576,9 @@ def _ftrl_grid(ctx: AuditContext) -> list[dict[str, Any]]:
     if not coarse(ctx.budget):
         pts += [dict(epsilon=1.0, delta=dl, T=ctx.budget.max_T, d=d, D=1e4, reading=r)
                 for dl in (1e-8, 1e-3) for d in (1, 8) for r in ("L", "2L")]
+        # the ends of delta's and T's stated ranges (claims.DP_FTRL.ranges)
+        pts += [dict(epsilon=1.0, delta=dl, T=T_, d=2, D=1e4, reading=r)
+                for dl, T_ in ((0.5, 64), (1e-5, 2)) for r in ("L", "2L")]
     return pts
 
 
@@ -604,6 +614,8 @@ def _ftrl_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
           "mu_pair": mu_pair, "nodes_containing_leaf_1": used, "projection_probability_bound": p_out,
           "exact_kind": ("certified lower bound: Gaussian epsilon at delta + P(projection)"
                          if exact is not None else "projection possible: only the upper value")}
+    if params["reading"] == "2L":  # the primary reading: dpaudit's calibration, not the paper's
+        ev["severity"] = {"calibration_caveat": DP_FTRL_CALIBRATION_CAVEAT}
     emp = EmpiricalPlan(mechanism=DpFtrl(p), data0=s0, data1=s1,
                         statistic=_ftrl_statistic(p.T),
                         statistic_name="minus the sum of the releases at t = 2^j + 1 (first "
@@ -700,6 +712,8 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                           "accountant_with_sensitivity_1": alg5_accountant(p, query_sensitivity=1.0),
                           "accountant_with_sensitivity_2": alg5_accountant(
                               p, query_sensitivity=ALG5_QUERY_SENSITIVITY_BOUND)}
+    if gamma_severity(p):
+        ev["severity"] = gamma_severity(p)
     exact = None
     exact_kind = EXACT
     emp = None
@@ -736,6 +750,9 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
             "derivation": "exact.alg5_first_switch_bound: P_D(S) >= (1 - 1/d) P[phase 1 halts at "
                           "query j]; P_D'(S) <= P[phase 1 fires at a query <= j]; epsilon(delta) "
                           ">= ln((P_D(S) - delta) / P_D'(S))"}
+        ev["severity"] = alg5_delta_severity(p.epsilon, p.d, p.T, delta, params.get("gamma"),
+                                             p.eps0_reading, NEAR_ONE_DELTA_ROWS,
+                                             NEAR_ONE_DELTA_REPLACED, NEAR_ONE_DELTA_J)
     elif p.T <= EXACT_T and p.d <= EXACT_D:
         e, name, a, b, laws = _best_exact(lambda L: alg5_law(L, p), p.T, p.d, delta,
                                           rounds=(1,) if coarse(ctx.budget) else None)

@@ -29,7 +29,7 @@ from dpaudit.learners.potential_experts import Algorithm5Parameters, algorithm5_
 from dpaudit.learners.sparse_vector_experts import selection_cap
 
 __all__ = ["algorithm5_parameters_at_gamma", "phase_jump_gamma", "GAMMA_EXTREME", "GAMMA_JUMPS",
-           "GAMMA_POINTS_PURE", "GAMMA_POINTS_APPROX", "gamma_finding"]
+           "GAMMA_POINTS_PURE", "GAMMA_POINTS_APPROX", "gamma_finding", "gamma_severity"]
 
 #: The upper end of gamma's range audited (K = 2 ln(1/0.99) = 0.0201: one phase, eps_0 = 49.75 eps).
 #: The lower end is the grid's gamma = 1/d at d = 2^20 (standard budget) or 1024 (quick).
@@ -111,3 +111,13 @@ def gamma_finding(plans: Sequence[Any]) -> list[str]:
             "only 'in particular' for DP-OPE): at the upper end eps_0 = eps/K grows without bound, "
             "and where K crosses an integer the loop 'k < K' gains a phase (ceil(K)) while the "
             "proof charges K. Audited: " + "; ".join(rows) + "."]
+
+
+def gamma_severity(params: Algorithm5Parameters) -> dict[str, Any]:
+    """The ``evidence["severity"]`` entry of a point at a gamma other than ``1/d`` (empty at
+    ``1/d``): what gamma does to the calibration there, for the headline of a violation."""
+    if params.gamma == 1.0 / params.d:
+        return {}
+    return {"where": (f"gamma = {params.gamma:g} (Theorems 6-7 state gamma in (0, 1); 1/d only for "
+                      f"DP-OPE) gives K = 2 ln(1/gamma) = {params.K:.4g}, {params.selections} "
+                      f"phase(s) ('k < K') of eps_0 = {params.epsilon0 / params.epsilon:.4g} eps")}
