@@ -145,8 +145,9 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
         if others_bad:  # refuting points below the witness's delta: say so, never hide them
             sentence += f"; also refuted at {len(others_bad)} point(s) with smaller delta"
     elif span is not None:
-        sentence = (f"violated only for delta >= {span[0]:.3g} ({region}); strongest by a factor "
-                    f"of {factor:.3g} at {where}")
+        head = (region if region.startswith("only for delta") else
+                f"only for delta >= {span[0]:.3g} ({region})")
+        sentence = f"violated {head}; strongest by a factor of {factor:.3g} at {where}"
     else:
         sentence = f"violated by a factor of {factor:.3g} at {where}, {region}"
         if ev.get("where"):
