@@ -148,3 +148,12 @@ def test_dp_ftrl_headline_names_its_calibration_and_the_other_reading() -> None:
     assert sentence.startswith("Holds under dpaudit's own calibration, which the paper does not "
                                "print: AFKT23 prints no sigma")
     assert f"it is violated (up to {ratio:.3g}x the claim)" in sentence
+
+
+def test_a_curve_that_exceeds_the_claim_only_at_pure_dp_says_so() -> None:
+    curve = {"deltas": [0.0, 1e-6], "epsilon_exact": [1.2, 0.9]}
+    sev = assess_severity("violated", [_pt(0.0, 1.2)], curve=curve)
+    assert "above the claimed 1 at delta = 0 only (privacy curve)" in sev["sentence"]
+    curve = {"deltas": [0.0, 1e-6, 1e-3], "epsilon_exact": [1.5, 1.2, 0.9]}
+    sev = assess_severity("violated", [_pt(0.0, 1.5)], curve=curve)
+    assert "for delta from 0 (pure DP) to 1e-06" in sev["sentence"]

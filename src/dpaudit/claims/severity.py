@@ -153,9 +153,11 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
         if ev.get("where"):
             sentence += f"; there {ev['where']}"
     if curve_deltas and log10_p is None:
+        lo, hi = min(curve_deltas), max(curve_deltas)
+        span_text = (f"at delta = {lo:.3g} only" if lo == hi else
+                     f"for delta from {lo:.3g}{' (pure DP)' if lo == 0 else ''} to {hi:.3g}")
         sentence += (f"; the worst pair's epsilon(delta) is above the claimed "
-                     f"{worst.claimed_epsilon:.4g} for delta from {min(curve_deltas):.3g} to "
-                     f"{max(curve_deltas):.3g} (privacy curve)")
+                     f"{worst.claimed_epsilon:.4g} {span_text} (privacy curve)")
     if others:
         sentence += "; " + _other_readings_text(others)
     return {
