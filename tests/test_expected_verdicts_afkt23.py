@@ -53,11 +53,13 @@ EXPECTED: dict[str, Expected] = {
         "eps_0/2 + 30 ceil(K) (eta + eps_0/K) = 0.759 eps",
         points=grid("afkt23/alg2"), readings={"log2 T": "holds"}),
     "afkt23/alg5": Expected(
-        "inconclusive",
-        "test_alg5_bracket_at_eps_1_d_2_T_6 (here): exact 0.07607 (independent enumeration of the "
-        "index-sequence law, round-1 pairs) <= 1 < accountant 2.5 eps_0 + 4 eta = 1.832; "
-        "tests/test_afkt23_alg5_bound.py for the 1.5 eps_0 phase cost",
-        points=None),
+        "violated",
+        "test_alg5_refuted_at_the_upper_end_of_gamma (here): Theorem 6 is stated for gamma in "
+        "(0, 1); at gamma = 0.99 (K = 0.0201, one phase, eps_0 = 49.75 eps) the independent "
+        "enumeration of the index-sequence law on the round-1 'delay' pair gives max |log P/P'| = "
+        "5.673 > 1 at eps = 1, d = 2, T = 6. At gamma = 1/d the claim stays open: "
+        "test_alg5_bracket_at_eps_1_d_2_T_6 (exact 0.07607 <= 1 < accountant 1.832)",
+        points=[dict(epsilon=1.0, gamma=0.99, d=2, T=6, eps0_reading="eps0-formula")]),
     "afkt23/alg5-approx": Expected(
         "violated",
         "test_alg5_approx_near_one_delta_certified_value (here, by-hand value of "
@@ -340,6 +342,51 @@ def test_alg5_bracket_at_eps_1_d_2_T_6() -> None:
     assert p.accountant == pytest.approx(acc, rel=1e-9)
     assert p.exact == pytest.approx(lower, rel=1e-6)
     assert p.exact <= p.claimed_epsilon == 1.0 < p.accountant
+
+
+def test_alg5_refuted_at_the_upper_end_of_gamma() -> None:
+    """alg5 (Theorem 6: "K = 2 log 1/gamma, eps_0 = eps/K, eta = eps_0/(56 log T)", gamma a prior
+    mass, Lemma C.3's "For some gamma > 0"; K > 0 needs gamma < 1) at gamma = 0.99, eps = 1, d = 2,
+    T = 6: K = 2 ln(1/0.99) = 0.020101, so 'k < K' allows ceil(K) = 1 phase; eps_0 = eps/K =
+    49.749 (threshold noise Lap(2/eps_0) = Lap(0.0402)), eta = eps_0/(56 ln 6) = 0.49584.
+    Pair 'delay' (round 1 replaced): expert 1 loses 1 every round vs the same with round 1 zeroed.
+    The released sequence's law is enumerated here (:func:`alg5_sequence_law`, own quadrature in
+    tests/sparse_vector_law.py); its largest max |log P/P'| over outcomes of mass >= 1e-10 is
+    5.6731 > 1: the claim is refuted on its stated range (the phase's sparse vector at eps_0 =
+    49.7 eps is nearly deterministic, so the first switch moves with the replaced round). At
+    gamma = 1/d = 1/2 the same pair gives 0.0761 (test_alg5_bracket_at_eps_1_d_2_T_6)."""
+    K = 2 * math.log(1 / 0.99)
+    e0 = 1.0 / K
+    eta = e0 / (56 * math.log(6))
+    assert (K, e0, math.ceil(K)) == (pytest.approx(0.0201007, rel=1e-5),
+                                     pytest.approx(49.74958, rel=1e-5), 1)
+    T, d = 6, 2
+    delay = np.zeros((T, d))
+    delay[:, 1] = 1.0
+    delay_n = delay.copy()
+    delay_n[0, 1] = 0.0
+    exact = _pure_epsilon(alg5_sequence_law(delay, e0, eta, 1), alg5_sequence_law(delay_n, e0, eta, 1))
+    assert exact == pytest.approx(5.67312, rel=1e-4)
+    p = plan("afkt23/alg5", dict(epsilon=1.0, gamma=0.99, d=2, T=6, eps0_reading="eps0-formula"))
+    assert p.claimed_epsilon == 1.0 and p.exact == pytest.approx(exact, rel=1e-6)
+    assert p.exact > p.claimed_epsilon
+
+
+def test_alg5_grid_audits_gamma_at_both_sides_of_every_phase_jump() -> None:
+    """'k < K' allows ceil(K) phases, K = 2 ln(1/gamma): the count jumps at gamma = e^(-n/2)
+    (0.6065, 0.3679). The quick grid audits gamma = 0.61 | 0.6 (K = 0.9886 | 1.0217: 1 | 2 phases)
+    and 0.37 | 0.36 (K = 1.9885 | 2.0433: 2 | 3), and gamma = 0.99; every other point is at
+    gamma = 1/d (the DP-OPE corollary)."""
+    for cid in ("afkt23/alg5", "afkt23/alg5-approx"):
+        pts = grid(cid)
+        gammas = {g["gamma"] for g in pts}
+        assert {0.99, 0.61, 0.6, 0.37, 0.36} <= gammas
+        for g in pts:
+            assert g["gamma"] in (0.99, 0.61, 0.6, 0.37, 0.36) or g["gamma"] == 1 / g["d"]
+            if g["gamma"] != 1 / g["d"] and g["T"] == 4096:  # accountant-only points: cheap
+                K = 2 * math.log(1 / g["gamma"])
+                assert plan(cid, g).evidence["calibration"]["selections"] == math.ceil(K)
+    assert [math.ceil(2 * math.log(1 / g)) for g in (0.61, 0.6, 0.37, 0.36)] == [1, 2, 2, 3]
 
 
 def test_alg5_approx_near_one_delta_certified_value() -> None:

@@ -465,7 +465,9 @@ def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:
     assert rows == [
         "| `demo-arxiv/gauss` | **holds** |  | (2, 1e-05) | (2, 1e-05) | — | 1.9 | 1.2 | "
         "[demo](papers/demo.md) | Theorem 9 | [md](demo-arxiv/gauss.md) · [json](demo-arxiv/gauss.json) |",
-        "| `demo-colt/half-laplace` | **violated** | at every audited point (6 of 6) | (1, 0) | "
+        "| `demo-colt/half-laplace` | **violated** | Violated by a factor of 2 at (epsilon=0.5, T=1), "
+        "at every audited point (6 of 6); the worst pair's epsilon(delta) is above the claimed 0.5 "
+        "for delta from 1e-08 to 0.1 (privacy curve). | (1, 0) | "
         "(0.5, 0) | 1 | 0.5 | 0.8 | [demo](papers/demo.md) | Theorem 3 | "
         "[md](demo-colt/half-laplace.md) · [json](demo-colt/half-laplace.json) |",
     ]

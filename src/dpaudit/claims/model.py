@@ -17,7 +17,7 @@ from dpaudit._validation import check_delta, check_epsilon, check_int
 from dpaudit.neighbours import NeighbourRelation
 
 __all__ = ["NeighbourRelation", "Release", "WindowBoundary", "WindowScope", "Provenance",
-           "SensitivityLemma", "ReadingChoice", "PrivacyClaim"]
+           "SensitivityLemma", "ReadingChoice", "ParameterRange", "PARAMETER_ROLES", "PrivacyClaim"]
 
 
 class Release(str, enum.Enum):
@@ -206,6 +206,63 @@ class ReadingChoice:
         return cls(d["parameter"], d["primary"], d["rationale"], d.get("labels", {}))
 
 
+#: What a grid key of a claim is: a parameter the claim is quantified over, a reading of an
+#: ambiguous passage (:class:`ReadingChoice`), or a label of the audited point (the pair, the
+#: statistic, the setting a point reproduces), which is no parameter of the claim.
+PARAMETER_ROLES = ("parameter", "reading", "label")
+
+
+@dataclass(frozen=True)
+class ParameterRange:
+    """The stated range of one grid parameter of a claim, the text it rests on, and the grid values
+    that audit it (issue 33: "audit the stated range, extremes included", for every parameter).
+
+    ``name``: the grid key (``"gamma"``); ``stated``: the range in symbols (``"(0, 1)"``);
+    ``quote``: the paper's words the range rests on, verbatim from the source text (whitespace
+    aside), or empty when the paper states nothing and ``note`` says what the range is read from;
+    ``extremes``: the grid values that audit the range's ends (for an open or unbounded end, the
+    value chosen to stand for it, and ``note`` says why); ``breakpoints``: grid values on both sides
+    of every point where the algorithm's discrete choices change (a ceiling or an integer count
+    jumps); ``role``: one of :data:`PARAMETER_ROLES`; ``note``: one sentence on the choices.
+    """
+
+    name: str
+    stated: str
+    quote: str = ""
+    extremes: tuple[Any, ...] = ()
+    breakpoints: tuple[Any, ...] = ()
+    role: str = "parameter"
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError("ParameterRange.name must name a grid parameter")
+        if self.role not in PARAMETER_ROLES:
+            raise ValueError(f"ParameterRange.role must be one of {PARAMETER_ROLES}, got "
+                             f"{self.role!r}")
+        if not self.quote.strip() and not self.note.strip():
+            raise ValueError(f"ParameterRange {self.name!r}: quote the paper or say in note what "
+                             "the range is read from")
+        object.__setattr__(self, "extremes", tuple(self.extremes))
+        object.__setattr__(self, "breakpoints", tuple(self.breakpoints))
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "stated": self.stated, "role": self.role}
+        for key in ("quote", "note"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        for key in ("extremes", "breakpoints"):
+            if getattr(self, key):
+                out[key] = list(getattr(self, key))
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "ParameterRange":
+        return cls(d["name"], d.get("stated", ""), d.get("quote", ""),
+                   tuple(d.get("extremes", ())), tuple(d.get("breakpoints", ())),
+                   d.get("role", "parameter"), d.get("note", ""))
+
+
 def _freeze(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping or {}))
 
@@ -243,6 +300,10 @@ class PrivacyClaim:
     citation:
         The paper in words (authors, title, venue, version), printed in the index and paper pages
         instead of the file name.
+    ranges:
+        One :class:`ParameterRange` per grid parameter: the stated range, the paper's words and
+        the grid values that audit its extremes and discrete jumps (checked against the grid by
+        ``tests/test_parameter_ranges.py``). Empty for a user's claim that declares none.
     window:
         For window-DP claims (``release=Release.WINDOW``) the :class:`WindowScope`; ``None``
         otherwise. A window claim without an explicit scope gets the default (strict) one.
@@ -263,6 +324,7 @@ class PrivacyClaim:
     window: WindowScope | None = None
     statement: str = ""
     readings: tuple[ReadingChoice, ...] = ()
+    ranges: tuple[ParameterRange, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or "/" not in self.id:
@@ -275,6 +337,12 @@ class PrivacyClaim:
         for r in self.readings:
             if not isinstance(r, ReadingChoice):
                 raise TypeError(f"readings must hold ReadingChoice objects, got {type(r).__name__}")
+        object.__setattr__(self, "ranges", tuple(self.ranges))
+        names = [r.name for r in self.ranges]
+        if any(not isinstance(r, ParameterRange) for r in self.ranges):
+            raise TypeError("ranges must hold ParameterRange objects")
+        if len(set(names)) != len(names):
+            raise ValueError(f"ranges declares a parameter twice: {names}")
         object.__setattr__(self, "neighbour", NeighbourRelation(self.neighbour))
         object.__setattr__(self, "release", Release(self.release))
         if self.window is not None and not isinstance(self.window, WindowScope):
@@ -320,7 +388,8 @@ class PrivacyClaim:
             "citation": self.citation,
         } | ({} if self.window is None else {"window": self.window.to_dict()}) | (
             {"statement": self.statement} if self.statement else {}) | (
-            {"readings": [r.to_dict() for r in self.readings]} if self.readings else {})
+            {"readings": [r.to_dict() for r in self.readings]} if self.readings else {}) | (
+            {"ranges": [r.to_dict() for r in self.ranges]} if self.ranges else {})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PrivacyClaim":
@@ -338,4 +407,9 @@ class PrivacyClaim:
             window=None if d.get("window") is None else WindowScope.from_dict(d["window"]),
             statement=d.get("statement", ""),
             readings=tuple(ReadingChoice.from_dict(r) for r in d.get("readings", [])),
+            ranges=tuple(ParameterRange.from_dict(r) for r in d.get("ranges", [])),
         )
+
+    def range_of(self, name: str) -> ParameterRange | None:
+        """The declared :class:`ParameterRange` of grid parameter ``name`` (``None``: undeclared)."""
+        return next((r for r in self.ranges if r.name == name), None)

@@ -40,6 +40,7 @@ from dpaudit.claims.model import PrivacyClaim
 
 from dpaudit.claims.evidence import (GridPoint, LemmaCheck, Verdict,
                                      _json_float)
+from dpaudit.claims.severity import assess_severity
 from dpaudit.claims.verdict import decide_verdict, violation_region
 
 __all__ = ["ClaimAudit"]
@@ -122,6 +123,14 @@ class ClaimAudit:
     def worst_point(self) -> GridPoint | None:
         return _worst(self.primary_points())
 
+    def severity(self) -> dict[str, Any] | None:
+        """How much the verdict matters (:func:`dpaudit.claims.severity.assess_severity`): the
+        delta and parameter range of a violation, the witness's probability, the privacy curve
+        against the claim; for a ``holds`` on a calibration the paper does not print, that caveat.
+        ``None`` when there is nothing to add. Its ``sentence`` is the reports' headline."""
+        return assess_severity(self.verdict, self.primary_points(), self.reading_verdicts(),
+                               self.figures.get("privacy_curve"))
+
     def to_dict(self) -> dict[str, Any]:
         verdict, reason = self.verdict_and_reason
         w = self.worst_point()
@@ -134,6 +143,7 @@ class ClaimAudit:
             "verdict": verdict,
             "reason": reason,
             "violation_region": violation_region(self.primary_points()),
+            "severity": self.severity(),
             "worst_case": {
                 "parameters": {} if w is None else dict(w.parameters),
                 "claimed_epsilon": None if w is None else w.claimed_epsilon,

@@ -81,6 +81,7 @@ def index_entry(record: Mapping[str, Any]) -> dict[str, Any]:
         "json": f"{record['id']}.json",
         "reason": record.get("reason", ""),
         "violation_region": str(record.get("violation_region") or ""),
+        "severity": record.get("severity"),
         "formula": claim_formula(record),
         "citation": citation(record),
         "paper_page": paper_page(record),

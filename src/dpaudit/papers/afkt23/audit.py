@@ -56,7 +56,12 @@ from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg2_account
                                          discrete_epsilon,
                                          dp_ftrl_accountant, law_arrays, law_conformance_pvalue,
                                          max_selections, MIN_MASS, ALG5_QUERY_SENSITIVITY_BOUND)
+from dpaudit.papers.afkt23.gamma import (GAMMA_POINTS_APPROX, GAMMA_POINTS_PURE,
+                                         algorithm5_parameters_at_gamma, gamma_finding,
+                                         gamma_severity)
 from dpaudit.papers.afkt23.lemmas import check_query_sensitivity
+from dpaudit.papers.afkt23.severity import (DP_FTRL_CALIBRATION_CAVEAT, alg2_event_severity,
+                                            alg5_delta_severity)
 from dpaudit.papers.afkt23.smt_lemmas import smt_evidence
 from dpaudit.papers.afkt23.lower_bound import lower_bound_alarm, theorem5_rounds
 from dpaudit.papers.afkt23.pairs import threshold_pairs
@@ -304,6 +309,8 @@ def _alg1_grid(delta: float) -> Callable[[AuditContext], list[dict[str, Any]]]:
         for p in pts + big:
             if delta > 0:
                 p["delta"] = delta
+        if delta > 0:  # the near-one end of delta's range (claims.ALG1_APPROX.ranges says why)
+            big.append(dict(epsilon=0.1, d=2, T=4096, beta=0.49, k_reading="printed", delta=0.99))
         return pts + big
     return grid
 
@@ -406,6 +413,7 @@ def _net_grid(ctx: AuditContext) -> list[dict[str, Any]]:
     pts = [dict(epsilon=e, delta=dl, d=1, T=4) for e in (1.0, 128.0) for dl in (0.0, 1e-6)]
     pts.append(dict(epsilon=128.0, delta=0.0, d=2, T=4))
     pts += [dict(epsilon=1.0, delta=dl, d=1, T=256) for dl in (0.0, 1e-6)]
+    pts.append(dict(epsilon=0.1, delta=0.99, d=1, T=256))  # the near-one end of delta's range
     if not coarse(ctx.budget):
         pts += [dict(epsilon=e, delta=0.0, d=1, T=1024) for e in (0.1, 10.0)]
         pts += [dict(epsilon=e, delta=dl, d=2, T=4) for e in (1.0, 128.0) for dl in (0.0, 1e-6)
@@ -501,6 +509,7 @@ def _alg2_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
             "float_caveat": "exact arithmetic (Algorithm 2 as printed): the float64 learner's Lbar* "
                             "overflows to inf after 1024 doublings, after which nothing fires; the "
                             "path needs " + str(cx.passes) + " doublings"}
+        ev["severity"] = alg2_event_severity(cx.passes)
     return PointPlan(parameters=params, claimed_epsilon=params["epsilon"], claimed_delta=0.0,
                      exact=exact, exact_kind=CERTIFIED, accountant=acc, evidence=ev,
                      recommendation=lambda: (f"Cap the applications of Algorithm 1 at log2 T = "
@@ -567,6 +576,9 @@ def _ftrl_grid(ctx: AuditContext) -> list[dict[str, Any]]:
     if not coarse(ctx.budget):
         pts += [dict(epsilon=1.0, delta=dl, T=ctx.budget.max_T, d=d, D=1e4, reading=r)
                 for dl in (1e-8, 1e-3) for d in (1, 8) for r in ("L", "2L")]
+        # the ends of delta's and T's stated ranges (claims.DP_FTRL.ranges)
+        pts += [dict(epsilon=1.0, delta=dl, T=T_, d=2, D=1e4, reading=r)
+                for dl, T_ in ((0.5, 64), (1e-5, 2)) for r in ("L", "2L")]
     return pts
 
 
@@ -602,6 +614,8 @@ def _ftrl_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
           "mu_pair": mu_pair, "nodes_containing_leaf_1": used, "projection_probability_bound": p_out,
           "exact_kind": ("certified lower bound: Gaussian epsilon at delta + P(projection)"
                          if exact is not None else "projection possible: only the upper value")}
+    if params["reading"] == "2L":  # the primary reading: dpaudit's calibration, not the paper's
+        ev["severity"] = {"calibration_caveat": DP_FTRL_CALIBRATION_CAVEAT}
     emp = EmpiricalPlan(mechanism=DpFtrl(p), data0=s0, data1=s1,
                         statistic=_ftrl_statistic(p.T),
                         statistic_name="minus the sum of the releases at t = 2^j + 1 (first "
@@ -657,6 +671,11 @@ def _alg5_grid(delta: float) -> Callable[[AuditContext], list[dict[str, Any]]]:
             # Theorem 7 restricts only eps < 1: its eps_0 = eps / (sqrt(K) log(1/delta)) grows
             # without bound as delta -> 1 and the sparse vector becomes nearly deterministic
             pts.append(dict(NEAR_ONE_DELTA_POINT))
+        for p in pts:  # the DP-OPE corollary's gamma = 1/d, stated on every point
+            p.setdefault("gamma", 1.0 / p["d"])
+        # Theorems 6-7 are stated for every gamma in (0, 1) (module gamma): its extreme near 1 and
+        # both sides of the jumps of ceil(K) at K = 1 and K = 2
+        pts += [dict(g) for g in (GAMMA_POINTS_APPROX if delta > 0 else GAMMA_POINTS_PURE)]
         return pts
     return grid
 
@@ -683,8 +702,9 @@ NEAR_ONE_DELTA_REPLACED, NEAR_ONE_DELTA_J = 2, 3
 
 def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
     delta = params.get("delta", 0.0)
-    p = algorithm5_parameters(params["epsilon"], params["d"], params["T"], delta=delta,
-                              eps0_reading=params["eps0_reading"])
+    p = algorithm5_parameters_at_gamma(params["epsilon"], params["d"], params["T"],
+                                       params.get("gamma"), delta=delta,
+                                       eps0_reading=params["eps0_reading"])
     acc = alg5_accountant(p)
     printed = pure_composition_epsilon([p.epsilon0 + p.eta] * p.selections, delta)
     ev: dict[str, Any] = {"calibration": p.to_dict(),
@@ -692,6 +712,8 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                           "accountant_with_sensitivity_1": alg5_accountant(p, query_sensitivity=1.0),
                           "accountant_with_sensitivity_2": alg5_accountant(
                               p, query_sensitivity=ALG5_QUERY_SENSITIVITY_BOUND)}
+    if gamma_severity(p):
+        ev["severity"] = gamma_severity(p)
     exact = None
     exact_kind = EXACT
     emp = None
@@ -728,6 +750,9 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
             "derivation": "exact.alg5_first_switch_bound: P_D(S) >= (1 - 1/d) P[phase 1 halts at "
                           "query j]; P_D'(S) <= P[phase 1 fires at a query <= j]; epsilon(delta) "
                           ">= ln((P_D(S) - delta) / P_D'(S))"}
+        ev["severity"] = alg5_delta_severity(p.epsilon, p.d, p.T, delta, params.get("gamma"),
+                                             p.eps0_reading, NEAR_ONE_DELTA_ROWS,
+                                             NEAR_ONE_DELTA_REPLACED, NEAR_ONE_DELTA_J)
     elif p.T <= EXACT_T and p.d <= EXACT_D:
         e, name, a, b, laws = _best_exact(lambda L: alg5_law(L, p), p.T, p.d, delta,
                                           rounds=(1,) if coarse(ctx.budget) else None)
@@ -753,7 +778,8 @@ def _alg5_findings(run: ClaimRun) -> list[str]:
     out = [_alarm_finding(run.claim.id, "pure" if run.claim.delta == 0 else "approx", run.ctx),
            _bookkeeping_finding(run.claim.id, run.ctx), _law_check_finding(run.claim.id, run.ctx)]
     regular = [x for x in run.plans
-               if "counterexample" not in x.evidence and "path_bound" not in x.evidence]
+               if "counterexample" not in x.evidence and "path_bound" not in x.evidence
+               and x.parameters.get("gamma", 1.0 / x.parameters["d"]) == 1.0 / x.parameters["d"]]
     # a run restricted to the special points (a user's subset of the grid) has no regular one
     if regular:
         pl = max(regular, key=lambda x: x.accountant / x.claimed_epsilon)
@@ -775,9 +801,10 @@ def _alg5_findings(run: ClaimRun) -> list[str]:
         out.append(f"Exact laws at T <= {EXACT_T}: largest exact epsilon {fmt(w.exact)} (claim "
                    f"{w.claimed_epsilon:g}) on the {w.evidence['exact_pair']} pair; no realisable "
                    "pair at the conventional points exceeds the claim.")
+    out += gamma_finding(run.plans)
     for x in run.plans:
         pb = x.evidence.get("path_bound")
-        if pb is not None:
+        if pb is not None and x.evidence["calibration"]["gamma"] == 1.0 / x.parameters["d"]:
             out.append(
                 f"Best pair found ({format_parameters(x.parameters)}): {pb['pair']}; the sequence "
                 f"{pb['output']} has log P_D / P_D' = {fmt(x.exact)} = {pb['ratio_over_eps0']:.4g} "

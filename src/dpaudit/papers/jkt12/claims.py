@@ -45,6 +45,7 @@ from typing import Mapping
 
 from dpaudit._validation import check_delta, check_epsilon, check_int
 from dpaudit.claims import PrivacyClaim, Provenance, ReadingChoice, Release, SensitivityLemma
+from dpaudit.papers.jkt12.ranges import JKT12_RANGES
 
 __all__ = ["CLAIM_IDS", "REPRESENTATIVE", "JKT12_CLAIMS", "claimed_privacy", "get_claim",
            "COLT", "ARXIV", "PRIMARY_READINGS"]
@@ -343,4 +344,5 @@ def _with_readings(claim: PrivacyClaim) -> PrivacyClaim:
                                          for parameter, value, why in readings))
 
 
-JKT12_CLAIMS = MappingProxyType({cid: _with_readings(c) for cid, c in JKT12_CLAIMS.items()})
+JKT12_CLAIMS = MappingProxyType({cid: replace(_with_readings(c), ranges=JKT12_RANGES[cid])
+                                  for cid, c in JKT12_CLAIMS.items()})

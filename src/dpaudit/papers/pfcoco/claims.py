@@ -47,6 +47,7 @@ from dpaudit.claims import (
     WindowBoundary,
     WindowScope,
 )
+from dpaudit.papers.pfcoco.ranges import PFCOCO_RANGES
 
 __all__ = [
     "PAPER", "VERSION", "WINDOW_SCOPE", "SENSITIVITY_LEMMA", "NODE_COUNT_LEMMA",
@@ -373,3 +374,9 @@ WDP_COCOL_GAUSSIAN = _with_readings(WDP_COCOL_GAUSSIAN)
 
 PFCOCO_CLAIMS = (WINDOW_TREE_GAMMA, WINDOW_TREE_GAUSSIAN, WDP_COCOP_GAMMA, WDP_COCOP_GAUSSIAN,
                  WDP_COCOL_GAMMA, WDP_COCOL_GAUSSIAN, STANDARD_TREE, PROP_A1, PROP_A3, PROP_A6)
+
+
+# Every grid parameter's stated range (issue 33; ranges.py).
+PFCOCO_CLAIMS = tuple(replace(c, ranges=PFCOCO_RANGES[c.id]) for c in PFCOCO_CLAIMS)
+(WINDOW_TREE_GAMMA, WINDOW_TREE_GAUSSIAN, WDP_COCOP_GAMMA, WDP_COCOP_GAUSSIAN, WDP_COCOL_GAMMA,
+ WDP_COCOL_GAUSSIAN, STANDARD_TREE, PROP_A1, PROP_A3, PROP_A6) = PFCOCO_CLAIMS

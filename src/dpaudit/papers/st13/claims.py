@@ -15,7 +15,10 @@ Claim ids: ``st13/tree-aggregation``, ``st13/pftal``, ``st13/pftal-convex``, ``s
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dpaudit.claims import NeighbourRelation, PrivacyClaim, Provenance, Release, SensitivityLemma
+from dpaudit.papers.st13.ranges import ST13_RANGES
 
 __all__ = [
     "PAPER",
@@ -217,3 +220,14 @@ BANDIT_FTAL_CONVEX_CLAIM = PrivacyClaim(
 #: All five, in a stable order.
 ST13_CLAIMS: tuple[PrivacyClaim, ...] = (TREE_AGGREGATION, PFTAL_CLAIM, PFTAL_CONVEX_CLAIM,
                                          BANDIT_FTAL_CLAIM, BANDIT_FTAL_CONVEX_CLAIM)
+
+
+# Every grid parameter's stated range (issue 33; ranges.py).
+TREE_AGGREGATION = replace(TREE_AGGREGATION, ranges=ST13_RANGES[TREE_AGGREGATION.id])
+PFTAL_CLAIM = replace(PFTAL_CLAIM, ranges=ST13_RANGES[PFTAL_CLAIM.id])
+PFTAL_CONVEX_CLAIM = replace(PFTAL_CONVEX_CLAIM, ranges=ST13_RANGES[PFTAL_CONVEX_CLAIM.id])
+BANDIT_FTAL_CLAIM = replace(BANDIT_FTAL_CLAIM, ranges=ST13_RANGES[BANDIT_FTAL_CLAIM.id])
+BANDIT_FTAL_CONVEX_CLAIM = replace(BANDIT_FTAL_CONVEX_CLAIM,
+                                   ranges=ST13_RANGES[BANDIT_FTAL_CONVEX_CLAIM.id])
+ST13_CLAIMS = (TREE_AGGREGATION, PFTAL_CLAIM, PFTAL_CONVEX_CLAIM, BANDIT_FTAL_CLAIM,
+               BANDIT_FTAL_CONVEX_CLAIM)

@@ -1,0 +1,195 @@
+"""How much a verdict matters, from the evidence the audit already has (issue 33).
+
+AUDIT-METHOD section 2, "How much a violation matters": a violation is a fact about the claim, how
+much it matters is a fact about the evidence. "violated only for delta >= 0.996" and "violated at
+delta = 1e-5 by a factor of 2" are both ``violated``; a reviewer must tell them apart at a glance.
+The verdict rule (:mod:`dpaudit.claims.verdict`) is unchanged: this module says what the verdict
+*says*, never what it *is*.
+
+:func:`assess_severity` reads, for a claim's primary-reading points:
+
+* the refuting points and the parameter that separates them from the others
+  (:func:`~dpaudit.claims.verdict.violation_region`), and the span of claimed delta they cover;
+* the worst refuting point's factor (its refuting evidence over the claimed epsilon) and, where
+  its privacy curve has the pair's epsilon(delta), the deltas at which that curve is above the
+  claimed epsilon;
+* what a declaration measured about its witness, in the point's ``evidence["severity"]``
+  (:data:`SEVERITY_EVIDENCE_KEYS`): the smallest delta from which the witness refutes the claim when
+  the calibration follows delta (``delta_from``, with ``where``: what degenerates there), the
+  largest delta at which the accountant certifies the claim at the same other parameters
+  (``holds_up_to_delta``), an upper bound on the probability of a one-event witness
+  (``event_log10_probability_upper``, log10), and, for a ``holds`` that rests on a calibration the
+  paper does not print, the caveat (``calibration_caveat``);
+* the other readings' verdicts (:meth:`ClaimAudit.reading_verdicts`).
+
+It returns a JSON-serialisable dict (``None`` when there is nothing to say: an inconclusive claim, or
+a plain ``holds``) whose ``sentence`` is the headline reports print next to the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+from dpaudit.claims.evidence import GridPoint, _json_float
+from dpaudit.claims.verdict import format_parameters, violation_region
+
+__all__ = ["SEVERITY_EVIDENCE_KEYS", "PURE_DP_NEGLIGIBLE_LOG10", "assess_severity",
+           "curve_violation_deltas", "probability_text"]
+
+#: The keys a declaration may put in ``PointPlan.evidence["severity"]`` (all optional).
+SEVERITY_EVIDENCE_KEYS = ("delta_from", "where", "holds_up_to_delta",
+                          "event_log10_probability_upper", "event", "calibration_caveat")
+
+#: Below this log10 probability a witnessing event is printed as "< 1e-300" (the smallest positive
+#: normal float64 is 2.2e-308: no delta anyone would state is that small).
+PURE_DP_NEGLIGIBLE_LOG10 = -300.0
+
+
+def probability_text(log10_p: float) -> str:
+    """An upper bound on a probability, from its log10, in words: ``"< 1e-300"`` below
+    :data:`PURE_DP_NEGLIGIBLE_LOG10`, else ``"<= 3.2e-12"``."""
+    if not math.isfinite(log10_p) and log10_p > 0:
+        raise ValueError(f"log10_p must be a finite number or -inf, got {log10_p!r}")
+    if log10_p < PURE_DP_NEGLIGIBLE_LOG10:
+        return "< 1e-300"
+    return f"<= {10.0 ** log10_p:.2g}"
+
+
+def curve_violation_deltas(curve: Mapping[str, Any] | None, claimed_epsilon: float
+                           ) -> list[float]:
+    """The deltas of a privacy-curve figure (``figures["privacy_curve"]``) at which the worst pair's
+    exact (or certified) epsilon(delta) is above ``claimed_epsilon``; empty without such a series."""
+    if not curve:
+        return []
+    deltas, exact = curve.get("deltas") or [], curve.get("epsilon_exact") or []
+    return [float(d) for d, e in zip(deltas, exact)
+            if e is not None and d is not None and float(e) > claimed_epsilon]
+
+
+def _delta_span(points: Sequence[GridPoint]) -> tuple[float, float] | None:
+    """``(lo, hi)`` of the claimed delta over the refuting points when every refuting point has a
+    larger claimed delta than every other point (the violation is confined to large delta)."""
+    bad = [p.claimed_delta for p in points if p.counterexample() is not None]
+    good = [p.claimed_delta for p in points if p.counterexample() is None]
+    if bad and good and min(bad) > max(good):
+        return min(bad), max(bad)
+    return None
+
+
+def _num(x: Any) -> float | None:
+    return None if x is None else _json_float(float(x))
+
+
+def assess_severity(verdict: str, points: Sequence[GridPoint],
+                    readings: Sequence[Mapping[str, Any]] = (),
+                    curve: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """How much ``verdict`` matters, from the primary-reading ``points`` (their evidence),
+    the other ``readings`` (:meth:`ClaimAudit.reading_verdicts`) and the worst point's privacy
+    ``curve``; see the module docstring. ``None`` when there is nothing to add to the verdict."""
+    others = [r for r in readings if not r.get("primary")]
+    if verdict == "violated":
+        return _violated(points, others, curve)
+    if verdict == "holds":
+        return _holds_on_own_calibration(points, others)
+    return None
+
+
+def _reading_factor(reading: Mapping[str, Any]) -> float | None:
+    w = reading.get("worst_point") or {}
+    c = w.get("claimed_epsilon")
+    vals = [w.get(k) for k in ("epsilon_exact", "epsilon_lower_bound")]
+    vals = [float(v) for v in vals if isinstance(v, (int, float))]
+    if not c or not vals:
+        return None
+    return max(vals) / float(c)
+
+
+def _other_readings_text(others: Sequence[Mapping[str, Any]]) -> str:
+    parts = []
+    for r in others:
+        f = _reading_factor(r) if r.get("verdict") == "violated" else None
+        parts.append(f"under {r['name']} it is {r['verdict']}"
+                     + (f" (up to {f:.3g}x the claim)" if f is not None else ""))
+    return "; ".join(parts)
+
+
+def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
+              curve: Mapping[str, Any] | None) -> dict[str, Any]:
+    refuting = [p for p in points if p.counterexample() is not None]
+    worst = max(refuting, key=lambda p: p.refutation_ratio())
+    factor = worst.refutation_ratio()
+    ev = worst.evidence.get("severity") if isinstance(worst.evidence, Mapping) else None
+    ev = dict(ev or {})
+    region = violation_region(list(points))
+    span = _delta_span(points)
+    curve_deltas = curve_violation_deltas(curve, worst.claimed_epsilon)
+    log10_p = ev.get("event_log10_probability_upper")
+    delta_from = ev.get("delta_from")
+    where = f"({format_parameters(worst.parameters)})"
+    if log10_p is not None:
+        ptext = probability_text(float(log10_p))
+        absorbed = "1e-300" if float(log10_p) < PURE_DP_NEGLIGIBLE_LOG10 else f"{10.0 ** log10_p:.2g}"
+        sentence = (f"violated for pure DP through {ev.get('event') or 'one event'} of probability "
+                    f"{ptext} (log10 P <= {float(log10_p):.4g}) at {where}; any delta >= "
+                    f"{absorbed} absorbs this witness, so no audited evidence refutes "
+                    f"(eps, delta >= {absorbed})")
+    elif delta_from is not None:
+        sentence = f"violated only for delta >= {float(delta_from):.3g}"
+        if ev.get("where"):
+            sentence += f", where {ev['where']}"
+        if ev.get("holds_up_to_delta") is not None:
+            sentence += (f"; the accountant is within the claim for delta <= "
+                         f"{float(ev['holds_up_to_delta']):.3g} at the same other parameters")
+        others_bad = [p for p in refuting if p.claimed_delta < float(delta_from)]
+        if others_bad:  # refuting points below the witness's delta: say so, never hide them
+            sentence += f"; also refuted at {len(others_bad)} point(s) with smaller delta"
+    elif span is not None:
+        head = (region if region.startswith("only for delta") else
+                f"only for delta >= {span[0]:.3g} ({region})")
+        sentence = f"violated {head}; strongest by a factor of {factor:.3g} at {where}"
+    else:
+        sentence = f"violated by a factor of {factor:.3g} at {where}, {region}"
+        if ev.get("where"):
+            sentence += f"; there {ev['where']}"
+    if curve_deltas and log10_p is None:
+        lo, hi = min(curve_deltas), max(curve_deltas)
+        span_text = (f"at delta = {lo:.3g} only" if lo == hi else
+                     f"for delta from {lo:.3g}{' (pure DP)' if lo == 0 else ''} to {hi:.3g}")
+        sentence += (f"; the worst pair's epsilon(delta) is above the claimed "
+                     f"{worst.claimed_epsilon:.4g} {span_text} (privacy curve)")
+    if others:
+        sentence += "; " + _other_readings_text(others)
+    return {
+        "sentence": sentence[0].upper() + sentence[1:] + ".",
+        "factor": _num(factor),
+        "worst_parameters": dict(worst.parameters),
+        "parameter_region": region,
+        "claimed_delta_range": None if span is None else [span[0], span[1]],
+        "delta_from": _num(delta_from),
+        "holds_up_to_delta": _num(ev.get("holds_up_to_delta")),
+        "where": ev.get("where", ""),
+        "event_log10_probability_upper": _num(log10_p),
+        "curve_violation_deltas": (None if not curve_deltas
+                                   else [min(curve_deltas), max(curve_deltas)]),
+        "other_readings": [{"name": r["name"], "verdict": r["verdict"],
+                            "factor": _num(_reading_factor(r))} for r in others],
+    }
+
+
+def _holds_on_own_calibration(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]]
+                              ) -> dict[str, Any] | None:
+    caveats = [p.evidence["severity"]["calibration_caveat"] for p in points
+               if isinstance(p.evidence.get("severity"), Mapping)
+               and p.evidence["severity"].get("calibration_caveat")]
+    if not caveats:
+        return None
+    ratio = max((p.worst_ratio() for p in points), default=float("nan"))
+    sentence = (f"Holds under dpaudit's own calibration, which the paper does not print: "
+                f"{caveats[0]} (accountant at most {ratio:.3g}x the claim)")
+    if others:
+        sentence += "; " + _other_readings_text(others)
+    return {"sentence": sentence + ".", "calibration_caveat": caveats[0],
+            "factor": _num(ratio),
+            "other_readings": [{"name": r["name"], "verdict": r["verdict"],
+                                "factor": _num(_reading_factor(r))} for r in others]}

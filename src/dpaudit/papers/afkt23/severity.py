@@ -1,0 +1,101 @@
+"""What the afkt23 witnesses say about how much a verdict matters (issue 33).
+
+Each function returns the ``evidence["severity"]`` entry of a point (keys of
+:data:`dpaudit.claims.severity.SEVERITY_EVIDENCE_KEYS`), computed from the same objects as the
+point's own evidence; :func:`dpaudit.claims.severity.assess_severity` turns it into the headline.
+
+* Algorithm 5, Theorem 7 (``alg5-approx``): the near-one-delta witness refutes the claim only where
+  ``eps_0 = eps/(sqrt(K) log(1/delta))`` is large; :func:`alg5_delta_severity` finds the smallest
+  delta from which the same pair's certified bound (calibration at that delta) is above the claim,
+  and the largest delta up to which the accountant (same eps, d, T) is within it.
+* Algorithm 2 (``alg2``, uncapped): the witness is one released sequence; it needs ``2N + 1`` choices
+  among ``d >= 2`` equally likely experts (the first expert, and per pass the drawn expert at equal
+  scores and the restart's fresh ``x_0``), so ``P_D(o) <= 2^-(2N+1)`` (:func:`alg2_event_severity`).
+* DP-FTRL: AFKT23 prints no sigma; :data:`DP_FTRL_CALIBRATION_CAVEAT` says so in the headline of a
+  ``holds`` (primary reading).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+from dpaudit.papers.afkt23.exact import alg5_accountant, alg5_first_switch_bound
+from dpaudit.papers.afkt23.gamma import algorithm5_parameters_at_gamma
+
+__all__ = ["DP_FTRL_CALIBRATION_CAVEAT", "alg2_event_severity", "alg5_delta_severity",
+           "first_crossing"]
+
+DP_FTRL_CALIBRATION_CAVEAT = (
+    "AFKT23 prints no sigma (Algorithm 3 defers to 'Appendix B.1 in (Kairouz et al., 2021)'), so "
+    "the audited sigma is dpaudit's: the tree's zCDP calibrated for the replace-one shift 2L of "
+    "Definition 2.1")
+
+
+def alg2_event_severity(passes: int) -> dict[str, Any]:
+    """Severity evidence of Algorithm 2's alternating-sequence witness with ``passes`` = N doubling
+    tests: ``log10 P_D(o) <= -(2N + 1) log10 2`` (see the module docstring)."""
+    if not isinstance(passes, int) or passes < 0:
+        raise ValueError(f"passes must be an integer >= 0, got {passes!r}")
+    return {"event_log10_probability_upper": -(2 * passes + 1) * math.log10(2.0),
+            "event": "one released sequence (the two experts alternate every round)"}
+
+
+def first_crossing(f: Callable[[float], float], lo: float, hi: float, *, tol: float = 1e-7,
+                   iterations: int = 60) -> tuple[float, float]:
+    """Bisection for the ``x`` in ``[lo, hi]`` where ``f`` turns positive (``f(lo) <= 0 < f(hi)``
+    required, ``ValueError`` otherwise); returns the final bracket ``(lo, hi)``, ``f(lo) <= 0 <
+    f(hi)``, ``hi - lo <= tol``."""
+    if not (f(lo) <= 0.0 < f(hi)):
+        raise ValueError(f"f must be <= 0 at lo={lo!r} and > 0 at hi={hi!r}")
+    for _ in range(iterations):
+        if hi - lo <= tol:
+            break
+        mid = 0.5 * (lo + hi)
+        if f(mid) > 0.0:
+            hi = mid
+        else:
+            lo = mid
+    return lo, hi
+
+
+#: The deltas scanned for the accountant's side (below the witness's delta).
+_ACCOUNTANT_DELTAS: Sequence[float] = ([10.0 ** -k for k in range(10, 0, -1)]
+                                       + [round(0.05 * i, 2) for i in range(3, 20)])
+
+
+def alg5_delta_severity(epsilon: float, d: int, T: int, delta: float, gamma: float | None,
+                        eps0_reading: str, rows: Sequence[float], replaced: int, j: int
+                        ) -> dict[str, Any]:
+    """Severity evidence of Theorem 7's first-switch witness at ``delta``: ``delta_from``, the
+    smallest delta (bisection below ``delta``, calibration at each delta) from which the pair's
+    certified ``ln((P_D(S) - delta)/P_D'(S))`` is above ``epsilon``, with ``eps_0`` there
+    (``where``); ``holds_up_to_delta``, the largest delta of a scan (1e-10 ... 0.95, refined by
+    bisection) up to which :func:`~dpaudit.papers.afkt23.exact.alg5_accountant` at the same
+    ``epsilon, d, T`` is within the claim at every scanned delta."""
+    def params(dl: float) -> Any:
+        return algorithm5_parameters_at_gamma(epsilon, d, T, gamma, delta=dl,
+                                              eps0_reading=eps0_reading)
+
+    def excess(dl: float) -> float:
+        fb = alg5_first_switch_bound(params(dl), list(rows), replaced, 0.0, j)
+        return fb.certified - epsilon
+
+    out: dict[str, Any] = {}
+    lo = max(0.0, delta - 0.01)
+    if excess(delta) > 0.0 and excess(lo) <= 0.0:
+        dl = first_crossing(excess, lo, delta)[1]
+        out["delta_from"] = dl
+        e0 = params(dl).epsilon0
+        out["where"] = (f"eps_0 = eps / (sqrt(K) log(1/delta)) exceeds {e0:.3g} (= {e0 / epsilon:.3g} "
+                        "eps) and the sparse vector is nearly deterministic")
+    good = None
+    for dl in _ACCOUNTANT_DELTAS:
+        if dl >= delta or alg5_accountant(params(dl)) > epsilon:
+            if good is not None and dl < delta:
+                good = first_crossing(lambda x: alg5_accountant(params(x)) - epsilon, good, dl)[0]
+            break
+        good = dl
+    if good is not None:
+        out["holds_up_to_delta"] = good
+    return out

@@ -1,0 +1,107 @@
+"""Every bundled claim declares the stated range of every parameter its grid sweeps, and the grid
+audits each range at its extremes and on both sides of every discrete jump (issue 33).
+
+AUDIT-METHOD section 1: an audit "covers the claim's parameter range (a grid or a search that
+includes the extremes ...), not one convenient point". Each :class:`~dpaudit.claims.ParameterRange`
+quotes the paper's words (checked verbatim against the seed text, whitespace collapsed) and names
+the grid values that stand for the range's ends and jumps; these tests hold the declarations
+against the standard budget's grid (the quick grid is a subset, checked only for undeclared keys).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dpaudit.claims import ParameterRange, PrivacyClaim, Provenance
+from dpaudit.claims.context import BUDGETS, AuditContext
+from dpaudit.claims.registry import all_claims
+
+SEEDS = Path("/work/shared/seeds")
+BUNDLED = sorted((rc for rc in all_claims() if rc.origin.kind == "bundled"),
+                 key=lambda rc: rc.claim.id)
+
+
+def _grid(rc: Any, budget: str) -> list[dict[str, Any]]:
+    decl = rc.audit.declaration
+    return [dict(p) for p in decl.grid(AuditContext(BUDGETS[budget], seed=0, alpha=0.05))]
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=0.0)
+    return a == b
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def test_there_are_37_bundled_claims_each_with_a_declared_range() -> None:
+    assert len(BUNDLED) == 37
+    assert all(rc.claim.ranges for rc in BUNDLED), [rc.claim.id for rc in BUNDLED
+                                                    if not rc.claim.ranges]
+
+
+@pytest.mark.parametrize("rc", BUNDLED, ids=lambda rc: rc.claim.id)
+def test_every_grid_parameter_is_declared_and_every_extreme_is_audited(rc: Any) -> None:
+    claim = rc.claim
+    for budget in ("quick", "standard"):
+        undeclared = {k for p in _grid(rc, budget) for k in p} - {r.name for r in claim.ranges}
+        assert not undeclared, f"{claim.id} ({budget} grid): undeclared grid parameter(s) {undeclared}"
+    grid = _grid(rc, "standard")
+    for r in claim.ranges:
+        values = [p[r.name] for p in grid if r.name in p]
+        assert values, f"{claim.id}: {r.name} is declared but never on the grid"
+        if r.role != "parameter":
+            continue
+        assert r.extremes, f"{claim.id}: {r.name} declares no extremes"
+        for v in r.extremes + r.breakpoints:
+            assert any(_same(v, x) for x in values), (
+                f"{claim.id}: {r.name} = {v!r} (declared extreme or jump) is not on the standard "
+                f"grid, which has {sorted(set(values), key=str)}")
+        numeric = [x for x in values if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        if numeric and all(isinstance(v, (int, float)) for v in r.extremes):
+            # the declared extremes really are the grid's smallest and largest values
+            assert _same(min(numeric), min(r.extremes)) and _same(max(numeric), max(r.extremes)), (
+                f"{claim.id}: {r.name} grid spans [{min(numeric)}, {max(numeric)}], declared "
+                f"extremes {r.extremes}")
+
+
+@pytest.mark.parametrize("rc", BUNDLED, ids=lambda rc: rc.claim.id)
+def test_every_quote_is_in_the_paper(rc: Any) -> None:
+    paper = SEEDS / rc.claim.provenance.paper
+    if not paper.exists():
+        pytest.skip(f"paper text {paper} not available")
+    text = _norm(paper.read_text(encoding="utf-8"))
+    for r in rc.claim.ranges:
+        assert r.quote or r.note, (rc.claim.id, r.name)
+        if r.quote:
+            assert _norm(r.quote) in text, f"{rc.claim.id}: {r.name}'s quote not in {paper.name}: {r.quote!r}"
+
+
+def test_a_grid_parameter_without_a_declaration_fails_the_check() -> None:
+    """The check above is not vacuous: a claim whose grid sweeps an undeclared key is caught."""
+    claim = PrivacyClaim("demo/x", 1.0, 0.0, Provenance("demo.txt", "v1", "Theorem 1"),
+                         ranges=(ParameterRange("epsilon", "(0, inf)", note="any"),))
+    grid = [{"epsilon": 0.1, "T": 4}]
+    undeclared = {k for p in grid for k in p} - {r.name for r in claim.ranges}
+    assert undeclared == {"T"} and claim.range_of("T") is None
+    assert claim.range_of("epsilon").stated == "(0, inf)"
+
+
+def test_parameter_range_validates_and_round_trips() -> None:
+    r = ParameterRange("gamma", "(0, 1)", "For some gamma > 0", (1e-6, 0.99), (0.61, 0.6))
+    assert ParameterRange.from_dict(r.to_dict()) == r
+    with pytest.raises(ValueError, match="role"):
+        ParameterRange("x", "(0, 1)", "q", role="constant")
+    with pytest.raises(ValueError, match="quote the paper"):
+        ParameterRange("x", "(0, 1)")
+    claim = PrivacyClaim("demo/x", 1.0, 0.0, Provenance("demo.txt", "v1", "Theorem 1"), ranges=(r,))
+    assert PrivacyClaim.from_dict(claim.to_dict()) == claim
+    with pytest.raises(ValueError, match="twice"):
+        PrivacyClaim("demo/x", 1.0, 0.0, Provenance("demo.txt", "v1", "Theorem 1"), ranges=(r, r))
