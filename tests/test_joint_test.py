@@ -72,6 +72,16 @@ def test_dominates_the_product_at_its_own_level():
         assert math.isclose(max(0.0, jt.t_obs), cp, rel_tol=1e-12, abs_tol=1e-12)
 
 
+def test_the_observed_point_lies_in_its_own_rejection_region():
+    # T(x, y) >= t_obs at the observed (x, y) itself: f(y) <= x (a rounding of t_obs through
+    # exp(log(.)) once left it out, and the exact size at n = 30 reached 0.074 > alpha = 0.05).
+    for n in (30, 1000, 10**6):
+        for x, y in [(n, (7 * n) // 10), (n // 2, n // 3), (n // 10, n // 20), (n // 3, 0)]:
+            jt = JointTest(x, n, y, n, 0.0, 0.05)
+            if math.isfinite(jt.t_obs):
+                assert jt._f_of(np.array([y]))[0] <= x, (n, x, y)
+
+
 def test_no_information_gives_zero_and_bad_input_is_refused():
     assert joint_epsilon_lower_bound(0, 100, 50, 100) == 0.0
     assert joint_epsilon_lower_bound(10, 100, 50, 100) == 0.0

@@ -127,7 +127,10 @@ class JointTest:
         return out[inv]
 
     def _compute_f(self, uniq: np.ndarray) -> np.ndarray:
-        target = self.delta + math.exp(self.t_obs) * np.asarray(
+        # The region {T >= t_obs} must contain the observed point itself, whose T was rounded
+        # through exp(log(.)): a relative slack of 1e-9 (which only enlarges the region, so only
+        # raises the p-value) absorbs the rounding.
+        target = self.delta + math.exp(self.t_obs) * (1.0 - 1e-9) * np.asarray(
             clopper_pearson_upper(uniq, self.n_q, self.a), dtype=np.float64).reshape(-1)
         f = np.full(uniq.size, self.n_p + 1, dtype=np.int64)
         live = target < 1.0
@@ -197,27 +200,41 @@ class JointTest:
             cells = nxt
         return worst + self.gamma
 
-    def lower_bound(self, iterations: int = 14) -> float:
-        """``max(T, sup{eps : pvalue_upper(eps) <= alpha})`` by bisection, clamped at 0."""
+    def lower_bound(self, evaluations: int = 12, tolerance: float = 1e-3) -> float:
+        """``max(T, sup{eps : pvalue_upper(eps) <= alpha})``, clamped at 0.
+
+        The crossing of ``pvalue_upper(eps) = alpha`` is bracketed and found by bisection to
+        within ``tolerance`` of the distance from ``T``, or after ``evaluations`` p-values (the
+        p-value of small counts is a step function, where interpolation stalls); the value
+        returned is always a point where the computed
+        p-value was at most ``alpha`` (or ``T`` itself), which is all the validity argument
+        needs."""
         base = max(0.0, self.t_obs) if math.isfinite(self.t_obs) else 0.0
         if self.t_obs <= 0 or not math.isfinite(self.t_obs):
             return base
+        log_alpha = math.log(self.alpha)
+
+        def h(eps: float) -> float:
+            return math.log(max(self.pvalue_upper(eps), 1e-300)) - log_alpha
+
         lo = base
-        # an eps where the test cannot reject: the plug-in log ratio at median-unbiased counts
+        # an eps where the test should not reject: the plug-in log ratio at median-unbiased counts
         med = float(clopper_pearson_lower(self.x, self.n_p, 0.5))
         up = float(clopper_pearson_upper(self.y, self.n_q, 0.5))
         hi = math.log((med - self.delta) / up) if med > self.delta else lo
-        hi = max(hi, lo + 1e-9)
+        hi = max(hi, lo + 1e-6)
         step = max(hi - lo, 1e-3)
         for _ in range(40):
-            if self.pvalue_upper(hi) > self.alpha:
+            if h(hi) > 0:
                 break
             lo, hi, step = hi, hi + step, 2 * step
         else:
             return lo
-        for _ in range(iterations):
+        for _ in range(evaluations):
+            if hi - lo <= tolerance * max(hi - base, 1e-12):
+                break
             mid = 0.5 * (lo + hi)
-            if self.pvalue_upper(mid) <= self.alpha:
+            if h(mid) <= 0:
                 lo = mid
             else:
                 hi = mid
