@@ -82,6 +82,7 @@ from dpaudit.execution.executors import Executor, ExecutorName, check_executor, 
 from dpaudit.blackbox.confidence import (POOLED_MAX_ALPHA, Bonferroni, gdp_mu_from_bounds, gdp_mu_lower_bound,
                                        log_ratio_lower_bound,
                                        pooled_proportion_bound, proportion_bound)
+from dpaudit.blackbox.joint_test import joint_epsilon_lower_bound
 from dpaudit.blackbox.pair_search import describe_pair, pair_key, search_pairs
 from dpaudit.blackbox.rng_probe import PROBE_RUNS, probe_rng
 from dpaudit.execution.executors import refuse_parallel_unseeded
@@ -486,9 +487,12 @@ def _watch_list(ranked: Sequence[RankedEvent]) -> tuple[tuple[ThresholdEvent, ..
 
 
 def _evaluate(ranked: RankedEvent, counts: np.ndarray, n_test: int, bonf: Bonferroni,
-              delta: float) -> EvaluatedEvent:
+              delta: float, joint_test: bool = False) -> EvaluatedEvent:
     """The test-split statement of one ranked event; ``counts`` has one row ``(count0, count1)``
-    per component threshold event (two for a pooled pair)."""
+    per component threshold event (two for a pooled pair). ``joint_test``: a threshold event's
+    bound comes from the exact joint test at the event's level ``alpha / m``
+    (:func:`~dpaudit.blackbox.joint_test.joint_epsilon_lower_bound`; its two counts are
+    independent binomials), pooled pairs keep their intervals."""
     ev = ranked.event
     a = bonf.per_interval_alpha
     components = None
@@ -511,13 +515,21 @@ def _evaluate(ranked: RankedEvent, counts: np.ndarray, n_test: int, bonf: Bonfer
         p = proportion_bound(c[ev.numerator], n_test, a)
         q = proportion_bound(c[1 - ev.numerator], n_test, a)
     raw = float(log_ratio_lower_bound(p.lower, q.upper, delta))
+    method = "clopper-pearson"
+    if joint_test and components is None:
+        # Its own valid (1 - alpha / m) statement about the same counts, replacing (not added
+        # to) the product's: the Bonferroni bookkeeping over the m events is unchanged.
+        jb = joint_epsilon_lower_bound(p.count, p.nobs, q.count, q.nobs, delta=delta,
+                                       alpha=bonf.per_event_alpha)
+        raw = jb if jb > 0 else min(raw, 0.0)
+        method = "exact joint test"
     if components is not None:
         # mu from the guarded pooled ends (the pooled test is the even mixture of the two
         # one-direction tests; G_mu is convex, so mu-GDP bounds the mixture's error rates too).
         mu = max(0.0, float(gdp_mu_from_bounds(p.lower, q.upper)))
     else:
         mu = gdp_mu_lower_bound(p.count, p.nobs, q.count, q.nobs, alpha=bonf.per_event_alpha)
-    return EvaluatedEvent(ev, ranked, p, q, raw, max(0.0, raw), mu, components)
+    return EvaluatedEvent(ev, ranked, p, q, raw, max(0.0, raw), mu, components, method)
 
 def st_sampled(pairs: Sequence[tuple[Any, Any]]) -> Any:
     """A list of pairs as a strategy (so seeds and a list go through one search)."""
@@ -558,7 +570,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
           statistics: Sequence[str] | None = None,
           max_train_samples: int | None = MAX_TRAIN_SAMPLES,
           executor: ExecutorName | Executor = "local", scheduler: Any = None,
-          rng_probe: bool = True) -> AuditResult:
+          rng_probe: bool = True, joint_test: bool = False) -> AuditResult:
     """Empirical one-sided ``(1 - alpha)`` lower confidence bound on a mechanism's epsilon.
 
     Parameters
@@ -672,6 +684,12 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         reported (``AuditResult.rng``), numpy's and Python's global RNGs are then reseeded in
         every chunk, and parallel executors are refused when its generator cannot be reseeded.
         ``False`` skips the probe (for mechanisms whose calls must be counted exactly).
+    joint_test : bool
+        Decide each threshold event with the exact unconditional joint test of its two counts
+        (:mod:`dpaudit.blackbox.joint_test`, issue 36) instead of the product of two
+        Clopper-Pearson intervals: valid at the same level, never below the product at the
+        statistic's level, typically 2-10% closer to the exact epsilon at 10^6-10^7 runs; costs
+        about 0.2-3 s per event. Pooled pairs keep their intervals. Default ``False``.
 
     Returns
     -------
@@ -691,6 +709,8 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         on the two inputs.
     """
     t_start = time.perf_counter()
+    if not isinstance(joint_test, bool):
+        raise TypeError(f"joint_test must be True or False, got {joint_test!r}")
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     alpha = check_alpha(alpha)
@@ -842,7 +862,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
             ex.close()
 
     bonf = Bonferroni(alpha, len(eps_events) or 1)
-    evaluated = tuple(_evaluate(r, counts[list(where[i])], n_test, bonf, delta)
+    evaluated = tuple(_evaluate(r, counts[list(where[i])], n_test, bonf, delta, joint_test)
                       for i, r in enumerate(eps_events))
     gdp_event = None
     if gdp_events:

@@ -71,6 +71,9 @@ class EvaluatedEvent:
     epsilon_lower_bound: float
     mu_lower_bound: float
     components: tuple[tuple[int, int], ...] | None = None
+    #: The test that turned the counts into the bound: the product of the two Clopper-Pearson
+    #: intervals, or the exact joint test (:mod:`dpaudit.blackbox.joint_test`).
+    test: str = "clopper-pearson"
 
     @property
     def test_counts(self) -> tuple[int, int]:
@@ -103,6 +106,7 @@ class EvaluatedEvent:
             "log_ratio_lower_bound": _json_float(self.log_ratio_lower_bound),
             "epsilon_lower_bound": self.epsilon_lower_bound,
             "mu_lower_bound": self.mu_lower_bound,
+            **({"test_method": self.test} if self.test != "clopper-pearson" else {}),
         }
 
 

@@ -1,0 +1,267 @@
+"""A sequential CI gate that re-chooses its events as evidence accrues (issue 36).
+
+:func:`dpaudit.blackbox.sequential.sequential_audit` bets on one event chosen from 1,000
+training runs; subtle bugs (a sparse vector that releases noisy values, a tree that redraws its
+node noise) need an event that 1,000 runs cannot find. :func:`sequential_gate` keeps betting while
+it learns:
+
+* **A mixture of bettors.** One bettor per statistic of the engine's family for the output type
+  (:func:`dpaudit.blackbox.learned_statistics.candidates_for`: identity and histogram ratio for
+  scalars; linear discriminant, naive Bayes, location shift, logistic regression, sequence
+  features for vectors; the outcome likelihood ratio for discrete outputs), ``K`` of them, fixed
+  before any run is drawn. The gate's wealth is their average ``W_t = (1/K) sum_k K_t^(k)``.
+* **Events re-chosen on earlier runs.** All runs drawn so far (the first ``train_samples`` runs
+  per input, never bet on, and every finished betting round) form the history. Whenever it has
+  doubled, each bettor refits its statistic on the first half of the history and chooses the
+  threshold event and the input it favours on the second half, by the growth rate it promises:
+  ``g = m^2 / v`` with ``m = p - e^eps q - delta`` and ``v = p(1 - p) + e^{2 eps} q (1 - q)``
+  (``p`` from the favoured input, ``q`` from the other, each moved one standard error against
+  the bettor, Wilson). Its bet is ``lambda = m / (v + m^2)`` (aGRAPA, Waudby-Smith and Ramdas,
+  JRSS-B 2024, Sec. 5.1), clipped to ``[0, 1/2 / (e^eps + delta)]``.
+* **Bets on fresh runs.** Each round draws new runs on both inputs; run ``i`` pays
+  ``Z_i = 1[X_i in S] - e^eps 1[Y_i in S] - delta`` to the bettor that holds event ``S``, and that
+  bettor's wealth is multiplied by ``1 + lambda Z_i``. The round is then added to the history.
+
+Validity. A bettor's event, statistic and bet for a round are functions of the runs drawn
+before the round only (the runs it bets on are never used to choose what it bets on). If the
+mechanism is (eps, delta)-DP, ``E[Z_i | past] = P[M(D) in S] - e^eps P[M(D') in S] - delta <= 0``
+for every such ``S``, so each bettor's wealth is a non-negative supermartingale starting at 1
+(``1 + lambda Z_i > 0`` since ``Z_i >= -(e^eps + delta)``), and so is the fixed-weight average.
+Ville's inequality gives ``P[sup_t W_t >= 1 / alpha] <= alpha``: declaring "violated" the first
+time the average wealth reaches ``1 / alpha`` (checked after every single run) has level ``alpha``
+at any stopping time, however many refits happen (Shafer and Vovk 2019; Waudby-Smith and Ramdas
+2024). A mixture of ``K`` bettors pays at most a factor ``K`` in wealth (``ln K`` in log wealth)
+against the best of them in hindsight.
+
+Use as a CI gate: ``docs/benchmarks.md`` (section "A sequential CI gate") gives the measured runs
+to detection and false-alarm rate, and how to call it from pytest.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from scipy.special import logsumexp
+
+from dpaudit._validation import check_alpha, check_delta, check_epsilon, check_int
+from dpaudit.blackbox.confidence import wilson_lower, wilson_upper
+from dpaudit.blackbox.learned_statistics import candidates_for, check_statistics
+from dpaudit.blackbox.sampling import _check_pairs, _is_discrete, _Stream, check_callables
+from dpaudit.blackbox.sequential import BET_CAP, MAX_BETTING_EPSILON, SequentialResult
+from dpaudit.blackbox.statistics import LikelihoodRatioFitter, ThresholdEvent, flatten_outputs
+
+__all__ = ["sequential_gate", "GATE_FIRST_ROUND", "GATE_MAX_HISTORY"]
+
+#: First betting round (runs per input) and growth factor of the rounds.
+GATE_FIRST_ROUND = 1_000
+GATE_ROUND_GROWTH = 1.5
+#: Largest betting round (runs per input).
+GATE_MAX_ROUND = 1 << 16
+#: Runs per input kept in the history that statistics are refitted on (bounds memory and fit
+#: time); beyond it the events stop changing.
+GATE_MAX_HISTORY = 200_000
+#: Thresholds examined per statistic when an event is chosen (quantiles of the scores).
+_THRESHOLDS = 2_000
+#: Standard errors the selection rates are moved against the bettor (one-sided level 0.1587).
+_SELECTION_LEVEL = 0.15865525393145707
+
+
+@dataclass
+class _Bettor:
+    name: str
+    scorer: Callable[[np.ndarray], np.ndarray] | None = None
+    event: ThresholdEvent | None = None
+    lam: float = 0.0
+    growth: float = 0.0
+    log_wealth: float = 0.0
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"statistic": self.name, "bet": self.lam,
+                               "log_wealth": self.log_wealth,
+                               "promised_growth_per_run": self.growth}
+        if self.event is not None:
+            out["event"] = self.event.to_dict()
+        return out
+
+
+def _choose_event(s0: np.ndarray, s1: np.ndarray, e: float, delta: float, lam_max: float
+                  ) -> tuple[ThresholdEvent | None, float, float]:
+    """The threshold event (both tails, both favoured inputs) of the highest promised growth on
+    selection scores ``s0`` (input 0) and ``s1`` (input 1); returns (event, bet, growth)."""
+    both = np.concatenate([s0, s1])
+    both = both[np.isfinite(both)]
+    if both.size == 0:
+        return None, 0.0, 0.0
+    ts = np.unique(np.quantile(both, np.linspace(0.0, 1.0, _THRESHOLDS)))
+    a0, a1 = np.sort(s0), np.sort(s1)
+    up0 = (a0.size - np.searchsorted(a0, ts, side="right")) / a0.size  # P0[score > t]
+    up1 = (a1.size - np.searchsorted(a1, ts, side="right")) / a1.size
+    best: tuple[ThresholdEvent | None, float, float] = (None, 0.0, 0.0)
+    for tail, r0, r1 in (("upper", up0, up1), ("lower", 1 - up0, 1 - up1)):
+        for num, (rp, np_), (rq, nq) in ((0, (r0, a0.size), (r1, a1.size)),
+                                         (1, (r1, a1.size), (r0, a0.size))):
+            p = wilson_lower(rp, np_, _SELECTION_LEVEL)
+            q = wilson_upper(rq, nq, _SELECTION_LEVEL)
+            m = p - e * q - delta
+            v = p * (1 - p) + e * e * q * (1 - q) + 1e-300
+            g = np.where(m > 0, m * m / v, 0.0)
+            i = int(np.argmax(g))
+            if g[i] > best[2]:
+                lam = float(min(lam_max, m[i] / (v[i] + m[i] ** 2)))
+                best = (ThresholdEvent(tail, float(ts[i]), num), lam, float(g[i]))
+    return best
+
+
+def _refit(bettors: list[_Bettor], history: list[list[np.ndarray]], discrete: bool,
+           statistics: tuple[str, ...] | None, e: float, delta: float, lam_max: float) -> None:
+    """Refit every bettor on the history: statistic on its first half, event on its second."""
+    h = [np.concatenate(history[j]) for j in (0, 1)]
+    n = min(h[0].shape[0], h[1].shape[0])
+    fit = [h[j][: n // 2] for j in (0, 1)]
+    sel = [h[j][n // 2: n] for j in (0, 1)]
+    if discrete:
+        fitters: list[Any] = [LikelihoodRatioFitter()]
+    else:
+        fitters = [c.fitter for c in candidates_for(flatten_outputs(fit[0][:2]).shape[1],
+                                                    statistics)]
+    for b, f in zip(bettors, fitters):
+        try:
+            if hasattr(f, "prepare"):
+                f.prepare(fit[0][:64], fit[1][:64])
+            for j in (0, 1):
+                f.update(fit[j], j)
+            done = f.finish()
+            scorer = (done[0] if done else None) if isinstance(done, list) else done
+        except (ValueError, np.linalg.LinAlgError):
+            scorer = None
+        if scorer is None:
+            b.scorer, b.event, b.lam, b.growth = None, None, 0.0, 0.0
+            continue
+        ev, lam, g = _choose_event(np.asarray(scorer(sel[0]), float),
+                                   np.asarray(scorer(sel[1]), float), e, delta, lam_max)
+        b.scorer, b.event, b.lam, b.growth = scorer, ev, lam, g
+
+
+def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
+                    data0: Any, data1: Any, epsilon: float, delta: float = 0.0,
+                    alpha: float = 0.05, max_samples: int = 100_000, seed: int = 0, *,
+                    train_samples: int = 1_000,
+                    statistics: Sequence[str] | None = None) -> SequentialResult:
+    """Anytime-valid test of an (epsilon, delta) claim by a mixture of bettors that re-choose
+    their events as runs accrue (module docstring: the procedure and why it has level ``alpha``).
+
+    Parameters
+    ----------
+    mechanism, data0, data1
+        As in :func:`dpaudit.audit`: ``mechanism(data, n, rng)`` returns ``n`` runs.
+    epsilon : float > 0
+        Claimed epsilon (above 700 no bet can pay: "not violated" after the training runs).
+    delta : float in [0, 1)
+        Claimed delta.
+    alpha : float in (0, 1)
+        Level: a mechanism satisfying the claim is reported violated with probability <= alpha.
+    max_samples : int >= 100
+        Budget of runs per input (training + betting); the gate stops at the first crossing.
+    seed : int >= 0
+        Root of all randomness (``SeedSequence(seed)``).
+    train_samples : int >= 20
+        Runs per input drawn before the first bet (never bet on).
+    statistics : sequence of str, optional
+        The bettors' statistics for continuous outputs (names as in :func:`dpaudit.audit`);
+        default the engine's family for the output's dimension.
+
+    Returns
+    -------
+    SequentialResult
+        ``statistic`` lists the bettors (statistic, event, bet, log wealth) at the end.
+    """
+    t0 = time.perf_counter()
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    alpha = check_alpha(alpha)
+    max_samples = check_int(max_samples, "max_samples", minimum=100)
+    seed = check_int(seed, "seed", minimum=0)
+    train_samples = check_int(train_samples, "train_samples", minimum=20,
+                              maximum=max_samples - 10)
+    check_callables(mechanism, None)
+    _check_pairs(data0, data1, None)
+    stats_names = check_statistics(statistics)
+    seen: set = set()
+    clock = [0.0]
+    streams = [_Stream(mechanism, d, j, ss, clock, seen=seen)
+               for j, (d, ss) in enumerate(zip((data0, data1),
+                                               np.random.SeedSequence(seed).spawn(2)))]
+    history = [[s.draw(train_samples)] for s in streams]
+    discrete = _is_discrete(history[0][0], history[1][0], "auto")
+    n_hist = train_samples
+    base = {"max_samples": max_samples, "seed": seed, "claimed_epsilon": epsilon,
+            "claimed_delta": delta, "alpha": alpha, "train_runs": train_samples}
+    if epsilon > MAX_BETTING_EPSILON:
+        return SequentialResult(verdict="not violated", runs_per_input=train_samples,
+                                betting_runs=0, stopped_at=None, log_wealth=0.0,
+                                max_log_wealth=0.0, event={"event": None}, rounds=0,
+                                statistic={"name": "mixture of bettors", "bettors": []},
+                                seconds=time.perf_counter() - t0, **base)
+    e = math.exp(epsilon)
+    lam_max = BET_CAP / (e + delta)
+    names = (["outcome likelihood ratio"] if discrete else
+             [c.name for c in candidates_for(flatten_outputs(history[0][0][:2]).shape[1],
+                                             stats_names)])
+    bettors = [_Bettor(nm) for nm in names]
+    k = len(bettors)
+    _refit(bettors, history, discrete, stats_names, e, delta, lam_max)
+    next_refit = 2 * n_hist
+    threshold = math.log(1.0 / alpha)
+    budget = max_samples - train_samples
+    n_bet, rounds, stopped = 0, 0, None
+    log_mix = max_log_mix = 0.0
+    size = float(GATE_FIRST_ROUND)
+    while n_bet < budget:
+        m = min(int(size), budget - n_bet)
+        x = [s.draw(m) for s in streams]
+        paths = np.empty((k, m))
+        for i, b in enumerate(bettors):
+            if b.scorer is None or b.event is None or b.lam <= 0:
+                paths[i] = b.log_wealth
+                continue
+            hit = [b.event.indicator(np.asarray(b.scorer(x[j]), float)) for j in (0, 1)]
+            z = hit[b.event.numerator].astype(float) - e * hit[1 - b.event.numerator] - delta
+            paths[i] = b.log_wealth + np.cumsum(np.log1p(b.lam * z))
+        mix = logsumexp(paths, axis=0) - math.log(k)
+        rounds += 1
+        cross = np.flatnonzero(mix >= threshold)
+        if cross.size:
+            c = int(cross[0])
+            stopped = n_bet + c + 1
+            for i, b in enumerate(bettors):
+                b.log_wealth = float(paths[i, c])
+            log_mix = float(mix[c])
+            max_log_mix = max(max_log_mix, float(mix[: c + 1].max()))
+            n_bet = stopped
+            break
+        for i, b in enumerate(bettors):
+            b.log_wealth = float(paths[i, -1])
+        log_mix = float(mix[-1])
+        max_log_mix = max(max_log_mix, float(mix.max()))
+        n_bet += m
+        if n_hist < GATE_MAX_HISTORY:
+            for j in (0, 1):
+                history[j].append(x[j])
+            n_hist += m
+            if n_hist >= next_refit or n_hist >= GATE_MAX_HISTORY:
+                _refit(bettors, history, discrete, stats_names, e, delta, lam_max)
+                next_refit = 2 * n_hist
+        size = min(size * GATE_ROUND_GROWTH, GATE_MAX_ROUND)
+    verdict = "violated" if stopped else "not violated"
+    best = max(bettors, key=lambda b: b.log_wealth)
+    return SequentialResult(
+        verdict=verdict, runs_per_input=train_samples + n_bet, betting_runs=n_bet,
+        stopped_at=stopped, log_wealth=log_mix, max_log_wealth=max_log_mix,
+        event=best.describe(), rounds=rounds,
+        statistic={"name": "mixture of bettors", "weights": "equal, fixed before sampling",
+                   "bettors": [b.describe() for b in bettors]},
+        seconds=time.perf_counter() - t0, **base)
