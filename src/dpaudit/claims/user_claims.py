@@ -431,6 +431,12 @@ class _UserDeclaration:
             else:
                 checks.append(LemmaCheck(lem.statement, "holds", worst_ratio=worst[0],
                                          examples=examples))
+        from dpaudit.claims.noise_site_check import noise_site_check  # issue 34: no lemma needed
+
+        site_checks, site_findings = noise_site_check(self.user, ctx, self.claim.id, points,
+                                                      per_point)
+        checks += site_checks
+        findings += site_findings
         return LemmaOutcome(checks=tuple(checks), findings=tuple(findings))
 
     def findings(self, run: Any) -> list[str]:
