@@ -172,8 +172,8 @@ def _derive(mechanism: Mechanism, data: Any, seed: int) -> DerivedLaw | NotDeriv
                                                            * np.abs(z).max()))
         if not np.allclose(out, predicted, rtol=RTOL, atol=RTOL * scale):
             return NotDerivable("the release is not affine in its noise draws (replaying them "
-                                "gives an output off the linear map: e.g. a clip, projection or "
-                                "threshold after the noise), so no law is derived")
+                                "gives an output off the linear map, as a clip, projection or "
+                                "threshold after the noise does), so no law is derived")
     return DerivedLaw(mean, A, family, tuple(g.draws), calls)
 
 
