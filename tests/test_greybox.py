@@ -223,3 +223,28 @@ def test_derived_evidence_is_labelled_in_a_claim_with_no_law() -> None:
     assert p.evidence["exact_source"] == DERIVED
     assert p.evidence["evidence_origin"]["exact"].startswith("drawn from the code")
     assert result.verdict == "holds"
+
+
+def test_batched_and_one_by_one_impulses_give_the_same_map() -> None:
+    # Same release, noise drawn with a leading run axis (batched impulses) or as one flat vector
+    # per call (no run axis: one call per impulse); the map is B = diag(1, 2) either way.
+    def with_axis(x, n, rng):
+        return x + rng.normal(0.0, [1.0, 2.0], size=(n, 2))
+
+    def flat(x, n, rng):
+        return np.stack([x + rng.normal(0.0, [1.0, 2.0]) for _ in range(n)])
+
+    a, b = derive_law(with_axis, np.zeros(2)), derive_law(flat, np.zeros(2))
+    np.testing.assert_allclose(a.A, np.diag([1.0, 2.0]), atol=1e-12)
+    np.testing.assert_allclose(b.A, np.diag([1.0, 2.0]), atol=1e-12)
+    assert a.replays == 7 and b.replays == 2 + 2 + 3  # batched vs record, zero, 2 impulses, 3
+
+
+def test_a_release_that_mixes_its_runs_falls_back_to_one_call_per_impulse() -> None:
+    # Adding the mean over the batch couples the runs: batched impulses would be wrong, the
+    # batched random check sees it, and the one-by-one map (n = 1: identity) is used.
+    def coupled(x, n, rng):
+        z = rng.normal(size=(n, 1))
+        return x + z + (z.mean(axis=0) if n > 1 else 0.0) * 5.0
+    law = derive_law(coupled, np.zeros(1))
+    np.testing.assert_allclose(law.A, [[1.0]], atol=1e-12)

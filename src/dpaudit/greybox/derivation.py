@@ -7,7 +7,8 @@ ReplayGenerator`:
 1. a recorded run with real draws lists the noise calls (``k`` scalars in all);
 2. all draws replaced by zero give the noise-free output ``m``;
 3. a unit impulse in draw ``i`` (all others zero) gives column ``i`` of the map ``A`` from the
-   standardised noise ``z`` to the output;
+   standardised noise ``z`` to the output (all ``k`` impulses in one call of ``k`` runs when every
+   draw has a leading run axis, checked by batched random replays; else one call per impulse);
 4. the recorded run and ``REPLAYS`` random replays (at scales 1 and 10, so a clip or threshold
    applied after the noise shows) must give ``m + A z`` within ``RTOL``; otherwise the output is
    not affine in the draws and no law is derived ("not derivable", said in one sentence).
@@ -113,6 +114,38 @@ def _fixed(z: np.ndarray) -> Callable[[int, tuple[int, ...], str], np.ndarray]:
     return supply
 
 
+def _batched(mechanism: Mechanism, data: Any, seed: int, Z: np.ndarray, draws: list[Draw]
+             ) -> np.ndarray | None:
+    """Outputs of ``len(Z)`` runs in one call, run ``r`` with standardised draws ``Z[r]``, when
+    every draw of a single run has a leading run axis (shape ``(1, ...)``, batched ``(n, ...)``);
+    None when the batched call's noise calls do not line up that way."""
+    n = Z.shape[0]
+    if n < 2 or any(not d.shape or d.shape[0] != 1 for d in draws):
+        return None
+    calls = [0]
+
+    def supply(offset: int, shape: tuple[int, ...], family: str) -> np.ndarray:
+        j = calls[0]
+        calls[0] += 1
+        if j >= len(draws) or shape != (n,) + draws[j].shape[1:]:
+            raise _Misaligned
+        d = draws[j]
+        return Z[:, d.offset:d.offset + d.size].reshape(shape)
+
+    g = ReplayGenerator(seed, supply)
+    try:
+        out = np.asarray(mechanism(data, n, g), dtype=np.float64)
+    except _Misaligned:
+        return None
+    if calls[0] != len(draws) or g.foreign or out.ndim == 0 or out.shape[0] != n:
+        return None
+    return out.reshape(n, -1)
+
+
+class _Misaligned(Exception):
+    """A batched replay's noise calls do not line up with a single run's."""
+
+
 def derive_law(mechanism: Mechanism, data: Any, *, seed: int = 0) -> DerivedLaw | NotDerivable:
     """The law of ``mechanism`` on ``data`` derived by replay (module docstring), or why not."""
     try:
@@ -151,19 +184,33 @@ def _derive(mechanism: Mechanism, data: Any, seed: int) -> DerivedLaw | NotDeriv
     if _signature(g0.draws) != signature:
         return NotDerivable("the noise calls the release makes depend on the values drawn, so "
                             "its output is not an affine map of a fixed set of draws")
-    cols = []
-    for i in range(k):
-        out, gi = _run(mechanism, data, seed, _impulse(i))
-        calls += 1
-        if _signature(gi.draws) != signature:
-            return NotDerivable("the noise calls the release makes depend on the values drawn, "
-                                "so its output is not an affine map of a fixed set of draws")
-        cols.append(out - mean)
-    A = np.stack(cols, axis=1)
     rng = np.random.default_rng(seed + 7)
     checks = [z_real] + [(10.0 if r % 2 else 1.0) *
                          (rng.standard_normal(k) if family == "gaussian" else rng.laplace(size=k))
                          for r in range(REPLAYS)]
+    # All impulses in one batched call when the runs axis lines up (checked below on the random
+    # replays, batched and single), else one call per impulse.
+    A = None
+    batch = _batched(mechanism, data, seed, np.eye(k), g.draws)
+    if batch is not None and batch.shape[1] == mean.size:
+        A_b = (batch - mean).T
+        check = _batched(mechanism, data, seed, np.stack(checks[1:]), g.draws)
+        calls += 2
+        if check is not None and np.allclose(check, mean + np.stack(checks[1:]) @ A_b.T,
+                                             rtol=RTOL, atol=RTOL * max(1.0, float(
+                                                 np.abs(check).max()))):
+            A = A_b
+    if A is None:
+        cols = []
+        for i in range(k):
+            out, gi = _run(mechanism, data, seed, _impulse(i))
+            calls += 1
+            if _signature(gi.draws) != signature:
+                return NotDerivable("the noise calls the release makes depend on the values "
+                                    "drawn, so its output is not an affine map of a fixed set "
+                                    "of draws")
+            cols.append(out - mean)
+        A = np.stack(cols, axis=1)
     for j, z in enumerate(checks):
         out = real if j == 0 else _run(mechanism, data, seed, _fixed(z))[0]
         calls += j > 0
