@@ -248,3 +248,35 @@ def test_a_release_that_mixes_its_runs_falls_back_to_one_call_per_impulse() -> N
         return x + z + (z.mean(axis=0) if n > 1 else 0.0) * 5.0
     law = derive_law(coupled, np.zeros(1))
     np.testing.assert_allclose(law.A, [[1.0]], atol=1e-12)
+
+
+def test_a_non_injective_image_of_laplace_draws_is_not_derived() -> None:
+    # Two Laplace nodes summed into one output: the law is a convolution, not product Laplace.
+    def mechanism(x, n, rng):
+        return x + rng.laplace(size=(n, 1)) + rng.laplace(size=(n, 1))
+    res = derive_pair(mechanism, np.array([1.0]), np.array([0.0]))
+    assert isinstance(res, NotDerivable) and "non-injective" in res.reason
+
+
+def test_a_rejected_declared_law_certifies_nothing_and_shares_the_family() -> None:
+    # numpy's global state: no law can be derived, so the declared law is the only exact evidence.
+    # It says sigma = 0.1 while the code draws sigma = 1: its epsilon on (1 vs 0) (mu = 10, eps
+    # ~ 50) would refute the claim of 10, but the runs reject it (variance 1 vs 0.01), so it is
+    # dropped; the code's true eps (mu = 1, ~4.2) is below 10: not violated.
+    claim = dpaudit.Claim(
+        id="test-greybox/wrong-law", statement="x + N(0, 1)", source=dpaudit.Source(title="t"),
+        claimed=lambda p: (10.0, 1e-5), neighbours="add-remove", grid=[{}],
+        release=lambda p: (lambda x, n, rng: x + np.random.normal(0.0, 1.0, size=(n, 1))),
+        pairs=lambda p: [(np.array([1.0]), np.array([0.0]))],
+        accountant=lambda p: dpaudit.noise.GaussianNoise(sigma=0.1, sensitivity=1.0),
+        exact=lambda p: dpaudit.exact.LinearGaussian(mean=lambda x: x, sigma=0.1), samples=2000)
+    result = dpaudit.audit_claim(claim, budget="quick")
+    (p,) = result.points
+    assert p.epsilon_exact is None and p.evidence["declared_exact_rejected"] > 10.0
+    assert p.evidence["declared_law"]["rejected"] is True
+    # One empirical test and one law test: Bonferroni over two (alpha 0.05 / 2 each).
+    assert p.evidence["declared_law"]["bonferroni"]["tests"] == 2
+    assert p.evidence["empirical"]["bonferroni"]["per_test_alpha"] == pytest.approx(0.025)
+    assert p.evidence["declared_law"]["component_alpha"] == pytest.approx(
+        0.025 / p.evidence["declared_law"]["tests"])
+    assert result.verdict == "inconclusive"
