@@ -160,7 +160,11 @@ class Claim:
     * ``accountant(params) -> schedule``: a noise schedule of :mod:`dpaudit.noise` (dpaudit's
       accountant, evaluated under ``neighbours``), or a float (user-supplied).
     * ``exact(params) -> law``: the release's law (:mod:`dpaudit.exact`: ``LinearGaussian``,
-      ``ProductLaplace``, ``DiscreteLaw``); dpaudit computes the exact epsilon of each pair.
+      ``ProductLaplace``, ``DiscreteLaw``); dpaudit computes the exact epsilon of each pair. The
+      law is a hypothesis: it is tested against runs of the release (one test of the claim's
+      Bonferroni family), and a rejected law certifies nothing. For a release drawing Gaussian or
+      Laplace noise from the ``rng`` dpaudit passes, leave it out: dpaudit derives the law from
+      the code by replay (:mod:`dpaudit.greybox`), and that law decides whenever it exists.
     * ``exact_value(params, data0, data1) -> float``: an exact epsilon the user computed
       (user-supplied).
     * ``lemmas``: :class:`Lemma` statements checked at every grid point.

@@ -135,7 +135,7 @@ def _batched(mechanism: Mechanism, data: Any, seed: int, Z: np.ndarray, draws: l
     g = ReplayGenerator(seed, supply)
     try:
         out = np.asarray(mechanism(data, n, g), dtype=np.float64)
-    except _Misaligned:
+    except Exception:  # misaligned calls, or the code refuses n runs: one call per impulse
         return None
     if calls[0] != len(draws) or g.foreign or out.ndim == 0 or out.shape[0] != n:
         return None
