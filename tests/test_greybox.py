@@ -280,3 +280,13 @@ def test_a_rejected_declared_law_certifies_nothing_and_shares_the_family() -> No
     assert p.evidence["declared_law"]["component_alpha"] == pytest.approx(
         0.025 / p.evidence["declared_law"]["tests"])
     assert result.verdict == "inconclusive"
+
+
+def test_a_value_passed_as_the_noise_calls_loc_is_what_reaches_it() -> None:
+    # rng.normal(value, sigma): the value is the draw's loc. Unclipped sums 3 vs -3 at scale 1,
+    # calibrated (Laplace-free Gaussian schedule sigma 1, contribution 1, replace-one) for 2.
+    def mechanism(x, n, rng):
+        return rng.normal(float(np.sum(x)), 1.0, size=(n, 1))
+    sites = site_distances(mechanism, [3.0], [-3.0], seed=0,
+                           per_unit=calibration_ratio(dpaudit.noise.GaussianNoise(1.0, 1.0), 2.0))
+    assert [s.ratio for s in sites] == [pytest.approx(3.0, rel=1e-12)]

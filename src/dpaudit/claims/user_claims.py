@@ -449,6 +449,7 @@ class _UserDeclaration:
         if user_exact:
             out.append(f"The exact epsilon at {len(user_exact)} point(s) is user-supplied "
                        "(Claim.exact_value), not computed by dpaudit.")
+        out.extend(_origin_sentence(run.plans))
         for pl in run.plans:  # a declared number the law derived from the code contradicts
             out.extend(f"At ({_fmt(pl.parameters)}): {f}" for f in pl.evidence.get("code_findings", ()))
         ignored = [t for t in run.tested if getattr(t.result, "rng_ignored", False)]
@@ -462,6 +463,31 @@ class _UserDeclaration:
             out.append(f"The accountant epsilon at {len(user_acc)} point(s) is user-supplied "
                        "(Claim.accountant returned a number), not computed by dpaudit.")
         return out
+
+
+def _origin_sentence(plans: Sequence[PointPlan]) -> list[str]:
+    """Which evidence was drawn from the code and which was declared, in one sentence (issue 34;
+    per point: ``evidence["evidence_origin"]``)."""
+    if not plans:
+        return []
+    derived = sum(pl.evidence.get("exact_source") == "derived from the code" for pl in plans)
+    tested = sum("declared_law" in pl.evidence for pl in plans)
+    reasons = [pl.evidence.get("derivation", {}).get("reason") for pl in plans]
+    reason = next((r for r in reasons if r), None)
+    parts = [f"Evidence drawn from the code: the empirical runs at every tested point"
+             + (f", the exact epsilon at {derived} of {len(plans)} point(s) (law derived by "
+                "replaying the rng)" if derived else "")
+             + (f", the declared law's test at {tested} point(s)" if tested else "")]
+    declared = ["the accountant's noise schedule"] if any(
+        pl.accountant is not None for pl in plans) else []
+    if any(pl.evidence.get("exact_source") in ("declared law", USER_SUPPLIED) for pl in plans):
+        declared.append("the exact epsilon" + (" at the other points" if derived else ""))
+    if declared:
+        parts.append("declared: " + " and ".join(declared))
+    text = "; ".join(parts) + "."
+    if reason and not derived:
+        text += f" No law is derived from the code: {reason}."
+    return [text]
 
 
 def _fmt(params: Params) -> str:

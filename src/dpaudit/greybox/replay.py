@@ -154,6 +154,8 @@ class ReplayGenerator(np.random.Generator):
                                np.broadcast_to(scale_a, shape).copy(), site, z))
         self._offset += int(np.prod(shape, dtype=np.int64))
         if self.trace:
+            if np.any(loc_a != 0):  # rng.normal(value, scale): the draw is added to its loc
+                self.added.append((len(self.draws) - 1, 1.0, np.broadcast_to(loc_a, shape).copy()))
             out = np.array(value, dtype=np.float64).view(TracedNoise)
             out._draw_index, out._factor, out._log = len(self.draws) - 1, 1.0, self.added
             return out
