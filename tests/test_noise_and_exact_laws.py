@@ -112,6 +112,9 @@ def test_product_laplace_pure_and_bracketed() -> None:
     one = exact.ProductLaplace(mean=lambda d: [float(d)], scale=1.0).epsilon(0.0, 1.0, 1e-3)
     truth = 1 + 2 * math.log(1 - 1e-3)
     assert one.value <= truth + 1e-9 <= one.upper + 2e-3
+    # The certified end is a lower bound without slack: it sits a grid step (1e-3) below the
+    # truth, while the pessimistic upper end is within 1e-10 of it (not a lower bound).
+    assert truth - 2e-3 < one.value < truth - 1e-4
     assert truth - one.value < 0.01
 
 
