@@ -290,3 +290,16 @@ def test_a_value_passed_as_the_noise_calls_loc_is_what_reaches_it() -> None:
     sites = site_distances(mechanism, [3.0], [-3.0], seed=0,
                            per_unit=calibration_ratio(dpaudit.noise.GaussianNoise(1.0, 1.0), 2.0))
     assert [s.ratio for s in sites] == [pytest.approx(3.0, rel=1e-12)]
+
+
+def test_a_multivariate_normal_draw_gives_its_covariance() -> None:
+    # x + N(0, S) drawn with rng.multivariate_normal: the derived covariance is S (A A^T = S).
+    S = np.array([[2.0, 0.6], [0.6, 1.0]])
+
+    def mechanism(x, n, rng):
+        return x + rng.multivariate_normal(np.zeros(2), S, size=n)
+    law = derive_law(mechanism, np.zeros(2))
+    np.testing.assert_allclose(law.A @ law.A.T, S, atol=1e-12)
+    plain = np.random.Generator(np.random.PCG64(5)).multivariate_normal(np.zeros(2), S, size=3)
+    np.testing.assert_allclose(ReplayGenerator(5).multivariate_normal(np.zeros(2), S, size=3),
+                               plain, rtol=1e-12)

@@ -32,13 +32,14 @@ import numpy as np
 __all__ = ["Draw", "ReplayGenerator", "TracedNoise", "STANDARD_FAMILY"]
 
 #: The standardised law of each substitutable method's ``z`` (``loc + scale * z``).
-STANDARD_FAMILY = {"normal": "gaussian", "standard_normal": "gaussian", "laplace": "laplace"}
+STANDARD_FAMILY = {"normal": "gaussian", "standard_normal": "gaussian", "laplace": "laplace",
+                   "multivariate_normal": "gaussian"}
 
 #: Generator methods that draw randomness dpaudit does not substitute (served, and listed).
 _FOREIGN = ("random", "uniform", "integers", "choice", "permutation", "permuted", "shuffle",
             "binomial", "poisson", "exponential", "standard_exponential", "gamma",
             "standard_gamma", "beta", "chisquare", "geometric", "gumbel", "logistic",
-            "lognormal", "multinomial", "multivariate_normal", "negative_binomial",
+            "lognormal", "multinomial", "negative_binomial",
             "noncentral_chisquare", "noncentral_f", "pareto", "rayleigh", "standard_cauchy",
             "standard_t", "triangular", "vonmises", "wald", "weibull", "zipf", "hypergeometric",
             "dirichlet", "logseries", "power", "f", "bytes", "spawn")
@@ -176,6 +177,42 @@ class ReplayGenerator(np.random.Generator):
     def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:  # noqa: D102
         return self._draw("laplace", loc, scale, size,
                           lambda: super(ReplayGenerator, self).laplace(loc, scale, size))
+
+
+def _multivariate_normal(self: ReplayGenerator, mean: Any, cov: Any, size: Any = None,
+                         check_valid: str = "warn", tol: float = 1e-8, *,
+                         method: str = "svd") -> Any:
+    """``mean + z @ F`` with ``z`` standard normal and ``F = sqrt(s) V^T`` from the SVD of ``cov``
+    (numpy's own construction for ``method="svd"``); ``z`` is recorded or substituted like any
+    other draw."""
+    if method != "svd":
+        self.foreign.append(f"multivariate_normal(method={method!r})")
+        return np.random.Generator.multivariate_normal(self, mean, cov, size, check_valid, tol,
+                                                       method=method)
+    mean_a = np.asarray(mean, dtype=np.float64)
+    cov_a = np.asarray(cov, dtype=np.float64)
+    _, s, vh = np.linalg.svd(cov_a)
+    factor = np.sqrt(s)[:, None] * vh
+    lead = () if size is None else tuple(int(x) for x in np.atleast_1d(size))
+    shape = lead + (mean_a.shape[-1],)
+    site = _caller_site()
+    if self.supply is None:
+        z = np.asarray(np.random.Generator.standard_normal(self, shape), dtype=np.float64)
+    else:
+        z = np.asarray(self.supply(self._offset, shape, "gaussian"), dtype=np.float64)
+    value = mean_a + z @ factor
+    self.draws.append(Draw("multivariate_normal", "gaussian", self._offset, shape,
+                           np.broadcast_to(mean_a, shape).copy(),
+                           np.broadcast_to(np.sqrt(np.diag(cov_a)), shape).copy(), site, z))
+    self._offset += int(np.prod(shape, dtype=np.int64))
+    if self.trace:
+        out = np.array(value, dtype=np.float64).view(TracedNoise)
+        out._draw_index, out._factor, out._log = len(self.draws) - 1, 1.0, self.added
+        return out
+    return value
+
+
+ReplayGenerator.multivariate_normal = _multivariate_normal  # type: ignore[method-assign]
 
 
 def _foreign_method(name: str) -> Callable[..., Any]:
