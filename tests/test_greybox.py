@@ -303,3 +303,22 @@ def test_a_multivariate_normal_draw_gives_its_covariance() -> None:
     plain = np.random.Generator(np.random.PCG64(5)).multivariate_normal(np.zeros(2), S, size=3)
     np.testing.assert_allclose(ReplayGenerator(5).multivariate_normal(np.zeros(2), S, size=3),
                                plain, rtol=1e-12)
+
+
+def test_the_law_derived_from_the_bundled_tree_aggregation_matches_its_node_count() -> None:
+    # dpaudit.mechanisms' binary mechanism with Gaussian nodes: its dp_event composes the
+    # max_nodes_per_leaf(T) nodes containing a leaf (hand-derived in that module); for a change
+    # of leaf 1 by 2 (every prefix sum moves, all of leaf 1's nodes are released) the derived law
+    # must give that Gaussian mechanism, mu = sqrt(k) * 2 / sigma, k = ceil(log2 T) + 1.
+    from dpaudit.mechanisms.tree_aggregation import (NodeNoise, TreeAggregationMechanism,
+                                                     max_nodes_per_leaf)
+
+    for T in (4, 8):
+        mech = TreeAggregationMechanism(T, 1, NodeNoise.gaussian(3.0), sensitivity=2.0)
+        x0, x1 = np.zeros((T, 1)), np.zeros((T, 1))
+        x0[0, 0], x1[0, 0] = 1.0, -1.0
+        pair = derive_pair(mech.sample, x0, x1)
+        k = math.ceil(math.log2(T)) + 1
+        assert max_nodes_per_leaf(T) == k
+        assert pair.epsilon(1e-5).value == pytest.approx(
+            gaussian_epsilon_by_hand(math.sqrt(k) * 2.0 / 3.0, 1e-5), rel=1e-7)
