@@ -322,3 +322,19 @@ def test_the_law_derived_from_the_bundled_tree_aggregation_matches_its_node_coun
         assert max_nodes_per_leaf(T) == k
         assert pair.epsilon(1e-5).value == pytest.approx(
             gaussian_epsilon_by_hand(math.sqrt(k) * 2.0 / 3.0, 1e-5), rel=1e-7)
+
+
+def test_noise_through_a_matrix_product_leaves_the_site_check_not_checked() -> None:
+    # Banded-MF style: out = x + B z; no draw is added to a value, so nothing to hold against the
+    # calibration: "not checked" with the reason, never a vacuous "holds".
+    B = np.array([[1.0, 0.0], [0.5, 1.0]])
+    claim = dpaudit.Claim(
+        id="test-greybox/mf", statement="x + B z", source=dpaudit.Source(title="t"),
+        claimed=lambda p: (5.0, 1e-5), neighbours="add-remove", grid=[{}],
+        release=lambda p: (lambda x, n, rng: x + rng.standard_normal((n, 2)) @ B.T),
+        pairs=lambda p: [(np.array([1.0, 0.0]), np.zeros(2))],
+        accountant=lambda p: dpaudit.noise.GaussianNoise(sigma=1.0, sensitivity=1.0),
+        samples=2000)
+    result = dpaudit.audit_claim(claim, budget="quick")
+    (site,) = [c for c in result.lemmas if c.statement.startswith("each noise draw")]
+    assert site.status == "not checked" and "matrix product" in site.note

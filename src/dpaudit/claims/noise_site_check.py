@@ -65,6 +65,11 @@ def noise_site_check(user: Any, ctx: Any, claim_id: str, points: Sequence[Mappin
             if isinstance(sites, NotDerivable):
                 last["reason"] = sites.reason
                 return 0.0
+            if not any(x.ratio is not None for x in sites):
+                last["reason"] = ("no noise draw of the schedule's kind is added to a value "
+                                  "dpaudit can see (the noise may reach the output through a "
+                                  "matrix product)")
+                return 0.0
             r = worst_ratio(sites)
             if r >= last.get("ratio", -1.0):
                 last.update(ratio=r, sites=[s.to_dict() for s in sites])

@@ -399,7 +399,9 @@ class _UserDeclaration:
 
         def law_test(alpha: float, seed: int) -> Any:
             return check_declared_law(law, mechanism, inputs, alpha=alpha, runs=runs, seed=seed,
-                                      pairs=index_pairs)
+                                      pairs=index_pairs,
+                                      labels=[f"data{i % 2} of declared pair {i // 2 + 1}"
+                                              for i in range(len(inputs))])
         return law_test
 
     def lemmas(self, ctx: AuditContext, parameters: Sequence[Params]) -> LemmaOutcome:

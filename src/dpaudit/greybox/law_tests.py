@@ -72,6 +72,11 @@ class LawTest:
     components: tuple[Component, ...]
     power: str
     per_coordinate: dict[str, list[float]] = field(default_factory=dict)
+    #: How each audited input is named in sentences (default: "input i").
+    labels: tuple[str, ...] = ()
+
+    def label(self, i: int) -> str:
+        return self.labels[i] if i < len(self.labels) else f"input {i}"
 
     @property
     def component_alpha(self) -> float:
@@ -90,7 +95,8 @@ class LawTest:
         if not self.rejected:
             return ""
         c = min(self.rejecting, key=lambda x: x.p_value)
-        text = f"{c.what} on input {c.input} (p = {c.p_value:.3g} <= {self.component_alpha:.3g})"
+        text = f"{c.what} on {self.label(c.input)} (p = {c.p_value:.3g} <= " \
+               f"{self.component_alpha:.3g})"
         if c.declared is not None and c.observed is not None:
             text += f": declared {c.declared:.4g}, observed {c.observed:.4g}"
         pc = self.per_coordinate
@@ -98,7 +104,7 @@ class LawTest:
             k = min(8, len(pc["declared"]))
             text += ("; per-coordinate " + ("variances" if self.law != "ProductLaplace" else
                                             "scales")
-                     + f" on input 0 declared [{', '.join(f'{v:.3g}' for v in pc['declared'][:k])}"
+                     + f" on {self.label(0)} declared [{', '.join(f'{v:.3g}' for v in pc['declared'][:k])}"
                      + (", ..." if len(pc["declared"]) > k else "") + "], observed ["
                      + ", ".join(f"{v:.3g}" for v in pc["observed"][:k])
                      + (", ..." if len(pc["observed"]) > k else "") + "]")
@@ -245,10 +251,11 @@ def _discrete(law: DiscreteLaw, samples: list[np.ndarray], inputs: Sequence[Any]
 
 
 def check_declared_law(law: Any, mechanism: Mechanism, inputs: Sequence[Any], *, alpha: float,
-                      runs: int, seed: int, pairs: Sequence[tuple[int, int]] = ()) -> LawTest:
+                      runs: int, seed: int, pairs: Sequence[tuple[int, int]] = (),
+                      labels: Sequence[str] = ()) -> LawTest:
     """Test ``law`` against ``runs`` runs of ``mechanism`` on each of ``inputs`` at level ``alpha``
     (module docstring); ``pairs`` (indices into ``inputs``) are the neighbouring pairs whose
-    discriminating direction a linear-Gaussian law is tested along."""
+    discriminating direction a linear-Gaussian law is tested along; ``labels`` name the inputs."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if not isinstance(runs, int) or runs < 10:
@@ -283,4 +290,4 @@ def check_declared_law(law: Any, mechanism: Mechanism, inputs: Sequence[Any], *,
         power = (f"{runs} runs per input; each of the {len(comps)} exact binomial tests at level "
                  f"{a:.3g} detects an outcome probability p off by about {z:.3g} sqrt(p (1 - p) / "
                  f"{runs}) with probability {POWER:g} (normal approximation of the power only)")
-    return LawTest(name, alpha, runs, len(inputs), tuple(comps), power, per)
+    return LawTest(name, alpha, runs, len(inputs), tuple(comps), power, per, tuple(labels))
