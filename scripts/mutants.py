@@ -59,6 +59,9 @@ JKT12_PIGD_WORST = ("tests/test_jkt12_audits.py::"
                     "test_colt_pigd_worst_point_is_decided_by_the_tight_accountant")
 JKT12_C_ZERO = "tests/test_expected_verdicts_jkt12.py::test_jkt12_colt_c_zero_boundary"
 ST13_BANDIT_EMPIRICAL = "tests/test_expected_verdicts.py::test_st13_bandit_empirical_refutation"
+NOISE_LAWS = "tests/test_noise_and_exact_laws.py"
+GREYBOX = "tests/test_greybox.py"
+GREYBOX_DPFTRL = "tests/test_greybox_dpftrl.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # -- the claim driver and the verdict rule --------------------------------------------------
@@ -380,6 +383,75 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/test_st13_learners.py::"
             "test_one_point_gradient_is_p_over_beta_f_u_in_three_dimensions",),
            "the one-point estimate loses its factor p (biased by 1/p for d > 1)"),
+    # -- the user-evidence layer: dpaudit.noise, dpaudit.exact (issue 34) -----------------------
+    Mutant("noise-replace-one-factor-1", "formal/noise_schedules.py",
+           'return 2.0 if value == "replace-one" else 1.0', "return 1.0", (NOISE_LAWS,),
+           "replace-one no longer doubles a record's contribution"),
+    Mutant("noise-gaussian-mu-drops-sqrt-releases", "formal/noise_schedules.py",
+           "return math.sqrt(self.releases) * shift / self.sigma", "return shift / self.sigma",
+           (NOISE_LAWS,)),
+    Mutant("noise-tree-depth-off-by-one", "formal/noise_schedules.py",
+           "depth, leaves = 1, 1", "depth, leaves = 0, 1", (NOISE_LAWS,)),
+    Mutant("noise-laplace-pure-drops-releases", "formal/noise_schedules.py",
+           "            return self.releases * eps0", "            return eps0", (NOISE_LAWS,)),
+    Mutant("exact-linear-gaussian-isotropic-sigma-squared", "formal/exact_laws.py",
+           "return float(np.linalg.norm(shift) / self.sigma)",
+           "return float(np.linalg.norm(shift) / self.sigma ** 2)", (NOISE_LAWS,)),
+    Mutant("exact-linear-gaussian-covariance-not-inverted", "formal/exact_laws.py",
+           "coef[~null] ** 2 / w[~null]", "coef[~null] ** 2 * w[~null]", (NOISE_LAWS,)),
+    Mutant("exact-linear-gaussian-null-space-ignored", "formal/exact_laws.py",
+           "return math.inf  # part of the shift sees no noise", "pass  #", (NOISE_LAWS,)),
+    Mutant("exact-product-laplace-scale-ignored", "formal/exact_laws.py",
+           "ratios = shift / b", "ratios = shift", (NOISE_LAWS,)),
+    Mutant("exact-product-laplace-certified-is-the-upper-end", "formal/exact_laws.py",
+           "return ExactValue(min(lower, upper), CERTIFIED, upper,",
+           "return ExactValue(upper, CERTIFIED, upper,", (NOISE_LAWS,),
+           "the certified lower end of the bracket replaced by its upper end"),
+    Mutant("exact-discrete-hockey-stick-one-order", "formal/exact_laws.py",
+           "return float(max(np.maximum(a - e * b, 0).sum(), np.maximum(b - e * a, 0).sum()))",
+           "return float(np.maximum(a - e * b, 0).sum())", (NOISE_LAWS,)),
+    Mutant("exact-discrete-pure-epsilon-one-sided", "formal/exact_laws.py",
+           "eps = float(np.max(np.abs(np.log(a[m]) - np.log(b[m])))) if m.any() else 0.0",
+           "eps = float(np.max(np.log(a[m]) - np.log(b[m]))) if m.any() else 0.0", (NOISE_LAWS,)),
+    # -- grey-box evidence: replay, derived laws, declared-law tests, noise sites --------------
+    Mutant("greybox-batched-impulses-shifted", "greybox/derivation.py",
+           "batch = _batched(mechanism, data, seed, np.eye(k), g.draws)",
+           "batch = _batched(mechanism, data, seed, np.eye(k, k=1), g.draws)", (GREYBOX,)),
+    Mutant("greybox-single-impulse-shifted", "greybox/derivation.py",
+           "            z[i - offset] = 1.0", "            z[(i + 1 - offset) % z.size] = 1.0",
+           (GREYBOX,)),
+    Mutant("greybox-affinity-check-skipped", "greybox/derivation.py",
+           "if not np.allclose(out, predicted, rtol=RTOL, atol=RTOL * scale):", "if False:",
+           (GREYBOX,), "a clip after the noise would be read as a linear-Gaussian law"),
+    Mutant("greybox-laplace-injectivity-ignored", "greybox/derivation.py",
+           "if B.size and np.linalg.matrix_rank(B) < B.shape[1]:", "if False:", (GREYBOX,)),
+    Mutant("greybox-data-dependent-noise-map-accepted", "greybox/derivation.py",
+           "if law0.family != law1.family or law0.A.shape != law1.A.shape or not np.allclose(",
+           "if law0.family != law1.family or law0.A.shape != law1.A.shape or np.allclose(",
+           (GREYBOX,)),
+    Mutant("greybox-declared-law-preferred-to-derived", "greybox/point_evidence.py",
+           "chosen = best_derived or best_law or best_user",
+           "chosen = best_law or best_derived or best_user", (GREYBOX_DPFTRL,),
+           "the design doc's law would decide the add/remove bug instead of the code's"),
+    Mutant("law-test-bonferroni-over-components-dropped", "greybox/law_tests.py",
+           "return self.alpha / max(1, len(self.components))", "return self.alpha", (GREYBOX,)),
+    Mutant("law-test-whitened-total-dof", "greybox/law_tests.py",
+           "_two_sided(stats.chi2(n * r), total)", "_two_sided(stats.chi2(n), total)",
+           (GREYBOX,)),
+    Mutant("law-test-dkw-massart-constant", "greybox/law_tests.py",
+           "2.0 * math.exp(-2.0 * k * dks * dks)", "2.0 * math.exp(-k * dks * dks)", (GREYBOX,)),
+    Mutant("law-test-outside-the-family", "claims/driver.py",
+           "n_tests = len(candidates) + len(followups) + len(law_tested)",
+           "n_tests = len(candidates) + len(followups)", (GREYBOX,)),
+    Mutant("rejected-law-keeps-its-exact-value", "claims/driver.py",
+           "plan = replace(plan, exact=None, exact_upper=None, exact_kind=EXACT, evidence=ev)",
+           "plan = replace(plan, evidence=ev)", (GREYBOX,)),
+    Mutant("noise-sites-rescaling-ignored", "greybox/noise_sites.py",
+           "scale = float(np.abs(d.scale).max()) * f0", "scale = float(np.abs(d.scale).max())",
+           (GREYBOX_DPFTRL,), "sigma * rng.standard_normal(...) read at scale 1"),
+    Mutant("noise-sites-relation-factor-dropped", "claims/noise_site_check.py",
+           "per_unit = calibration_ratio(sched, distance_factor(user.neighbours))",
+           "per_unit = calibration_ratio(sched, 1.0)", (GREYBOX_DPFTRL,)),
 )
 
 

@@ -72,10 +72,18 @@ def test_half_the_noise_is_violated_by_the_exact_epsilon() -> None:
     assert "exact epsilon" in result.verdict_and_reason[1]
 
 
+def _global_rng_release(p):
+    # Draws from numpy's global state, not from the rng dpaudit passes: dpaudit cannot replay it,
+    # so no law is derived from its code and the user's number is the only exact evidence.
+    def mechanism(data, n, rng):
+        return clipped_sum(data) + np.random.laplace(0.0, 1.0 / p["epsilon"], size=n)
+    return mechanism
+
+
 def test_a_user_supplied_exact_value_is_labelled_and_an_inversion_is_a_finding() -> None:
     # The user's own number (3 eps) is above the accountant (eps): an inversion, reported, and
     # the verdict names the value as user-supplied.
-    claim = laplace_claim("test-api/laplace-user", 1.0, exact=None,
+    claim = laplace_claim("test-api/laplace-user", 1.0, exact=None, release=_global_rng_release,
                           exact_value=lambda p, d0, d1: 3 * p["epsilon"])
     result = dpaudit.audit_claim(claim, budget="quick")
     record = result.to_dict()
@@ -86,6 +94,28 @@ def test_a_user_supplied_exact_value_is_labelled_and_an_inversion_is_a_finding()
                for f in record["findings"])
     assert any("user-supplied" in f and "not computed by dpaudit" in f
                for f in record["findings"])
+    # The record says which evidence was drawn from the code and which was declared.
+    origin = record["points"][0]["evidence"]["evidence_origin"]
+    assert origin["exact"] == "declared (user-supplied number)"
+    assert "not derivable" not in origin["exact"]
+    assert "other than the rng dpaudit passes" in \
+        record["points"][0]["evidence"]["derivation"]["reason"]
+
+
+def test_a_user_supplied_value_the_code_contradicts_certifies_nothing() -> None:
+    # The same wrong number (3 eps) on a release that draws from dpaudit's rng: the law derived
+    # from the code gives eps on [0, 1] vs [0] (by hand, module docstring), which decides; the
+    # user's number is a finding.
+    claim = laplace_claim("test-api/laplace-user", 1.0, exact=None,
+                          exact_value=lambda p, d0, d1: 3 * p["epsilon"])
+    result = dpaudit.audit_claim(claim, budget="quick")
+    assert result.verdict == "holds"
+    for p in result.points:
+        assert p.epsilon_exact == pytest.approx(p.claimed_epsilon, rel=1e-12)
+        assert p.evidence["exact_source"] == "derived from the code"
+        assert p.evidence["user_supplied_exact"] == pytest.approx(3 * p.claimed_epsilon)
+    assert any("user-supplied exact epsilon 3" in f and "differs from the 1 derived" in f
+               for f in result.findings)
 
 
 def test_lemma_counterexample_is_shrunk_and_fails_the_claim_lemma() -> None:
@@ -94,7 +124,7 @@ def test_lemma_counterexample_is_shrunk_and_fails_the_claim_lemma() -> None:
                   quantity=lambda d0, d1, p: abs(sum(d0) - sum(d1)), bound=1.0)
     result = dpaudit.audit_claim(laplace_claim("test-api/lemma", 1.0, lemmas=[lemma]),
                                  budget="quick")
-    (check,) = result.lemmas
+    (check,) = [c for c in result.lemmas if c.statement == lemma.statement]
     assert check.status == "violated"
     # Hypothesis shrinks towards the smallest failing pair: |a - b| just above 1.
     assert 1.0 < check.counterexample["observed"] <= 2.0

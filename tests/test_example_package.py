@@ -93,4 +93,4 @@ def test_the_examples_own_tests_pass(installed) -> None:
                            str(EXAMPLE / "tests")], env=installed, capture_output=True,
                           text=True, timeout=900, cwd=EXAMPLE)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert "5 passed" in proc.stdout
+    assert "7 passed" in proc.stdout

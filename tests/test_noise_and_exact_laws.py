@@ -112,6 +112,9 @@ def test_product_laplace_pure_and_bracketed() -> None:
     one = exact.ProductLaplace(mean=lambda d: [float(d)], scale=1.0).epsilon(0.0, 1.0, 1e-3)
     truth = 1 + 2 * math.log(1 - 1e-3)
     assert one.value <= truth + 1e-9 <= one.upper + 2e-3
+    # The certified end is a lower bound without slack: it sits a grid step (1e-3) below the
+    # truth, while the pessimistic upper end is within 1e-10 of it (not a lower bound).
+    assert truth - 2e-3 < one.value < truth - 1e-4
     assert truth - one.value < 0.01
 
 
@@ -229,3 +232,12 @@ def test_new_schedules_refuse_a_missing_relation() -> None:
     for sched in (noise.SparseVector(1.0, 1.0, 1.0), noise.ExponentialMechanism(1.0, 1.0)):
         with pytest.raises(TypeError, match="neighbours"):
             sched.epsilon(1e-6)  # type: ignore[call-arg]
+
+
+def test_discrete_law_takes_the_larger_of_both_orders() -> None:
+    # P = (1/2, 1/2), Q = (9/10, 1/10): at eps = ln 2, P - 2Q gives (0.5 - 0.2) = 0.3 and
+    # Q - 2P gives 0, so delta(ln 2) = 0.3 whichever input comes first; eps(0) = ln 5 (by hand).
+    law = exact.DiscreteLaw(lambda x: {0: 0.5, 1: 0.5} if x == "P" else {0: 0.9, 1: 0.1})
+    assert law.hockey_stick("P", "Q", math.log(2)) == pytest.approx(0.3, rel=1e-12)
+    assert law.hockey_stick("Q", "P", math.log(2)) == pytest.approx(0.3, rel=1e-12)
+    assert law.epsilon("Q", "P", 0.0).value == pytest.approx(math.log(5), rel=1e-12)

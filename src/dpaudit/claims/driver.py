@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -43,7 +43,8 @@ from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 from dpaudit.claims.model import PrivacyClaim
 
 __all__ = ["EmpiricalPlan", "PointPlan", "Skip", "LemmaOutcome", "ClaimDeclaration", "ClaimRun",
-           "TestedPoint", "AddedPoints", "run_claim", "coarse", "fmt", "MIRONOV_CAVEAT", "BONFERRONI_NOTE"]
+           "TestedPoint", "AddedPoints", "run_claim", "coarse", "fmt", "MIRONOV_CAVEAT", "BONFERRONI_NOTE",
+           "LAW_STATEMENT"]
 
 #: The caveat every report carries once (AUDIT-METHOD section 5).
 MIRONOV_CAVEAT = ("Floating-point samplers are not exactly differentially private (Mironov, CCS "
@@ -120,6 +121,11 @@ class PointPlan:
     evidence: Mapping[str, Any] = field(default_factory=dict)
     followups: tuple["PointPlan", ...] = ()
     model: Any = None
+    #: A declared law to test against the code's runs (issue 34): ``law_test(alpha, seed)`` returns
+    #: an object with ``rejected``, ``detail()``, ``power`` and ``to_dict()``. It is one test of the
+    #: claim's Bonferroni family; when it rejects, an ``exact`` taken from that law
+    #: (``evidence["exact_source"] == "declared law"``) is dropped: it certifies nothing.
+    law_test: Callable[[float, int], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.exact_kind not in EXACT_KINDS:
@@ -240,6 +246,59 @@ def _run_test(plan: PointPlan, ctx: AuditContext, claim_id: str, key: tuple[Any,
         pairs = emp.pairs if _is_strategy(emp.pairs) else list(emp.pairs)
         return audit(emp.mechanism, pairs=pairs, **common)
     return audit(emp.mechanism, emp.data0, emp.data1, **common)
+
+
+#: The statement of the check that a declared law describes the code (a failed one blocks "holds").
+LAW_STATEMENT = "the declared law of the release (Claim.exact) describes the code's runs"
+
+
+def _test_declared_laws(plans: list[PointPlan], points: list[GridPoint], indices: Sequence[int],
+                        ctx: AuditContext, claim_id: str, alpha: float, n_tests: int,
+                        findings: list[str]) -> list[LemmaCheck]:
+    """Run each plan's ``law_test`` (its share of the family's alpha), record it in the point's
+    evidence, drop an exact value taken from a rejected law, and return one check of
+    :data:`LAW_STATEMENT` (violated when any point's law is rejected)."""
+    if not indices:
+        return []
+    rejected_at: list[tuple[PointPlan, Any]] = []
+    runs = 0
+    for rank, i in enumerate(indices):
+        plan = plans[i]
+        assert plan.law_test is not None
+        res = plan.law_test(alpha, ctx.seed_for(claim_id, "law-test", i))
+        runs += int(getattr(res, "runs", 0)) * int(getattr(res, "inputs", 0))
+        record = dict(res.to_dict())
+        record["bonferroni"] = {"family_alpha": ctx.alpha, "tests": n_tests,
+                                "per_test_alpha": alpha, "note": BONFERRONI_NOTE}
+        ev = dict(plan.evidence)
+        ev["declared_law"] = record
+        if res.rejected:
+            rejected_at.append((plan, res))
+            if ev.get("exact_source") == "declared law":
+                ev["declared_exact_rejected"] = plan.exact
+                ev.pop("exact_source")
+                plan = replace(plan, exact=None, exact_upper=None, exact_kind=EXACT, evidence=ev)
+            else:
+                plan = replace(plan, evidence=ev)
+        else:
+            plan = replace(plan, evidence=ev)
+        plans[i] = plan
+        points[i] = plan.grid_point()
+    if not rejected_at:
+        return [LemmaCheck(LAW_STATEMENT, "holds", examples=runs,
+                           details={"kind": "declared law tested against runs of the release",
+                                    "points": len(indices)})]
+    plan, res = rejected_at[0]
+    findings.append(
+        f"The declared law does not describe the code at {len(rejected_at)} of {len(indices)} "
+        f"point(s); at ({format_parameters(plan.parameters)}): {res.detail()}. Its exact value "
+        "certifies nothing, nor does the description of the noise it shares with the accountant.")
+    return [LemmaCheck(LAW_STATEMENT, "violated", examples=runs,
+                       counterexample={"parameters": dict(plan.parameters),
+                                       "detail": res.detail()},
+                       details={"kind": "declared law tested against runs of the release",
+                                "points": len(indices), "rejected_at": len(rejected_at),
+                                "power": res.power})]
 
 
 def _summary(claim_id: str, points: Sequence[GridPoint], worst: GridPoint) -> str:
@@ -369,13 +428,16 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
         candidates = sorted(candidates, key=lambda i: -plans[i].ratio())[:k]
     followups = list(plans[candidates[0]].followups) if candidates else []
     followups = [f for f in followups if f.empirical is not None]
-    n_tests = len(candidates) + len(followups)
+    law_tested = [i for i, p in enumerate(plans) if p.law_test is not None]
+    n_tests = len(candidates) + len(followups) + len(law_tested)
     a_test = ctx.alpha / n_tests if n_tests else ctx.alpha
     total = len(grid) + n_tests + 3
     done = [len(grid)]
     points = [p.grid_point() for p in plans]
     tested: list[TestedPoint] = []
     findings_tail: list[str] = []
+    law_checks = _test_declared_laws(plans, points, law_tested, ctx, claim.id, a_test, n_tests,
+                                     findings_tail)
 
     def record(index: int, plan: PointPlan, key: tuple[Any, ...], rank: int) -> GridPoint:
         assert plan.empirical is not None
@@ -421,7 +483,7 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
     ctx.progress(done[0], total, "checking the sensitivity lemmas")
     lemma_fn = _optional(decl, "lemmas")
     outcome = lemma_fn(ctx, lemma_parameters) if lemma_fn is not None else LemmaOutcome()
-    lemmas = list(outcome.checks)
+    lemmas = list(outcome.checks) + law_checks
     lemmas += [LemmaCheck(lem.statement, NOT_CHECKED,
                           note=_not_checked_note(lem.statement, outcome, lemmas))
                for lem in claim.lemmas if not _is_checked(lem.statement, lemmas)]

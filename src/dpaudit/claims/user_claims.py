@@ -160,7 +160,11 @@ class Claim:
     * ``accountant(params) -> schedule``: a noise schedule of :mod:`dpaudit.noise` (dpaudit's
       accountant, evaluated under ``neighbours``), or a float (user-supplied).
     * ``exact(params) -> law``: the release's law (:mod:`dpaudit.exact`: ``LinearGaussian``,
-      ``ProductLaplace``, ``DiscreteLaw``); dpaudit computes the exact epsilon of each pair.
+      ``ProductLaplace``, ``DiscreteLaw``); dpaudit computes the exact epsilon of each pair. The
+      law is a hypothesis: it is tested against runs of the release (one test of the claim's
+      Bonferroni family), and a rejected law certifies nothing. For a release drawing Gaussian or
+      Laplace noise from the ``rng`` dpaudit passes, leave it out: dpaudit derives the law from
+      the code by replay (:mod:`dpaudit.greybox`), and that law decides whenever it exists.
     * ``exact_value(params, data0, data1) -> float``: an exact epsilon the user computed
       (user-supplied).
     * ``lemmas``: :class:`Lemma` statements checked at every grid point.
@@ -294,27 +298,28 @@ class _UserDeclaration:
                                 f"{dict(params)} is {type(pair).__name__}")
         return [tuple(p) for p in pairs]  # type: ignore[misc]
 
-    def _exact(self, params: Params, pairs: list[tuple[Any, Any]], delta: float) -> _Exact | None:
-        best: _Exact | None = None
-        for d0, d1 in pairs:
-            if self.user.exact is not None:
-                law = self.user.exact(params)
-                if not hasattr(law, "epsilon"):
-                    raise TypeError("Claim.exact must return a law with .epsilon(data0, data1, "
-                                    "delta) (dpaudit.exact.LinearGaussian, ProductLaplace or "
-                                    "DiscreteLaw)")
-                v = law.epsilon(d0, d1, delta)
-                cand = _Exact(float(v.value), v.kind, float(v.upper), (d0, d1), v.method)
-            elif self.user.exact_value is not None:
-                value = float(self.user.exact_value(params, d0, d1))
-                if math.isnan(value) or value < 0:
-                    raise ValueError(f"Claim.exact_value must return a number >= 0, got {value}")
-                cand = _Exact(value, USER_SUPPLIED, None, (d0, d1), "supplied by the user")
-            else:
-                return None
-            if best is None or cand.value > best.value:
-                best = cand
-        return best
+    def _law(self, params: Params) -> Any:
+        if self.user.exact is None:
+            return None
+        law = self.user.exact(params)
+        if not hasattr(law, "epsilon"):
+            raise TypeError("Claim.exact must return a law with .epsilon(data0, data1, "
+                            "delta) (dpaudit.exact.LinearGaussian, ProductLaplace or "
+                            "DiscreteLaw)")
+        return law
+
+    def _exact(self, params: Params, pairs: list[tuple[Any, Any]], delta: float,
+               mechanism: Any, ctx: AuditContext) -> Any:
+        """The point's exact evidence (issue 34): derived from the code by replay when it can
+        be, else the declared law (tested against runs by the driver) or the user's number."""
+        from dpaudit.greybox.point_evidence import exact_evidence
+
+        u = self.user
+        return exact_evidence(
+            mechanism, pairs, delta=delta, law=self._law(params),
+            seed=ctx.seed_for(self.claim.id, "replay", _fmt(params)),
+            user_value=(None if u.exact_value is None
+                        else lambda d0, d1: u.exact_value(params, d0, d1)))  # type: ignore[misc]
 
     def _accountant(self, params: Params, delta: float) -> tuple[float | None, str, str]:
         if self.user.accountant is None:
@@ -338,21 +343,26 @@ class _UserDeclaration:
         u = self.user
         eps, delta = u.claimed_at(params)
         pairs = self._pairs(params)
-        exact = self._exact(params, pairs, delta)
+        mechanism = u.release(params)
+        if not callable(mechanism):
+            raise TypeError(f"Claim.release must return a mechanism(data, n, rng); at "
+                            f"{dict(params)} it returned {type(mechanism).__name__}")
+        code = self._exact(params, pairs, delta, mechanism, ctx)
+        exact = code.exact
         acc, acc_source, acc_text = self._accountant(params, delta)
         evidence: dict[str, Any] = {"neighbours": u.neighbours}
         if exact is not None:
             evidence["exact_pair"] = f"data0={_describe(exact.pair[0])}, data1=" \
                                      f"{_describe(exact.pair[1])}"
             evidence["exact_method"] = exact.method
-            evidence["exact_source"] = "user-supplied" if exact.kind == USER_SUPPLIED else "dpaudit"
+            evidence["exact_source"] = exact.source
+        evidence.update(code.evidence)
+        if code.findings:
+            evidence["code_findings"] = list(code.findings)
         if acc is not None:
             evidence["accountant_source"] = acc_source
             evidence["accountant"] = acc_text
-        mechanism = u.release(params)
-        if not callable(mechanism):
-            raise TypeError(f"Claim.release must return a mechanism(data, n, rng); at "
-                            f"{dict(params)} it returned {type(mechanism).__name__}")
+        law_test = self._law_test(params, pairs, mechanism, ctx)
         empirical = None
         if pairs or u.pair_search is not None:
             # Both given: the explicit pairs seed the search (piloted before generated ones).
@@ -371,7 +381,28 @@ class _UserDeclaration:
                          exact=None if exact is None else exact.value,
                          exact_kind=EXACT if exact is None else exact.kind,
                          exact_upper=None if exact is None else exact.upper,
-                         accountant=acc, empirical=empirical, evidence=evidence)
+                         accountant=acc, empirical=empirical, evidence=evidence,
+                         law_test=law_test)
+
+    def _law_test(self, params: Params, pairs: list[tuple[Any, Any]], mechanism: Any,
+                  ctx: AuditContext) -> Any:
+        """The declared law tested against runs of the release on every declared input (one
+        test of the claim's Bonferroni family, run by the driver), or None."""
+        law = self._law(params) if pairs else None
+        if law is None:
+            return None
+        from dpaudit.greybox.law_tests import check_declared_law
+
+        inputs = [x for pair in pairs for x in pair]
+        index_pairs = [(2 * k, 2 * k + 1) for k in range(len(pairs))]
+        runs = self.user.samples if self.user.samples is not None else ctx.budget.samples
+
+        def law_test(alpha: float, seed: int) -> Any:
+            return check_declared_law(law, mechanism, inputs, alpha=alpha, runs=runs, seed=seed,
+                                      pairs=index_pairs,
+                                      labels=[f"data{i % 2} of declared pair {i // 2 + 1}"
+                                              for i in range(len(inputs))])
+        return law_test
 
     def lemmas(self, ctx: AuditContext, parameters: Sequence[Params]) -> LemmaOutcome:
         from dpaudit.formal.lemma_search import search_lemma
@@ -406,6 +437,12 @@ class _UserDeclaration:
             else:
                 checks.append(LemmaCheck(lem.statement, "holds", worst_ratio=worst[0],
                                          examples=examples))
+        from dpaudit.claims.noise_site_check import noise_site_check  # issue 34: no lemma needed
+
+        site_checks, site_findings = noise_site_check(self.user, ctx, self.claim.id, points,
+                                                      per_point)
+        checks += site_checks
+        findings += site_findings
         return LemmaOutcome(checks=tuple(checks), findings=tuple(findings))
 
     def findings(self, run: Any) -> list[str]:
@@ -414,6 +451,9 @@ class _UserDeclaration:
         if user_exact:
             out.append(f"The exact epsilon at {len(user_exact)} point(s) is user-supplied "
                        "(Claim.exact_value), not computed by dpaudit.")
+        out.extend(_origin_sentence(run.plans))
+        for pl in run.plans:  # a declared number the law derived from the code contradicts
+            out.extend(f"At ({_fmt(pl.parameters)}): {f}" for f in pl.evidence.get("code_findings", ()))
         ignored = [t for t in run.tested if getattr(t.result, "rng_ignored", False)]
         if ignored:
             note = ignored[0].result.rng.get("note", "")
@@ -425,6 +465,31 @@ class _UserDeclaration:
             out.append(f"The accountant epsilon at {len(user_acc)} point(s) is user-supplied "
                        "(Claim.accountant returned a number), not computed by dpaudit.")
         return out
+
+
+def _origin_sentence(plans: Sequence[PointPlan]) -> list[str]:
+    """Which evidence was drawn from the code and which was declared, in one sentence (issue 34;
+    per point: ``evidence["evidence_origin"]``)."""
+    if not plans:
+        return []
+    derived = sum(pl.evidence.get("exact_source") == "derived from the code" for pl in plans)
+    tested = sum("declared_law" in pl.evidence for pl in plans)
+    reasons = [pl.evidence.get("derivation", {}).get("reason") for pl in plans]
+    reason = next((r for r in reasons if r), None)
+    parts = [f"Evidence drawn from the code: the empirical runs at every tested point"
+             + (f", the exact epsilon at {derived} of {len(plans)} point(s) (law derived by "
+                "replaying the rng)" if derived else "")
+             + (f", the declared law's test at {tested} point(s)" if tested else "")]
+    declared = ["the accountant's noise schedule"] if any(
+        pl.accountant is not None for pl in plans) else []
+    if any(pl.evidence.get("exact_source") in ("declared law", USER_SUPPLIED) for pl in plans):
+        declared.append("the exact epsilon" + (" at the other points" if derived else ""))
+    if declared:
+        parts.append("declared: " + " and ".join(declared))
+    text = "; ".join(parts) + "."
+    if reason and not derived:
+        text += f" No law is derived from the code: {reason}."
+    return [text]
 
 
 def _fmt(params: Params) -> str:

@@ -181,7 +181,7 @@ def _registered_ids() -> list[str]:
 
 #: Parts of the package whose source decides every claim's result (besides the claim's own
 #: paper folder): the engine, the noise, the learners, claims-as-data and input checks.
-_ENGINE_SOURCES = ("blackbox", "formal", "claims", "execution", "mechanisms", "learners",
+_ENGINE_SOURCES = ("blackbox", "formal", "greybox", "claims", "execution", "mechanisms", "learners",
                    "neighbours.py", "hypothesis_seeding.py", "_validation.py", "_rowwise.py",
                    "evidence.py")
 

@@ -15,6 +15,16 @@ Evidence each claim gives dpaudit:
 * the law of the code (a linear map of the gradients plus Gaussian noise with the variant's
   covariance), from which dpaudit computes the exact epsilon of every declared pair;
 * the per-node sensitivity lemma of the design doc, checked by a Hypothesis search.
+
+Two more claims show what dpaudit reads from the code itself (it passes the learner its own rng,
+replays the draws and derives the release's law, issue 34):
+
+* ``dpftrl-redraw-design-law``: the redraw bug declared with the *design doc's* law (the correct
+  variant's covariance), as a user who believes the design doc would. dpaudit tests that law
+  against runs of the code and rejects it (the rounds are uncorrelated in the code), and the law
+  derived from the code gives the exact epsilon (1.07 > 1 at T = 16);
+* ``dpftrl-nolaw``: the correct learner with no law at all: the exact epsilon of every pair comes
+  from the law derived from the code (0.751, as by hand).
 """
 
 from __future__ import annotations
@@ -68,7 +78,9 @@ def _replace_one_pairs(params):
         lambda x: (np.array(x[0]), np.array(x[0][:x[1]] + [x[2]] + x[0][x[1] + 1:])))
 
 
-def make_claim(variant: str) -> Claim:
+def make_claim(variant: str, law: str | None = "variant", name: str | None = None) -> Claim:
+    """The claim of ``variant``; ``law``: ``"variant"`` (the code's own law), ``"design"`` (the
+    design doc's, i.e. the correct variant's) or None (no law: dpaudit derives it)."""
     def release(params):
         eps, T = params["epsilon"], params["T"]
 
@@ -77,11 +89,13 @@ def make_claim(variant: str) -> Claim:
                            variant=variant)
         return mechanism
 
+    declared = variant if law == "variant" else "correct"
+
     def exact(params):
-        sigma = sigma_for(params["epsilon"], DELTA, CLIP, params["T"], variant)
+        sigma = sigma_for(params["epsilon"], DELTA, CLIP, params["T"], declared)
         return dpaudit.exact.LinearGaussian(
-            mean=lambda g: noise_free(g, clip=CLIP, eta=ETA, variant=variant),
-            covariance=release_covariance(params["T"], D, sigma=sigma, eta=ETA, variant=variant))
+            mean=lambda g: noise_free(g, clip=CLIP, eta=ETA, variant=declared),
+            covariance=release_covariance(params["T"], D, sigma=sigma, eta=ETA, variant=declared))
 
     def accountant(params):
         # What the design doc accounts for: Gaussian tree aggregation, a record contributing at
@@ -90,7 +104,7 @@ def make_claim(variant: str) -> Claim:
         return dpaudit.noise.gaussian_tree(sigma=sigma, sensitivity=CLIP, T=params["T"])
 
     return Claim(
-        id=f"own-learner/dpftrl-{variant}",
+        id=f"own-learner/dpftrl-{name or variant}",
         statement="The DP-FTRL iterates x_1..x_T are (eps, 1e-5)-DP under replace-one neighbours"
                   + ("" if variant == "correct" else f" (variant with the '{variant}' bug)"),
         source=SOURCE,
@@ -100,7 +114,7 @@ def make_claim(variant: str) -> Claim:
         release=release,
         pairs=lambda p: [_pair(p["T"], 1.0), _pair(p["T"], 10.0)],
         accountant=accountant,
-        exact=exact,
+        exact=exact if law is not None else None,
         lemmas=[Lemma(statement="each tree node's sum of clipped gradients moves by <= 2C "
                                 "when one gradient is replaced",
                       pairs=_replace_one_pairs, quantity=_node_sensitivity(variant),
@@ -113,5 +127,7 @@ def make_claim(variant: str) -> Claim:
 
 
 CLAIMS = {variant: make_claim(variant) for variant in VARIANTS}
+CLAIMS["redraw-design-law"] = make_claim("redraw", law="design", name="redraw-design-law")
+CLAIMS["nolaw"] = make_claim("correct", law=None, name="nolaw")
 for _claim in CLAIMS.values():
     dpaudit.register_claim(_claim)

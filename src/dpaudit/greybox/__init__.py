@@ -1,0 +1,13 @@
+"""Evidence drawn from the code itself (issue 34): replay of the rng dpaudit passes, laws derived
+from the code, declared laws tested against the code's runs, and what reaches each noise call.
+
+Below :mod:`dpaudit.claims` in the layering: it imports :mod:`dpaudit.formal` (the exact laws) and
+nothing of the claim driver.
+"""
+
+from dpaudit.greybox.derivation import (DERIVED, DerivedLaw, NotDerivable, PairLaw, derive_law,
+                                        derive_pair)
+from dpaudit.greybox.replay import ReplayGenerator
+
+__all__ = ["ReplayGenerator", "DerivedLaw", "NotDerivable", "PairLaw", "derive_law",
+           "derive_pair", "DERIVED"]

@@ -1,0 +1,142 @@
+"""Which exact epsilon a point of a user claim rests on, and where it comes from (issue 34).
+
+At one grid point, for the declared neighbouring pairs:
+
+* **derived from the code** (:data:`~dpaudit.greybox.derivation.DERIVED`): when the release's law
+  can be derived by replay (:mod:`dpaudit.greybox.derivation`), each pair's exact epsilon comes from
+  it. This is the evidence the point rests on whenever it exists: it is what the code does.
+* **declared law** (``Claim.exact``): the user's law; its epsilon is used only when no law is
+  derived, and it is tested against the code's runs (:mod:`dpaudit.greybox.law_tests`, one test of
+  the claim's Bonferroni family, run by the driver): a rejected law certifies nothing.
+* **user-supplied** (``Claim.exact_value``): the user's number; when a law is derived, a value that
+  differs from the derived epsilon is a finding (it does not describe the code) and certifies nothing.
+
+:func:`exact_evidence` returns the chosen value, the record of where every kind of evidence came
+from (``evidence_origin``: which is drawn from the code and which is declared) and findings.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from dpaudit.greybox.derivation import DERIVED, NotDerivable, PairLaw, derive_pair
+
+__all__ = ["ExactChoice", "CodeEvidence", "exact_evidence", "DECLARED", "USER_SUPPLIED"]
+
+DECLARED = "declared law"
+USER_SUPPLIED = "user-supplied"
+#: Relative slack before a declared or user-supplied epsilon is said to differ from the derived one.
+RTOL = 1e-6
+
+
+@dataclass(frozen=True)
+class ExactChoice:
+    """The exact epsilon a point rests on: ``value`` (``kind`` as in ExactValue), ``upper``, the
+    ``pair`` it is attained on, ``method`` and ``source`` (derived, declared law, user-supplied)."""
+
+    value: float
+    kind: str
+    upper: float | None
+    pair: tuple[Any, Any]
+    method: str
+    source: str
+
+
+@dataclass
+class CodeEvidence:
+    """What :func:`exact_evidence` found: ``exact`` (the chosen value, or None), ``evidence`` (for
+    the point's record), ``findings`` (sentences), ``derived`` (pair index -> PairLaw)."""
+
+    exact: ExactChoice | None
+    evidence: dict[str, Any]
+    findings: list[str] = field(default_factory=list)
+    derived: dict[int, PairLaw] = field(default_factory=dict)
+
+
+def _best(cands: list[ExactChoice]) -> ExactChoice | None:
+    return max(cands, key=lambda c: c.value) if cands else None
+
+
+def exact_evidence(mechanism: Callable[..., Any], pairs: Sequence[tuple[Any, Any]], *,
+                   delta: float, seed: int, law: Any = None,
+                   user_value: Callable[[Any, Any], float] | None = None,
+                   derive: bool = True) -> CodeEvidence:
+    """The exact evidence of one point (module docstring). ``law``: the declared law (or None);
+    ``user_value(data0, data1)``: the user's epsilon (or None); ``derive``: try the replay."""
+    derived: dict[int, PairLaw] = {}
+    reasons: list[str] = []
+    d_by_pair: dict[int, ExactChoice] = {}
+    replays = 0
+    if derive and pairs:
+        for k, (d0, d1) in enumerate(pairs):
+            pl = derive_pair(mechanism, d0, d1, seed=seed)
+            if isinstance(pl, NotDerivable):
+                reasons.append(pl.reason)
+                continue
+            derived[k] = pl
+            replays += pl.law0.replays + pl.law1.replays
+            v = pl.epsilon(delta)
+            d_by_pair[k] = ExactChoice(float(v.value), v.kind, float(v.upper), (d0, d1),
+                                       v.method, DERIVED)
+    d_cands = list(d_by_pair.values())
+    l_cands: list[ExactChoice] = []
+    if law is not None:
+        for d0, d1 in pairs:
+            v = law.epsilon(d0, d1, delta)
+            l_cands.append(ExactChoice(float(v.value), v.kind, float(v.upper), (d0, d1),
+                                       v.method, DECLARED))
+    u_cands: list[ExactChoice] = []
+    if user_value is not None:
+        for d0, d1 in pairs:
+            value = float(user_value(d0, d1))
+            if math.isnan(value) or value < 0:
+                raise ValueError(f"Claim.exact_value must return a number >= 0, got {value}")
+            u_cands.append(ExactChoice(value, USER_SUPPLIED, None, (d0, d1),
+                                       "supplied by the user", USER_SUPPLIED))
+    findings: list[str] = []
+    ev: dict[str, Any] = {}
+    if pairs and derive:
+        ev["derivation"] = ({"derivable": True, "pairs": len(derived), "of": len(pairs),
+                             "family": next(iter(derived.values())).family,
+                             "noise_draws": int(next(iter(derived.values())).law0.A.shape[1]),
+                             "replays": replays}
+                            if derived else {"derivable": False})
+        if reasons:
+            ev["derivation"]["reason"] = reasons[0]
+    for cands, name in ((l_cands, DECLARED), (u_cands, USER_SUPPLIED)):
+        for k, c in enumerate(cands):
+            if k not in d_by_pair:
+                continue
+            dv = d_by_pair[k]
+            if abs(c.value - dv.value) > RTOL * max(abs(dv.value), 1e-12) and not (
+                    math.isinf(c.value) and math.isinf(dv.value)):
+                ev.setdefault("declared_vs_derived", []).append(
+                    {"pair": k, "source": name, "declared": c.value, "derived": dv.value})
+                if name == USER_SUPPLIED:
+                    findings.append(
+                        f"The user-supplied exact epsilon {c.value:.4g} of declared pair {k + 1} "
+                        f"differs from the {dv.value:.4g} derived from the code: it does not "
+                        "describe the code and certifies nothing (the derived value is used).")
+    best_derived, best_law, best_user = _best(d_cands), _best(l_cands), _best(u_cands)
+    chosen = best_derived or best_law or best_user
+    if best_law is not None:
+        ev["declared_exact"] = best_law.value
+    if best_user is not None and chosen is not best_user:
+        ev["user_supplied_exact"] = best_user.value
+    origin = {"empirical": "drawn from the code (runs of the release, black box)",
+              "accountant": "declared (the claim's noise schedule)"}
+    if chosen is None:
+        origin["exact"] = "none"
+    elif chosen.source == DERIVED:
+        origin["exact"] = "drawn from the code (law derived by replaying the rng)"
+    elif chosen.source == DECLARED:
+        origin["exact"] = ("declared (the claim's law, tested against runs of the code)"
+                           + ("; no law derived from the code: " + reasons[0] if reasons else ""))
+    else:
+        origin["exact"] = "declared (user-supplied number)"
+    if law is not None and chosen is not best_law:
+        origin["declared_law"] = "declared, tested against runs of the code"
+    ev["evidence_origin"] = origin
+    return CodeEvidence(chosen, ev, findings, derived)
