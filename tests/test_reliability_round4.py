@@ -190,3 +190,182 @@ def test_bad_claim_callables_are_named_when_called(kw, match) -> None:
     c = claim("r4/bad-callable", accountant=lambda p: 1.0, **kw)
     with pytest.raises(TypeError, match=match):
         dpaudit.audit_claim(c, budget="quick", seed=0)
+
+
+# -- 3: the resume key covers what the code does, not only the registering file ------------------
+
+PLUGIN_CLAIM = '''
+import numpy as np
+import dpaudit
+from dpaudit import Claim, Source
+from {module} import SCALE
+
+def release(p):
+    def mechanism(data, n, rng):
+        return float(sum(data)) + rng.laplace(0.0, SCALE, size=n)
+    return mechanism
+
+dpaudit.register_claim(Claim(
+    id="r4-resume/count", statement="The noisy count is 1-DP.", source=Source(title="note"),
+    claimed=lambda p: (1.0, 0.0), neighbours="add-remove", grid=[{{}}], release=release,
+    pairs=lambda p: [([1], [])], accountant=lambda p: 1.0, samples=2_000))
+'''
+
+
+def cli_run(*argv: str, env_path: str | None = None, cwd=None) -> tuple[int, str, str]:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    if env_path is not None:
+        env["PYTHONPATH"] = env_path
+    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=600,
+                          env=env, cwd=cwd)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _audit_twice(tmp_path, write_scale, argv, env_path=None) -> None:
+    """Audit with the learner's noise scale 1 (exactly 1-DP: holds), change the imported module
+    to scale 0.1 (10-DP), audit again without --fresh: never the stale `holds`."""
+    out = tmp_path / "reports"
+    write_scale(1.0)
+    code, _, err = cli_run("-m", "dpaudit", *argv, "--budget", "quick", "--quiet", "--out",
+                           str(out), env_path=env_path)
+    assert code == 0, err
+    write_scale(0.1)
+    code, _, err = cli_run("-m", "dpaudit", *argv, "--budget", "quick", "--quiet", "--out",
+                           str(out), env_path=env_path)
+    assert "already audited" not in err
+    assert code == 1, err
+    record = (out / "r4-resume" / "count.json").read_text()
+    assert '"verdict": "violated"' in record
+
+
+@pytest.mark.slow  # two CLI processes, ~15 s
+def test_a_plugin_file_importing_its_sub_package_is_never_resumed_stale(tmp_path) -> None:
+    folder = tmp_path / "plugin"
+    (folder / "mylib").mkdir(parents=True)
+    (folder / "mylib" / "__init__.py").write_text("")
+    # (The plugin puts its folder on sys.path itself: this test is about resume, not imports.)
+    (folder / "claims.py").write_text("import os, sys\nsys.path.insert(0, os.path.dirname("
+                                      "__file__))\n" + PLUGIN_CLAIM.format(module="mylib.noise"))
+
+    def write_scale(scale):
+        (folder / "mylib" / "noise.py").write_text(f"SCALE = {scale}\n")
+    _audit_twice(tmp_path, write_scale, ["audit", "r4-resume/count", "--plugin",
+                                         str(folder / "claims.py")])
+
+
+@pytest.mark.slow  # two CLI processes, ~15 s
+def test_a_plugin_module_importing_a_learner_from_elsewhere_is_never_resumed_stale(
+        tmp_path) -> None:
+    plugins, learners = tmp_path / "plugins", tmp_path / "learners"
+    plugins.mkdir()
+    learners.mkdir()
+    (plugins / "r4_plugin_mod.py").write_text(PLUGIN_CLAIM.format(module="r4_learner_mod"))
+
+    def write_scale(scale):
+        (learners / "r4_learner_mod.py").write_text(f"SCALE = {scale}\n")
+    _audit_twice(tmp_path, write_scale, ["audit", "r4-resume/count", "--plugin", "r4_plugin_mod"],
+                 env_path=f"{plugins}:{learners}")
+
+
+def test_a_plugins_sibling_module_imports(tmp_path) -> None:
+    (tmp_path / "r4_sibling.py").write_text("SCALE = 1.0\n")
+    (tmp_path / "claims.py").write_text(PLUGIN_CLAIM.format(module="r4_sibling"))
+    code, out, err = cli_run("-m", "dpaudit", "list", "--plugin", str(tmp_path / "claims.py"),
+                             cwd="/")
+    assert code == 0, err
+    assert "r4-resume/count" in out
+
+
+SCRIPT = '''
+import numpy as np, dpaudit
+from dpaudit import Claim, Source
+def release(p):
+    def mechanism(data, n, rng):
+        return float(sum(data)) + rng.laplace(0.0, {scale}, size=n)
+    return mechanism
+r = dpaudit.audit_claim(Claim(
+    id="r4-resume/count", statement="The noisy count is 1-DP.", source=Source(title="note"),
+    claimed=lambda p: (1.0, 0.0), neighbours="add-remove", grid=[{{}}], release=release,
+    pairs=lambda p: [([1], [])], accountant=lambda p: 1.0, samples=2_000),
+    out={out!r})
+print(r.verdict)
+'''
+
+
+@pytest.mark.slow  # three interpreters, ~35 s
+def test_audit_claim_from_python_c_or_stdin_is_never_resumed_stale(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    out = str(tmp_path / "reports")
+    code, stdout, err = cli_run("-c", SCRIPT.format(scale=1.0, out=out))
+    assert code == 0 and stdout.strip() == "holds", err
+    # Unchanged code with no file: the fingerprint matches, the result is reused.
+    proc = subprocess.run([sys.executable, "-"], input=SCRIPT.format(scale=1.0, out=out),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.stdout.strip() == "holds", proc.stderr
+    code, stdout, err = cli_run("-c", SCRIPT.format(scale=0.1, out=out))
+    assert code == 0 and stdout.strip() == "violated", err
+
+
+def test_re_registering_a_changed_release_changes_the_resume_key() -> None:
+    from dpaudit.cli import runner
+
+    dpaudit.register_claim(claim("r4/key"))
+    first = runner.audit_code_hash("r4/key")
+    dpaudit.register_claim(claim("r4/key", release=laplace_release(0.1)))  # same id and file
+    assert runner.audit_code_hash("r4/key") != first
+    dpaudit.register_claim(claim("r4/key"))  # the same behaviour again: the same key
+    assert runner.audit_code_hash("r4/key") == first
+
+
+@pytest.mark.slow  # three audits writing reports, ~15 s
+def test_a_script_re_registering_a_changed_release_is_not_resumed(tmp_path) -> None:
+    out = tmp_path / "reports"
+    kw = dict(accountant=lambda p: 1.0, samples=2_000)
+    first = dpaudit.audit_claim(claim("r4/re-registered", **kw), out=out)
+    assert first.verdict == "holds"
+    # Same id, same file, same statement; the release now adds a tenth of the noise (10-DP).
+    again = dpaudit.audit_claim(claim("r4/re-registered", release=laplace_release(0.1), **kw),
+                                out=out)
+    assert again.verdict == "violated"
+    # Unchanged behaviour is resumed (the same saved record: same timing).
+    third = dpaudit.audit_claim(claim("r4/re-registered", release=laplace_release(0.1), **kw),
+                                out=out)
+    assert third.seconds == again.seconds
+
+
+def test_the_resume_key_covers_a_module_imported_from_another_folder(tmp_path,
+                                                                      monkeypatch) -> None:
+    import importlib
+
+    from dpaudit.cli import runner
+
+    (tmp_path / "r4_elsewhere_learner.py").write_text("SCALE = 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    learner = importlib.import_module("r4_elsewhere_learner")
+    try:
+        dpaudit.register_claim(claim("r4/elsewhere", release=laplace_release(learner.SCALE)))
+        before = runner.audit_code_hash("r4/elsewhere")
+        assert runner.audit_code_hash("r4/elsewhere") == before
+        (tmp_path / "r4_elsewhere_learner.py").write_text("SCALE = 0.1\n")
+        assert runner.audit_code_hash("r4/elsewhere") != before
+    finally:
+        import sys
+        sys.modules.pop("r4_elsewhere_learner", None)
+
+
+def test_a_release_with_its_own_unseeded_generator_is_never_resumed() -> None:
+    from dpaudit.claims.fingerprint import behaviour_fingerprint
+    from dpaudit.claims.user_claims import declaration_of
+
+    gen = np.random.default_rng()
+    decl = declaration_of(claim("r4/own-gen", release=lambda p: (
+        lambda d, n, rng: float(np.sum(d)) + gen.laplace(size=n))))
+    assert behaviour_fingerprint(decl) != behaviour_fingerprint(decl)
+    same = declaration_of(claim("r4/same"))
+    assert behaviour_fingerprint(same) == behaviour_fingerprint(same)
