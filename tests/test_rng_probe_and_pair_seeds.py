@@ -145,12 +145,13 @@ def test_claim_pairs_seed_its_pair_search() -> None:
     from dpaudit.claims.context import BUDGETS, AuditContext
     from dpaudit.claims.user_claims import declaration_of
 
-    pair = (np.array([0.0]), np.array([1.0]))
+    pair = (np.array([0.0, 1.0]), np.array([0.0]))  # add-remove: one record more
     claim = dpaudit.Claim(
         id="t/seeded", statement="Laplace(1) count is 1-DP", source=dpaudit.Source(title="t"),
         claimed=lambda p: (1.0, 0.0), neighbours="add-remove", grid=[{}],
         release=lambda p: laplace_count, pairs=lambda p: [pair],
-        pair_search=lambda p: st.floats(0, 1).map(lambda a: (np.array([a]), np.array([0.0]))))
+        pair_search=lambda p: st.floats(0, 1).map(lambda a: (np.array([0.0, a]),
+                                                             np.array([0.0]))))
     plan = declaration_of(claim).plan({}, AuditContext(BUDGETS["quick"], 0, 0.05))
     assert plan.empirical.pair_seeds == [pair]
     assert "seeding" in plan.empirical.what

@@ -18,6 +18,14 @@ a few times with controlled seeds:
    run reproducible; different outputs mean a generator dpaudit cannot reach, and the audit refuses
    to run such a mechanism on parallel workers.
 
+A mechanism whose outputs are identical under a different ``rng`` seed *and* different global
+seeds (tests 1 and 2 together, confirmed by a third seed pair) while its runs differ among
+themselves seeds a generator of its own with a constant (``np.random.seed(0)``,
+``default_rng(7)`` inside it): every call repeats the same "noise", so its release is a
+deterministic function of the data. :func:`probe_rng` refuses it with a ``ValueError`` (issue
+32); auditing its repeated rows as independent runs would measure a distribution the release
+never has.
+
 The global states are saved before the probe and restored after it. A mechanism whose outputs do
 not vary at all over the probe's runs (deterministic, or nearly so) is not flagged by test 2.
 """
@@ -30,7 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dpaudit.blackbox.sampling import _Stream
+from dpaudit.blackbox.sampling import _Stream, callable_name
 
 __all__ = ["RngProbe", "probe_rng", "PROBE_RUNS", "NOT_REPRODUCIBLE_NOTE"]
 
@@ -74,7 +82,7 @@ def probe_rng(mechanism: Callable[..., Any], data: Any, seed: int,
               runs: int = PROBE_RUNS) -> RngProbe:
     """Probe ``mechanism(data, runs, rng)`` (see the module docstring). ``seed`` picks the probe's
     generator seeds (disjoint from the audit's streams: they are derived with a fixed tag)."""
-    s1, s2 = np.random.SeedSequence([seed, 0x9B0BE]).spawn(2)
+    s1, s2, s3 = np.random.SeedSequence([seed, 0x9B0BE]).spawn(3)
     np_state, py_state = np.random.get_state(), random.getstate()
 
     checker = _Stream(mechanism, data, 0, s1, [0.0])
@@ -95,6 +103,16 @@ def probe_rng(mechanism: Callable[..., Any], data: Any, seed: int,
         c = call(s2, 1)
         elsewhere = not _same(a, b)
         unused = _same(a, c) and _varies(a)
+        if unused and not elsewhere and _same(call(s3, 3), a):
+            # Identical under a different rng seed AND different global seeds (twice): the
+            # mechanism seeds itself (issue 32), its "runs" repeat on every call.
+            raise ValueError(
+                f"mechanism {callable_name(mechanism)} returned identical outputs under different "
+                "rng seeds and different global seeds: it seeds its own generator with a constant "
+                "(e.g. np.random.seed(0) or np.random.default_rng(7) inside it), so every call "
+                "repeats the same noise and its release is a deterministic function of the data, "
+                "not a random one; it cannot be audited as random. Draw the noise from the rng "
+                "argument (mechanism(data, n, rng))")
         if not (elsewhere or unused):
             return RngProbe(False, True, "draws from the rng it is given (same seed, same "
                                          "outputs; different seed, different outputs)")

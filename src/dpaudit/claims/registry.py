@@ -240,8 +240,9 @@ def load_plugin(spec: str) -> list[str]:
     return the ids of the claims it registered.
 
     A module already loaded is not imported again (its ids are returned). A path is imported under
-    a name derived from its resolved location, and its functions are pickled by value for Dask
-    workers that cannot import it. :class:`PluginError` (one sentence naming ``spec``) when it
+    a name derived from its resolved location, with its folder put first on ``sys.path`` (as
+    ``python path.py`` does, so that its sibling modules and sub-packages import), and its
+    functions are pickled by value for Dask workers that cannot import it. :class:`PluginError` (one sentence naming ``spec``) when it
     cannot be found or fails to import.
     """
     if not isinstance(spec, str) or not spec.strip():
@@ -256,6 +257,10 @@ def load_plugin(spec: str) -> list[str]:
         digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
         name = f"dpaudit_plugin_{path.stem.replace('-', '_')}_{digest}"
         origin = Origin("plugin", name, plugin=str(path), path=str(path))
+        # Its own folder on sys.path, as `python path.py` puts it: its sibling modules and
+        # sub-packages import (issue 35).
+        if str(path.parent) not in sys.path:
+            sys.path.insert(0, str(path.parent))
         if name not in sys.modules:
             try:
                 module_spec = importlib.util.spec_from_file_location(name, path)

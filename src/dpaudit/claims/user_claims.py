@@ -56,6 +56,7 @@ from dpaudit._validation import check_delta, check_epsilon
 from dpaudit.claims.context import AuditContext
 from dpaudit.claims.driver import EmpiricalPlan, PointPlan
 from dpaudit.claims.evidence import EXACT, USER_SUPPLIED, LemmaCheck, LemmaOutcome
+from dpaudit.claims.pair_relation import neighbour_violation
 from dpaudit.claims.model import (NeighbourRelation, PrivacyClaim, Provenance, Release,
                                   SensitivityLemma)
 from dpaudit.formal.noise_schedules import distance_factor
@@ -170,6 +171,10 @@ class Claim:
     * ``lemmas``: :class:`Lemma` statements checked at every grid point.
     * ``statistic``: a row-wise score for the empirical test (default: learned by the engine).
     * ``samples``: runs per input of the empirical test (default: the budget's).
+    * ``neighbour_check``: ``True`` (default) checks every declared or generated pair against
+      ``neighbours`` where the data's shape says it (:mod:`dpaudit.claims.pair_relation`: lists,
+      tuples and arrays are sequences of records); ``False`` trusts them (custom data types,
+      zero-out neighbours), and the findings say so.
 
     Description: ``parameter_range`` (name -> range in words), ``calibration`` (the noise as
     stated), ``notes``, ``formula`` (the claimed privacy in words, e.g. ``"(eps, 1e-5)"``),
@@ -196,6 +201,7 @@ class Claim:
     notes: str = ""
     formula: str = ""
     kind: str = "mechanism"
+    neighbour_check: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or len(self.id) > _MAX_ID or not _ID.match(self.id) \
@@ -219,6 +225,10 @@ class Claim:
             _callable(getattr(self, name), name, sig)
         if isinstance(self.grid, (str, bytes)) or not isinstance(self.grid, Sequence):
             raise TypeError("Claim.grid must be a sequence of parameter mappings")
+        for i, p in enumerate(self.grid):
+            if not isinstance(p, Mapping):
+                raise TypeError(f"Claim.grid[{i}] must be a mapping of parameter names to values "
+                                f"(e.g. {{'epsilon': 1.0}}), got {type(p).__name__} {p!r}")
         grid = tuple(dict(p) for p in self.grid)
         if not grid:
             raise ValueError("Claim.grid must contain at least one parameter point")
@@ -235,6 +245,9 @@ class Claim:
             raise ValueError(f"Claim.kind must be 'mechanism' or 'learner', got {self.kind!r}")
         if self.samples is not None and (not isinstance(self.samples, int) or self.samples < 10):
             raise ValueError(f"Claim.samples must be an integer >= 10, got {self.samples!r}")
+        if not isinstance(self.neighbour_check, bool):
+            raise TypeError(f"Claim.neighbour_check must be True or False, got "
+                            f"{self.neighbour_check!r}")
 
     def claimed_at(self, params: Params) -> tuple[float, float]:
         """The claim instantiated at ``params``, validated."""
@@ -269,15 +282,6 @@ def _describe(x: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-@dataclass(frozen=True)
-class _Exact:
-    value: float
-    kind: str
-    upper: float | None
-    pair: tuple[Any, Any]
-    method: str
-
-
 @dataclass
 class _UserDeclaration:
     """The driver's declaration of a user :class:`Claim` (``grid``, ``plan``, ``lemmas``)."""
@@ -291,12 +295,43 @@ class _UserDeclaration:
     def _pairs(self, params: Params) -> list[tuple[Any, Any]]:
         if self.user.pairs is None:
             return []
-        pairs = list(self.user.pairs(params))
+        given = self.user.pairs(params)
+        if given is None or isinstance(given, (str, bytes)) or not hasattr(given, "__iter__"):
+            raise TypeError(f"Claim.pairs must return a list of (data0, data1) pairs; at "
+                            f"{dict(params)} it returned {type(given).__name__}")
+        pairs = list(given)
         for i, pair in enumerate(pairs):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(f"Claim.pairs must return (data0, data1) pairs; item {i} at "
                                 f"{dict(params)} is {type(pair).__name__}")
+            self._check_neighbours(pair, params, f"Claim.pairs item {i}")
         return [tuple(p) for p in pairs]  # type: ignore[misc]
+
+    def _check_neighbours(self, pair: Any, params: Params, what: str) -> Any:
+        """``pair`` unchanged; ValueError naming it when it is not a pair of neighbours under
+        the declared relation (issue 32; :mod:`dpaudit.claims.pair_relation`)."""
+        if self.user.neighbour_check:
+            why = neighbour_violation(pair[0], pair[1], self.user.neighbours)
+            if why is not None:
+                raise ValueError(
+                    f"{what} at {dict(params)} is not a pair of {self.user.neighbours} neighbours "
+                    f"(data0={_describe(pair[0])}, data1={_describe(pair[1])}): {why}. Fix the "
+                    "pair, or declare the other relation; if your data type's neighbours are not "
+                    "read from its length and records (e.g. zero-out neighbours), pass "
+                    "Claim(..., neighbour_check=False)")
+        return pair
+
+    def _search(self, params: Params) -> Any:
+        """The declared pair strategy, each generated pair checked like a declared one."""
+        strategy = self.user.pair_search(params)  # type: ignore[misc]
+        if not self.user.neighbour_check or not hasattr(strategy, "map"):
+            return strategy
+
+        def checked(pair: Any) -> Any:
+            if isinstance(pair, (tuple, list)) and len(pair) == 2:
+                self._check_neighbours(pair, params, "a pair generated by Claim.pair_search")
+            return pair
+        return strategy.map(checked)
 
     def _law(self, params: Params) -> Any:
         if self.user.exact is None:
@@ -319,7 +354,16 @@ class _UserDeclaration:
             mechanism, pairs, delta=delta, law=self._law(params),
             seed=ctx.seed_for(self.claim.id, "replay", _fmt(params)),
             user_value=(None if u.exact_value is None
-                        else lambda d0, d1: u.exact_value(params, d0, d1)))  # type: ignore[misc]
+                        else lambda d0, d1: self._user_exact(params, d0, d1)))
+
+    def _user_exact(self, params: Params, d0: Any, d1: Any) -> float:
+        """The user's exact epsilon of one pair, refused with the field's name unless a number."""
+        raw = self.user.exact_value(params, d0, d1)  # type: ignore[misc]
+        if isinstance(raw, bool) or not isinstance(raw, (int, float, np.integer, np.floating)):
+            raise TypeError(f"Claim.exact_value must return a number >= 0 (the exact epsilon of "
+                            f"the pair); at {dict(params)} it returned {type(raw).__name__} "
+                            f"{_describe(raw)}")
+        return float(raw)
 
     def _accountant(self, params: Params, delta: float) -> tuple[float | None, str, str]:
         if self.user.accountant is None:
@@ -367,7 +411,7 @@ class _UserDeclaration:
         if pairs or u.pair_search is not None:
             # Both given: the explicit pairs seed the search (piloted before generated ones).
             both = bool(pairs) and u.pair_search is not None
-            pair_arg: Any = u.pair_search(params) if u.pair_search is not None else pairs
+            pair_arg: Any = self._search(params) if u.pair_search is not None else pairs
             empirical = EmpiricalPlan(
                 mechanism=mechanism, pairs=pair_arg, statistic=u.statistic,
                 statistic_name=("the user's statistic" if u.statistic is not None
@@ -460,6 +504,9 @@ class _UserDeclaration:
             out.append(f"The release ignores the rng dpaudit gives it at {len(ignored)} tested "
                        f"point(s) ({note.split(': ', 1)[-1].split(';')[0]}): its empirical "
                        "bounds are not reproducible from the seed.")
+        if not self.user.neighbour_check and (self.user.pairs or self.user.pair_search):
+            out.append("The pairs were not checked against the declared neighbouring relation "
+                       "(Claim.neighbour_check=False): they are trusted as neighbours as declared.")
         user_acc = [pl for pl in run.plans if pl.evidence.get("accountant_source") == USER_SUPPLIED]
         if user_acc:
             out.append(f"The accountant epsilon at {len(user_acc)} point(s) is user-supplied "

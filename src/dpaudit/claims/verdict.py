@@ -4,7 +4,9 @@
   neighbouring pair above the claim, beyond floating-point tolerance) or a statistically valid
   empirical lower bound above the claim.
 * ``"holds"``: no counterexample, every audited point has an accountant (or exact worst-case)
-  epsilon at or below the claim, and every sensitivity lemma held.
+  epsilon at or below the claim, no exact epsilon or valid empirical lower bound above that
+  accountant (an accountant below either describes other code and certifies nothing), and every
+  sensitivity lemma held.
 * ``"inconclusive"``: otherwise (e.g. the accountant is above the claim but no realisable pair
   exceeds it, or a lemma failed without a privacy counterexample, or no accountant exists).
 
@@ -99,6 +101,15 @@ def deciding_number(point: GridPoint) -> str:
     return text
 
 
+def _lower_bound_above_accountant(point: GridPoint) -> bool:
+    """Whether the valid empirical lower bound exceeds the accountant's epsilon (beyond the
+    floating-point tolerance of exact comparisons): the accountant is then refuted as an upper
+    bound of this release, like an exact epsilon above it."""
+    lb, acc = point.epsilon_lower_bound, point.epsilon_accountant
+    return (lb is not None and acc is not None and math.isfinite(acc)
+            and lb > acc * (1 + EXACT_TOLERANCE) + 1e-12)
+
+
 def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[Verdict, str]:
     """Apply the verdict rules of the module docstring; return (verdict, one-sentence reason).
 
@@ -124,6 +135,17 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
                 f"{p.epsilon_accountant:.4g}, so the accountant does not describe this release "
                 "and certifies nothing" + (f" (and at {len(inverted) - 1} other of the "
                 f"{len(points)} audited points)" if len(inverted) > 1 else "") + ".")
+    # Likewise a statistically valid empirical lower bound above the accountant (issue 32): the
+    # release's epsilon is above the accountant's with probability >= 1 - alpha.
+    refuted = [p for p in points if _lower_bound_above_accountant(p)]
+    if refuted:
+        p = max(refuted, key=lambda q: q.epsilon_lower_bound / max(q.epsilon_accountant, 1e-300))
+        return ("inconclusive", f"No counterexample to the claim, but at "
+                f"{format_parameters(p.parameters)} the empirical lower bound "
+                f"{p.epsilon_lower_bound:.4g} exceeds the accountant's "
+                f"{p.epsilon_accountant:.4g}, so the accountant does not describe this release "
+                "and certifies nothing" + (f" (and at {len(refuted) - 1} other of the "
+                f"{len(points)} audited points)" if len(refuted) > 1 else "") + ".")
     no_acc = [p for p in points if p.epsilon_accountant is None]
     over = [p for p in points if p.epsilon_accountant is not None
             and p.epsilon_accountant > p.claimed_epsilon * (1 + EXACT_TOLERANCE)]

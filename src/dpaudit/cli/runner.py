@@ -33,6 +33,10 @@ class _Task:
     seed: int
     alpha: float
     out: str
+    #: The resume key of the code that audits it (:func:`audit_code_hash`), taken before the audit
+    #: runs, so that the saved record carries the key the next run compares with (modules the
+    #: release imports lazily during the audit do not change it).
+    code_hash: str | None = None
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,7 @@ def _save(task: _Task, record: dict[str, Any] | None, trace: str | None) -> str 
     if record is not None:
         # Hashed here, in the process that writes the report (a Dask worker may not have the
         # claim's paper registered): the resume check compares it with the code of the rerun.
-        code_hash = _code_hash_or_none(task.claim_id)
+        code_hash = task.code_hash or _code_hash_or_none(task.claim_id)
         if code_hash is not None:
             record["audit_code_sha256"] = code_hash
         write_claim_report(task.out, record)
@@ -212,11 +216,79 @@ def _claim_sources(origin: Any) -> set[Path]:
     return {path}
 
 
+def _excluded_roots() -> list[Path]:
+    """Folders whose modules are not the user's code: the standard library and site-packages."""
+    import site
+    import sysconfig
+
+    paths = [sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+    try:
+        paths += site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:  # pragma: no cover - a virtualenv's old site.py
+        pass
+    if sys.prefix != sys.base_prefix:  # a virtual environment: nothing in it is the user's code
+        paths.append(sys.prefix)
+    return [Path(p).resolve() for p in paths if p]
+
+
+def _loaded_user_sources() -> set[Path]:
+    """The ``.py`` files of every loaded module outside the standard library, site-packages and
+    dpaudit itself: the code a plugin, a script or a notebook imported (a learner in a sibling
+    file or another folder, a sub-package), which decides what its claims' releases do."""
+    root = Path(__file__).resolve().parents[1]
+    excluded = _excluded_roots() + [root]
+    out: set[Path] = set()
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not file.endswith(".py"):
+            continue
+        path = Path(file).resolve()
+        if not any(e == path or e in path.parents for e in excluded):
+            out.add(path)
+    return out
+
+
+#: Per claim id: (the registration, the user modules loaded when it was first hashed, the
+#: behavioural fingerprint or an unresumable token). One registration keeps one key in a process.
+_KEYS: dict[str, tuple[Any, frozenset[Path], str]] = {}
+
+
+def _behaviour_key(claim_id: str, registered: Any) -> tuple[frozenset[Path], str]:
+    """The user modules and the behavioural fingerprint behind a non-bundled claim (cached per
+    registration). A claim with no declaration to fingerprint, or whose fingerprint fails, gets a
+    random token: it is never resumed (issue 32)."""
+    cached = _KEYS.get(claim_id)
+    if cached is not None and cached[0] is registered:
+        return cached[1], cached[2]
+    import os
+
+    from dpaudit.claims.fingerprint import behaviour_fingerprint
+
+    declaration = getattr(registered.audit, "declaration", None)
+    has_file = bool(registered.origin.path or getattr(sys.modules.get(registered.origin.module),
+                                                      "__file__", None))
+    token = "unresumable:" + os.urandom(16).hex()
+    if declaration is not None and hasattr(declaration, "plan"):
+        try:
+            token = "behaviour:" + behaviour_fingerprint(declaration)
+        except Exception:  # the audit will fail with its own clear error; never resume it
+            pass
+    elif has_file:
+        token = "audit function"  # an audit function in a file: its files decide it
+    modules = frozenset(_loaded_user_sources())
+    _KEYS[claim_id] = (registered, modules, token)
+    return modules, token
+
+
 def audit_code_hash(claim_id: str) -> str:
-    """SHA-256 of the source that audits ``claim_id``: the source of the module that registered it
+    """SHA-256 of the code that audits ``claim_id``: the source of the module that registered it
     (:func:`_claim_sources`: a paper's folder, a plugin's package or file) and
-    :data:`_ENGINE_SOURCES`. A change to any of them changes the hash, so a rerun never reuses a
-    result computed by other code."""
+    :data:`_ENGINE_SOURCES`; for a claim that is not bundled with dpaudit, also every loaded module
+    outside the standard library and site-packages (:func:`_loaded_user_sources`) and the
+    behavioural fingerprint of its declaration (:mod:`dpaudit.claims.fingerprint`: the release's
+    outputs on each audited pair for a fixed seed). A change to any of them changes the hash, so a
+    rerun never reuses a result computed by other code; a claim registered by code whose
+    behaviour cannot be fingerprinted is never resumed."""
     import hashlib
 
     from dpaudit.claims.registry import get
@@ -227,6 +299,10 @@ def audit_code_hash(claim_id: str) -> str:
     if len(own) > _MAX_HASHED_FILES:
         raise ValueError(f"the module that registers {claim_id} ({registered.origin.module}) sits "
                          f"among {len(own)} .py files; put it in a package of its own")
+    behaviour = ""
+    if registered.origin.kind != "bundled":
+        modules, behaviour = _behaviour_key(claim_id, registered)
+        own = sorted(set(own) | {p for p in modules if p.is_file()})
     paths: set[Path] = set(own)
     for part in _ENGINE_SOURCES:
         target = root / part
@@ -246,6 +322,7 @@ def audit_code_hash(claim_id: str) -> str:
         rel = (path.relative_to(root).as_posix() if root in path.parents
                else "plugin:" + path.relative_to(base).as_posix())
         digest.update(rel.encode() + b"\0" + data + b"\0")
+    digest.update(behaviour.encode())
     return digest.hexdigest()
 
 
@@ -273,7 +350,9 @@ def _finished_record(task: _Task) -> dict[str, Any] | None:
             and record.get("seed") == task.seed
             and math.isclose(float(record.get("alpha", -1)), task.alpha, rel_tol=1e-12)
             and record.get("dpaudit_version") == __version__
-            and record.get("audit_code_sha256") == _code_hash_or_none(task.claim_id))
+            and record.get("audit_code_sha256") is not None
+            and record.get("audit_code_sha256") == (task.code_hash
+                                                    or _code_hash_or_none(task.claim_id)))
     return record if same else None
 
 
@@ -597,7 +676,8 @@ def _audit_many_locked(claim_ids: Sequence[str], args: argparse.Namespace, jobs:
         kept = load_claim_records(out_dir, [cid for cid in earlier if cid not in claim_ids])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    tasks = [_Task(cid, args.budget, args.seed, args.alpha, args.out) for cid in claim_ids]
+    tasks = [_Task(cid, args.budget, args.seed, args.alpha, args.out, _code_hash_or_none(cid))
+             for cid in claim_ids]
     records: dict[str, dict[str, Any]] = {r["id"]: r for r in kept}
     todo = []
     for task in tasks:

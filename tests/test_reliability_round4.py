@@ -1,0 +1,371 @@
+"""Issue 32 (reliability round 4): wrong verdicts on the user path and lost records.
+
+The mechanisms are Laplace releases of a sum, whose epsilon is known by hand: Laplace noise of
+scale b on a sum that moves by 1 between the declared neighbours is exactly 1/b-DP.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import dpaudit
+from dpaudit import Claim, Source
+from dpaudit.claims.evidence import GridPoint
+from dpaudit.claims.registry import unregister
+from dpaudit.claims.verdict import decide_verdict
+
+SRC = Source(title="round-4 note", kind="design doc")
+IDS: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def _forget():
+    yield
+    for cid in IDS:
+        unregister(cid)
+    IDS.clear()
+
+
+def laplace_release(scale: float):
+    def release(p):
+        def mechanism(data, n, rng):
+            return float(np.sum(data)) + rng.laplace(0.0, scale, size=n)
+        return mechanism
+    return release
+
+
+def claim(cid: str, **kw) -> Claim:
+    IDS.append(cid)
+    args = dict(id=cid, statement="The noisy sum is eps-DP.", source=SRC,
+                claimed=lambda p: (1.0, 0.0), neighbours="add-remove", grid=[{}],
+                release=laplace_release(1.0), pairs=lambda p: [([1.0], [])])
+    args.update(kw)
+    return Claim(**args)
+
+
+# -- 1: a valid empirical lower bound above the accountant certifies nothing ---------------------
+
+def test_the_verdict_rule_treats_a_lower_bound_above_the_accountant_like_an_exact_value() -> None:
+    # Lower bound 0.9 <= claim 1.5 (no counterexample), accountant 0.5 below it: not "holds".
+    point = GridPoint({"epsilon": 1.5}, 1.5, 0.0, epsilon_accountant=0.5, epsilon_lower_bound=0.9)
+    verdict, reason = decide_verdict([point], [])
+    assert verdict == "inconclusive"
+    assert "empirical lower bound 0.9 exceeds the accountant's 0.5" in reason
+    # At or below the accountant it is no evidence against it.
+    ok = GridPoint({"epsilon": 1.5}, 1.5, 0.0, epsilon_accountant=0.5, epsilon_lower_bound=0.5)
+    assert decide_verdict([ok], [])[0] == "holds"
+
+
+@pytest.mark.parametrize("accountant", [
+    lambda p: dpaudit.noise.LaplaceNoise(2.0, sensitivity=1.0),  # dpaudit's: 1/2
+    lambda p: 0.6,                                                # user-supplied
+])
+def test_code_above_its_accountant_is_not_holds(accountant) -> None:
+    # Laplace(1) on a sum: true epsilon 1 (by hand); claim 1.5; the accountant says 0.5 or 0.6.
+    # The quick budget's lower bound on this pair lies in 0.92-0.97 on seeds 0-3 (measured), well
+    # above both accountants and below the true 1 (valid at alpha 0.05).
+    result = dpaudit.audit_claim(claim("r4/code-above-accountant", claimed=lambda p: (1.5, 0.0),
+                                       accountant=accountant), budget="quick", seed=0)
+    lb = result.points[0].epsilon_lower_bound
+    assert 0.6 < lb <= 1.0
+    assert result.verdict == "inconclusive"
+    assert "certifies nothing" in result.verdict_and_reason[1]
+    assert any("INCONSISTENCY" in f for f in result.findings)
+
+
+# -- 2: a mechanism that seeds itself is refused, never audited as random ------------------------
+
+def _seeds_numpy(data, n, rng):
+    np.random.seed(0)
+    return float(data) + np.random.laplace(0.0, 1.0, size=n)
+
+
+def _seeds_generator(data, n, rng):
+    return float(np.sum(data)) + np.random.default_rng(7).laplace(0.0, 1.0, size=n)
+
+
+def _seeds_python(data, n, rng):
+    own = random.Random(3)
+    return np.array([float(data) + own.gauss(0.0, 1.0) for _ in range(n)])
+
+
+@pytest.mark.parametrize("mechanism", [_seeds_numpy, _seeds_generator, _seeds_python])
+def test_a_self_seeded_mechanism_is_refused_by_audit(mechanism) -> None:
+    with pytest.raises(ValueError, match="seeds its own generator with a constant"):
+        dpaudit.audit(mechanism, 0.0, 1.0, epsilon=1.0, samples=2_000, seed=0)
+
+
+def test_a_self_seeded_release_is_refused_on_the_claim_path() -> None:
+    c = claim("r4/self-seeded", release=lambda p: _seeds_generator,
+              accountant=lambda p: dpaudit.noise.LaplaceNoise(1.0, sensitivity=1.0))
+    with pytest.raises(ValueError, match="identical outputs under different rng seeds"):
+        dpaudit.audit_claim(c, budget="quick", seed=0)
+
+
+def test_rng_users_and_global_rng_users_are_still_audited() -> None:
+    from dpaudit.blackbox.rng_probe import probe_rng
+
+    assert not probe_rng(lambda d, n, rng: d + rng.laplace(size=n), 0.0, 0).rng_ignored
+    assert probe_rng(lambda d, n, rng: d + np.random.laplace(size=n), 0.0, 0).globals_reseedable
+    # A deterministic release (no noise at all) is not "self-seeded": its rows do not vary, and
+    # the audit measures it as what it is.
+    assert not probe_rng(lambda d, n, rng: np.full(n, d), 0.0, 0).rng_ignored
+
+
+# -- 4: declared pairs are checked against the declared neighbouring relation ---------------------
+
+@pytest.mark.parametrize("neighbours, pair, why", [
+    ("replace-one", ([1, 1], [0, 0]), "2 records differ"),
+    ("replace-one", ([1, 1], [1]), "hold 2 and 1 records"),
+    ("add-remove", ([1, 1], []), "hold 2 and 0 records"),
+    ("add-remove", ([1.0], [0.0]), "hold 1 and 1 records"),    # a replacement, not add/remove
+    ("add-remove", ([1, 2, 3], [4, 2]), "1 record(s) differ"),
+])
+def test_a_declared_pair_that_is_not_neighbours_is_refused_naming_it(neighbours, pair,
+                                                                      why) -> None:
+    good = ([0.0], [0.0, 1.0]) if neighbours == "add-remove" else ([0.0], [1.0])
+    c = claim("r4/not-neighbours", neighbours=neighbours, pairs=lambda p: [good, pair],
+              accountant=lambda p: 1.0)
+    with pytest.raises(ValueError) as info:
+        dpaudit.audit_claim(c, budget="quick", seed=0)
+    text = str(info.value)
+    assert "Claim.pairs item 1" in text and why in text and "neighbour_check=False" in text
+    assert f"data0={list(pair[0])!r}" in text
+
+
+@pytest.mark.parametrize("neighbours, pair", [
+    ("replace-one", ([1, 2, 3], [1, 5, 3])),             # one position replaced
+    ("replace-one", ([1, 2], [3, 1])),                   # as multisets: 2 replaced by 3
+    ("replace-one", (np.zeros((3, 2)), np.r_[np.zeros((2, 2)), np.ones((1, 2))])),  # last row
+    ("add-remove", ([1, 2, 3], [1, 3])),                 # one removed from the middle
+    ("add-remove", ([], [7])),
+    ("add-remove", (np.ones((4, 2)), np.ones((3, 2)))),
+    ("add-remove", (0.0, 1.0)),                          # numbers: the shape says nothing
+])
+def test_neighbouring_pairs_pass_the_check(neighbours, pair) -> None:
+    from dpaudit.claims.pair_relation import neighbour_violation
+
+    assert neighbour_violation(pair[0], pair[1], neighbours) is None
+    assert neighbour_violation(pair[1], pair[0], neighbours) is None
+
+
+def test_a_generated_pair_that_is_not_neighbours_is_refused() -> None:
+    from hypothesis import strategies as st
+
+    c = claim("r4/generated", pairs=None, accountant=lambda p: 1.0,
+              pair_search=lambda p: st.just(([1.0, 1.0], [])))
+    with pytest.raises(ValueError, match="a pair generated by Claim.pair_search .* hold 2 and 0"):
+        dpaudit.audit_claim(c, budget="quick", seed=0)
+
+
+def test_the_opt_out_trusts_the_pairs_and_says_so() -> None:
+    # A zero-out stream under add-remove: same length, the removed record is a zero.
+    c = claim("r4/opt-out", pairs=lambda p: [([1.0, 0.0], [0.0, 0.0])], neighbour_check=False,
+              accountant=lambda p: dpaudit.noise.LaplaceNoise(1.0, sensitivity=1.0))
+    result = dpaudit.audit_claim(c, budget="quick", seed=0)
+    assert result.verdict == "holds"
+    assert any("neighbour_check=False" in f for f in result.findings)
+
+
+# -- 12 (claim API part): raw messages that named no field ---------------------------------------
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(grid=[1.0, 2.0]), TypeError, r"Claim.grid\[0\] must be a mapping .* got float 1.0"),
+    (dict(neighbour_check="no"), TypeError, "Claim.neighbour_check must be True or False"),
+])
+def test_bad_claim_fields_are_named_at_construction(kw, exc, match) -> None:
+    with pytest.raises(exc, match=match):
+        claim("r4/bad", **kw)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(pairs=lambda p: None), "Claim.pairs must return a list of .* it returned NoneType"),
+    (dict(exact_value=lambda p, a, b: None), "Claim.exact_value must return a number .* NoneType"),
+    (dict(exact_value=lambda p, a, b: "1.0"), "Claim.exact_value must return a number .* str"),
+])
+def test_bad_claim_callables_are_named_when_called(kw, match) -> None:
+    c = claim("r4/bad-callable", accountant=lambda p: 1.0, **kw)
+    with pytest.raises(TypeError, match=match):
+        dpaudit.audit_claim(c, budget="quick", seed=0)
+
+
+# -- 3: the resume key covers what the code does, not only the registering file ------------------
+
+PLUGIN_CLAIM = '''
+import numpy as np
+import dpaudit
+from dpaudit import Claim, Source
+from {module} import SCALE
+
+def release(p):
+    def mechanism(data, n, rng):
+        return float(sum(data)) + rng.laplace(0.0, SCALE, size=n)
+    return mechanism
+
+dpaudit.register_claim(Claim(
+    id="r4-resume/count", statement="The noisy count is 1-DP.", source=Source(title="note"),
+    claimed=lambda p: (1.0, 0.0), neighbours="add-remove", grid=[{{}}], release=release,
+    pairs=lambda p: [([1], [])], accountant=lambda p: 1.0, samples=2_000))
+'''
+
+
+def cli_run(*argv: str, env_path: str | None = None, cwd=None) -> tuple[int, str, str]:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    if env_path is not None:
+        env["PYTHONPATH"] = env_path
+    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=600,
+                          env=env, cwd=cwd)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _audit_twice(tmp_path, write_scale, argv, env_path=None) -> None:
+    """Audit with the learner's noise scale 1 (exactly 1-DP: holds), change the imported module
+    to scale 0.1 (10-DP), audit again without --fresh: never the stale `holds`."""
+    out = tmp_path / "reports"
+    write_scale(1.0)
+    code, _, err = cli_run("-m", "dpaudit", *argv, "--budget", "quick", "--quiet", "--out",
+                           str(out), env_path=env_path)
+    assert code == 0, err
+    write_scale(0.1)
+    code, _, err = cli_run("-m", "dpaudit", *argv, "--budget", "quick", "--quiet", "--out",
+                           str(out), env_path=env_path)
+    assert "already audited" not in err
+    assert code == 1, err
+    record = (out / "r4-resume" / "count.json").read_text()
+    assert '"verdict": "violated"' in record
+
+
+@pytest.mark.slow  # two CLI processes, ~15 s
+def test_a_plugin_file_importing_its_sub_package_is_never_resumed_stale(tmp_path) -> None:
+    folder = tmp_path / "plugin"
+    (folder / "mylib").mkdir(parents=True)
+    (folder / "mylib" / "__init__.py").write_text("")
+    # (The plugin puts its folder on sys.path itself: this test is about resume, not imports.)
+    (folder / "claims.py").write_text("import os, sys\nsys.path.insert(0, os.path.dirname("
+                                      "__file__))\n" + PLUGIN_CLAIM.format(module="mylib.noise"))
+
+    def write_scale(scale):
+        (folder / "mylib" / "noise.py").write_text(f"SCALE = {scale}\n")
+    _audit_twice(tmp_path, write_scale, ["audit", "r4-resume/count", "--plugin",
+                                         str(folder / "claims.py")])
+
+
+@pytest.mark.slow  # two CLI processes, ~15 s
+def test_a_plugin_module_importing_a_learner_from_elsewhere_is_never_resumed_stale(
+        tmp_path) -> None:
+    plugins, learners = tmp_path / "plugins", tmp_path / "learners"
+    plugins.mkdir()
+    learners.mkdir()
+    (plugins / "r4_plugin_mod.py").write_text(PLUGIN_CLAIM.format(module="r4_learner_mod"))
+
+    def write_scale(scale):
+        (learners / "r4_learner_mod.py").write_text(f"SCALE = {scale}\n")
+    _audit_twice(tmp_path, write_scale, ["audit", "r4-resume/count", "--plugin", "r4_plugin_mod"],
+                 env_path=f"{plugins}:{learners}")
+
+
+def test_a_plugins_sibling_module_imports(tmp_path) -> None:
+    (tmp_path / "r4_sibling.py").write_text("SCALE = 1.0\n")
+    (tmp_path / "claims.py").write_text(PLUGIN_CLAIM.format(module="r4_sibling"))
+    code, out, err = cli_run("-m", "dpaudit", "list", "--plugin", str(tmp_path / "claims.py"),
+                             cwd="/")
+    assert code == 0, err
+    assert "r4-resume/count" in out
+
+
+SCRIPT = '''
+import numpy as np, dpaudit
+from dpaudit import Claim, Source
+def release(p):
+    def mechanism(data, n, rng):
+        return float(sum(data)) + rng.laplace(0.0, {scale}, size=n)
+    return mechanism
+r = dpaudit.audit_claim(Claim(
+    id="r4-resume/count", statement="The noisy count is 1-DP.", source=Source(title="note"),
+    claimed=lambda p: (1.0, 0.0), neighbours="add-remove", grid=[{{}}], release=release,
+    pairs=lambda p: [([1], [])], accountant=lambda p: 1.0, samples=2_000),
+    out={out!r})
+print(r.verdict)
+'''
+
+
+@pytest.mark.slow  # three interpreters, ~35 s
+def test_audit_claim_from_python_c_or_stdin_is_never_resumed_stale(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    out = str(tmp_path / "reports")
+    code, stdout, err = cli_run("-c", SCRIPT.format(scale=1.0, out=out))
+    assert code == 0 and stdout.strip() == "holds", err
+    # Unchanged code with no file: the fingerprint matches, the result is reused.
+    proc = subprocess.run([sys.executable, "-"], input=SCRIPT.format(scale=1.0, out=out),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.stdout.strip() == "holds", proc.stderr
+    code, stdout, err = cli_run("-c", SCRIPT.format(scale=0.1, out=out))
+    assert code == 0 and stdout.strip() == "violated", err
+
+
+def test_re_registering_a_changed_release_changes_the_resume_key() -> None:
+    from dpaudit.cli import runner
+
+    dpaudit.register_claim(claim("r4/key"))
+    first = runner.audit_code_hash("r4/key")
+    dpaudit.register_claim(claim("r4/key", release=laplace_release(0.1)))  # same id and file
+    assert runner.audit_code_hash("r4/key") != first
+    dpaudit.register_claim(claim("r4/key"))  # the same behaviour again: the same key
+    assert runner.audit_code_hash("r4/key") == first
+
+
+@pytest.mark.slow  # three audits writing reports, ~15 s
+def test_a_script_re_registering_a_changed_release_is_not_resumed(tmp_path) -> None:
+    out = tmp_path / "reports"
+    kw = dict(accountant=lambda p: 1.0, samples=2_000)
+    first = dpaudit.audit_claim(claim("r4/re-registered", **kw), out=out)
+    assert first.verdict == "holds"
+    # Same id, same file, same statement; the release now adds a tenth of the noise (10-DP).
+    again = dpaudit.audit_claim(claim("r4/re-registered", release=laplace_release(0.1), **kw),
+                                out=out)
+    assert again.verdict == "violated"
+    # Unchanged behaviour is resumed (the same saved record: same timing).
+    third = dpaudit.audit_claim(claim("r4/re-registered", release=laplace_release(0.1), **kw),
+                                out=out)
+    assert third.seconds == again.seconds
+
+
+def test_the_resume_key_covers_a_module_imported_from_another_folder(tmp_path,
+                                                                      monkeypatch) -> None:
+    import importlib
+
+    from dpaudit.cli import runner
+
+    (tmp_path / "r4_elsewhere_learner.py").write_text("SCALE = 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    learner = importlib.import_module("r4_elsewhere_learner")
+    try:
+        dpaudit.register_claim(claim("r4/elsewhere", release=laplace_release(learner.SCALE)))
+        before = runner.audit_code_hash("r4/elsewhere")
+        assert runner.audit_code_hash("r4/elsewhere") == before
+        (tmp_path / "r4_elsewhere_learner.py").write_text("SCALE = 0.1\n")
+        assert runner.audit_code_hash("r4/elsewhere") != before
+    finally:
+        import sys
+        sys.modules.pop("r4_elsewhere_learner", None)
+
+
+def test_a_release_with_its_own_unseeded_generator_is_never_resumed() -> None:
+    from dpaudit.claims.fingerprint import behaviour_fingerprint
+    from dpaudit.claims.user_claims import declaration_of
+
+    gen = np.random.default_rng()
+    decl = declaration_of(claim("r4/own-gen", release=lambda p: (
+        lambda d, n, rng: float(np.sum(d)) + gen.laplace(size=n))))
+    assert behaviour_fingerprint(decl) != behaviour_fingerprint(decl)
+    same = declaration_of(claim("r4/same"))
+    assert behaviour_fingerprint(same) == behaviour_fingerprint(same)
