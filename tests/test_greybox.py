@@ -268,6 +268,8 @@ def test_a_rejected_declared_law_certifies_nothing_and_shares_the_family() -> No
         claimed=lambda p: (10.0, 1e-5), neighbours="add-remove", grid=[{}],
         release=lambda p: (lambda x, n, rng: x + np.random.normal(0.0, 1.0, size=(n, 1))),
         pairs=lambda p: [(np.array([1.0]), np.array([0.0]))],
+        # The data is the released statistic itself (a sum), not a list of records.
+        neighbour_check=False,
         accountant=lambda p: dpaudit.noise.GaussianNoise(sigma=0.1, sensitivity=1.0),
         exact=lambda p: dpaudit.exact.LinearGaussian(mean=lambda x: x, sigma=0.1), samples=2000)
     result = dpaudit.audit_claim(claim, budget="quick")
@@ -333,6 +335,7 @@ def test_noise_through_a_matrix_product_leaves_the_site_check_not_checked() -> N
         claimed=lambda p: (5.0, 1e-5), neighbours="add-remove", grid=[{}],
         release=lambda p: (lambda x, n, rng: x + rng.standard_normal((n, 2)) @ B.T),
         pairs=lambda p: [(np.array([1.0, 0.0]), np.zeros(2))],
+        neighbour_check=False,  # a vector statistic, not a list of records
         accountant=lambda p: dpaudit.noise.GaussianNoise(sigma=1.0, sensitivity=1.0),
         samples=2000)
     result = dpaudit.audit_claim(claim, budget="quick")
