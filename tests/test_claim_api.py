@@ -144,6 +144,38 @@ def test_audit_claim_writes_the_clis_reports(tmp_path) -> None:
     assert get("test-api/laplace-ok").origin.kind == "code"
 
 
+def test_audit_claim_with_out_never_runs_the_command_line(tmp_path) -> None:
+    # Issue 35: audit_claim(out=...) built an argv and called the CLI's main in-process. It now
+    # calls the runner the CLI calls; in a fresh interpreter the CLI is never even imported.
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import sys
+        import dpaudit
+        from dpaudit.noise import LaplaceNoise
+        claim = dpaudit.Claim(
+            id="test-api/no-cli", statement="x + Laplace(1)", source=dpaudit.Source(title="t"),
+            claimed=lambda p: (1.0, 0.0), neighbours="add-remove", grid=[{{}}],
+            release=lambda p: (lambda x, n, rng: sum(x) + rng.laplace(0.0, 1.0, size=(n, 1))),
+            pairs=lambda p: [([1.0], [])], accountant=lambda p: LaplaceNoise(1.0, sensitivity=1.0))
+        result = dpaudit.audit_claim(claim, budget="quick", out={str(tmp_path)!r})
+        assert result.verdict == "holds", result.verdict
+        loaded = sorted(m for m in sys.modules if m == "dpaudit.cli" or m.startswith("dpaudit.cli."))
+        print(loaded)
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
+    assert json.loads((tmp_path / "test-api" / "no-cli.json").read_text())["verdict"] == "holds"
+    # A report directory the runner refuses is a ValueError naming it, as before.
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ValueError, match="not a directory"):
+        dpaudit.audit_claim(laplace_claim("test-api/laplace-ok", 1.0), budget="quick",
+                            out=tmp_path / "file")
+
+
 @pytest.mark.parametrize("bad,match", [
     (dict(id="no-namespace"), "namespace"),
     (dict(id="a/../b"), "namespace"),

@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from dpaudit import cli
-from dpaudit.cli import listing, runner
+from dpaudit import runner
+from dpaudit.cli import listing
 from dpaudit.claims import registry
 from dpaudit.claims.record import ClaimAudit
 from dpaudit.claims.evidence import GridPoint

@@ -286,7 +286,7 @@ def test_an_interrupted_fresh_rerun_keeps_the_previous_record(tmp_path, fakes, c
     out = tmp_path / "out"
     assert audit_both(capsys, out) == cli.EXIT_VIOLATED
     saved = writer.claim_paths(out, B).json.read_bytes()
-    from dpaudit.cli import runner
+    from dpaudit import runner
 
     def killed(*a, **k):
         raise KeyboardInterrupt
@@ -302,7 +302,7 @@ def test_a_failed_rerun_with_other_settings_still_removes_the_old_record(tmp_pat
                                                                           monkeypatch) -> None:
     out = tmp_path / "out"
     assert audit_both(capsys, out) == cli.EXIT_VIOLATED
-    from dpaudit.cli import runner
+    from dpaudit import runner
 
     def failing(*a, **k):
         raise ValueError("boom")

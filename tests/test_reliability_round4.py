@@ -313,7 +313,7 @@ def test_audit_claim_from_python_c_or_stdin_is_never_resumed_stale(tmp_path) -> 
 
 
 def test_re_registering_a_changed_release_changes_the_resume_key() -> None:
-    from dpaudit.cli import runner
+    from dpaudit import runner
 
     dpaudit.register_claim(claim("r4/key"))
     first = runner.audit_code_hash("r4/key")
@@ -343,7 +343,7 @@ def test_the_resume_key_covers_a_module_imported_from_another_folder(tmp_path,
                                                                       monkeypatch) -> None:
     import importlib
 
-    from dpaudit.cli import runner
+    from dpaudit import runner
 
     (tmp_path / "r4_elsewhere_learner.py").write_text("SCALE = 1.0\n")
     monkeypatch.syspath_prepend(str(tmp_path))

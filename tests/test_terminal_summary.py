@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dpaudit.cli.terminal import SUMMARY_WIDTH, _summary_table
+from dpaudit.reporting.terminal import SUMMARY_WIDTH, _summary_table
 
 GOLDEN = Path(__file__).with_name("golden")
 

@@ -2,20 +2,20 @@
 :func:`audit_claim` (exported as ``dpaudit.register_claim`` and ``dpaudit.audit_claim``).
 
 A claim audited here goes through the same registry, claim driver, verdict rules and report writer
-as ``dpaudit audit`` on a bundled claim: :func:`audit_claim` with ``out=DIR`` runs exactly that
-command in this process (so the JSON, Markdown, HTML, the index, resume and the reproduce command
-are the CLI's), and returns the :class:`~dpaudit.claims.record.ClaimAudit`.
+as ``dpaudit audit`` on a bundled claim: :func:`audit_claim` with ``out=DIR`` calls the runner the
+command calls (:func:`dpaudit.runner.audit_into`), so the JSON, Markdown, HTML, the index and resume
+are the CLI's, and returns the :class:`~dpaudit.claims.record.ClaimAudit`.
 
-This module is a top layer, like the CLI: it may import the reports and the CLI; nothing in
-dpaudit imports it.
+This module is a top layer: it imports the claims, the runner and the reports, never the command
+line; of dpaudit's own modules only :mod:`dpaudit.testing` imports it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
+import sys
 from typing import Any
 
 from dpaudit.claims.context import BUDGETS, AuditContext
@@ -74,17 +74,18 @@ def audit_claim(claim: Claim | str, *, budget: str = "quick", seed: int = 0, alp
         result = get(claim_id).audit(AuditContext(BUDGETS[budget], seed, alpha))
         result.budget, result.seed, result.alpha = budget, seed, alpha
         return result
-    from dpaudit.cli.main import main as cli_main
     from dpaudit.reporting.writer import claim_paths
+    from dpaudit.runner import EXIT_OK, EXIT_VIOLATED, RunSettings, UsageError, audit_into
 
-    argv = ["audit", claim_id, "--budget", budget, "--seed", str(seed), "--alpha", repr(alpha),
-            "--out", os.fspath(out)] + (["--fresh"] if fresh else []) + (
-        ["--quiet"] if quiet else [])
+    settings = RunSettings(out=os.fspath(out), budget=budget, seed=seed, alpha=alpha, fresh=fresh,
+                           quiet=quiet)
     stdout, stderr = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(stdout), (contextlib.redirect_stderr(stderr) if quiet
-                                               else contextlib.nullcontext()):
-        code = cli_main(argv)
-    if code not in (0, 1):
+    try:
+        code = audit_into([claim_id], settings, out=stdout,
+                          err=stderr if quiet else sys.stderr)
+    except UsageError as exc:
+        raise ValueError(f"out: {exc}") from None
+    if code not in (EXIT_OK, EXIT_VIOLATED):
         raise ValueError(f"the audit of {claim_id} failed (exit {code}): "
                          f"{stderr.getvalue().strip() or stdout.getvalue().strip()}")
     record: dict[str, Any] = json.loads(claim_paths(out, claim_id).json.read_text(encoding="utf-8"))

@@ -1,9 +1,9 @@
 """The ``dpaudit`` command line (``dpaudit.cli.main``; also ``python -m dpaudit``).
 
-Modules: :mod:`.main` (the commands and :func:`main`), :mod:`.parser` (arguments and exit codes),
-:mod:`.runner` (running and resuming audits), :mod:`.listing` (``dpaudit list``) and
-:mod:`.terminal` (plain-text tables). A top layer: the engine, the papers and the reports never
-import it (docs/layout.md).
+Modules: :mod:`.main` (the commands and :func:`main`), :mod:`.parser` (arguments and exit codes)
+and :mod:`.listing` (``dpaudit list``). It runs audits through :mod:`dpaudit.runner` (which
+``dpaudit.audit_claim(out=...)`` calls too) and prints :mod:`dpaudit.reporting.terminal`'s tables.
+A top layer: nothing in dpaudit imports it (docs/layout.md).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import json
 import pkgutil
 from typing import Any, TextIO
 from dpaudit.cli.parser import EXIT_FAILED, EXIT_OK
-from dpaudit.cli.terminal import _one_line, _table
+from dpaudit.reporting.terminal import _one_line, _table
 
 
 

@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Sequence, TextIO
 from dpaudit.cli.listing import _cmd_list
 from dpaudit.cli.parser import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, EXIT_VIOLATED, UsageError, _Terminated, _on_sigterm, build_parser
-from dpaudit.cli.runner import _Task, _audit_many, _finished_record, _registered_ids, _resolve_claim_ids
-from dpaudit.cli.terminal import _ascii, _counts_sentence, _one_line, _summary_table, _table
+from dpaudit.runner import _Task, _audit_many, _finished_record, _registered_ids, _resolve_claim_ids
+from dpaudit.reporting.terminal import _ascii, _counts_sentence, _one_line, _summary_table, _table
 
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_VIOLATED", "EXIT_USAGE", "EXIT_FAILED",
@@ -94,7 +94,7 @@ def _cmd_float_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from dpaudit.cli.runner import refuse_system_root
+    from dpaudit.runner import refuse_system_root
     from dpaudit.reporting.writer import (no_saved_audits_message, report_directory_lock,
                                           rerender_directory, saved_claim_ids)
 

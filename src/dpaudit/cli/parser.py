@@ -12,22 +12,10 @@ from dpaudit._version import __version__
 
 
 
-EXIT_OK = 0
-EXIT_VIOLATED = 1
-EXIT_USAGE = 2
-EXIT_FAILED = 3
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143  # 128 + SIGTERM, what a CI runner's cancellation expects
+from dpaudit.runner import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE,
+                            EXIT_VIOLATED, UsageError, _Terminated)
 
 DEFAULT_OUT = "dpaudit-reports"
-
-
-class UsageError(Exception):
-    """A problem with the command line or its inputs (exit status 2)."""
-
-
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C (finished claims indexed) but exiting 143."""
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:

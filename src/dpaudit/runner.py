@@ -1,5 +1,10 @@
-"""Running audits of claims for the CLI: tasks, resume (saved records keyed on the audit code's
-hash), progress, the executors and writing each finished claim's report.
+"""Auditing claims into a report directory: tasks, resume (saved records keyed on the audit code's
+hash), progress, the executors, writing each finished claim's report and the index, and the exit
+status of the run.
+
+The one runner behind both ``dpaudit audit``/``audit-claims`` (:mod:`dpaudit.cli`) and
+``dpaudit.audit_claim(out=...)`` (:mod:`dpaudit.api`): a top layer above the engine and the
+reports, below the command line, which it never imports (issue 35).
 """
 
 from __future__ import annotations
@@ -14,8 +19,39 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence, TextIO
 
 from dpaudit._version import __version__
-from dpaudit.cli.parser import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_VIOLATED, UsageError, _Terminated
-from dpaudit.cli.terminal import _counts_sentence, _summary_table
+from dpaudit.reporting.terminal import _counts_sentence, _summary_table
+
+#: Exit statuses of a run (the ``dpaudit`` command's, docs/cli.md).
+EXIT_OK = 0
+EXIT_VIOLATED = 1
+EXIT_USAGE = 2
+EXIT_FAILED = 3
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, what a CI runner's cancellation expects
+
+
+class UsageError(Exception):
+    """A problem with the command line or its inputs (exit status 2)."""
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C (finished claims indexed) but exiting 143."""
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What a run audits with and where it writes: the same fields as the CLI's parsed
+    arguments, so :func:`audit_into` serves ``dpaudit audit-claims`` and
+    ``dpaudit.audit_claim(out=...)`` alike."""
+
+    out: str
+    budget: str = "standard"
+    seed: int = 0
+    alpha: float = 0.05
+    fresh: bool = False
+    quiet: bool = True
+    executor: str | None = None
+    scheduler: str | None = None
 
 
 #: What a Dask worker imports before its first task (the engine its tasks run).
@@ -617,7 +653,18 @@ def _prepare_out(out: str) -> Path:
     return path
 
 
-def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, out: TextIO,
+def audit_into(claim_ids: Sequence[str], settings: RunSettings, *, jobs: int = 1,
+               out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Audit the registered claims ``claim_ids`` into ``settings.out`` and return the run's exit
+    status (:data:`EXIT_OK`, :data:`EXIT_VIOLATED`, :data:`EXIT_FAILED`, ...): the reports of each
+    claim, the index, resume from saved results of the same settings and audit code (unless
+    ``settings.fresh``), and one writer per directory. ``out`` gets the summary, ``err`` progress
+    and errors (default: the process's streams). Raises :class:`UsageError` for bad settings (a
+    report directory that cannot be used, another run writing it)."""
+    return _audit_many(claim_ids, settings, jobs, out or sys.stdout, err or sys.stderr)
+
+
+def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace | RunSettings, jobs: int, out: TextIO,
                 err: TextIO) -> int:
     """Audit ``claim_ids`` into ``--out``, holding its lock throughout: one writer per report
     directory (:func:`dpaudit.reporting.writer.report_directory_lock`); a second run on the same
@@ -649,7 +696,7 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int, o
         lock.__exit__(None, None, None)
 
 
-def _audit_many_locked(claim_ids: Sequence[str], args: argparse.Namespace, jobs: int,
+def _audit_many_locked(claim_ids: Sequence[str], args: argparse.Namespace | RunSettings, jobs: int,
                        out: TextIO, err: TextIO, out_dir: Path, executor: str | None,
                        scheduler: str | None) -> int:
     from dpaudit.execution.executors import ExecutionError
