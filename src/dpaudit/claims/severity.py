@@ -109,7 +109,8 @@ def _other_readings_text(others: Sequence[Mapping[str, Any]]) -> str:
     parts = []
     for r in others:
         f = _reading_factor(r) if r.get("verdict") == "violated" else None
-        parts.append(f"under {r['name']} it is {r['verdict']}"
+        verb = "it holds" if r.get("verdict") == "holds" else f"it is {r['verdict']}"
+        parts.append(f"under {r['name']} {verb}"
                      + (f" (up to {f:.3g}x the claim)" if f is not None else ""))
     return "; ".join(parts)
 
