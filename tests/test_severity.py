@@ -108,7 +108,12 @@ def test_alg5_approx_headline_delta_from_independent_bisection() -> None:
     assert sev["delta_from"] == pytest.approx(star, abs=1e-6)
     assert f"exceeds {e0:.3g} (= {e0 / EPS:.3g} eps)" in sev["where"]
     assert 0.8 < sev["holds_up_to_delta"] < star
-    assert assess_severity("violated", [p.grid_point()])["sentence"].startswith(
+    from test_afkt23_alg5_near_one_delta import _by_hand
+    p_lo = _by_hand()[0]                      # P_D(S) >= (1 - 1/d) P[halt at query 3] = 0.99894
+    assert sev["event_probability_lower"] == pytest.approx(p_lo, abs=1e-8)
+    sentence = assess_severity("violated", [p.grid_point()])["sentence"]
+    assert f"of probability >= {p_lo:.4g}" in sentence and "first changes at round 4" in sentence
+    assert sentence.startswith(
         "Violated only for delta >= 0.996, where eps_0 = eps / (sqrt(K) log(1/delta)) exceeds 58.2")
 
 

@@ -18,7 +18,8 @@ The verdict rule (:mod:`dpaudit.claims.verdict`) is unchanged: this module says 
   the calibration follows delta (``delta_from``, with ``where``: what degenerates there), the
   largest delta at which the accountant certifies the claim at the same other parameters
   (``holds_up_to_delta``), an upper bound on the probability of a one-event witness
-  (``event_log10_probability_upper``, log10), and, for a ``holds`` that rests on a calibration the
+  (``event_log10_probability_upper``, log10) or a lower bound on it (``event_probability_lower``,
+  with ``event`` naming the event), and, for a ``holds`` that rests on a calibration the
   paper does not print, the caveat (``calibration_caveat``);
 * the other readings' verdicts (:meth:`ClaimAudit.reading_verdicts`).
 
@@ -39,7 +40,8 @@ __all__ = ["SEVERITY_EVIDENCE_KEYS", "PURE_DP_NEGLIGIBLE_LOG10", "assess_severit
 
 #: The keys a declaration may put in ``PointPlan.evidence["severity"]`` (all optional).
 SEVERITY_EVIDENCE_KEYS = ("delta_from", "where", "holds_up_to_delta",
-                          "event_log10_probability_upper", "event", "calibration_caveat")
+                          "event_log10_probability_upper", "event", "event_probability_lower",
+                          "calibration_caveat")
 
 #: Below this log10 probability a witnessing event is printed as "< 1e-300" (the smallest positive
 #: normal float64 is 2.2e-308: no delta anyone would state is that small).
@@ -109,7 +111,8 @@ def _other_readings_text(others: Sequence[Mapping[str, Any]]) -> str:
     parts = []
     for r in others:
         f = _reading_factor(r) if r.get("verdict") == "violated" else None
-        parts.append(f"under {r['name']} it is {r['verdict']}"
+        verb = "it holds" if r.get("verdict") == "holds" else f"it is {r['verdict']}"
+        parts.append(f"under {r['name']} {verb}"
                      + (f" (up to {f:.3g}x the claim)" if f is not None else ""))
     return "; ".join(parts)
 
@@ -141,6 +144,9 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
         if ev.get("holds_up_to_delta") is not None:
             sentence += (f"; the accountant is within the claim for delta <= "
                          f"{float(ev['holds_up_to_delta']):.3g} at the same other parameters")
+        if ev.get("event") and ev.get("event_probability_lower") is not None:
+            sentence += (f"; the witness is one event, {ev['event']}, of probability >= "
+                         f"{float(ev['event_probability_lower']):.4g} at {where}")
         others_bad = [p for p in refuting if p.claimed_delta < float(delta_from)]
         if others_bad:  # refuting points below the witness's delta: say so, never hide them
             sentence += f"; also refuted at {len(others_bad)} point(s) with smaller delta"
@@ -170,6 +176,7 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
         "holds_up_to_delta": _num(ev.get("holds_up_to_delta")),
         "where": ev.get("where", ""),
         "event_log10_probability_upper": _num(log10_p),
+        "event_probability_lower": _num(ev.get("event_probability_lower")),
         "curve_violation_deltas": (None if not curve_deltas
                                    else [min(curve_deltas), max(curve_deltas)]),
         "other_readings": [{"name": r["name"], "verdict": r["verdict"],

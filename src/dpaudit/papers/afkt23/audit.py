@@ -753,6 +753,8 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
         ev["severity"] = alg5_delta_severity(p.epsilon, p.d, p.T, delta, params.get("gamma"),
                                              p.eps0_reading, NEAR_ONE_DELTA_ROWS,
                                              NEAR_ONE_DELTA_REPLACED, NEAR_ONE_DELTA_J)
+        ev["severity"] |= {"event": ev["counterexample"]["event"],
+                           "event_probability_lower": fb.p_lower}
     elif p.T <= EXACT_T and p.d <= EXACT_D:
         e, name, a, b, laws = _best_exact(lambda L: alg5_law(L, p), p.T, p.d, delta,
                                           rounds=(1,) if coarse(ctx.budget) else None)

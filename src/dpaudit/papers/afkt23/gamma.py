@@ -71,7 +71,8 @@ def algorithm5_parameters_at_gamma(epsilon: float, d: int, T: int, gamma: float 
 
     ``K = 2 ln(1/gamma)``, ``ceil(K)`` phases (``k < K``), ``eps_0 = eps/K`` (pure) or Theorem 7's
     form, ``eta = eps_0/(56 ln T)``; ``alpha = 1``, ``beta = 1/T^2``."""
-    base = algorithm5_parameters(epsilon, d, T, delta=delta, eps0_reading=eps0_reading)  # type: ignore[arg-type]
+    base = algorithm5_parameters(epsilon, d, T, delta=delta,
+                                 eps0_reading=eps0_reading)  # type: ignore[arg-type]
     if gamma is None or gamma == base.gamma:
         return base
     if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0.0 < gamma < 1.0:
