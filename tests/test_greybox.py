@@ -273,6 +273,8 @@ def test_a_rejected_declared_law_certifies_nothing_and_shares_the_family() -> No
     result = dpaudit.audit_claim(claim, budget="quick")
     (p,) = result.points
     assert p.epsilon_exact is None and p.evidence["declared_exact_rejected"] > 10.0
+    assert "exact_source" not in p.evidence
+    assert p.evidence["evidence_origin"]["exact"].startswith("none: the declared law was rejected")
     assert p.evidence["declared_law"]["rejected"] is True
     # One empirical test and one law test: Bonferroni over two (alpha 0.05 / 2 each).
     assert p.evidence["declared_law"]["bonferroni"]["tests"] == 2
