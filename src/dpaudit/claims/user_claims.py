@@ -269,15 +269,6 @@ def _describe(x: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-@dataclass(frozen=True)
-class _Exact:
-    value: float
-    kind: str
-    upper: float | None
-    pair: tuple[Any, Any]
-    method: str
-
-
 @dataclass
 class _UserDeclaration:
     """The driver's declaration of a user :class:`Claim` (``grid``, ``plan``, ``lemmas``)."""
