@@ -275,6 +275,8 @@ def test_a_rejected_declared_law_certifies_nothing_and_shares_the_family() -> No
     result = dpaudit.audit_claim(claim, budget="quick")
     (p,) = result.points
     assert p.epsilon_exact is None and p.evidence["declared_exact_rejected"] > 10.0
+    assert "exact_source" not in p.evidence
+    assert p.evidence["evidence_origin"]["exact"].startswith("none: the declared law was rejected")
     assert p.evidence["declared_law"]["rejected"] is True
     # One empirical test and one law test: Bonferroni over two (alpha 0.05 / 2 each).
     assert p.evidence["declared_law"]["bonferroni"]["tests"] == 2
@@ -341,3 +343,27 @@ def test_noise_through_a_matrix_product_leaves_the_site_check_not_checked() -> N
     result = dpaudit.audit_claim(claim, budget="quick")
     (site,) = [c for c in result.lemmas if c.statement.startswith("each noise draw")]
     assert site.status == "not checked" and "matrix product" in site.note
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "laplace", "discrete"])
+def test_a_true_declared_law_is_rejected_at_most_at_the_stated_level(kind) -> None:
+    # 200 independent tests (seeds 0..199) of a true law at alpha = 0.1 with 40 runs per input:
+    # every component is exact, so the rejection count is at most Binomial(200, 0.1) (fewer:
+    # Bonferroni is conservative); its 99.9% quantile (34) is the margin asserted.
+    S = np.array([[1.0, 0.5], [0.5, 2.0]])
+    L = np.linalg.cholesky(S)
+    if kind == "gaussian":
+        law = dpaudit.exact.LinearGaussian(mean=lambda x: np.asarray(x, float), covariance=S)
+        mech = lambda x, n, rng: np.asarray(x) + rng.standard_normal((n, 2)) @ L.T  # noqa: E731
+        inputs = [np.array([1.0, 0.0]), np.zeros(2)]
+    elif kind == "laplace":
+        law = dpaudit.exact.ProductLaplace(mean=lambda x: np.asarray(x, float), scale=[1.0, 3.0])
+        mech = lambda x, n, rng: np.asarray(x) + rng.laplace(0, [1.0, 3.0], (n, 2))  # noqa: E731
+        inputs = [np.array([1.0, 0.0]), np.zeros(2)]
+    else:
+        law = dpaudit.exact.DiscreteLaw(lambda x: {x: 0.7, 1 - x: 0.2, 2: 0.1})
+        mech = lambda x, n, rng: rng.choice([x, 1 - x, 2], p=[0.7, 0.2, 0.1], size=(n, 1))  # noqa
+        inputs = [0, 1]
+    rejected = sum(check_declared_law(law, mech, inputs, alpha=0.1, runs=40, seed=s,
+                                      pairs=[(0, 1)]).rejected for s in range(200))
+    assert rejected <= stats.binom(200, 0.1).ppf(0.999)

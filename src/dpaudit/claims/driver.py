@@ -276,7 +276,11 @@ def _test_declared_laws(plans: list[PointPlan], points: list[GridPoint], indices
             rejected_at.append((plan, res))
             if ev.get("exact_source") == "declared law":
                 ev["declared_exact_rejected"] = plan.exact
-                ev.pop("exact_source")
+                for key in ("exact_source", "exact_pair", "exact_method"):
+                    ev.pop(key, None)
+                if isinstance(ev.get("evidence_origin"), Mapping):
+                    ev["evidence_origin"] = dict(ev["evidence_origin"], exact=(
+                        "none: the declared law was rejected by runs of the code"))
                 plan = replace(plan, exact=None, exact_upper=None, exact_kind=EXACT, evidence=ev)
             else:
                 plan = replace(plan, evidence=ev)
