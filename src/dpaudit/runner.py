@@ -129,17 +129,35 @@ def _audit_record(task: _Task, progress: Callable[[int, int, str], None] | None 
 
 
 def _remove_stale(task: _Task) -> None:
-    """Remove the saved JSON of a claim whose rerun *failed*: results of other settings must not
-    outlive a failed rerun. (A rerun that succeeds replaces the JSON atomically; one that is
-    killed keeps the previous result, issue 25.)"""
+    """Remove the saved JSON of a claim whose rerun *failed* when it holds a result of other
+    settings, dpaudit version or code: those must not outlive a failed rerun. A result of the
+    same settings and code is kept (issue 32: a ``--fresh`` rerun that fails transiently lost
+    it); a rerun that succeeds replaces the JSON atomically, one that is killed keeps it (issue
+    25). The parent drops a removed claim from the manifest (:func:`_forget_failed`)."""
     from dpaudit.reporting.writer import claim_paths, ensure_inside
 
     stale = claim_paths(task.out, task.claim_id).json
     ensure_inside(task.out, stale.parent)
+    if _finished_record(task) is not None:
+        return
     try:
         stale.unlink()
     except FileNotFoundError:
         pass
+
+
+def _forget_failed(out_dir: Path, claim_ids: Sequence[str]) -> None:
+    """Drop failed claims whose saved JSON is gone from the manifest, so that the directory
+    stays readable (``dpaudit report DIR`` refuses a manifest listing a missing file)."""
+    from dpaudit.reporting.writer import (MANIFEST_NAME, MANIFEST_SCHEMA, atomic_write,
+                                          claim_paths, read_manifest, to_json_text)
+
+    listed = read_manifest(out_dir) or []
+    gone = {cid for cid in claim_ids if cid in listed
+            and not claim_paths(out_dir, cid).json.is_file()}
+    if gone:
+        atomic_write(out_dir / MANIFEST_NAME, to_json_text(
+            {"schema": MANIFEST_SCHEMA, "claims": [c for c in listed if c not in gone]}))
 
 
 def _save(task: _Task, record: dict[str, Any] | None, trace: str | None) -> str | None:
@@ -176,14 +194,21 @@ def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = No
         record = _audit_record(task, progress, executor=executor)
         _save(task, record, None)
         return _Outcome(task.claim_id, record, seconds=time.perf_counter() - t0)
-    except Exception as exc:  # one failed claim must not lose the others' results
-        try:
+    except (Exception, SystemExit) as exc:  # one failed claim must not lose the others'
+        try:                                   # results; sys.exit() in a release is a failure
             _remove_stale(task)
         except (OSError, ValueError):
             pass
         log_name = _save(task, None, traceback.format_exc())
-        return _Outcome(task.claim_id, None, f"{type(exc).__name__}: {exc}", log_name,
+        return _Outcome(task.claim_id, None, _error_text(exc), log_name,
                         time.perf_counter() - t0)
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return (f"SystemExit: the audited code called sys.exit({exc.code!r}) during the audit "
+                "(a release must return its outputs, not end the process)")
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _pool_task(shared: Any, task: _Task) -> _Outcome:
@@ -208,8 +233,8 @@ def _remote_task(shared: Any, item: tuple[_Task, Any]) -> _Outcome:
                                     "strategies")
             record = _audit_record(task, registered=registered)
         return _Outcome(task.claim_id, record, seconds=time.perf_counter() - t0)
-    except Exception as exc:
-        return _Outcome(task.claim_id, None, f"{type(exc).__name__}: {exc}", None,
+    except (Exception, SystemExit) as exc:
+        return _Outcome(task.claim_id, None, _error_text(exc), None,
                         time.perf_counter() - t0, traceback.format_exc())
 
 
@@ -307,7 +332,7 @@ def _behaviour_key(claim_id: str, registered: Any) -> tuple[frozenset[Path], str
     if declaration is not None and hasattr(declaration, "plan"):
         try:
             token = "behaviour:" + behaviour_fingerprint(declaration)
-        except Exception:  # the audit will fail with its own clear error; never resume it
+        except (Exception, SystemExit):  # the audit fails with its own clear error; never resume
             pass
     elif has_file:
         token = "audit function"  # an audit function in a file: its files decide it
@@ -769,6 +794,17 @@ def _audit_many_locked(claim_ids: Sequence[str], args: argparse.Namespace | RunS
             record = _finished_record(task)
             if record is not None:
                 records[task.claim_id] = record
+    kept_ids: list[str] = []
+    for f in failures:  # a previous result of the same settings and code survives a failed rerun
+        task = next(t for t in todo if t.claim_id == f.claim_id)
+        record = _finished_record(task)
+        if record is not None:
+            records[f.claim_id] = record
+            kept_ids.append(f.claim_id)
+    try:
+        _forget_failed(out_dir, [f.claim_id for f in failures if f.claim_id not in kept_ids])
+    except (OSError, ValueError) as exc:
+        print(f"dpaudit: error: cannot update the manifest of {args.out} ({exc})", file=err)
     unfinished = [cid for cid in claim_ids if cid not in records]
     try:
         if interrupted is not None or backend_error is not None:
@@ -803,7 +839,10 @@ def _audit_many_locked(claim_ids: Sequence[str], args: argparse.Namespace | RunS
     out.write(f"{_counts_sentence(done)} Reports: {out_dir / 'index.html'}\n")
     for f in failures:
         where = f" (traceback in {f.error_log})" if f.error_log else ""
+        if f.claim_id in kept_ids:
+            where += "; its previous result of the same settings and code is kept"
         print(f"dpaudit: error: the audit of {f.claim_id} failed: {f.error}{where}", file=err)
-    if any(r["verdict"] == "violated" for r in done):
-        return EXIT_VIOLATED
-    return EXIT_FAILED if failures else EXIT_OK
+    # A crashed audit is never hidden by another claim's violation (issue 32): exit 3 first.
+    if failures:
+        return EXIT_FAILED
+    return EXIT_VIOLATED if any(r["verdict"] == "violated" for r in done) else EXIT_OK

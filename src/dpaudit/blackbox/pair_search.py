@@ -41,6 +41,7 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis import target
+from hypothesis.errors import HypothesisException
 
 from dpaudit._validation import check_int
 from dpaudit.hypothesis_seeding import independent_of_loaded_modules
@@ -159,6 +160,7 @@ def search_pairs(strategy: st.SearchStrategy[Any] | None,
     """
     max_candidates = check_int(max_candidates, "pair_candidates", minimum=1)
     seen: dict[str, float] = {}
+    rejected: set[str] = set()
     order: list[tuple[Any, Any]] = []
     generated = [0]
 
@@ -166,7 +168,9 @@ def search_pairs(strategy: st.SearchStrategy[Any] | None,
         """The pair's value, evaluating it if it is new and admissible; None if rejected."""
         k = _key((d0, d1))
         if k in seen:
-            return seen[k]
+            # A dropped pair stays dropped: Hypothesis replays examples in its target phase, and
+            # a replay that answered differently (-inf instead of a rejection) was FlakyReplay.
+            return None if k in rejected else seen[k]
         if cap is not None and generated[0] >= cap:
             return None
         reason = None
@@ -176,6 +180,7 @@ def search_pairs(strategy: st.SearchStrategy[Any] | None,
             reason = skip(d0, d1)
         if reason is not None:
             seen[k] = -math.inf
+            rejected.add(k)
             if dropped is not None:
                 dropped.append({"pair": describe_pair(d0, d1), "reason": reason})
             return None
@@ -215,7 +220,23 @@ def search_pairs(strategy: st.SearchStrategy[Any] | None,
         target(v if math.isfinite(v) else -1e6, label="projected log-ratio bound")
 
     with independent_of_loaded_modules():  # draws must not depend on which modules are loaded
-        run()
+        try:
+            run()
+        except HypothesisException as exc:
+            if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+                # FlakyFailure: the user's code raised on one call and not on its replay; that
+                # error is the user's to see, not Hypothesis's wrapper.
+                raise exc.exceptions[0] from None
+            # Hypothesis's own verdicts on the search (Unsatisfiable: every draw rejected or
+            # filtered out; Flaky*: a strategy or mechanism that answers differently when
+            # replayed) are not the user's errors to decode: the pairs evaluated so far were each
+            # piloted on their own runs, so they remain a valid choice; with none, say why.
+            if not order:
+                raise ValueError(
+                    "the pairs strategy generated no usable pair: Hypothesis stopped the search "
+                    f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); "
+                    "check that the strategy can generate (data0, data1) pairs (not "
+                    "st.nothing() or a filter that rejects every draw)") from None
     if not order:
         raise ValueError("the pairs strategy generated no admissible pair (all had identical "
                          "inputs or identical outputs)" if seen else

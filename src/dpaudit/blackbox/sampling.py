@@ -340,6 +340,11 @@ class _Stream:
             as64 = arr.astype(np.float64)
             exact64 = np.array_equal(as64, arr) or not np.isfinite(arr).all()
             arr = as64 if exact64 and not self.exact_objects else to_exact_objects(arr)
+        if arr.dtype.kind == "V":
+            raise TypeError(f"{who} returned structured outputs (dtype {arr.dtype}); return a "
+                            "plain array instead: the numeric fields side by side (e.g. "
+                            "np.column_stack([out[f] for f in out.dtype.names])), or discrete "
+                            "labels")
         if arr.dtype.kind == "c":
             raise TypeError(f"{who} returned complex outputs; only real, integer, boolean, string "
                             "or object outputs can be audited")

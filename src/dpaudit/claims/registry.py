@@ -46,6 +46,21 @@ __all__ = ["Budget", "BUDGETS", "AuditContext", "RegisteredClaim", "Origin", "Pl
 #: The entry-point group an installed distribution uses to register claims.
 ENTRY_POINT_GROUP = "dpaudit.claims"
 
+#: Namespaces a claim id cannot use: a report directory holds these names at its top level (the
+#: papers' pages ``papers/<ns>.*``, the index and the manifest), which a claim's files
+#: ``<namespace>/<name>.*`` would overwrite or collide with (issue 32).
+RESERVED_NAMESPACES = frozenset(["papers", "index.json", "index.md", "index.html",
+                                 "dpaudit-manifest.json"])
+
+
+def check_namespace(claim_id: str) -> None:
+    """ValueError when ``claim_id``'s namespace is reserved (:data:`RESERVED_NAMESPACES`)."""
+    namespace = str(claim_id).split("/", 1)[0]
+    if namespace.lower() in RESERVED_NAMESPACES:
+        raise ValueError(f"claim id {claim_id!r}: the namespace {namespace!r} is reserved (a "
+                         f"report directory holds {namespace!r} itself; reserved: "
+                         f"{', '.join(sorted(RESERVED_NAMESPACES))}); choose another namespace")
+
 
 class PluginError(ValueError):
     """A claim module (entry point or ``--plugin``) could not be loaded; the message names it."""
@@ -113,10 +128,19 @@ def register(claim: PrivacyClaim, audit: AuditFunction | Any, kind: str = "learn
     runs.
     """
     origin = _LOADING[-1] if _LOADING else _caller_origin()
+    check_namespace(claim.id)
     if hasattr(audit, "plan") and hasattr(audit, "grid"):
         audit = _driven(audit)
-    if claim.id in _REGISTRY and _REGISTRY[claim.id].claim != claim:
-        raise ValueError(f"claim id {claim.id!r} is already registered with a different claim")
+    existing = _REGISTRY.get(claim.id)
+    if existing is not None and existing.claim != claim:
+        raise ValueError(f"claim id {claim.id!r} is already registered with a different claim "
+                         f"(by {existing.origin.describe()}; again by {origin.describe()})")
+    if (existing is not None and existing.origin.kind != "code" and origin.kind != "code"
+            and existing.origin.module != origin.module):
+        # Two claim modules with one id: whichever loads last would silently decide the verdict.
+        raise ValueError(f"claim id {claim.id!r} is registered by both "
+                         f"{existing.origin.describe()} and {origin.describe()}; rename one of "
+                         "them, or load only one")
     _REGISTRY[claim.id] = RegisteredClaim(claim, _reproducible(audit, claim.id, origin), kind,
                                           origin)
     return claim
@@ -156,6 +180,9 @@ def _reproducible(audit: AuditFunction, claim_id: str, origin: Origin) -> AuditF
     """``audit`` with the record's reproduce command made to work when pasted (plugins named)."""
     def run(ctx: AuditContext) -> ClaimAudit:
         result = audit(ctx)
+        if not isinstance(result, ClaimAudit):
+            raise TypeError(f"the audit function of {claim_id!r} returned "
+                            f"{type(result).__name__}, not a dpaudit ClaimAudit")
         result.reproduce = reproduce_command(claim_id, origin, ctx.budget.name, ctx.seed,
                                              ctx.alpha)
         return result
@@ -229,10 +256,19 @@ def _load() -> None:
         with _loading(Origin(kind, ep.value, distribution=dist)):
             try:
                 ep.load()
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
+                _loaded = False  # a later read names the failure again instead of hiding it
                 raise PluginError(f"the {ENTRY_POINT_GROUP} entry point {ep.name!r} of "
                                   f"{dist or 'an unknown distribution'} ({ep.value}) failed to "
-                                  f"import: {type(exc).__name__}: {exc}") from exc
+                                  f"import: {_failure(exc)}") from exc
+
+
+def _failure(exc: BaseException) -> str:
+    """A failed import in words; ``sys.exit`` at import time is a failure, not a way out."""
+    if isinstance(exc, SystemExit):
+        return (f"it called sys.exit({exc.code!r}) while being imported (a claim module must "
+                "only register claims)")
+    return f"{type(exc).__name__}: {exc}"
 
 
 def load_plugin(spec: str) -> list[str]:
@@ -269,10 +305,9 @@ def load_plugin(spec: str) -> list[str]:
                 sys.modules[name] = module
                 with _loading(origin):
                     module_spec.loader.exec_module(module)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:
                 sys.modules.pop(name, None)
-                raise PluginError(f"plugin {spec!r} failed to import: {type(exc).__name__}: "
-                                  f"{exc}") from exc
+                raise PluginError(f"plugin {spec!r} failed to import: {_failure(exc)}") from exc
             try:
                 import cloudpickle
 
@@ -292,9 +327,8 @@ def load_plugin(spec: str) -> list[str]:
                                       "importable module or a .py file)") from exc
                 raise PluginError(f"plugin {spec!r} failed to import: {type(exc).__name__}: "
                                   f"{exc}") from exc
-            except Exception as exc:
-                raise PluginError(f"plugin {spec!r} failed to import: {type(exc).__name__}: "
-                                  f"{exc}") from exc
+            except (Exception, SystemExit) as exc:
+                raise PluginError(f"plugin {spec!r} failed to import: {_failure(exc)}") from exc
     if origin.plugin not in _PLUGINS:
         _PLUGINS.append(origin.plugin)
     added = sorted(set(_REGISTRY) - before)

@@ -57,6 +57,7 @@ from dpaudit.claims.context import AuditContext
 from dpaudit.claims.driver import EmpiricalPlan, PointPlan
 from dpaudit.claims.evidence import EXACT, USER_SUPPLIED, LemmaCheck, LemmaOutcome
 from dpaudit.claims.pair_relation import neighbour_violation
+from dpaudit.claims.registry import check_namespace
 from dpaudit.claims.model import (NeighbourRelation, PrivacyClaim, Provenance, Release,
                                   SensitivityLemma)
 from dpaudit.formal.noise_schedules import distance_factor
@@ -208,6 +209,7 @@ class Claim:
                 or any(p in (".", "..") for p in self.id.split("/")):
             raise ValueError(f"Claim.id must be '<namespace>/<name>' (letters, digits, '.', '_', "
                              f"'+', '-'; at most {_MAX_ID} characters), got {self.id!r}")
+        check_namespace(self.id)  # "papers/x" would overwrite the papers' pages in reports
         if not isinstance(self.statement, str) or not self.statement.strip():
             raise ValueError("Claim.statement must say what is claimed, in words")
         if not isinstance(self.source, Source):

@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from dpaudit.claims.evidence import (CERTIFIED, EXACT_TOLERANCE, NOT_CHECKED, GridPoint,
-                                     LemmaCheck, Verdict, _num, exact_label)
+from dpaudit.claims.evidence import (CERTIFIED, EXACT_TOLERANCE, NOT_CHECKED, USER_SUPPLIED,
+                                     GridPoint, LemmaCheck, Verdict, _num, exact_label)
 
 
 def format_parameters(parameters: Mapping[str, Any]) -> str:
@@ -110,6 +110,21 @@ def _lower_bound_above_accountant(point: GridPoint) -> bool:
             and lb > acc * (1 + EXACT_TOLERANCE) + 1e-12)
 
 
+def _user_supplied(points: list[GridPoint]) -> str:
+    """`` (user-supplied at 2 of 3 points, ...)`` when a ``holds`` rests on numbers the user
+    handed in (an accountant returned as a float, ``Claim.exact_value``): the sentence says so,
+    not only the findings (issue 32)."""
+    acc = sum(1 for p in points if isinstance(p.evidence, Mapping)
+              and p.evidence.get("accountant_source") == USER_SUPPLIED)
+    exact = sum(1 for p in points if p.epsilon_exact is not None
+                and p.exact_kind == USER_SUPPLIED)
+    parts = [f"user-supplied at {acc} of {len(points)} points" if acc else "",
+             f"the exact epsilon user-supplied at {exact} of {len(points)} points" if exact
+             else ""]
+    text = "; ".join(x for x in parts if x)
+    return f" ({text}, not computed by dpaudit)" if text else ""
+
+
 def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[Verdict, str]:
     """Apply the verdict rules of the module docstring; return (verdict, one-sentence reason).
 
@@ -193,10 +208,12 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
                        f"accountant rests on {g.proof_gap}" + (
                            f"; {more} more proof gap{'s' if more > 1 else ''} of this kind "
                            f"{'are' if more > 1 else 'is'} in the lemma table" if more else ""))
-        return "holds", (f"No counterexample at {len(points)} audited points; the accountant is "
-                         f"at or below the claim at every point and {lemma_text}."
+        return "holds", (f"No counterexample at {len(points)} audited points; the accountant"
+                         f"{_user_supplied(points)} is at or below the claim at every point and "
+                         f"{lemma_text}."
                          + (f" {proved} of the lemmas {'were' if proved > 1 else 'was'} proved "
                             "by SMT over the encoded class." if proved else ""))
-    return "holds", (f"No counterexample at {len(points)} audited points; the accountant is at or "
-                     f"below the claim at every point and {lemma_text}"
+    return "holds", (f"No counterexample at {len(points)} audited points; the accountant"
+                     f"{_user_supplied(points)} is at or below the claim at every point and "
+                     f"{lemma_text}"
                      + (f" ({proved} proved by SMT over the encoded class)." if proved else "."))

@@ -23,8 +23,9 @@ empirical tests to the executor instead. Reports are written by this process as 
 finishes; a lost scheduler is an error (exit 3) that keeps every finished claim.
 
 Exit status: 0 when no audited claim is violated (``dpaudit report``: 0 whenever it rendered; it
-re-renders, it does not audit), 1 when one is, 2 for usage or input errors,
-3 when an audit or the tool itself failed (the traceback of a failed audit is saved next to its
+re-renders, it does not audit), 1 when one is, 2 for usage or input errors (a claim module or
+entry point that fails to import, or calls ``sys.exit``), 3 when an audit or the tool itself
+failed (even if another claim is violated: a crash is never hidden behind exit 1) (the traceback of a failed audit is saved next to its
 report as ``<claim>.error.log``), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM, how
 CI cancels a job); both write the index of the claims finished so far. Errors are one sentence on
 stderr; add ``--traceback`` to see Python's traceback instead.
@@ -133,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Output goes to ``sys.stdout`` (results) and ``sys.stderr`` (progress and errors).
     """
-    out, err = sys.stdout, sys.stderr
+    out, err = _PipeSafe(sys.stdout), sys.stderr
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -144,19 +145,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "audit-claims": lambda: _cmd_audit_claims(args, out, err),
                 "report": lambda: _cmd_report(args, out, err),
                 "float-audit": lambda: _cmd_float_audit(args, out, err)}
+    from dpaudit.claims.registry import PluginError
+
     previous = None
-    try:
-        _load_plugins(getattr(args, "plugin", None) or [])
-    except ValueError as exc:  # PluginError: one sentence naming the module
-        print(f"dpaudit: error: {str(exc).rstrip('.')}.", file=err)
-        return EXIT_USAGE
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
     except ValueError:  # not the main thread: leave SIGTERM alone
         pass
     try:
-        return commands[args.command]()
-    except UsageError as exc:
+        _load_plugins(getattr(args, "plugin", None) or [])
+        status = commands[args.command]()
+        out.flush()
+        return status
+    except (UsageError, PluginError) as exc:
+        # PluginError: an entry point or --plugin failed to import (with or without --plugin,
+        # the same exit 2 and one sentence naming the module).
         print(f"dpaudit: error: {str(exc).rstrip('.')}.", file=err)
         return EXIT_USAGE
     except _Terminated:
@@ -173,6 +176,50 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+class _PipeSafe:
+    """stdout that stops writing when its reader is gone (``dpaudit list | head -1``): the rest of
+    the output is dropped and the command's own exit status stands (a closed pipe is not an error
+    of the audit, and must not hide a violation's exit 1)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                self.stream.write(text)
+            except BrokenPipeError:
+                self._closed()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._closed()
+
+    def _closed(self) -> None:
+        self.gone = True
+        _silence_stdout()
+
+    def __getattr__(self, name: str):  # isatty, encoding, fileno, ...
+        return getattr(self.stream, name)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush of a closed pipe does not
+    print "Exception ignored ... BrokenPipeError" (the recipe of the Python signal docs)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file descriptor (captured)
+        pass
 
 
 def _load_plugins(specs: Sequence[str]) -> None:
