@@ -640,6 +640,8 @@ def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
             "worst_ratio": format_epsilon(lem.get("worst_ratio"), 4),
             "examples": lem.get("examples", 0),
             "counterexample": ce_text,
+            "counterexample_rows": counterexample_rows(ce) if ce_text else (),
+            "counterexample_field": f"lemmas[{number}].counterexample",
             "counterexample_note": ce_note,
             "note": lem.get("note", ""),
             "method": "—" if lem.get("status") == "not checked" else lem.get("method", "sampled"),
@@ -658,6 +660,37 @@ def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
                          "note": "no check of this statement is recorded in this audit",
                          "method": "—", "how": ""})
     return rows
+
+
+#: Items of a list shown in a counterexample cell before "... (N in all)"; the JSON has them all.
+COUNTEREXAMPLE_ITEMS = 8
+
+
+def _readable(value: Any, depth: int = 0) -> str:
+    """A JSON value as short readable text: numbers to 6 significant digits, lists in brackets
+    (the first :data:`COUNTEREXAMPLE_ITEMS` items), objects as ``key=value, ...``."""
+    if isinstance(value, Mapping):
+        if depth >= 2:
+            return f"{{{len(value)} fields}}"
+        return ", ".join(f"{k}={_readable(v, depth + 1)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        if depth >= 3:
+            return f"[{len(value)} items]"
+        shown = [_readable(v, depth + 1) for v in value[:COUNTEREXAMPLE_ITEMS]]
+        inner = "; " if any(isinstance(v, Mapping) for v in value) else ", "
+        more = f"{inner}... ({len(value)} in all)" if len(value) > COUNTEREXAMPLE_ITEMS else ""
+        return "[" + inner.join(shown) + more + "]"
+    text = _scalar_text(value)
+    return text if text is not None else str(value)
+
+
+def counterexample_rows(counterexample: Any) -> tuple[tuple[str, str], ...]:
+    """A lemma's counterexample as ``(field, readable value)`` rows for a two-column table, never
+    raw JSON (issue 35: a JSON block widened the lemma table to 990-1186 px inside a 746 px
+    column). Long lists are cut to their first items; the saved JSON keeps the whole."""
+    if isinstance(counterexample, Mapping):
+        return tuple((str(k), _readable(v)) for k, v in counterexample.items())
+    return (("value", _readable(counterexample)),)
 
 
 def _lemma_how(lem: Mapping[str, Any]) -> str:
