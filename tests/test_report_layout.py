@@ -100,7 +100,12 @@ def test_a_long_lemma_counterexample_is_pointed_to_never_cut() -> None:
         md = render_claim_markdown(record)
         page = render_claim_html(record)
         assert "more characters" not in md and "more characters" not in page
-        assert ('"position": 3' in md) == shown
+        # Shown as a readable field / value table (issue 35), never as a JSON block.
+        assert ("| position | 3 |" in md) == shown
+        assert ("<th>position</th><td>3</td>" in page) == shown
+        assert '"position": 3' not in md and '"position": 3' not in page
+        if shown:
+            assert "| losses | [[0.5, -1]] |" in md
         if not shown:
             assert "lemmas[0].counterexample of the saved JSON file" in md
             assert "lemmas[0].counterexample of the saved JSON file" in page

@@ -4,6 +4,7 @@ Reports are rendered from the saved JSON of a claim audit (never from live objec
 ``dpaudit report DIR`` reproduces them from disk. Modules: :mod:`~dpaudit.reporting.view` (what a
 page says), :mod:`~dpaudit.reporting.plots` (figures), :mod:`~dpaudit.reporting.markdown` and
 :mod:`~dpaudit.reporting.html` (the two formats), :mod:`~dpaudit.reporting.index` (``index.json``),
+:mod:`~dpaudit.reporting.commands` (the reproduce commands pages print),
 :mod:`~dpaudit.reporting.writer` (files on disk).
 """
 

@@ -529,18 +529,23 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
                                                         if k in params}), ratios, top))
     if not rows:
         raise PlotError("no audited point carries any epsilon")
-    omitted = 0
-    if len(rows) > max_points:
-        keep = sorted(range(len(rows)), key=lambda i: -rows[i][2])[:max_points]
-        omitted = len(rows) - max_points
-        rows = [rows[i] for i in sorted(keep)]
-    # Point labels wrap onto two lines (never cut to look alike: the parameters that tell points
-    # apart may come last); rows are taller when they do.
+    # Point labels wrap onto two or three lines (never cut to look alike: the parameters that tell
+    # points apart may come last); rows are as tall as their labels, and the figure shows as many
+    # points (largest ratios first) as fit in _EVIDENCE_MAX_IN inches at that row height (issue
+    # 35: 40 three-line labels squeezed into 16 inches overlapped).
     # At most _LABEL_CHARS per line, so the labels leave the axes room within FIGURE_MAX_PX.
     lines = max([len(textwrap.wrap(r[0], _LABEL_CHARS)) for r in rows] + [1])
     lines = min(lines, 3)
     two_lines = lines > 1
-    height = min(2.0 + (0.16 + 0.15 * lines) * len(rows), 16.0)
+    row_in = _label_row_inches(lines, 7.5 if two_lines else 8.0)
+    fits = max(1, int((_EVIDENCE_MAX_IN - _EVIDENCE_FRAME_IN) / row_in))
+    omitted = 0
+    if len(rows) > min(max_points, fits):
+        shown = min(max_points, fits)
+        keep = sorted(range(len(rows)), key=lambda i: -rows[i][2])[:shown]
+        omitted = len(rows) - shown
+        rows = [rows[i] for i in sorted(keep)]
+    height = _EVIDENCE_FRAME_IN + row_in * len(rows)
     fig, ax = _new_figure((6.2, height))
     ys = list(range(len(rows)))[::-1]
     finite_vals: list[float] = []
@@ -603,8 +608,31 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
     if omitted:
         _title(ax, f"{len(rows)} points with the largest ratios ({omitted} more in the table)")
     _legend_outside(ax)
-    return _to_png(fig), {"labels": [r[0] for r in rows], **drawn, "notes": edge_notes,
-                          "varying": varying}
+    png = _to_png(fig)
+    return png, {"labels": [r[0] for r in rows], **drawn, "notes": edge_notes,
+                 "varying": varying, "label_overlap_px": _label_overlap(fig, ax)}
+
+
+#: Tallest evidence chart (inches) and the part of it that is not point rows (title, axis label,
+#: legend).
+_EVIDENCE_MAX_IN = 16.0
+_EVIDENCE_FRAME_IN = 2.0
+
+
+def _label_row_inches(lines: int, font_pt: float) -> float:
+    """Height of one evidence-chart row whose label has ``lines`` lines of ``font_pt`` text:
+    matplotlib's line spacing (1.2 x the font size) per line plus a gap of 4 points."""
+    return (lines * 1.2 * font_pt + 4.0) / 72.0
+
+
+def _label_overlap(fig: Figure, ax: Any) -> float:
+    """The largest vertical overlap in pixels between two y tick labels as drawn (0 when none
+    overlap), measured on the figure's renderer."""
+    renderer = fig.canvas.get_renderer()
+    boxes = sorted((t.get_window_extent(renderer) for t in ax.get_yticklabels()
+                    if t.get_text()), key=lambda b: b.y0)
+    return max([max(0.0, below.y1 - above.y0) for below, above in zip(boxes, boxes[1:])]
+               + [0.0])
 
 
 def _histogram_caption(record: Mapping[str, Any], spec: Mapping[str, Any]) -> str:

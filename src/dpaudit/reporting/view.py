@@ -19,6 +19,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from dpaudit.reporting.commands import (index_reproduce_command, needed_plugins,
+                                        recorded_command, reproduce_command)
+
 __all__ = [
     "CLAIM_SCHEMA",
     "CAVEATS",
@@ -257,86 +260,6 @@ def _verdict_verb(verdict: str) -> str:
     if verdict == "holds":
         return "holds at every audited point"
     return "could not be confirmed or refuted"
-
-
-def reproduce_command(record: Mapping[str, Any]) -> str:
-    """How to recompute this claim's audit bit for bit: the command the registry recorded when it
-    is a valid one (it names the ``--plugin`` a claim from outside dpaudit needs, or is a note
-    saying how a script's claim is reproduced: issue 35, the bare command failed as pasted for
-    those), else the bare ``dpaudit audit`` command of the record's settings. Every word is
-    shell-quoted: a saved record's fields must not become shell syntax (issue 25)."""
-    import shlex
-
-    recorded = recorded_command(record.get("reproduce"))
-    if recorded.startswith("(") or shlex.split(recorded)[:3] == ["dpaudit", "audit", record["id"]]:
-        return recorded  # a note, or a command for this claim (not another's)
-    return _shell_words("dpaudit", "audit", record['id'], "--budget",
-                        record.get('budget', 'standard'), "--seed", record.get('seed', 0),
-                        "--alpha", format_value(float(record.get('alpha', 0.05))))
-
-
-def needed_plugins(record: Mapping[str, Any]) -> list[str] | None:
-    """The ``--plugin`` specs the claim's reproduce command names (``[]`` for a claim dpaudit
-    registers itself); None when no command reproduces it (a script's or an interactive claim:
-    the recorded text is a note)."""
-    import shlex
-
-    command = reproduce_command(record)
-    if command.startswith("("):
-        return None
-    words = shlex.split(command)
-    return [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--plugin"]
-
-
-def _shell_words(*words: Any) -> str:
-    import shlex
-
-    return " ".join(shlex.quote(str(w)) for w in words)
-
-
-def recorded_command(text: Any) -> str:
-    """A command an audit function recorded (a saved record's ``reproduce``), or "" when it is not
-    one that :func:`dpaudit.claims.registry.reproduce_command` writes: words shell-quoted as
-    ``shlex.quote`` does, starting with ``dpaudit``, or a parenthesised note free of shell syntax.
-    A crafted record cannot put ``$(...)`` into the command a report tells readers to paste."""
-    import shlex
-
-    text = str(text or "").strip()
-    if not text or "\n" in text or "\r" in text:
-        return ""
-    if text.startswith("(") and text.endswith(")"):
-        return text if not re.search(r"[$`;|&<>\\]", text) else ""
-    try:
-        words = shlex.split(text)
-    except ValueError:
-        return ""
-    ok = words[:1] == ["dpaudit"] and " ".join(shlex.quote(w) for w in words) == text
-    return text if ok else ""
-
-
-def index_reproduce_command(records: Sequence[Mapping[str, Any]], out: str = "DIR",
-                            registered: Sequence[str] | None = None) -> str:
-    """The command regenerating an index, when all its claims share budget, seed and alpha.
-
-    ``--all`` instead of the ids when the index holds exactly the ``registered`` claims.
-    """
-    keys = {(r.get("budget"), r.get("seed"), r.get("alpha")) for r in records}
-    if len(keys) != 1:
-        return ""
-    plugins: list[str] = []
-    for r in records:
-        needed = needed_plugins(r)
-        if needed is None:  # a claim no command reproduces: neither does one for the index
-            return ""
-        plugins += [p for p in needed if p not in plugins]
-    budget, seed, alpha = next(iter(keys))
-    ids = " ".join(r["id"] for r in records)
-    if registered is not None and set(registered) == {r["id"] for r in records}:
-        ids = "--all"
-    words = ["--all"] if ids == "--all" else [r["id"] for r in records]
-    plugin_words = [w for p in plugins for w in ("--plugin", p)]
-    return _shell_words("dpaudit", "audit-claims", *words, "--budget", budget, "--seed", seed,
-                        "--alpha", format_value(float(alpha)), "--out", out, *plugin_words)
 
 
 def exact_kind(point: Mapping[str, Any]) -> str:
@@ -640,6 +563,8 @@ def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
             "worst_ratio": format_epsilon(lem.get("worst_ratio"), 4),
             "examples": lem.get("examples", 0),
             "counterexample": ce_text,
+            "counterexample_rows": counterexample_rows(ce) if ce_text else (),
+            "counterexample_field": f"lemmas[{number}].counterexample",
             "counterexample_note": ce_note,
             "note": lem.get("note", ""),
             "method": "—" if lem.get("status") == "not checked" else lem.get("method", "sampled"),
@@ -658,6 +583,37 @@ def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
                          "note": "no check of this statement is recorded in this audit",
                          "method": "—", "how": ""})
     return rows
+
+
+#: Items of a list shown in a counterexample cell before "... (N in all)"; the JSON has them all.
+COUNTEREXAMPLE_ITEMS = 8
+
+
+def _readable(value: Any, depth: int = 0) -> str:
+    """A JSON value as short readable text: numbers to 6 significant digits, lists in brackets
+    (the first :data:`COUNTEREXAMPLE_ITEMS` items), objects as ``key=value, ...``."""
+    if isinstance(value, Mapping):
+        if depth >= 2:
+            return f"{{{len(value)} fields}}"
+        return ", ".join(f"{k}={_readable(v, depth + 1)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        if depth >= 3:
+            return f"[{len(value)} items]"
+        shown = [_readable(v, depth + 1) for v in value[:COUNTEREXAMPLE_ITEMS]]
+        inner = "; " if any(isinstance(v, Mapping) for v in value) else ", "
+        more = f"{inner}... ({len(value)} in all)" if len(value) > COUNTEREXAMPLE_ITEMS else ""
+        return "[" + inner.join(shown) + more + "]"
+    text = _scalar_text(value)
+    return text if text is not None else str(value)
+
+
+def counterexample_rows(counterexample: Any) -> tuple[tuple[str, str], ...]:
+    """A lemma's counterexample as ``(field, readable value)`` rows for a two-column table, never
+    raw JSON (issue 35: a JSON block widened the lemma table to 990-1186 px inside a 746 px
+    column). Long lists are cut to their first items; the saved JSON keeps the whole."""
+    if isinstance(counterexample, Mapping):
+        return tuple((str(k), _readable(v)) for k, v in counterexample.items())
+    return (("value", _readable(counterexample)),)
 
 
 def _lemma_how(lem: Mapping[str, Any]) -> str:
