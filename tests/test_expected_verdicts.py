@@ -327,6 +327,44 @@ def test_pfcoco_window_tree_gaussian_holds() -> None:
     assert p.exact == pytest.approx(exact, rel=1e-5)
 
 
+@pytest.mark.parametrize("delta, p, expected", [(0.5, 1, 8.033041), (0.99, 2, 7.542758)])
+def test_pfcoco_window_tree_gaussian_holds_at_the_near_one_end_of_delta(delta: float, p: int,
+                                                                        expected: float) -> None:
+    """Lemma 3 states delta in (0, 1), and sigma = sqrt(8) Delta (ceil(log2 W) + 1) ln(2/delta)^{p/2}
+    / eps shrinks as delta -> 1 (ln(2/0.99) = 0.703 < 1, so p = 2 shrinks it most). The closest
+    point of the grid: W = 1 (one level), eps = 10, inclusive boundary: the protected leaf is in
+    released_nodes_containing(1, min(T, W)) = 1 node, released once more at the inclusive end (as
+    in test_pfcoco_window_tree_gamma_exact_under_each_boundary): 2 Gaussian shifts of Delta,
+    mu = sqrt(2) Delta / sigma: gaussian_epsilon(mu, 0.5) = 8.033 (p = 1) and
+    gaussian_epsilon(mu, 0.99) = 7.543 (p = 2), both <= 10: the claim holds at the near-one end."""
+    count = released_nodes_containing(1, 1) + 1
+    sigma = math.sqrt(8) * 1 * math.log(2 / delta) ** (p / 2) / 10.0
+    exact = gaussian_epsilon(math.sqrt(count) / sigma, delta)
+    assert exact == pytest.approx(expected, rel=1e-5) and exact <= 10.0
+    pt = {"epsilon": 10.0, "delta": delta, "W": 1, "T": 5, "d": 1, "boundary": "inclusive",
+          "log_power": p}
+    assert pt in grid("pfcoco/window-tree-gaussian")
+    got = plan("pfcoco/window-tree-gaussian", pt)
+    assert got.exact == pytest.approx(exact, rel=1e-5) and got.accountant <= 10.0
+
+
+@pytest.mark.parametrize("claim_id", ["pfcoco/wdp-cocop-gaussian", "pfcoco/wdp-cocol-gaussian"])
+def test_pfcoco_learner_gaussian_accountant_at_the_near_one_end_of_delta(claim_id: str) -> None:
+    """Option II's sigma = sqrt(8) (L + mu D) (log2 W + 1) ln(2/delta)^{p/2} / eps at the quick grid's
+    near-one points (W = T = 8, strict, eps = 10, mu D / L = 0.01): mu = 2L sqrt(4) / sigma as in
+    test_pfcoco_learner_gaussian_accountant. delta = 0.5, p = 1: gaussian_epsilon(mu, 0.5) = 3.449
+    <= 10; delta = 0.99: the Gaussian's total variation 2 Phi(mu/2) - 1 is below 0.99, so 0."""
+    base = {"T": 8, "W": 8, "boundary": "strict", "d": 1, "epsilon": 10.0, "muD_over_L": 0.01}
+    base.update({"update": "exact"} if "cocop" in claim_id else {"domain": "box"})
+    for delta, p, expected in ((0.5, 1, 3.449296), (0.99, 1, 0.0), (0.99, 2, 0.0)):
+        sigma = math.sqrt(8) * 1.01 * 4 * math.log(2 / delta) ** (p / 2) / 10.0
+        acc = gaussian_epsilon(4 / sigma, delta)
+        assert acc == pytest.approx(expected, rel=1e-5, abs=1e-12)
+        pt = dict(base, delta=delta, log_power=p)
+        assert pt in grid(claim_id)
+        assert plan(claim_id, pt).accountant == pytest.approx(acc, rel=1e-5, abs=1e-12)
+
+
 @pytest.mark.parametrize("claim_id", ["pfcoco/wdp-cocop-gamma", "pfcoco/wdp-cocol-gamma"])
 def test_pfcoco_learner_gamma_accountant(claim_id: str) -> None:
     """WDP-COCOP/COCOL with Option I (Gamma nodes): the printed calibration uses the gradient
