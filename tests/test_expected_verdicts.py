@@ -414,21 +414,29 @@ def test_pfcoco_wdp_cocop_gamma_violated() -> None:
 
 # ==================================== jkt12 =====================================================
 
-@pytest.mark.parametrize("claim_id, T, eps, expected", [("jkt12-colt/privatesum", 2, 1.0, 3.54994),
-                                                      ("jkt12-arxiv/privatesum", 64, 0.01, 0.0722400)])
-def test_jkt12_privatesum_violated(claim_id: str, T: int, eps: float, expected: float) -> None:
+@pytest.mark.parametrize("claim_id, T, eps, expected, delta", [
+    ("jkt12-colt/privatesum", 2, 1.0, 3.54994, 1e-5),
+    ("jkt12-arxiv/privatesum", 64, 0.01, 0.0722400, 1e-5),
+    ("jkt12-colt/privatesum", 2, 10.0, None, 0.99), ("jkt12-arxiv/privatesum", 2, 10.0, None, 0.99)])
+def test_jkt12_privatesum_violated(claim_id: str, T: int, eps: float, expected: float | None,
+                                   delta: float) -> None:
     """PrivateSum (JKT12 Alg 5, line 3), log T read as log2 T (the tree's depth), R = 1,
     delta = 1e-5: COLT sigma^2 = R^2 / eps^2 log^2 T log(log T / delta); arXiv sigma^2 = R^2 / eps
     log^2 T log(log T / delta). The pair w_1 = +-R e_1 moves each released node containing w_1
     (the prefix nodes [1, 2^j], floor(log2 T) + 1 of them) by 2R: mu = 2R sqrt(count) / sigma.
     COLT, T = 2, eps = 1: sigma = 3.3931, mu = 0.8336, exact 3.550 > 1. arXiv, T = 64, eps = 0.01:
-    sigma = 218.85, mu = 0.02418, exact 0.07224 > 0.01. Verdict: violated."""
+    sigma = 218.85, mu = 0.02418, exact 0.07224 > 0.01. Verdict: violated.
+    The near-one end of delta in (0, 1) (standard grid, issue 33): at T = 2, delta = 0.99,
+    log(log2 T / delta) = 0.01005, so sigma = R sqrt(0.01005)/eps (COLT) or R sqrt(0.01005/eps)
+    (arXiv) collapses; at eps = 10 the exact epsilon is 3.9e4 (COLT, 3914x) and 3771 (arXiv, 377x)."""
     lg = math.log2(T)
-    var = lg ** 2 * math.log(lg / 1e-5) / (eps ** 2 if claim_id.startswith("jkt12-colt") else eps)
+    var = lg ** 2 * math.log(lg / delta) / (eps ** 2 if claim_id.startswith("jkt12-colt") else eps)
     mu = 2.0 * math.sqrt(released_nodes_containing(1, T)) / math.sqrt(var)
-    exact = gaussian_epsilon(mu, 1e-5)
+    exact = gaussian_epsilon(mu, delta)
+    if expected is None:  # the near-one end: the factor over the claim, from the docstring
+        expected = eps * (3914.232 if claim_id.startswith("jkt12-colt") else 377.1400)
     assert exact == pytest.approx(expected, rel=1e-5)
-    p = plan(claim_id, {"R": 1.0, "T": T, "d": 1, "delta": 1e-5, "epsilon": eps,
+    p = plan(claim_id, {"R": 1.0, "T": T, "d": 1, "delta": delta, "epsilon": eps,
                         "log_reading": "tree"})
     assert p.exact == pytest.approx(exact, rel=1e-6)
     assert p.exact > p.claimed_epsilon * (1 + 1e-6)
