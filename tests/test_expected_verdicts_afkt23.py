@@ -71,9 +71,12 @@ EXPECTED: dict[str, Expected] = {
         "violated",
         "test_alg5_approx_near_one_delta_certified_value (here, by-hand value of "
         "tests/test_afkt23_alg5_near_one_delta.py::_by_hand): ln((P_D(S) - delta)/P_D'(S)) = 3.600 "
-        "> 0.9 at eps = 0.9, d = 1000, T = 6, delta = 0.997; test_alg5_approx_eta_formula_accountant "
-        "(here): 0.932 > 0.9 keeps the eta-formula reading open",
-        points=grid("afkt23/alg5-approx"), readings={"eta-formula": "inconclusive"}),
+        "> 0.9 at eps = 0.9, d = 1000, T = 6, delta = 0.997; test_alg5_approx_near_one_gamma (here): "
+        "at delta = 1e-6 too, where gamma -> 1 makes eps_0 exceed eps: the enumerated law on the "
+        "round-1 'kill-all' pair at T = 6, d = 2 gives epsilon(1e-6) = 1.823 > 0.9 at gamma = "
+        "0.99999 (primary) and 1.524 > 0.9 at gamma = 0.9999 under the eta-formula reading, which is "
+        "therefore violated (test_alg5_approx_eta_formula_accountant: 0.932 > 0.9 at gamma = 1/d)",
+        points=grid("afkt23/alg5-approx"), readings={"eta-formula": "violated"}),
     "afkt23/net-oco": Expected(
         "holds",
         "test_net_oco_accountant_at_T_256 (here): Algorithm 1 over the 257-point net of [-1, 1] "
@@ -425,9 +428,9 @@ def test_alg5_grid_audits_gamma_at_both_sides_of_every_phase_jump() -> None:
         pts = grid(cid)
         gammas = {g["gamma"] for g in pts}
         assert {0.99, 0.61, 0.6, 0.37, 0.36} <= gammas
+        near_one = (0.9999, 0.99999) if cid == "afkt23/alg5-approx" else ()
         for g in pts:
-            assert g["gamma"] in (0.99, 0.61, 0.6, 0.37, 0.36) or g["gamma"] == 1 / g["d"] or (
-                g["gamma"] == 0.5 and g.get("scope") == "hypothesis pairs")
+            assert g["gamma"] in (0.99, 0.61, 0.6, 0.37, 0.36, *near_one) or g["gamma"] == 1 / g["d"]
             if g["gamma"] != 1 / g["d"] and g["T"] == 4096:  # accountant-only points: cheap
                 K = 2 * math.log(1 / g["gamma"])
                 assert plan(cid, g).evidence["calibration"]["selections"] == math.ceil(K)
@@ -452,6 +455,55 @@ def test_alg5_approx_near_one_delta_certified_value() -> None:
     assert p.claimed_epsilon == 0.9 and p.claimed_delta == 0.997
     assert p.exact == pytest.approx(cert, abs=1e-4)
     assert p.exact > p.claimed_epsilon
+
+
+def _approx_epsilon(law0: dict, law1: dict, delta: float) -> float:
+    """The smallest eps >= 0 with sum_o max(P(o) - e^eps P'(o), 0) <= delta in both directions
+    (the hockey-stick divergence of two discrete laws)."""
+    keys = sorted(set(law0) | set(law1))
+    p = np.array([law0.get(k, 0.0) for k in keys])
+    q = np.array([law1.get(k, 0.0) for k in keys])
+
+    def excess(e: float) -> float:
+        return max(float(np.maximum(p - math.exp(e) * q, 0).sum()),
+                   float(np.maximum(q - math.exp(e) * p, 0).sum())) - delta
+    if excess(0.0) <= 0:
+        return 0.0
+    return float(optimize.brentq(excess, 0.0, 60.0, xtol=1e-12))
+
+
+@pytest.mark.parametrize("reading, gamma, expected", [("eps0-formula", 0.9999, 0.57196),
+                                                      ("eps0-formula", 0.99999, 1.82253),
+                                                      ("eta-formula", 0.9999, 1.52379)])
+def test_alg5_approx_near_one_gamma(reading: str, gamma: float, expected: float) -> None:
+    """alg5-approx (Theorem 7) over its stated gamma in (0, 1) at conventional delta = 1e-6,
+    eps = 0.9, d = 2, T = 6: K = 2 ln(1/gamma) < 1, one phase; eps_0 = eps/(sqrt(K) ln(1/delta))
+    (primary) exceeds eps once K < 1/ln^2(1e6), gamma > 0.99738: 5.12 eps at gamma = 0.9999, 16.19
+    eps at 0.99999; eps/sqrt(2 K ln(1/delta)) (eta-formula) is 13.45 eps at 0.9999. eta = eps_0/(56
+    ln 6). Pair 'kill-all' at d = 2 (expert 1 loses 1 every round vs round 1 zeroed). The released
+    sequence's law enumerated here (:func:`alg5_sequence_law`, cap 1), epsilon(1e-6) by the
+    hockey-stick divergence (:func:`_approx_epsilon`): 0.572 <= 0.9 at 0.9999 (primary), 1.8225 > 0.9
+    at 0.99999 (primary: violated at conventional delta too), 1.524 > 0.9 at 0.9999 (eta-formula:
+    violated). The claim is violated under both readings near gamma = 1."""
+    eps, delta, T, d = 0.9, 1e-6, 6, 2
+    K = 2 * math.log(1 / gamma)
+    e0 = (eps / (math.sqrt(K) * math.log(1 / delta)) if reading == "eps0-formula"
+          else eps / math.sqrt(2 * K * math.log(1 / delta)))
+    eta = e0 / (56 * math.log(T))
+    a = np.zeros((T, d))
+    a[:, 1] = 1.0
+    b = a.copy()
+    b[0, 1] = 0.0
+    exact = _approx_epsilon(alg5_sequence_law(a, e0, eta, 1), alg5_sequence_law(b, e0, eta, 1), delta)
+    assert exact == pytest.approx(expected, rel=1e-4)
+    pt = dict(epsilon=eps, d=d, T=T, eps0_reading=reading, delta=delta, gamma=gamma)
+    assert pt in grid("afkt23/alg5-approx")
+    p = plan("afkt23/alg5-approx", pt)
+    assert p.evidence["calibration"]["selections"] == 1
+    # two independent quadratures of a nearly deterministic halting law (eps_0 = 14.6 at 0.99999):
+    # they agree to 3e-4 relative there (1.82253 here, 1.82306 dpaudit), far from the claim's 0.9
+    assert p.exact == pytest.approx(exact, rel=1e-3)
+    assert (p.exact > eps) == (expected > eps)
 
 
 def test_alg5_approx_is_violated_on_its_near_one_delta_point_alone() -> None:

@@ -318,7 +318,12 @@ ALG5_APPROX = replace(ALG5_APPROX, ranges=(
     _R("epsilon", "(0, 1)", r"Suppose that for $\varepsilon < 1$", (0.1, 0.9)),
     _R("delta", "(0, 1)", r"$\varepsilon_0 = \varepsilon/\sqrt{K} \log 1/\delta$", (1e-6, 0.997),
        note="no upper limit printed; eps_0 grows as 1/log(1/delta) near 1"),
-    _ALG5_D, _ALG5_T, _GAMMA, _EPS0_READING, _PAIR))
+    _ALG5_D, _ALG5_T,
+    replace(_GAMMA, extremes=(2.0 ** -20, 0.99999),
+            note=_GAMMA.note + "; Theorem 7's eps_0 exceeds eps only for gamma > 0.99738 at delta "
+                               "= 1e-6 (eta-formula: > 0.982): exact laws at gamma = 0.9999 and "
+                               "0.99999 (T = 6, d = 2)"),
+    _EPS0_READING, _PAIR))
 ABOVE_THRESHOLD = replace(ABOVE_THRESHOLD, ranges=(
     _R("epsilon", "(0, inf)", r"there is an $\varepsilon$ -DP algorithm (AboveThreshold)",
        (0.01, 10.0)),

@@ -39,6 +39,7 @@ from dpaudit.learners.potential_experts import Algorithm5Parameters, algorithm5_
 from dpaudit.learners.sparse_vector_experts import selection_cap
 
 __all__ = ["algorithm5_parameters_at_gamma", "phase_jump_gamma", "GAMMA_EXTREME", "GAMMA_JUMPS",
+           "GAMMA_EXTREME_APPROX",
            "GAMMA_POINTS_PURE", "GAMMA_POINTS_APPROX", "gamma_finding", "gamma_severity",
            "SCOPE_ALL", "SCOPE_HYPOTHESIS", "HYPOTHESIS_POINTS", "l_star", "hypothesis_bound",
            "pairs_meeting_hypothesis", "hypothesis_finding"]
@@ -60,10 +61,19 @@ GAMMA_POINTS_PURE: tuple[dict[str, Any], ...] = (
     dict(epsilon=1.0, d=2, T=4096, eps0_reading="eps0-formula", gamma=0.37),
     dict(epsilon=1.0, d=2, T=4096, eps0_reading="eps0-formula", gamma=0.36),
 )
-#: Theorem 7 (primary eps0-formula reading, delta = 1e-6): the accountant at the same gammas.
+#: Theorem 7's eps_0 = eps/(sqrt(K) log 1/delta) exceeds eps only for K < 1/log^2(1/delta), gamma >
+#: 0.99738 at delta = 1e-6 (the eta-formula's eps/sqrt(2 K log 1/delta) for gamma > 0.982): the upper
+#: end of gamma for alg5-approx, audited by exact laws at T = 6, d = 2, eps = 0.9, delta = 1e-6.
+GAMMA_EXTREME_APPROX = 0.99999
+#: Theorem 7 (primary eps0-formula reading, delta = 1e-6): the accountant at the same gammas, and
+#: the exact law near gamma = 1 (primary: 0.9999, within the claim, and 0.99999, eps_0 = 16.2 eps;
+#: eta-formula: 0.9999, eps_0 = 13.5 eps).
 GAMMA_POINTS_APPROX: tuple[dict[str, Any], ...] = tuple(
     dict(epsilon=0.9, d=2, T=4096, eps0_reading="eps0-formula", delta=1e-6, gamma=g)
-    for g in (GAMMA_EXTREME, *GAMMA_JUMPS))
+    for g in (GAMMA_EXTREME, *GAMMA_JUMPS)) + tuple(
+    dict(epsilon=0.9, d=2, T=6, eps0_reading=r, delta=1e-6, gamma=g)
+    for r, g in (("eps0-formula", 0.9999), ("eps0-formula", GAMMA_EXTREME_APPROX),
+                 ("eta-formula", 0.9999)))
 
 #: The two readings of Theorem 6's "If L*(gamma) <= log^2 1/gamma log T/eps, then this algorithm
 #: satisfies eps-DP" (grid parameter ``scope``; a point without it is under the primary reading).
