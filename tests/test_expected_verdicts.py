@@ -265,6 +265,12 @@ def test_pfcoco_prop_a3_holds() -> None:
     assert exact == pytest.approx(0.818554, rel=1e-5)
     p = plan("pfcoco/prop-a3", {"epsilon": 0.99, "delta": 1e-8})
     assert p.exact == pytest.approx(exact, rel=1e-5)
+    # the near-one end of delta in (0, 1): mu = 0.99 / sqrt(2 ln(1.25/0.99)) = 1.451, whose total
+    # variation 2 Phi(mu/2) - 1 = 0.532 is below delta = 0.99: epsilon 0
+    mu = 0.99 / math.sqrt(2 * math.log(1.25 / 0.99))
+    assert 2 * stats.norm.cdf(mu / 2) - 1 == pytest.approx(0.5320, abs=1e-3)
+    assert gaussian_epsilon(mu, 0.99) == 0.0
+    assert plan("pfcoco/prop-a3", {"epsilon": 0.99, "delta": 0.99}).exact == pytest.approx(0.0, abs=1e-9)
 
 
 def test_pfcoco_prop_a6_holds() -> None:

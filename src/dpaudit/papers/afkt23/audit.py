@@ -580,7 +580,7 @@ def _ftrl_grid(ctx: AuditContext) -> list[dict[str, Any]]:
                 for dl in (1e-8, 1e-3) for d in (1, 8) for r in ("L", "2L")]
         # the ends of delta's and T's stated ranges (claims.DP_FTRL.ranges)
         pts += [dict(epsilon=1.0, delta=dl, T=T_, d=2, D=1e4, reading=r)
-                for dl, T_ in ((0.5, 64), (1e-5, 2)) for r in ("L", "2L")]
+                for dl, T_ in ((0.5, 64), (0.99, 64), (1e-5, 2)) for r in ("L", "2L")]
     return pts
 
 

@@ -309,12 +309,12 @@ def grid(claim_id: str, budget: Any) -> list[dict[str, Any]]:
                 out.append({"epsilon": e, "d": d})
     elif claim_id == "pfcoco/prop-a3":
         for e in (0.01, 0.5, 0.99):
-            for dl in (1e-8, 1e-5, 0.1):
+            for dl in (1e-8, 1e-5, 0.1, 0.99):   # 0.99: the near-one end of delta in (0, 1)
                 out.append({"epsilon": e, "delta": dl})
     elif claim_id == "pfcoco/prop-a6":
         for e in (0.01, 0.1, 1.0):
             for d1 in (0.0, 1e-6):
-                for d2 in (1e-8, 1e-3):
+                for d2 in (1e-8, 1e-3) + (() if coarse else NEAR_ONE_DELTAS):
                     for k in ((1, 10, 100) if not coarse else (1, 100)):
                         out.append({"epsilon": e, "delta_1": d1, "delta_2": d2, "k": k})
     else:
