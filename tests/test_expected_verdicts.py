@@ -265,6 +265,12 @@ def test_pfcoco_prop_a3_holds() -> None:
     assert exact == pytest.approx(0.818554, rel=1e-5)
     p = plan("pfcoco/prop-a3", {"epsilon": 0.99, "delta": 1e-8})
     assert p.exact == pytest.approx(exact, rel=1e-5)
+    # the near-one end of delta in (0, 1): mu = 0.99 / sqrt(2 ln(1.25/0.99)) = 1.451, whose total
+    # variation 2 Phi(mu/2) - 1 = 0.532 is below delta = 0.99: epsilon 0
+    mu = 0.99 / math.sqrt(2 * math.log(1.25 / 0.99))
+    assert 2 * stats.norm.cdf(mu / 2) - 1 == pytest.approx(0.5320, abs=1e-3)
+    assert gaussian_epsilon(mu, 0.99) == 0.0
+    assert plan("pfcoco/prop-a3", {"epsilon": 0.99, "delta": 0.99}).exact == pytest.approx(0.0, abs=1e-9)
 
 
 def test_pfcoco_prop_a6_holds() -> None:
@@ -327,6 +333,44 @@ def test_pfcoco_window_tree_gaussian_holds() -> None:
     assert p.exact == pytest.approx(exact, rel=1e-5)
 
 
+@pytest.mark.parametrize("delta, p, expected", [(0.5, 1, 8.033041), (0.99, 2, 7.542758)])
+def test_pfcoco_window_tree_gaussian_holds_at_the_near_one_end_of_delta(delta: float, p: int,
+                                                                        expected: float) -> None:
+    """Lemma 3 states delta in (0, 1), and sigma = sqrt(8) Delta (ceil(log2 W) + 1) ln(2/delta)^{p/2}
+    / eps shrinks as delta -> 1 (ln(2/0.99) = 0.703 < 1, so p = 2 shrinks it most). The closest
+    point of the grid: W = 1 (one level), eps = 10, inclusive boundary: the protected leaf is in
+    released_nodes_containing(1, min(T, W)) = 1 node, released once more at the inclusive end (as
+    in test_pfcoco_window_tree_gamma_exact_under_each_boundary): 2 Gaussian shifts of Delta,
+    mu = sqrt(2) Delta / sigma: gaussian_epsilon(mu, 0.5) = 8.033 (p = 1) and
+    gaussian_epsilon(mu, 0.99) = 7.543 (p = 2), both <= 10: the claim holds at the near-one end."""
+    count = released_nodes_containing(1, 1) + 1
+    sigma = math.sqrt(8) * 1 * math.log(2 / delta) ** (p / 2) / 10.0
+    exact = gaussian_epsilon(math.sqrt(count) / sigma, delta)
+    assert exact == pytest.approx(expected, rel=1e-5) and exact <= 10.0
+    pt = {"epsilon": 10.0, "delta": delta, "W": 1, "T": 5, "d": 1, "boundary": "inclusive",
+          "log_power": p}
+    assert pt in grid("pfcoco/window-tree-gaussian")
+    got = plan("pfcoco/window-tree-gaussian", pt)
+    assert got.exact == pytest.approx(exact, rel=1e-5) and got.accountant <= 10.0
+
+
+@pytest.mark.parametrize("claim_id", ["pfcoco/wdp-cocop-gaussian", "pfcoco/wdp-cocol-gaussian"])
+def test_pfcoco_learner_gaussian_accountant_at_the_near_one_end_of_delta(claim_id: str) -> None:
+    """Option II's sigma = sqrt(8) (L + mu D) (log2 W + 1) ln(2/delta)^{p/2} / eps at the quick grid's
+    near-one points (W = T = 8, strict, eps = 10, mu D / L = 0.01): mu = 2L sqrt(4) / sigma as in
+    test_pfcoco_learner_gaussian_accountant. delta = 0.5, p = 1: gaussian_epsilon(mu, 0.5) = 3.449
+    <= 10; delta = 0.99: the Gaussian's total variation 2 Phi(mu/2) - 1 is below 0.99, so 0."""
+    base = {"T": 8, "W": 8, "boundary": "strict", "d": 1, "epsilon": 10.0, "muD_over_L": 0.01}
+    base.update({"update": "exact"} if "cocop" in claim_id else {"domain": "box"})
+    for delta, p, expected in ((0.5, 1, 3.449296), (0.99, 1, 0.0), (0.99, 2, 0.0)):
+        sigma = math.sqrt(8) * 1.01 * 4 * math.log(2 / delta) ** (p / 2) / 10.0
+        acc = gaussian_epsilon(4 / sigma, delta)
+        assert acc == pytest.approx(expected, rel=1e-5, abs=1e-12)
+        pt = dict(base, delta=delta, log_power=p)
+        assert pt in grid(claim_id)
+        assert plan(claim_id, pt).accountant == pytest.approx(acc, rel=1e-5, abs=1e-12)
+
+
 @pytest.mark.parametrize("claim_id", ["pfcoco/wdp-cocop-gamma", "pfcoco/wdp-cocol-gamma"])
 def test_pfcoco_learner_gamma_accountant(claim_id: str) -> None:
     """WDP-COCOP/COCOL with Option I (Gamma nodes): the printed calibration uses the gradient
@@ -376,21 +420,29 @@ def test_pfcoco_wdp_cocop_gamma_violated() -> None:
 
 # ==================================== jkt12 =====================================================
 
-@pytest.mark.parametrize("claim_id, T, eps, expected", [("jkt12-colt/privatesum", 2, 1.0, 3.54994),
-                                                      ("jkt12-arxiv/privatesum", 64, 0.01, 0.0722400)])
-def test_jkt12_privatesum_violated(claim_id: str, T: int, eps: float, expected: float) -> None:
+@pytest.mark.parametrize("claim_id, T, eps, expected, delta", [
+    ("jkt12-colt/privatesum", 2, 1.0, 3.54994, 1e-5),
+    ("jkt12-arxiv/privatesum", 64, 0.01, 0.0722400, 1e-5),
+    ("jkt12-colt/privatesum", 2, 10.0, None, 0.99), ("jkt12-arxiv/privatesum", 2, 10.0, None, 0.99)])
+def test_jkt12_privatesum_violated(claim_id: str, T: int, eps: float, expected: float | None,
+                                   delta: float) -> None:
     """PrivateSum (JKT12 Alg 5, line 3), log T read as log2 T (the tree's depth), R = 1,
     delta = 1e-5: COLT sigma^2 = R^2 / eps^2 log^2 T log(log T / delta); arXiv sigma^2 = R^2 / eps
     log^2 T log(log T / delta). The pair w_1 = +-R e_1 moves each released node containing w_1
     (the prefix nodes [1, 2^j], floor(log2 T) + 1 of them) by 2R: mu = 2R sqrt(count) / sigma.
     COLT, T = 2, eps = 1: sigma = 3.3931, mu = 0.8336, exact 3.550 > 1. arXiv, T = 64, eps = 0.01:
-    sigma = 218.85, mu = 0.02418, exact 0.07224 > 0.01. Verdict: violated."""
+    sigma = 218.85, mu = 0.02418, exact 0.07224 > 0.01. Verdict: violated.
+    The near-one end of delta in (0, 1) (standard grid, issue 33): at T = 2, delta = 0.99,
+    log(log2 T / delta) = 0.01005, so sigma = R sqrt(0.01005)/eps (COLT) or R sqrt(0.01005/eps)
+    (arXiv) collapses; at eps = 10 the exact epsilon is 3.9e4 (COLT, 3914x) and 3771 (arXiv, 377x)."""
     lg = math.log2(T)
-    var = lg ** 2 * math.log(lg / 1e-5) / (eps ** 2 if claim_id.startswith("jkt12-colt") else eps)
+    var = lg ** 2 * math.log(lg / delta) / (eps ** 2 if claim_id.startswith("jkt12-colt") else eps)
     mu = 2.0 * math.sqrt(released_nodes_containing(1, T)) / math.sqrt(var)
-    exact = gaussian_epsilon(mu, 1e-5)
+    exact = gaussian_epsilon(mu, delta)
+    if expected is None:  # the near-one end: the factor over the claim, from the docstring
+        expected = eps * (3914.232 if claim_id.startswith("jkt12-colt") else 377.1400)
     assert exact == pytest.approx(expected, rel=1e-5)
-    p = plan(claim_id, {"R": 1.0, "T": T, "d": 1, "delta": 1e-5, "epsilon": eps,
+    p = plan(claim_id, {"R": 1.0, "T": T, "d": 1, "delta": delta, "epsilon": eps,
                         "log_reading": "tree"})
     assert p.exact == pytest.approx(exact, rel=1e-6)
     assert p.exact > p.claimed_epsilon * (1 + 1e-6)

@@ -58,15 +58,25 @@ EXPECTED: dict[str, Expected] = {
         "(0, 1); at gamma = 0.99 (K = 0.0201, one phase, eps_0 = 49.75 eps) the independent "
         "enumeration of the index-sequence law on the round-1 'delay' pair gives max |log P/P'| = "
         "5.673 > 1 at eps = 1, d = 2, T = 6. At gamma = 1/d the claim stays open: "
-        "test_alg5_bracket_at_eps_1_d_2_T_6 (exact 0.07607 <= 1 < accountant 1.832)",
-        points=[dict(epsilon=1.0, gamma=0.99, d=2, T=6, eps0_reading="eps0-formula")]),
+        "test_alg5_bracket_at_eps_1_d_2_T_6 (exact 0.07607 <= 1 < accountant 1.832). Other reading "
+        "(privacy only for pairs meeting Theorem 6's hypothesis): "
+        "test_alg5_hypothesis_reading_refuted_at_small_eps (here): at gamma = 0.99, eps = 1e-4 "
+        "the bound log^2(1/gamma) log T/eps = 1.81 admits one unit loss at round 1; enumerated "
+        "law: 8.487e-4 > 1e-4",
+        points=[dict(epsilon=1.0, gamma=0.99, d=2, T=6, eps0_reading="eps0-formula"),
+                dict(epsilon=1e-4, gamma=0.99, d=2, T=6, eps0_reading="eps0-formula",
+                     scope="hypothesis pairs")],
+        readings={"only for pairs whose streams both satisfy": "violated"}),
     "afkt23/alg5-approx": Expected(
         "violated",
         "test_alg5_approx_near_one_delta_certified_value (here, by-hand value of "
         "tests/test_afkt23_alg5_near_one_delta.py::_by_hand): ln((P_D(S) - delta)/P_D'(S)) = 3.600 "
-        "> 0.9 at eps = 0.9, d = 1000, T = 6, delta = 0.997; test_alg5_approx_eta_formula_accountant "
-        "(here): 0.932 > 0.9 keeps the eta-formula reading open",
-        points=grid("afkt23/alg5-approx"), readings={"eta-formula": "inconclusive"}),
+        "> 0.9 at eps = 0.9, d = 1000, T = 6, delta = 0.997; test_alg5_approx_near_one_gamma (here): "
+        "at delta = 1e-6 too, where gamma -> 1 makes eps_0 exceed eps: the enumerated law on the "
+        "round-1 'kill-all' pair at T = 6, d = 2 gives epsilon(1e-6) = 1.823 > 0.9 at gamma = "
+        "0.99999 (primary) and 1.524 > 0.9 at gamma = 0.9999 under the eta-formula reading, which is "
+        "therefore violated (test_alg5_approx_eta_formula_accountant: 0.932 > 0.9 at gamma = 1/d)",
+        points=grid("afkt23/alg5-approx"), readings={"eta-formula": "violated"}),
     "afkt23/net-oco": Expected(
         "holds",
         "test_net_oco_accountant_at_T_256 (here): Algorithm 1 over the 257-point net of [-1, 1] "
@@ -85,11 +95,13 @@ EXPECTED: dict[str, Expected] = {
 #: The primary reading of each claim that declares one, from the paper's literal text: Algorithm 1
 #: line 5 'if k < K' with line 1's real K (ceil(K) draws: 'printed'); Algorithm 2 has no bound on
 #: restarts ('Go to step 4': cap 'none'); Theorem 7 defines 'eps_0 = eps/sqrt(K) log 1/delta'
-#: ('eps0-formula'); DP-FTRL's relation is Definition 2.1's replace-one, a clipped gradient moves by
+#: ('eps0-formula'); Definition 2.1 quantifies over all neighbouring pairs, Theorem 6's 'If L*(gamma)
+#: <= ...' is the loss bound's hypothesis ('all pairs'); DP-FTRL's relation is Definition 2.1's replace-one, a clipped gradient moves by
 #: 2L ('Delta = 2L'). A part of the primary reading's name as the driver reports it.
 PRIMARY: dict[str, str] = {"afkt23/alg1-pure": "k_reading=printed",
                            "afkt23/alg1-approx": "k_reading=printed",
                            "afkt23/alg2": "cap=none",
+                           "afkt23/alg5": "privacy for all neighbouring pairs",
                            "afkt23/alg5-approx": "eps0_reading=eps0-formula",
                            "afkt23/dp-ftrl": "Delta = 2L"}
 
@@ -372,6 +384,41 @@ def test_alg5_refuted_at_the_upper_end_of_gamma() -> None:
     assert p.exact > p.claimed_epsilon
 
 
+def test_alg5_hypothesis_reading_refuted_at_small_eps() -> None:
+    """alg5's other reading: Theorem 6's "If L*(gamma) <= log^2 1/gamma log T/eps, then this
+    algorithm satisfies eps-DP" read as privacy only for pairs of streams that both satisfy the
+    hypothesis. L*(gamma) for the uniform prior over d = 2 experts at gamma = 0.99 > 1/2 is the larger
+    expert's total loss (Pr[sum_t l_x(t) <= L] >= 0.99 needs both experts). At eps = 1e-4, T = 6:
+    bound = ln(1/0.99)^2 ln 6 / 1e-4 = 1.8098, so the pair 'no loss' vs 'expert 1 loses 1 at
+    round 1' (L* = 0 and 1) is admitted. K = 0.020101 (one phase), eps_0 = eps/K = 0.0049750,
+    eta = eps_0/(56 ln 6); the released sequence's law enumerated here gives max |log P/P'| =
+    8.487e-4 = 8.49x the claim: violated under this reading too. (The eps_0 x bound = K ln T/4
+    product does not depend on eps, so shrinking eps admits unit losses while the claim shrinks.)
+    At eps = 1 the bound is 1.8e-4 and the same pair scaled to it gives 3.1e-14 (firing mass
+    2.6e-12 < 1e-10 is ignored), far below 1: the restriction removes the eps = 1 refutation."""
+    T, d, g = 6, 2, 0.99
+    for eps, want_bound, want_exact in ((1e-4, 1.809843, 8.48704e-4), (1.0, 1.809843e-4, None)):
+        K = 2 * math.log(1 / g)
+        e0 = eps / K
+        eta = e0 / (56 * math.log(T))
+        bound = math.log(1 / g) ** 2 * math.log(T) / eps
+        assert bound == pytest.approx(want_bound, rel=1e-6)
+        a = np.zeros((T, d))
+        b = a.copy()
+        b[0, 1] = min(1.0, bound)                # the admitted copy of the unit-loss pair
+        l_star = [float(np.sort(x.sum(0))[math.ceil(g * d) - 1]) for x in (a, b)]
+        assert max(l_star) <= bound * (1 + 1e-12)
+        exact = _pure_epsilon(alg5_sequence_law(a, e0, eta, 1), alg5_sequence_law(b, e0, eta, 1))
+        p = plan("afkt23/alg5", dict(epsilon=eps, gamma=g, d=2, T=6, eps0_reading="eps0-formula",
+                                     scope="hypothesis pairs"))
+        assert p.evidence["hypothesis"]["bound"] == pytest.approx(bound, rel=1e-9)
+        if want_exact is not None:
+            assert exact == pytest.approx(want_exact, rel=1e-4)
+            assert p.exact == pytest.approx(exact, rel=1e-6) and p.exact > 8 * eps
+        else:
+            assert exact < 1e-12 and p.exact < 1e-12
+
+
 def test_alg5_grid_audits_gamma_at_both_sides_of_every_phase_jump() -> None:
     """'k < K' allows ceil(K) phases, K = 2 ln(1/gamma): the count jumps at gamma = e^(-n/2)
     (0.6065, 0.3679). The quick grid audits gamma = 0.61 | 0.6 (K = 0.9886 | 1.0217: 1 | 2 phases)
@@ -381,8 +428,9 @@ def test_alg5_grid_audits_gamma_at_both_sides_of_every_phase_jump() -> None:
         pts = grid(cid)
         gammas = {g["gamma"] for g in pts}
         assert {0.99, 0.61, 0.6, 0.37, 0.36} <= gammas
+        near_one = (0.9999, 0.99999) if cid == "afkt23/alg5-approx" else ()
         for g in pts:
-            assert g["gamma"] in (0.99, 0.61, 0.6, 0.37, 0.36) or g["gamma"] == 1 / g["d"]
+            assert g["gamma"] in (0.99, 0.61, 0.6, 0.37, 0.36, *near_one) or g["gamma"] == 1 / g["d"]
             if g["gamma"] != 1 / g["d"] and g["T"] == 4096:  # accountant-only points: cheap
                 K = 2 * math.log(1 / g["gamma"])
                 assert plan(cid, g).evidence["calibration"]["selections"] == math.ceil(K)
@@ -407,6 +455,55 @@ def test_alg5_approx_near_one_delta_certified_value() -> None:
     assert p.claimed_epsilon == 0.9 and p.claimed_delta == 0.997
     assert p.exact == pytest.approx(cert, abs=1e-4)
     assert p.exact > p.claimed_epsilon
+
+
+def _approx_epsilon(law0: dict, law1: dict, delta: float) -> float:
+    """The smallest eps >= 0 with sum_o max(P(o) - e^eps P'(o), 0) <= delta in both directions
+    (the hockey-stick divergence of two discrete laws)."""
+    keys = sorted(set(law0) | set(law1))
+    p = np.array([law0.get(k, 0.0) for k in keys])
+    q = np.array([law1.get(k, 0.0) for k in keys])
+
+    def excess(e: float) -> float:
+        return max(float(np.maximum(p - math.exp(e) * q, 0).sum()),
+                   float(np.maximum(q - math.exp(e) * p, 0).sum())) - delta
+    if excess(0.0) <= 0:
+        return 0.0
+    return float(optimize.brentq(excess, 0.0, 60.0, xtol=1e-12))
+
+
+@pytest.mark.parametrize("reading, gamma, expected", [("eps0-formula", 0.9999, 0.57196),
+                                                      ("eps0-formula", 0.99999, 1.82253),
+                                                      ("eta-formula", 0.9999, 1.52379)])
+def test_alg5_approx_near_one_gamma(reading: str, gamma: float, expected: float) -> None:
+    """alg5-approx (Theorem 7) over its stated gamma in (0, 1) at conventional delta = 1e-6,
+    eps = 0.9, d = 2, T = 6: K = 2 ln(1/gamma) < 1, one phase; eps_0 = eps/(sqrt(K) ln(1/delta))
+    (primary) exceeds eps once K < 1/ln^2(1e6), gamma > 0.99738: 5.12 eps at gamma = 0.9999, 16.19
+    eps at 0.99999; eps/sqrt(2 K ln(1/delta)) (eta-formula) is 13.45 eps at 0.9999. eta = eps_0/(56
+    ln 6). Pair 'kill-all' at d = 2 (expert 1 loses 1 every round vs round 1 zeroed). The released
+    sequence's law enumerated here (:func:`alg5_sequence_law`, cap 1), epsilon(1e-6) by the
+    hockey-stick divergence (:func:`_approx_epsilon`): 0.572 <= 0.9 at 0.9999 (primary), 1.8225 > 0.9
+    at 0.99999 (primary: violated at conventional delta too), 1.524 > 0.9 at 0.9999 (eta-formula:
+    violated). The claim is violated under both readings near gamma = 1."""
+    eps, delta, T, d = 0.9, 1e-6, 6, 2
+    K = 2 * math.log(1 / gamma)
+    e0 = (eps / (math.sqrt(K) * math.log(1 / delta)) if reading == "eps0-formula"
+          else eps / math.sqrt(2 * K * math.log(1 / delta)))
+    eta = e0 / (56 * math.log(T))
+    a = np.zeros((T, d))
+    a[:, 1] = 1.0
+    b = a.copy()
+    b[0, 1] = 0.0
+    exact = _approx_epsilon(alg5_sequence_law(a, e0, eta, 1), alg5_sequence_law(b, e0, eta, 1), delta)
+    assert exact == pytest.approx(expected, rel=1e-4)
+    pt = dict(epsilon=eps, d=d, T=T, eps0_reading=reading, delta=delta, gamma=gamma)
+    assert pt in grid("afkt23/alg5-approx")
+    p = plan("afkt23/alg5-approx", pt)
+    assert p.evidence["calibration"]["selections"] == 1
+    # two independent quadratures of a nearly deterministic halting law (eps_0 = 14.6 at 0.99999):
+    # they agree to 3e-4 relative there (1.82253 here, 1.82306 dpaudit), far from the claim's 0.9
+    assert p.exact == pytest.approx(exact, rel=1e-3)
+    assert (p.exact > eps) == (expected > eps)
 
 
 def test_alg5_approx_is_violated_on_its_near_one_delta_point_alone() -> None:
@@ -439,3 +536,21 @@ def test_alg5_approx_eta_formula_accountant() -> None:
         p = plan("afkt23/alg5-approx", dict(epsilon=0.9, d=1024, T=4096, eps0_reading=reading,
                                             delta=1e-6))
         assert p.exact is None and p.accountant == pytest.approx(acc, rel=1e-6)
+
+
+def test_l_star_is_the_ceil_gamma_d_th_smallest_total_loss() -> None:
+    """Lemma C.3's L*(gamma) for the uniform prior: Pr_x[sum_t l_x(t) <= L] >= gamma needs
+    ceil(gamma d) experts at or below L. Totals (3, 0, 1.5): L*(1/3) = 0, L*(1/2) = 1.5 (two of three
+    experts), L*(0.99) = 3; and a pair beyond the bound is scaled to it, still neighbours."""
+    from dpaudit.papers.afkt23.gamma import l_star, pairs_meeting_hypothesis
+
+    losses = np.array([[1.0, 0.0, 0.5], [2.0, 0.0, 1.0]])
+    assert [l_star(losses, g) for g in (1 / 3, 0.5, 0.99)] == [0.0, 1.5, 3.0]
+    with pytest.raises(ValueError, match="gamma"):
+        l_star(losses, 0.0)
+    a = np.zeros((6, 2))
+    b = a.copy()
+    b[0, 1] = 1.0
+    bound = math.log(1 / 0.99) ** 2 * math.log(6) / 1.0
+    ((name, a2, b2),) = pairs_meeting_hypothesis([("unit", a, b)], 1.0, 0.99, 6)
+    assert "scaled" in name and b2[0, 1] == pytest.approx(bound, rel=1e-12) and not a2.any()

@@ -42,6 +42,17 @@ def test_a_declared_witness_delta_and_accountant_delta_are_the_headline() -> Non
     assert sev["delta_from"] == 0.9731 and sev["holds_up_to_delta"] == 0.5
 
 
+def test_a_declared_witness_delta_is_not_called_only_when_smaller_deltas_refute_too() -> None:
+    """The witness refutes from delta = 0.973 on, and a point at delta = 1e-6 refutes by 1.5 (with
+    its own 'where'): the headline drops 'only' and names that point, its factor and its 'where'."""
+    sev = assess_severity("violated", [_pt(1e-6, 1.5, severity={"where": "gamma is near 1"}),
+                                       _pt(0.99, 2.0, severity={"delta_from": 0.9731,
+                                                                "where": "the noise vanishes"})])
+    assert sev["sentence"] == ("Violated for delta >= 0.973, where the noise vanishes; also refuted "
+                               "at 1 point(s) with smaller delta, worst by a factor of 1.5 at "
+                               "(epsilon=1, delta=1e-06), where gamma is near 1.")
+
+
 def test_a_rare_event_witness_is_named_with_its_probability() -> None:
     log10_p = -400.0
     sev = assess_severity("violated", [_pt(0.0, 5.0, severity={

@@ -138,7 +138,9 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
                     f"{absorbed} absorbs this witness, so no audited evidence refutes "
                     f"(eps, delta >= {absorbed})")
     elif delta_from is not None:
-        sentence = f"violated only for delta >= {float(delta_from):.3g}"
+        others_bad = [p for p in refuting if p.claimed_delta < float(delta_from)]
+        # refuting points below the witness's delta: never "only", and say where the worst is
+        sentence = f"violated {'' if others_bad else 'only '}for delta >= {float(delta_from):.3g}"
         if ev.get("where"):
             sentence += f", where {ev['where']}"
         if ev.get("holds_up_to_delta") is not None:
@@ -147,9 +149,14 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
         if ev.get("event") and ev.get("event_probability_lower") is not None:
             sentence += (f"; the witness is one event, {ev['event']}, of probability >= "
                          f"{float(ev['event_probability_lower']):.4g} at {where}")
-        others_bad = [p for p in refuting if p.claimed_delta < float(delta_from)]
-        if others_bad:  # refuting points below the witness's delta: say so, never hide them
-            sentence += f"; also refuted at {len(others_bad)} point(s) with smaller delta"
+        if others_bad:
+            wb = max(others_bad, key=lambda p: p.refutation_ratio())
+            wev = wb.evidence.get("severity") if isinstance(wb.evidence, Mapping) else None
+            sentence += (f"; also refuted at {len(others_bad)} point(s) with smaller delta, worst "
+                         f"by a factor of {wb.refutation_ratio():.3g} at "
+                         f"({format_parameters(wb.parameters)})")
+            if isinstance(wev, Mapping) and wev.get("where"):
+                sentence += f", where {wev['where']}"
     elif span is not None:
         head = (region if region.startswith("only for delta") else
                 f"only for delta >= {span[0]:.3g} ({region})")

@@ -57,8 +57,10 @@ from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg2_account
                                          dp_ftrl_accountant, law_arrays, law_conformance_pvalue,
                                          max_selections, MIN_MASS, ALG5_QUERY_SENSITIVITY_BOUND)
 from dpaudit.papers.afkt23.gamma import (GAMMA_POINTS_APPROX, GAMMA_POINTS_PURE,
+                                         HYPOTHESIS_POINTS, SCOPE_HYPOTHESIS,
                                          algorithm5_parameters_at_gamma, gamma_finding,
-                                         gamma_severity)
+                                         gamma_severity, hypothesis_bound, hypothesis_finding,
+                                         l_star, pairs_meeting_hypothesis)
 from dpaudit.papers.afkt23.lemmas import check_query_sensitivity
 from dpaudit.papers.afkt23.severity import (DP_FTRL_CALIBRATION_CAVEAT, alg2_event_severity,
                                             alg5_delta_severity)
@@ -101,11 +103,11 @@ def _pair_candidates(T: int, d: int, rounds: Sequence[int] | None = None
 
 
 def _best_exact(law_fn: Callable[[np.ndarray], dict], T: int, d: int, delta: float,
-                rounds: Sequence[int] | None = None
+                rounds: Sequence[int] | None = None, pairs: Sequence[tuple] | None = None
                 ) -> tuple[float, str, np.ndarray, np.ndarray, dict]:
-    """Largest exact epsilon(delta) over the candidate pairs (both directions)."""
+    """Largest exact epsilon(delta) over the candidate pairs (both directions), or over ``pairs``."""
     best = (-1.0, "", None, None, {})
-    for name, a, b in _pair_candidates(T, d, rounds):
+    for name, a, b in (_pair_candidates(T, d, rounds) if pairs is None else pairs):
         la, lb = law_fn(a), law_fn(b)
         _, p, q = law_arrays(la, lb)
         e = discrete_epsilon(p, q, delta, min_mass=MIN_MASS if delta == 0 else 0.0)
@@ -578,7 +580,7 @@ def _ftrl_grid(ctx: AuditContext) -> list[dict[str, Any]]:
                 for dl in (1e-8, 1e-3) for d in (1, 8) for r in ("L", "2L")]
         # the ends of delta's and T's stated ranges (claims.DP_FTRL.ranges)
         pts += [dict(epsilon=1.0, delta=dl, T=T_, d=2, D=1e4, reading=r)
-                for dl, T_ in ((0.5, 64), (1e-5, 2)) for r in ("L", "2L")]
+                for dl, T_ in ((0.5, 64), (0.99, 64), (1e-5, 2)) for r in ("L", "2L")]
     return pts
 
 
@@ -676,6 +678,8 @@ def _alg5_grid(delta: float) -> Callable[[AuditContext], list[dict[str, Any]]]:
         # Theorems 6-7 are stated for every gamma in (0, 1) (module gamma): its extreme near 1 and
         # both sides of the jumps of ceil(K) at K = 1 and K = 2
         pts += [dict(g) for g in (GAMMA_POINTS_APPROX if delta > 0 else GAMMA_POINTS_PURE)]
+        if delta == 0:  # Theorem 6's other reading: privacy only for pairs meeting its hypothesis
+            pts += [dict(g) for g in HYPOTHESIS_POINTS]
         return pts
     return grid
 
@@ -755,6 +759,17 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                                              NEAR_ONE_DELTA_REPLACED, NEAR_ONE_DELTA_J)
         ev["severity"] |= {"event": ev["counterexample"]["event"],
                            "event_probability_lower": fb.p_lower}
+    elif params.get("scope") == SCOPE_HYPOTHESIS:  # exact laws only, on the admitted pairs
+        if delta > 0 or p.T > EXACT_T or p.d > EXACT_D:
+            raise ValueError("scope='hypothesis pairs' is Theorem 6's (delta = 0), audited by exact "
+                             f"laws at T <= {EXACT_T}, d <= {EXACT_D}; got {params!r}")
+        pairs = pairs_meeting_hypothesis(_pair_candidates(p.T, p.d, (1,) if coarse(ctx.budget)
+                                                          else None), p.epsilon, p.gamma, p.T)
+        exact, name, a, b, laws = _best_exact(lambda L: alg5_law(L, p), p.T, p.d, 0.0, pairs=pairs)
+        pq = (laws["p"], laws["q"])
+        ev["exact_pair"] = name
+        ev["hypothesis"] = {"bound": hypothesis_bound(p.epsilon, p.gamma, p.T),
+                            "L_star": [l_star(a, p.gamma), l_star(b, p.gamma)]}
     elif p.T <= EXACT_T and p.d <= EXACT_D:
         e, name, a, b, laws = _best_exact(lambda L: alg5_law(L, p), p.T, p.d, delta,
                                           rounds=(1,) if coarse(ctx.budget) else None)
@@ -803,7 +818,7 @@ def _alg5_findings(run: ClaimRun) -> list[str]:
         out.append(f"Exact laws at T <= {EXACT_T}: largest exact epsilon {fmt(w.exact)} (claim "
                    f"{w.claimed_epsilon:g}) on the {w.evidence['exact_pair']} pair; no realisable "
                    "pair at the conventional points exceeds the claim.")
-    out += gamma_finding(run.plans)
+    out += gamma_finding(run.plans) + hypothesis_finding(run.plans)
     for x in run.plans:
         pb = x.evidence.get("path_bound")
         if pb is not None and x.evidence["calibration"]["gamma"] == 1.0 / x.parameters["d"]:
@@ -827,8 +842,9 @@ def _alg5_findings(run: ClaimRun) -> list[str]:
             f"{cx['P_Dprime_upper']:.4g}, so epsilon(delta) >= ln((P_D - delta) / P_D') = "
             f"{fmt(x.exact)} > {x.claimed_epsilon:g} (certified; Monte Carlo of the learner at "
             f"the same pair in tests/test_afkt23_alg5_near_one_delta.py). At conventional delta "
-            f"the eps0-formula (primary) accountant is within the claim; this failure is the "
-            f"1/log(1/delta) calibration's.")
+            f"and gamma = 1/d the eps0-formula (primary) accountant is within the claim; this "
+            f"failure is the 1/log(1/delta) calibration's (near gamma = 1 the 1/sqrt(K) factor "
+            f"does the same at delta = 1e-6: see the gamma finding).")
     return out
 
 

@@ -11,7 +11,15 @@ eps/sqrt(K) log 1/delta" (two printed forms; ``eps0_reading``).
 The theorem's hypothesis "If L*(gamma) <= log^2 1/gamma log T/eps" bounds the data's best loss for
 the loss bound (Lemma C.3 needs it so that the K phases suffice); privacy (Definition 2.1)
 quantifies over every pair of neighbouring sequences, and the audit at gamma = 1/d reads it the same
-way (its best pair at eps = 3000 has L* = 5).
+way (its best pair at eps = 3000 has L* = 5). That is the primary reading (grid parameter ``scope``,
+value :data:`SCOPE_ALL`). The other reading, :data:`SCOPE_HYPOTHESIS`, claims privacy only for pairs
+of streams that both satisfy the hypothesis: :func:`l_star` is Lemma C.3's ``L*(gamma)`` for the
+uniform prior over ``d`` experts, :func:`hypothesis_bound` the theorem's ``log^2(1/gamma) log T/eps``
+(natural logs), and :func:`pairs_meeting_hypothesis` keeps a candidate pair that satisfies it and
+scales one that does not (both streams by the same factor: still neighbours, losses in [0, 1]).
+Since ``eps_0 * bound = K log T/4`` does not depend on eps, a small enough eps admits pairs whose
+replaced round moves the query by a whole unit while the claim shrinks with eps: at gamma = 0.99,
+eps = 1e-4, T = 6 the bound is 1.81 and one unit loss at round 1 already refutes the claim.
 
 The loop "if k < K" with the real K allows ``ceil(K)`` phases, so the number of phases jumps where
 ``K = 2 ln(1/gamma)`` crosses an integer ``n``: at ``gamma = e^{-n/2}`` (0.6065, 0.3679, ...). Just
@@ -24,12 +32,17 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
+import numpy as np
+
 from dpaudit.learners.experts import log_of
 from dpaudit.learners.potential_experts import Algorithm5Parameters, algorithm5_parameters
 from dpaudit.learners.sparse_vector_experts import selection_cap
 
 __all__ = ["algorithm5_parameters_at_gamma", "phase_jump_gamma", "GAMMA_EXTREME", "GAMMA_JUMPS",
-           "GAMMA_POINTS_PURE", "GAMMA_POINTS_APPROX", "gamma_finding", "gamma_severity"]
+           "GAMMA_EXTREME_APPROX",
+           "GAMMA_POINTS_PURE", "GAMMA_POINTS_APPROX", "gamma_finding", "gamma_severity",
+           "SCOPE_ALL", "SCOPE_HYPOTHESIS", "HYPOTHESIS_POINTS", "l_star", "hypothesis_bound",
+           "pairs_meeting_hypothesis", "hypothesis_finding"]
 
 #: The upper end of gamma's range audited (K = 2 ln(1/0.99) = 0.0201: one phase, eps_0 = 49.75 eps).
 #: The lower end is the grid's gamma = 1/d at d = 2^20 (standard budget) or 1024 (quick).
@@ -48,10 +61,84 @@ GAMMA_POINTS_PURE: tuple[dict[str, Any], ...] = (
     dict(epsilon=1.0, d=2, T=4096, eps0_reading="eps0-formula", gamma=0.37),
     dict(epsilon=1.0, d=2, T=4096, eps0_reading="eps0-formula", gamma=0.36),
 )
-#: Theorem 7 (primary eps0-formula reading, delta = 1e-6): the accountant at the same gammas.
+#: Theorem 7's eps_0 = eps/(sqrt(K) log 1/delta) exceeds eps only for K < 1/log^2(1/delta), gamma >
+#: 0.99738 at delta = 1e-6 (the eta-formula's eps/sqrt(2 K log 1/delta) for gamma > 0.982): the upper
+#: end of gamma for alg5-approx, audited by exact laws at T = 6, d = 2, eps = 0.9, delta = 1e-6.
+GAMMA_EXTREME_APPROX = 0.99999
+#: Theorem 7 (primary eps0-formula reading, delta = 1e-6): the accountant at the same gammas, and
+#: the exact law near gamma = 1 (primary: 0.9999, within the claim, and 0.99999, eps_0 = 16.2 eps;
+#: eta-formula: 0.9999, eps_0 = 13.5 eps).
 GAMMA_POINTS_APPROX: tuple[dict[str, Any], ...] = tuple(
     dict(epsilon=0.9, d=2, T=4096, eps0_reading="eps0-formula", delta=1e-6, gamma=g)
-    for g in (GAMMA_EXTREME, *GAMMA_JUMPS))
+    for g in (GAMMA_EXTREME, *GAMMA_JUMPS)) + tuple(
+    dict(epsilon=0.9, d=2, T=6, eps0_reading=r, delta=1e-6, gamma=g)
+    for r, g in (("eps0-formula", 0.9999), ("eps0-formula", GAMMA_EXTREME_APPROX),
+                 ("eta-formula", 0.9999)))
+
+#: The two readings of Theorem 6's "If L*(gamma) <= log^2 1/gamma log T/eps, then this algorithm
+#: satisfies eps-DP" (grid parameter ``scope``; a point without it is under the primary reading).
+SCOPE_ALL, SCOPE_HYPOTHESIS = "all pairs", "hypothesis pairs"
+#: The other reading's points (exact laws at T = 6, d = 2, no sampling): gamma = 0.99 at eps = 1e-4
+#: (bound 1.81: unit losses admitted) and eps = 1 (bound 1.8e-4: the primary's refuting pair is
+#: excluded, its scaled copy is audited), and gamma = 1/d = 1/2 (L*(1/2) is the smaller expert's
+#: loss, 0 on every realizable pair: the same pairs as the primary reading's).
+HYPOTHESIS_POINTS: tuple[dict[str, Any], ...] = tuple(
+    dict(epsilon=e, gamma=g, d=2, T=6, eps0_reading="eps0-formula", scope=SCOPE_HYPOTHESIS)
+    for e, g in ((1e-4, GAMMA_EXTREME), (1.0, GAMMA_EXTREME), (1.0, 0.5)))
+
+
+def l_star(losses: Any, gamma: float) -> float:
+    """Lemma C.3's ``L*(gamma)`` (the smallest one) for the uniform prior over the ``d`` columns of
+    ``losses`` (rows: rounds): the smallest ``L`` with ``#{x : sum_t l_t(x) <= L} >= gamma d``, the
+    ``ceil(gamma d)``-th smallest total loss."""
+    a = np.asarray(losses, dtype=float)
+    if a.ndim != 2 or a.shape[1] < 1:
+        raise ValueError(f"losses must be a (T, d) array, got shape {a.shape}")
+    if isinstance(gamma, bool) or not 0.0 < gamma <= 1.0:
+        raise ValueError(f"gamma must be in (0, 1], got {gamma!r}")
+    totals = np.sort(a.sum(axis=0))
+    return float(totals[max(1, math.ceil(gamma * a.shape[1] - 1e-9)) - 1])
+
+
+def hypothesis_bound(epsilon: float, gamma: float, T: int) -> float:
+    """Theorem 6's hypothesis bound ``log^2(1/gamma) log T / eps`` (natural logs)."""
+    if not epsilon > 0 or not 0.0 < gamma < 1.0 or T < 2:
+        raise ValueError(f"need epsilon > 0, gamma in (0, 1), T >= 2; got {epsilon!r}, {gamma!r}, "
+                         f"{T!r}")
+    return math.log(1.0 / gamma) ** 2 * math.log(T) / epsilon
+
+
+def pairs_meeting_hypothesis(pairs: Sequence[tuple[str, Any, Any]], epsilon: float, gamma: float,
+                             T: int) -> list[tuple[str, Any, Any]]:
+    """``pairs`` (name, losses, neighbour's losses) restricted to Theorem 6's hypothesis: a pair
+    whose streams both have ``l_star <= hypothesis_bound`` is kept; otherwise both streams are
+    scaled by ``bound / max(l_star)`` (``L*`` scales with the losses, the pair stays neighbours)."""
+    bound = hypothesis_bound(epsilon, gamma, T)
+    out = []
+    for name, a, b in pairs:
+        worst = max(l_star(a, gamma), l_star(b, gamma))
+        if worst <= bound:
+            out.append((name, a, b))
+        else:
+            s = bound / worst
+            out.append((f"{name} scaled by {s:.3g}", np.asarray(a) * s, np.asarray(b) * s))
+    return out
+
+
+def hypothesis_finding(plans: Sequence[Any]) -> list[str]:
+    """One finding on the points of the other reading (:data:`SCOPE_HYPOTHESIS`); empty if none."""
+    pts = [x for x in plans if x.parameters.get("scope") == SCOPE_HYPOTHESIS and x.exact is not None]
+    if not pts:
+        return []
+    rows = [f"eps = {x.parameters['epsilon']:g}, gamma = {x.parameters['gamma']:g} (bound "
+            f"{x.evidence['hypothesis']['bound']:.3g}): exact epsilon {x.exact:.4g} = "
+            f"{x.exact / x.claimed_epsilon:.3g}x the claim on the {x.evidence['exact_pair']} pair"
+            for x in pts]
+    return ["Other reading of Theorem 6 ('If L*(gamma) <= log^2 1/gamma log T/eps, then this "
+            "algorithm satisfies eps-DP'): privacy only for pairs whose streams both satisfy the "
+            "hypothesis (L*(gamma) of the uniform prior). eps_0 times the bound is K log T/4 "
+            "whatever eps, so at small eps the admitted losses reach a whole unit while the claim "
+            "shrinks. Audited: " + "; ".join(rows) + "."]
 
 
 def phase_jump_gamma(n: int) -> float:
@@ -94,6 +181,7 @@ def gamma_finding(plans: Sequence[Any]) -> list[str]:
     """One finding on the points audited at a gamma other than ``1/d`` (``plans``: the claim's
     :class:`~dpaudit.claims.driver.PointPlan` objects), worst first; empty when there are none."""
     pts = [x for x in plans if "gamma" in x.parameters and "statistic" not in x.parameters
+           and "scope" not in x.parameters
            and x.evidence["calibration"]["gamma"] != 1.0 / x.parameters["d"]]
     if not pts:
         return []

@@ -206,6 +206,14 @@ def _with_evidence(p: GridPoint, lower_bound: float | None = None, **extra: Any)
                      p.epsilon_accountant, lb, ev)
 
 
+#: The upper end of a stated delta range, audited on the standard grids only (issue 33): the claims
+#: are refuted at conventional delta already, and the quick grid's headline stays there. POCP, PIGD
+#: and PGIGA state delta < 1/2 ("2 delta"); the others delta in (0, 1), where a sigma that grows
+#: with log(1/delta) shrinks as delta -> 1.
+NEAR_HALF_DELTAS = (0.25, 0.49)
+NEAR_ONE_DELTAS = (0.5, 0.99)
+
+
 def _pocp_grid(grid: str) -> list[dict[str, Any]]:
     if grid == "coarse":
         return [dict(epsilon=1e-3, delta=1e-5, T=64, d=1),
@@ -215,8 +223,10 @@ def _pocp_grid(grid: str) -> list[dict[str, Any]]:
                 dict(epsilon=1000.0, delta=0.01, T=1024, d=1),
                 dict(epsilon=0.1, delta=0.01, T=PAPER_PQFTL_T, d=1)]
     eps = [1e-3, 1e-2, 0.1, 1.0, 10.0, 100.0, 1000.0]
-    return [dict(epsilon=e, delta=dl, T=T, d=d) for e in eps for dl in (1e-6, 1e-5, 1e-2)
-            for T in (2, 16, 64, 1024, PAPER_PQFTL_T) for d in (1, 4)]
+    return ([dict(epsilon=e, delta=dl, T=T, d=d) for e in eps for dl in (1e-6, 1e-5, 1e-2)
+             for T in (2, 16, 64, 1024, PAPER_PQFTL_T) for d in (1, 4)]
+            + [dict(epsilon=e, delta=dl, T=T, d=1) for e in (1e-3, 1.0, 1000.0)
+               for dl in NEAR_HALF_DELTAS for T in (2, 64, 1024)])
 
 
 def _pocp_model(version: Version) -> Callable[[dict[str, Any], int], _Model]:
@@ -296,7 +306,9 @@ def _pigd_grid(grid: str) -> list[dict[str, Any]]:
     # eps ~ 1.2e3 on (the regime analysis bisects both thresholds).
     return paper + [dict(epsilon=e, delta=dl, T=T, alpha=a, L=1.0, d=d)
                     for e in (1e-3, 0.1, 1.0, 20.0, 1000.0, 2000.0) for dl in (1e-5, 1e-2)
-                    for T in (2, 64, 1024) for a in (0.01, 1.0, 100.0) for d in (1, 3)]
+                    for T in (2, 64, 1024) for a in (0.01, 1.0, 100.0) for d in (1, 3)] + [
+        dict(epsilon=e, delta=dl, T=T, alpha=1.0, L=1.0, d=1) for e in (1e-3, 1.0, 1000.0)
+        for dl in NEAR_HALF_DELTAS for T in (2, 64, 1024)]
 
 
 def _pigd_accountant_only(version: Version
@@ -365,7 +377,9 @@ def _pgiga_grid(grid: str) -> list[dict[str, Any]]:
              for e in (1e-3, 0.1, 1.0, 20.0, 1000.0) for dl in (1e-5, 1e-2)
              for T in (16, 64, 1024, PAPER_PQFTL_T) for a in (0.01, 1.0, 100.0)]
             + [dict(epsilon=e, delta=1e-5, T=64, alpha=a, G=1.0, smoothness_ratio=r, d=3)
-               for e in (1e-3, 1.0, 1000.0) for a in (0.01, 1.0, 100.0) for r in (1.0, 2.0)])
+               for e in (1e-3, 1.0, 1000.0) for a in (0.01, 1.0, 100.0) for r in (1.0, 2.0)]
+            + [dict(epsilon=e, delta=dl, T=T, alpha=1.0, G=1.0, smoothness_ratio=1.0, d=1)
+               for e in (1e-3, 1.0, 1000.0) for dl in NEAR_HALF_DELTAS for T in (16, 64, 1024)])
 
 
 def _pgiga_model(version: Version) -> Callable[[dict[str, Any], int], _Model | None]:
@@ -440,10 +454,12 @@ def _pol_grid(grid: str) -> list[dict[str, Any]]:
                 dict(epsilon_p=10.0, delta=1e-5, T=64, L=1.0, epsilon_g=1.0, x_star_norm=1.0, d=3),
                 dict(epsilon_p=1.0, delta=0.01, T=PAPER_PIGD_T, L=1.0, epsilon_g=0.1,
                      x_star_norm=1.0, d=1)]
-    return [dict(epsilon_p=e, delta=dl, T=T, L=1.0, epsilon_g=g, x_star_norm=1.0, d=d)
-            for e in (1e-3, 0.1, 1.0, 10.0) for dl in (1e-5, 1e-2)
-            for T in (2, 64, 1024, PAPER_PIGD_T)
-            for g in (0.01, 0.1, 1.0) for d in (1, 3)]
+    return ([dict(epsilon_p=e, delta=dl, T=T, L=1.0, epsilon_g=g, x_star_norm=1.0, d=d)
+             for e in (1e-3, 0.1, 1.0, 10.0) for dl in (1e-5, 1e-2)
+             for T in (2, 64, 1024, PAPER_PIGD_T)
+             for g in (0.01, 0.1, 1.0) for d in (1, 3)]
+            + [dict(epsilon_p=e, delta=dl, T=T, L=1.0, epsilon_g=0.1, x_star_norm=1.0, d=1)
+               for e in (0.1, 1.0, 10.0) for dl in NEAR_ONE_DELTAS for T in (2, 64, 1024)])
 
 
 def _pol_model(p: dict[str, Any], max_T: int) -> _Model:
@@ -503,10 +519,15 @@ def _privatesum_grid(grid: str) -> list[dict[str, Any]]:
                 dict(epsilon=0.01, delta=1e-5, T=64, R=1.0, d=1, log_reading="tree"),
                 dict(epsilon=10.0, delta=1e-5, T=1024, R=5.0, d=1, log_reading="natural"),
                 dict(epsilon=0.01, delta=1e-5, T=PAPER_PQFTL_T, R=1.0, d=10, log_reading="tree")]
-    return [dict(epsilon=e, delta=dl, T=T, R=R, d=d, log_reading=lr)
-            for e in (1e-3, 0.01, 0.1, 1.0, 10.0) for dl in (1e-6, 1e-5, 1e-2)
-            for T in (2, 3, 8, 64, 1000, 1024, PAPER_PQFTL_T) for R in (1.0, 10.0) for d in (1, 3)
-            for lr in ("tree", "natural")]
+    return ([dict(epsilon=e, delta=dl, T=T, R=R, d=d, log_reading=lr)
+             for e in (1e-3, 0.01, 0.1, 1.0, 10.0) for dl in (1e-6, 1e-5, 1e-2)
+             for T in (2, 3, 8, 64, 1000, 1024, PAPER_PQFTL_T) for R in (1.0, 10.0)
+             for d in (1, 3) for lr in ("tree", "natural")]
+            # the natural reading's log(ln T / delta) is not positive at T = 2, delta = 0.99: the
+            # printed sigma is undefined there (the tree reading's log2 2 / 0.99 > 1 is audited)
+            + [dict(epsilon=e, delta=dl, T=T, R=1.0, d=1, log_reading=lr)
+               for e in (0.01, 1.0, 10.0) for dl in NEAR_ONE_DELTAS for T in (2, 8, 1024)
+               for lr in ("tree", "natural") if lr == "tree" or math.log(T) > dl])
 
 
 def _privatesum_model(version: Version) -> Callable[[dict[str, Any], int], _TreeModel]:
@@ -558,6 +579,9 @@ def _pqftl_grid(grid: str) -> list[dict[str, Any]]:
              for e in (1e-3, 0.01, 0.1, 1.0, 10.0) for dl in (1e-5, 1e-2)
              for T in (3, 16, 64, 1024, PAPER_PQFTL_T) for R in (0.5, 1.0, 10.0) for d in (1, 3)
              for lr in ("tree", "natural")]
+            + [dict(epsilon=e, delta=dl, T=T, R=1.0, alpha=1.0, d=1, log_reading=lr)
+               for e in (0.01, 1.0, 10.0) for dl in NEAR_ONE_DELTAS for T in (3, 64, 1024)
+               for lr in ("tree", "natural")]
             + [dict(epsilon=e, delta=1e-5, T=T, R=R, alpha=a_emp, d=1, log_reading=lr,
                     setting="empirical pair")
                for e, T, R, lr in ((1.0, 64, 10.0, "tree"), (0.1, 64, 10.0, "tree"),

@@ -29,8 +29,9 @@ _NOQUOTE = "COLT prints Theorem 1 only through its proof (App. A.2); read from t
 
 _SCALE = ("a scale the printed calibration is proportional to (noise and sensitivity both scale with "
           "it), so the privacy loss does not depend on it: audited at 1")
-_DELTA_GAP = ("the upper end of (0, 1/2) is not audited (largest 0.01): Lemma 1's c > 0 needs delta < "
-              "2 e^-2 = 0.271 (arXiv), which the audit keeps inside")
+_DELTA_GAP = ("the upper end of (0, 1/2) at 0.25 and 0.49 (standard grid only; claimed 2 delta = 0.98): "
+              "Lemma 1's c > 0 needs delta < 2 e^-2 = 0.271 (arXiv), so 0.49 audits the printed "
+              "calibration with c < 0; the claim is refuted at conventional delta already")
 _D_NOTE = ("the Gaussian calibration does not depend on d; d > 1 checks that the sensitivity is a "
            "Euclidean norm (the largest d audited is the one the exact pair needs)")
 
@@ -52,7 +53,7 @@ def _ranges(alg: str, src: str) -> tuple[ParameterRange, ...]:
         hi_eps = {"pocp": 1000.0, "pigd": 2000.0, "pgiga": 1000.0}[alg]
         out["epsilon"] = _r(eps.name, eps.stated, q, (0.001, hi_eps), eps.note)
         out["delta"] = _r("delta", "(0, 1/2) (claimed 2 delta < 1)", q,
-                          (1e-6 if alg == "pocp" else 1e-5, 0.01), _DELTA_GAP)
+                          (1e-6 if alg == "pocp" else 1e-5, 0.49), _DELTA_GAP)
         lo_T = 16 if alg == "pgiga" else 2
         hi_T = 522911 if alg == "pigd" else 100000
         out["T"] = _r("T", T.stated, q, (lo_T, hi_T), T.note if lo_T == 2 else
@@ -81,9 +82,11 @@ def _ranges(alg: str, src: str) -> tuple[ParameterRange, ...]:
         out["d"] = _r("d", ">= 1", q, (1, 4), _D_NOTE)
     if alg in ("pqftl", "privatesum"):
         out["epsilon"] = _r("epsilon", "(0, inf)", q, (0.001, 10.0), "no range printed")
-        out["delta"] = _r("delta", "(0, 1)", q, (1e-6 if alg == "privatesum" else 1e-5, 0.01),
-                          "the upper end of (0, 1) is not audited (largest 0.01): log(log T/delta) "
-                          "stays positive there")
+        out["delta"] = _r("delta", "(0, 1)", q, (1e-6 if alg == "privatesum" else 1e-5, 0.99),
+                          "the near-one end (0.5, 0.99; standard grid only, the claim is refuted "
+                          "at conventional delta already): sigma^2 ~ log(log T/delta) shrinks as "
+                          "delta -> 1 and is undefined where log T <= delta (natural reading at "
+                          "T = 2, delta = 0.99: left out)")
         out["T"] = _r("T", ">= 2", q, (2 if alg == "privatesum" else 3, 100000),
                       "the tree depth ceil(log2 T) jumps at every power of two (2, 3, 8, 64, 1000, "
                       "1024 audited)" if alg == "privatesum" else
@@ -101,8 +104,9 @@ def _ranges(alg: str, src: str) -> tuple[ParameterRange, ...]:
                             note="names the pair or the paper's experiment (App. G.1) a point runs")
     if alg == "pol":
         out["epsilon_p"] = _r("epsilon_p", "(0, inf)", q, (0.001, 10.0), "no range printed")
-        out["delta"] = _r("delta", "(0, 1)", q, (1e-5, 0.01),
-                          "the upper end of (0, 1) is not audited (largest 0.01)")
+        out["delta"] = _r("delta", "(0, 1)", q, (1e-5, 0.99),
+                          "the near-one end (0.5, 0.99) on the standard grid only (the claim is "
+                          "refuted at conventional delta already)")
         out["T"] = _r("T", ">= 2 (ln T > 0)", q, (2, 522911), "no range printed")
         out["L"] = _r("L", "(0, inf)", q, (1.0,), "the loss's Lipschitz constant is " + _SCALE)
         out["epsilon_g"] = _r("epsilon_g", "(0, inf)", q, (0.01, 1.0),

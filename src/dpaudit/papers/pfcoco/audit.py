@@ -216,6 +216,17 @@ def _max_T(budget: Any) -> int:
     return int(getattr(budget, "max_T", 256))
 
 
+#: The near-one end of a stated delta in (0, 1), where a sigma ~ ln(2/delta) calibration shrinks.
+NEAR_ONE_DELTAS = (0.5, 0.99)
+
+
+def _learner_deltas(coarse: bool, largest_eps: bool, quick_here: bool) -> tuple[float, ...]:
+    """The deltas of an Option II learner's point: 1e-5, and the near-one end at the largest epsilon
+    (10: the largest Gaussian shift), on every configuration of the standard grid but only one of
+    the quick grid's."""
+    return (1e-5,) + (NEAR_ONE_DELTAS if largest_eps and (quick_here or not coarse) else ())
+
+
 def grid(claim_id: str, budget: Any) -> list[dict[str, Any]]:
     """The audited points of ``claim_id`` under ``budget`` (``grid``: coarse/full, ``max_T``)."""
     coarse, max_T = _coarse(budget), _max_T(budget)
@@ -232,13 +243,16 @@ def grid(claim_id: str, budget: Any) -> list[dict[str, Any]]:
                     out.append({"epsilon": e, "W": W, "T": TT, "d": 1, "boundary": b})
         out.append({"epsilon": 1.0, "W": 8, "T": 8, "d": 3, "boundary": "strict"})
     elif claim_id == "pfcoco/window-tree-gaussian":
-        deltas = (1e-8, 1e-2) if coarse else (1e-8, 1e-5, 1e-2)
+        # Lemma 3 states delta in (0, 1): sigma^2 ~ ln^p(2/delta) shrinks as delta -> 1 (0.5 and
+        # 0.99 audited; the quick grid takes them at W = 1, eps = 10, where they come closest)
+        deltas = (1e-8, 1e-2) if coarse else (1e-8, 1e-5, 1e-2) + NEAR_ONE_DELTAS
         for W, T in WT:
             for b in ("strict", "inclusive"):
                 TT = T if b == "strict" or T > W else W + 1
                 for p in (2, 1):
                     for e in eps_set:
-                        for dl in deltas:
+                        for dl in deltas + (NEAR_ONE_DELTAS if coarse and W == 1 and e == 10.0
+                                            else ()):
                             out.append({"epsilon": e, "delta": dl, "W": W, "T": TT, "d": 1,
                                         "boundary": b, "log_power": p})
     elif claim_id in ("pfcoco/wdp-cocop-gamma", "pfcoco/wdp-cocop-gaussian"):
@@ -253,7 +267,9 @@ def grid(claim_id: str, budget: Any) -> list[dict[str, Any]]:
                                "boundary": b, "update": "exact"}
                         if gauss:
                             for p in (2, 1):
-                                out.append({**prm, "delta": 1e-5, "log_power": p})
+                                for dl in _learner_deltas(coarse, e == 10.0, (W, T) == shapes[0]
+                                                          and ratio == 0.01 and b == "strict"):
+                                    out.append({**prm, "delta": dl, "log_power": p})
                         else:
                             out.append(prm)
         if not gauss:
@@ -276,7 +292,9 @@ def grid(claim_id: str, budget: Any) -> list[dict[str, Any]]:
                             # p = 2 is the printed ln^2 (the primary reading), p = 1 the
                             # alternative (claims.PRIMARY_READINGS)
                             for p in (2, 1):
-                                out.append({**prm, "delta": 1e-5, "log_power": p})
+                                for dl in _learner_deltas(coarse, e == 10.0, (W, T, dom, ratio) == (
+                                        8, 8, "box", 0.01) and b == "strict"):
+                                    out.append({**prm, "delta": dl, "log_power": p})
                         else:
                             out.append(prm)
     elif claim_id == "pfcoco/standard-tree":
@@ -291,12 +309,12 @@ def grid(claim_id: str, budget: Any) -> list[dict[str, Any]]:
                 out.append({"epsilon": e, "d": d})
     elif claim_id == "pfcoco/prop-a3":
         for e in (0.01, 0.5, 0.99):
-            for dl in (1e-8, 1e-5, 0.1):
+            for dl in (1e-8, 1e-5, 0.1, 0.99):   # 0.99: the near-one end of delta in (0, 1)
                 out.append({"epsilon": e, "delta": dl})
     elif claim_id == "pfcoco/prop-a6":
         for e in (0.01, 0.1, 1.0):
             for d1 in (0.0, 1e-6):
-                for d2 in (1e-8, 1e-3):
+                for d2 in (1e-8, 1e-3) + (() if coarse else NEAR_ONE_DELTAS):
                     for k in ((1, 10, 100) if not coarse else (1, 100)):
                         out.append({"epsilon": e, "delta_1": d1, "delta_2": d2, "k": k})
     else:
