@@ -53,6 +53,20 @@ def test_a_declared_witness_delta_is_not_called_only_when_smaller_deltas_refute_
                                "(epsilon=1, delta=1e-06), where gamma is near 1.")
 
 
+def test_a_violation_at_every_delta_also_names_the_factor_at_the_smallest_one() -> None:
+    """Refuted at delta 1e-5 by 1.5 and 1.2, and by 3914 at delta 0.99 (a calibration whose noise
+    vanishes as delta -> 1): the headline's worst is the 0.99 point, and it also names the largest
+    factor among the delta = 1e-5 points (1.5 / 1), so the degenerate end does not hide it."""
+    sev = assess_severity("violated", [_pt(1e-5, 1.5), _pt(1e-5, 1.2), _pt(0.99, 3914.0)])
+    assert sev["factor"] == pytest.approx(3914.0)
+    assert sev["sentence"].startswith("Violated by a factor of 3.91e+03 at (epsilon=1, delta=0.99)")
+    assert sev["sentence"].endswith("; at the smallest refuted delta, 1e-05, by a factor of 1.5 "
+                                    "at (epsilon=1, delta=1e-05).")
+    # The worst already at the smallest delta: nothing added.
+    one = assess_severity("violated", [_pt(1e-5, 2.0), _pt(0.5, 1.5)])
+    assert "smallest refuted delta" not in one["sentence"]
+
+
 def test_a_rare_event_witness_is_named_with_its_probability() -> None:
     log10_p = -400.0
     sev = assess_severity("violated", [_pt(0.0, 5.0, severity={

@@ -117,6 +117,20 @@ def _other_readings_text(others: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(parts)
 
 
+def _at_smallest_delta(refuting: Sequence[GridPoint], worst: GridPoint) -> str:
+    """Where the worst refutation sits at a larger delta than others do: the factor at the
+    smallest refuted delta too. A headline naming only a degenerate calibration (sigma ~
+    sqrt(log 1/delta) -> 0 as delta -> 1, thousands of times the claim) would hide how much the
+    violation matters at the deltas a deployment uses."""
+    smallest = min(p.claimed_delta for p in refuting)
+    if worst.claimed_delta <= smallest:
+        return ""
+    at = max((p for p in refuting if p.claimed_delta == smallest),
+             key=lambda p: p.refutation_ratio())
+    return (f"; at the smallest refuted delta, {smallest:.3g}, by a factor of "
+            f"{at.refutation_ratio():.3g} at ({format_parameters(at.parameters)})")
+
+
 def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
               curve: Mapping[str, Any] | None) -> dict[str, Any]:
     refuting = [p for p in points if p.counterexample() is not None]
@@ -165,6 +179,7 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
         sentence = f"violated by a factor of {factor:.3g} at {where}, {region}"
         if ev.get("where"):
             sentence += f"; there {ev['where']}"
+        sentence += _at_smallest_delta(refuting, worst)
     if curve_deltas and log10_p is None:
         lo, hi = min(curve_deltas), max(curve_deltas)
         span_text = (f"at delta = {lo:.3g} only" if lo == hi else
