@@ -346,18 +346,6 @@ class _BlockCounts:
     seconds: float
 
 
-def _histogram_unsorted(hist: HistogramAccumulator, scores: np.ndarray, label: int) -> None:
-    """``hist.update_sorted(np.sort(scores), label)`` without the sort: the same integer counts.
-    Bin ``i`` of the sorted path holds the scores ``s`` with ``edges[i] <= s < edges[i+1]`` among
-    the interior edges (below the first interior edge: bin 0; at or above the last: the last
-    bin), i.e. bin ``searchsorted(edges[1:-1], s, side="right")``; the clipped scores are those
-    below ``edges[0]`` or above ``edges[-1]``."""
-    e = hist.edges
-    hist.clipped[label] += int(np.count_nonzero(scores < e[0]) + np.count_nonzero(scores > e[-1]))
-    idx = np.searchsorted(e[1:-1], scores, side="right")
-    hist.counts[label] += np.bincount(idx, minlength=hist.counts.shape[1])
-
-
 def _count_block(job: _CountJob, block: _Block) -> _BlockCounts:
     """Draw one block of test chunks and count: the same generators, chunk sizes and scores as a
     sequential run, so the counts do not depend on where or in which order blocks run."""
@@ -373,13 +361,11 @@ def _count_block(job: _CountJob, block: _Block) -> _BlockCounts:
     hist = HistogramAccumulator(job.edges)
     counts = np.zeros(len(job.events), dtype=np.int64)
     for x in stream.chunks(block.n_runs, block.chunk_rows):
-        # No sort (issue 36, speed): each score is located among the histogram's few edges and
-        # compared with each event's threshold, O(n log bins); the integer counts are those of
-        # the sorted path (_histogram_unsorted says why).
-        scores = np.asarray(job.scorer(x), dtype=np.float64)
-        _histogram_unsorted(hist, scores, block.label)
+        # One sort per chunk serves the histogram and every event count (binary searches).
+        scores = np.sort(np.asarray(job.scorer(x), dtype=np.float64))
+        hist.update_sorted(scores, block.label)
         for i, ev in enumerate(job.events):
-            counts[i] += int(np.count_nonzero(ev.indicator(scores)))
+            counts[i] += ev.count_sorted(scores)
     return _BlockCounts(counts, hist.counts[block.label].copy(), int(hist.clipped[block.label]),
                         clock[0])
 
