@@ -3,9 +3,11 @@
 What belongs here: sampling a mechanism on neighbouring inputs (:mod:`.sampling`), the audit's
 loop (:mod:`.empirical_audit`: fit a statistic, choose an event on held-out data, count it on fresh
 runs) and its result (:mod:`.result`), exact one-sided confidence bounds (:mod:`.confidence`),
-events and statistics (:mod:`.statistics`, the learned family in :mod:`.learned_statistics` and
-``fitters_*``, :mod:`.pattern_statistics`), the power statement (:mod:`.power`), the sequential
-mode (:mod:`.sequential`) and the search for a strong pair (:mod:`.pair_search`). Nothing here
+the exact joint test of an event's two counts (:mod:`.joint_test`), events and statistics
+(:mod:`.statistics`, the learned family in :mod:`.learned_statistics` and ``fitters_*``,
+:mod:`.pattern_statistics`), the power statement (:mod:`.power`), the sequential mode
+(:mod:`.sequential`), the sequential CI gate that re-chooses its events as runs accrue
+(:mod:`.sequential_gate`) and the search for a strong pair (:mod:`.pair_search`). Nothing here
 needs to know how a mechanism works.
 
 Who may import it: the claim driver, the pytest plugin, user code. It imports only
