@@ -376,6 +376,32 @@ def test_a_release_with_its_own_unseeded_generator_is_never_resumed() -> None:
     assert behaviour_fingerprint(same) == behaviour_fingerprint(same)
 
 
+def test_the_fingerprint_sees_what_the_outputs_cannot() -> None:
+    # Review of issue 32 item 3: a lemma's quantity, samples or the neighbour check change no
+    # release output, and code with no file is resumed on the fingerprint alone: each must move it.
+    from hypothesis import strategies as st
+
+    from dpaudit.claims.fingerprint import behaviour_fingerprint
+    from dpaudit.claims.user_claims import declaration_of
+
+    pairs = st.just(([1.0], []))
+
+    def lemma(factor: float) -> dpaudit.Lemma:
+        return dpaudit.Lemma(statement="the sum moves by at most 1", pairs=pairs, bound=1.0,
+                             quantity=lambda d0, d1, p: factor * abs(sum(d0) - sum(d1)))
+
+    def fp(**kw) -> str:
+        return behaviour_fingerprint(declaration_of(claim("r4/fp", **kw)))
+
+    base = fp(lemmas=[lemma(0.5)])
+    assert fp(lemmas=[lemma(0.5)]) == base                 # the same declaration again
+    assert fp(lemmas=[lemma(5.0)]) != base                 # a captured constant changed
+    assert fp(lemmas=[dpaudit.Lemma(statement="the sum moves by at most 1", pairs=pairs,
+                                    bound=1.0, quantity=lambda d0, d1, p: 0.0)]) != base
+    assert fp(lemmas=[lemma(0.5)], samples=50) != base
+    assert fp(lemmas=[lemma(0.5)], neighbour_check=False) != base
+
+
 # -- 5, 6, 8, 12: plugins, entry points, exits and reserved names --------------------------------
 
 def _cli(*argv: str) -> tuple[int, str, str]:
