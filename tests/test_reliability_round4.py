@@ -118,7 +118,12 @@ def test_rng_users_and_global_rng_users_are_still_audited() -> None:
 # -- 4: declared pairs are checked against the declared neighbouring relation ---------------------
 
 @pytest.mark.parametrize("neighbours, pair, why", [
-    ("replace-one", ([1, 1], [0, 0]), "2 records differ"),
+    ("replace-one", ([1, 1], [0, 0]), "2 positions differ"),
+    # Reordered streams are several replacements apart (round t's loss is round t's): as
+    # multisets these differ in one record or none, and were accepted until review.
+    ("replace-one", ([1, 0, 0, 0], [0, 0, 0, 1]), "2 positions differ"),
+    ("replace-one", ([1, 2], [3, 1]), "2 positions differ"),
+    ("add-remove", ([1, 2], [2, 1, 5]), "out of order"),
     ("replace-one", ([1, 1], [1]), "hold 2 and 1 records"),
     ("add-remove", ([1, 1], []), "hold 2 and 0 records"),
     ("add-remove", ([1.0], [0.0]), "hold 1 and 1 records"),    # a replacement, not add/remove
@@ -138,7 +143,7 @@ def test_a_declared_pair_that_is_not_neighbours_is_refused_naming_it(neighbours,
 
 @pytest.mark.parametrize("neighbours, pair", [
     ("replace-one", ([1, 2, 3], [1, 5, 3])),             # one position replaced
-    ("replace-one", ([1, 2], [3, 1])),                   # as multisets: 2 replaced by 3
+    ("add-remove", ([1, 2], [5, 1, 2])),                 # one added in front, order kept
     ("replace-one", (np.zeros((3, 2)), np.r_[np.zeros((2, 2)), np.ones((1, 2))])),  # last row
     ("add-remove", ([1, 2, 3], [1, 3])),                 # one removed from the middle
     ("add-remove", ([], [7])),
@@ -369,6 +374,32 @@ def test_a_release_with_its_own_unseeded_generator_is_never_resumed() -> None:
     assert behaviour_fingerprint(decl) != behaviour_fingerprint(decl)
     same = declaration_of(claim("r4/same"))
     assert behaviour_fingerprint(same) == behaviour_fingerprint(same)
+
+
+def test_the_fingerprint_sees_what_the_outputs_cannot() -> None:
+    # Review of issue 32 item 3: a lemma's quantity, samples or the neighbour check change no
+    # release output, and code with no file is resumed on the fingerprint alone: each must move it.
+    from hypothesis import strategies as st
+
+    from dpaudit.claims.fingerprint import behaviour_fingerprint
+    from dpaudit.claims.user_claims import declaration_of
+
+    pairs = st.just(([1.0], []))
+
+    def lemma(factor: float) -> dpaudit.Lemma:
+        return dpaudit.Lemma(statement="the sum moves by at most 1", pairs=pairs, bound=1.0,
+                             quantity=lambda d0, d1, p: factor * abs(sum(d0) - sum(d1)))
+
+    def fp(**kw) -> str:
+        return behaviour_fingerprint(declaration_of(claim("r4/fp", **kw)))
+
+    base = fp(lemmas=[lemma(0.5)])
+    assert fp(lemmas=[lemma(0.5)]) == base                 # the same declaration again
+    assert fp(lemmas=[lemma(5.0)]) != base                 # a captured constant changed
+    assert fp(lemmas=[dpaudit.Lemma(statement="the sum moves by at most 1", pairs=pairs,
+                                    bound=1.0, quantity=lambda d0, d1, p: 0.0)]) != base
+    assert fp(lemmas=[lemma(0.5)], samples=50) != base
+    assert fp(lemmas=[lemma(0.5)], neighbour_check=False) != base
 
 
 # -- 5, 6, 8, 12: plugins, entry points, exits and reserved names --------------------------------

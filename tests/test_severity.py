@@ -73,7 +73,19 @@ def test_a_rare_event_witness_is_named_with_its_probability() -> None:
         "event_log10_probability_upper": log10_p, "event": "one released sequence"})])
     assert "pure DP through one released sequence of probability < 1e-300" in sev["sentence"]
     assert "any delta >= 1e-300 absorbs this witness" in sev["sentence"]
+    assert "every refuting point's witness is such an event" in sev["sentence"]
     assert probability_text(-400.0) == "< 1e-300" and probability_text(-2.0) == "<= 0.01"
+    # A second refuting point with no such witness: no claim that nothing refutes (eps, delta).
+    mixed = assess_severity("violated", [
+        _pt(0.0, 5.0, severity={"event_log10_probability_upper": log10_p, "event": "one event"}),
+        _pt(0.0, 1.5)])
+    assert "no audited evidence refutes" not in mixed["sentence"]
+    assert "1 other refuting point(s) rest on other evidence" in mixed["sentence"]
+    # Two rare-event witnesses: the more likely one decides the delta that absorbs both.
+    two = assess_severity("violated", [
+        _pt(0.0, 5.0, severity={"event_log10_probability_upper": -400.0}),
+        _pt(0.0, 1.5, severity={"event_log10_probability_upper": -4.0})])
+    assert "any delta >= 0.0001 absorbs this witness" in two["sentence"]
 
 
 def test_the_privacy_curve_against_the_claim() -> None:

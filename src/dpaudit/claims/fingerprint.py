@@ -10,12 +10,20 @@ pairs of a declared strategy) for a fixed small seed and :data:`FINGERPRINT_RUNS
 numpy's and Python's global RNGs seeded too (and restored after). A release that draws from a
 generator of its own gives other outputs every time, so its fingerprint never matches: such a
 claim is never resumed, which is the safe side.
+
+Outputs cannot see what the grid never runs (a lemma's quantity, ``samples``, a statistic, the
+neighbour check), so the user's declaration itself is hashed too: every field of the
+:class:`~dpaudit.Claim`, callables by their code (bytecode, constants, names, nested functions),
+their defaults and the values their closures capture; reprs lose memory addresses.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
+import re
+import types
 from typing import Any
 
 import numpy as np
@@ -37,6 +45,56 @@ def _bytes(value: Any) -> bytes:
     return repr(arr.tolist() if arr.dtype.kind != "V" else value).encode()
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+#: How deep captured values are followed (a closure over a function over a dataclass ...).
+_MAX_DEPTH = 6
+
+
+def _code_bytes(code: types.CodeType) -> bytes:
+    parts = [code.co_code, repr((code.co_names, code.co_varnames, code.co_freevars)).encode()]
+    for const in code.co_consts:
+        parts.append(_code_bytes(const) if isinstance(const, types.CodeType)
+                     else _ADDRESS.sub("", repr(const)).encode())
+    return b"\x00".join(parts)
+
+
+def declaration_bytes(value: Any, depth: int = 0) -> bytes:
+    """What ``value`` (a field of a user's claim) is, as bytes: a callable by its code, defaults
+    and captured values; a dataclass, list, tuple or dict by its items; numbers and arrays by
+    value; anything else by its repr without memory addresses."""
+    if depth > _MAX_DEPTH:
+        return type(value).__qualname__.encode()
+    nxt = depth + 1
+    if isinstance(value, (str, bytes, int, float, bool, type(None))):
+        return repr(value).encode()
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        return _bytes(value)
+    if isinstance(value, (list, tuple)):
+        return b"[" + b",".join(declaration_bytes(v, nxt) for v in value) + b"]"
+    if isinstance(value, dict):
+        return b"{" + b",".join(repr(k).encode() + b":" + declaration_bytes(v, nxt)
+                                for k, v in value.items()) + b"}"
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return type(value).__qualname__.encode() + declaration_bytes(
+            {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, nxt)
+    func = getattr(value, "__func__", value)  # a bound method: its function
+    code = getattr(func, "__code__", None)
+    if isinstance(code, types.CodeType):
+        parts = [_code_bytes(code), declaration_bytes(getattr(func, "__defaults__", None), nxt)]
+        for cell in getattr(func, "__closure__", None) or ():
+            try:
+                parts.append(declaration_bytes(cell.cell_contents, nxt))
+            except ValueError:  # an empty cell
+                parts.append(b"<empty>")
+        return b"fn(" + b";".join(parts) + b")"
+    if callable(value) and hasattr(type(value), "__call__"):
+        inner = getattr(value, "func", None)  # functools.partial
+        if inner is not None:
+            return declaration_bytes((inner, getattr(value, "args", ()),
+                                      getattr(value, "keywords", {})), nxt)
+    return _ADDRESS.sub("", repr(value)).encode()
+
+
 def behaviour_fingerprint(declaration: Any) -> str:
     """SHA-256 of what ``declaration`` (an object with ``grid``, ``plan`` and ``claim``, see
     :mod:`dpaudit.claims.driver`) yields under a fixed quick context (module docstring).
@@ -46,6 +104,9 @@ def behaviour_fingerprint(declaration: Any) -> str:
 
     ctx = AuditContext(BUDGETS["quick"], 0, 0.05)
     digest = hashlib.sha256(repr(declaration.claim).encode())
+    user = getattr(declaration, "user", None)
+    if user is not None:
+        digest.update(declaration_bytes(user))
     np_state, py_state = np.random.get_state(), random.getstate()
     try:
         for params in declaration.grid(ctx):
@@ -54,7 +115,6 @@ def behaviour_fingerprint(declaration: Any) -> str:
                                 plan.claimed_delta, plan.exact, plan.exact_upper,
                                 plan.exact_kind, plan.accountant,
                                 sorted((k, repr(v)) for k, v in plan.evidence.items()))).encode())
-            user = getattr(declaration, "user", None)
             for lemma in getattr(user, "lemmas", ()):
                 digest.update(repr((lemma.statement, lemma.bound_at(params))).encode())
             emp = plan.empirical

@@ -117,6 +117,13 @@ def _other_readings_text(others: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(parts)
 
 
+def _event_log10(point: GridPoint) -> float | None:
+    """The upper bound on log10 of the probability of ``point``'s witnessing event, if declared."""
+    ev = point.evidence.get("severity") if isinstance(point.evidence, Mapping) else None
+    value = ev.get("event_log10_probability_upper") if isinstance(ev, Mapping) else None
+    return None if value is None else float(value)
+
+
 def _at_smallest_delta(refuting: Sequence[GridPoint], worst: GridPoint) -> str:
     """Where the worst refutation sits at a larger delta than others do: the factor at the
     smallest refuted delta too. A headline naming only a degenerate calibration (sigma ~
@@ -146,11 +153,21 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
     where = f"({format_parameters(worst.parameters)})"
     if log10_p is not None:
         ptext = probability_text(float(log10_p))
-        absorbed = "1e-300" if float(log10_p) < PURE_DP_NEGLIGIBLE_LOG10 else f"{10.0 ** log10_p:.2g}"
+        # "No audited evidence refutes (eps, delta)" holds only when every refuting point's
+        # witness is such an event: then the largest of their probabilities is what delta absorbs.
+        bounds = [_event_log10(p) for p in refuting]
+        every = all(b is not None for b in bounds)
+        top = max(b for b in bounds if b is not None) if every else float(log10_p)
+        absorbed = "1e-300" if top < PURE_DP_NEGLIGIBLE_LOG10 else f"{10.0 ** top:.2g}"
         sentence = (f"violated for pure DP through {ev.get('event') or 'one event'} of probability "
                     f"{ptext} (log10 P <= {float(log10_p):.4g}) at {where}; any delta >= "
-                    f"{absorbed} absorbs this witness, so no audited evidence refutes "
-                    f"(eps, delta >= {absorbed})")
+                    f"{absorbed} absorbs this witness")
+        if every:
+            sentence += (f", and every refuting point's witness is such an event, so no audited "
+                         f"evidence refutes (eps, delta >= {absorbed})")
+        else:
+            sentence += (f"; {sum(b is None for b in bounds)} other refuting point(s) rest on "
+                         "other evidence")
     elif delta_from is not None:
         others_bad = [p for p in refuting if p.claimed_delta < float(delta_from)]
         # refuting points below the witness's delta: never "only", and say where the worst is

@@ -30,13 +30,12 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from dpaudit._validation import check_delta
-from dpaudit.evidence import CERTIFIED, EXACT
+from dpaudit.evidence import CERTIFIED, EXACT, USER_SUPPLIED
 from dpaudit.formal.accounting import epsilon_of_event, gaussian_epsilon
 
 __all__ = ["ExactValue", "LinearGaussian", "ProductLaplace", "DiscreteLaw", "USER_SUPPLIED"]
 
-#: ``ExactValue.kind`` of a number the user computed (never dpaudit's own evidence).
-USER_SUPPLIED = "user-supplied"
+# ``USER_SUPPLIED`` (from dpaudit.evidence): ``ExactValue.kind`` of a number the user computed.
 
 
 @dataclass(frozen=True)
