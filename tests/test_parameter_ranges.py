@@ -150,12 +150,8 @@ def _missing_closed_ends(r: ParameterRange, values: list[Any]) -> list[str]:
 #: Claims whose grid still truncates a stated range at a closed end (issue 33, open): each one
 #: leaves this set when its grid audits the end or its note says why it cannot.
 TRUNCATED: set[str] = {
-    "afkt23/alg1-approx", "afkt23/alg1-pure", "afkt23/alg2", "afkt23/alg5", "afkt23/alg5-approx",
-    "afkt23/net-oco", "jkt12-arxiv/pgiga", "jkt12-arxiv/pqftl", "jkt12-colt/pgiga",
-    "jkt12-colt/pqftl", "pfcoco/wdp-cocol-gamma", "pfcoco/wdp-cocol-gaussian",
-    "pfcoco/wdp-cocop-gamma", "pfcoco/wdp-cocop-gaussian", "pfcoco/window-tree-gamma",
-    "pfcoco/window-tree-gaussian", "st13/bandit-ftal", "st13/bandit-ftal-convex", "st13/pftal",
-    "st13/pftal-convex"}
+    "jkt12-arxiv/pgiga", "jkt12-arxiv/pqftl", "jkt12-colt/pgiga", "jkt12-colt/pqftl",
+    "st13/bandit-ftal", "st13/bandit-ftal-convex", "st13/pftal", "st13/pftal-convex"}
 
 
 @pytest.mark.parametrize("rc", [
