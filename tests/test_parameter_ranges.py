@@ -147,16 +147,7 @@ def _missing_closed_ends(r: ParameterRange, values: list[Any]) -> list[str]:
     return out
 
 
-#: Claims whose grid still truncates a stated range at a closed end (issue 33, open): each one
-#: leaves this set when its grid audits the end or its note says why it cannot.
-TRUNCATED: set[str] = {
-    "jkt12-arxiv/pgiga", "jkt12-arxiv/pqftl", "jkt12-colt/pgiga", "jkt12-colt/pqftl",
-    "st13/bandit-ftal", "st13/bandit-ftal-convex", "st13/pftal", "st13/pftal-convex"}
-
-
-@pytest.mark.parametrize("rc", [
-    pytest.param(rc, marks=pytest.mark.xfail(strict=True, reason="truncated range (issue 33)"))
-    if rc.claim.id in TRUNCATED else rc for rc in BUNDLED], ids=lambda rc: rc.claim.id)
+@pytest.mark.parametrize("rc", BUNDLED, ids=lambda rc: rc.claim.id)
 def test_every_closed_end_of_a_stated_range_is_audited(rc: Any) -> None:
     """The declared extremes stand for the *stated* range: each closed end (the 2 of (0, 2], the
     1 of T >= 1) is on the standard grid, or the range's note names it and says why it cannot be
