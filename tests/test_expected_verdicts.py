@@ -600,7 +600,9 @@ EXPECTED: dict[str, Expected] = {
                                 "muD_over_L": 0.01, "update": "exact"}]),
     "pfcoco/wdp-cocol-gamma": Expected(
         "violated", "test_pfcoco_wdp_cocol_gamma_unprojected_upper: 1.4777 before projection; "
-        "the engine's valid lower bound above 1 at 100 000 runs",
+        "the engine's valid lower bound above 1 at 100 000 runs (and at W = 1, first on the quick "
+        "grid: 1.9703 before projection, lower bound above 1 at 20 000 runs, "
+        "test_pfcoco_wdp_cocol_gamma_at_window_one_decides_the_quick_verdict)",
         points=[COCOL_GAMMA_POINT], samples=100_000),
     "pfcoco/wdp-cocop-gaussian": Expected(
         "holds", "test_pfcoco_learner_gaussian_accountant: accountant with the proved 2L "
