@@ -24,8 +24,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpaudit.claims.context import BUDGETS, AuditContext, Budget
+from dpaudit.claims.driver import Skip
 from dpaudit.claims.registry import get
-from expected_verdicts_support import (CTX, Expected, check_expected, find_point,
+from expected_verdicts_support import (CTX, Expected, check_expected, driver_verdict, find_point,
                                        gaussian_epsilon, grid, plan,
                                        prefix_nodes, released_nodes_containing,
                                        rr_composition_epsilon)
@@ -464,6 +466,74 @@ def test_pfcoco_wdp_cocol_gamma_unprojected_upper() -> None:
 
 COCOL_GAMMA_POINT = {"epsilon": 1.0, "W": 8, "T": 8, "domain": "box", "d": 1, "muD_over_L": 0.01,
                      "boundary": "strict"}
+#: W = 1, the closed end of the stated W >= 1 (issue 33), first on the quick grid
+COCOL_GAMMA_W1 = dict(COCOL_GAMMA_POINT, W=1)
+
+
+def test_pfcoco_wdp_cocol_gamma_at_window_one_decides_the_quick_verdict() -> None:
+    """W = 1 (stated W >= 1; the quick grid audited W >= 4 before issue 33). Box, d = 1, strict,
+    T = 8, mu D / L = 0.01, eps = 1: the replaced round is the only protected one, i = T = 8, and
+    its leaf sits in exactly one noisy node (ceil(log2 1) + 1 = 1 level), of l2-Laplace scale
+    (L + mu D) * 1 / eps = 1.01; the pair's gradients differ by 2 (L - mu R) = 2 - mu D = 1.99
+    (R = D/2 on the box). Before the projection the release's epsilon is 1.99 / 1.01 = 1.9703
+    (an upper value of the learner's, by post-processing), against 1.4777 at W = 8. The engine's
+    valid 95% lower bound at the quick budget's 20 000 runs per input clears the claim 1 (it was
+    0.856 at W = 8, so the quick verdict moves from inconclusive to violated). Power, measured on
+    seeds 0-10 with driver_verdict([COCOL_GAMMA_W1], samples 20 000): violated on 11 of 11, lower
+    bounds 1.822 to 1.923; margin: the smallest is 0.82 above the claim."""
+    upper = (2.0 - 0.01) / (1.0 + 0.01) * 1.0 / (math.ceil(math.log2(1)) + 1)
+    assert upper == pytest.approx(1.970297, rel=1e-6)
+    assert grid("pfcoco/wdp-cocol-gamma")[0] == COCOL_GAMMA_W1
+    p = plan("pfcoco/wdp-cocol-gamma", COCOL_GAMMA_W1)
+    assert p.exact is None and p.exact_upper == pytest.approx(upper, rel=1e-9)
+    budget = Budget("cheap", samples=20_000, sensitivity_examples=8, grid="coarse", max_T=64)
+    audit = driver_verdict("pfcoco/wdp-cocol-gamma", [COCOL_GAMMA_W1], lemmas=False,
+                           budget=budget)
+    assert audit.verdict == "violated"
+    (pt,) = audit.points
+    assert 1.0 < pt.epsilon_lower_bound <= upper
+
+
+@pytest.mark.parametrize("claim_id", ["pfcoco/wdp-cocop-gamma", "pfcoco/wdp-cocol-gamma",
+                                      "pfcoco/wdp-cocol-gaussian"])
+def test_pfcoco_learners_at_the_closed_end_mu_D_equals_2L(claim_id: str) -> None:
+    """mu D / L = 2, the closed end of the stated (0, 2] (standard grid since issue 33). On the
+    box and the ball (centre radius R = D/2) an L-Lipschitz loss with mu D = 2L has gradients
+    mu (x - c) + g with |g| <= L - mu R = 0: one gradient field, so both streams of every pair have
+    the same law (exact epsilon 0). The Gamma accountant at the class's 2L shift is 2L k /
+    ((L + 2L) k / eps) = 2/3 eps <= eps, so the end cannot change a verdict. The simplex in R^3
+    (D = sqrt 2, circumradius sqrt(2/3)) has mu R > L for mu D / L > D / R = sqrt 3: no loss at 2."""
+    prm = {"W": 8, "T": 8, "d": 1, "boundary": "strict", "epsilon": 1.0, "muD_over_L": 2.0}
+    prm.update({"update": "exact"} if "cocop" in claim_id else {"domain": "box"})
+    gauss = claim_id.endswith("gaussian")
+    if gauss:
+        prm.update(delta=1e-5, log_power=2)
+    std = [dict(g) for g in get(claim_id).audit.declaration.grid(
+        AuditContext(BUDGETS["standard"], seed=0, alpha=0.05))]
+    assert prm in std
+    p = plan(claim_id, prm)
+    assert p.exact == 0.0 and p.exact_upper == 0.0 and p.empirical is None
+    assert p.accountant <= 1.0
+    if not gauss:
+        assert p.accountant == pytest.approx(2.0 / 3.0, rel=1e-9)
+    if "cocol" in claim_id:
+        simplex = dict(prm, domain="simplex", d=3)
+        assert simplex in std and math.sqrt(2) / math.sqrt(2 / 3) < 2.0
+        assert isinstance(get(claim_id).audit.declaration.plan(simplex, CTX), Skip)
+
+
+def test_pfcoco_window_tree_at_the_closed_end_T_1() -> None:
+    """T = 1 (stated T >= 1; standard grid since issue 33), W = 1, strict: the one release is
+    the leaf node itself, of l2-Laplace scale Delta (ceil(log2 1) + 1) / eps = Delta / eps, and
+    the pair moves it by Delta: exact epsilon 1 * Delta / (Delta / eps) = eps, at the claim
+    (holds, as at the worst audited point before)."""
+    pt = {"epsilon": 1.0, "W": 1, "T": 1, "d": 1, "boundary": "strict"}
+    std = [dict(g) for g in get("pfcoco/window-tree-gamma").audit.declaration.grid(
+        AuditContext(BUDGETS["standard"], seed=0, alpha=0.05))]
+    assert pt in std
+    p = plan("pfcoco/window-tree-gamma", pt)
+    assert p.exact == pytest.approx(1.0 * 1.0 / (1.0 * (math.ceil(math.log2(1)) + 1) / 1.0),
+                                    rel=1e-9)
 
 
 # ======================== every bundled claim's expected verdict ================================
@@ -530,7 +600,9 @@ EXPECTED: dict[str, Expected] = {
                                 "muD_over_L": 0.01, "update": "exact"}]),
     "pfcoco/wdp-cocol-gamma": Expected(
         "violated", "test_pfcoco_wdp_cocol_gamma_unprojected_upper: 1.4777 before projection; "
-        "the engine's valid lower bound above 1 at 100 000 runs",
+        "the engine's valid lower bound above 1 at 100 000 runs (and at W = 1, first on the quick "
+        "grid: 1.9703 before projection, lower bound above 1 at 20 000 runs, "
+        "test_pfcoco_wdp_cocol_gamma_at_window_one_decides_the_quick_verdict)",
         points=[COCOL_GAMMA_POINT], samples=100_000),
     "pfcoco/wdp-cocop-gaussian": Expected(
         "holds", "test_pfcoco_learner_gaussian_accountant: accountant with the proved 2L "

@@ -114,3 +114,75 @@ def test_parameter_range_validates_and_round_trips() -> None:
     assert PrivacyClaim.from_dict(claim.to_dict()) == claim
     with pytest.raises(ValueError, match="twice"):
         PrivacyClaim("demo/x", 1.0, 0.0, Provenance("demo.txt", "v1", "Theorem 1"), ranges=(r, r))
+
+
+def _numeric(values: list[Any]) -> bool:
+    return bool(values) and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                for x in values)
+
+
+def _names_end(note: str, name: str, value: float) -> bool:
+    """Whether ``note`` names the end ``name = value`` (``"T = 1"``, ``"muD_over_L = 2"``)."""
+    forms = {f"{value:g}", repr(value)} | ({str(int(value))} if float(value).is_integer() else set())
+    return any(re.search(rf"(?<![\w.]){re.escape(name)} = {re.escape(f)}(?![\w.])", note)
+               for f in forms)
+
+
+def _missing_closed_ends(r: ParameterRange, values: list[Any]) -> list[str]:
+    """The closed ends of ``r``'s stated range that are neither among ``values`` nor named (with
+    the reason) in ``r.note``; a closed end stated only through a symbol is reported too."""
+    ends = r.stated_ends()
+    if ends is None:
+        return [f"{r.name}: stated range {r.stated!r} has no machine-readable ends"]
+    out = []
+    for value, closed in ends:
+        if not closed:
+            continue
+        if isinstance(value, str):
+            out.append(f"{r.name}: closed end {value!r} of {r.stated!r} is a symbol; state it as "
+                       "the number the grid uses")
+        elif not any(_same(value, x) for x in values) and not _names_end(r.note, r.name, value):
+            out.append(f"{r.name} = {value:g} (closed end of {r.stated!r}) is not on the standard "
+                       f"grid ({sorted(set(values))}) and the note does not say why")
+    return out
+
+
+@pytest.mark.parametrize("rc", BUNDLED, ids=lambda rc: rc.claim.id)
+def test_every_closed_end_of_a_stated_range_is_audited(rc: Any) -> None:
+    """The declared extremes stand for the *stated* range: each closed end (the 2 of (0, 2], the
+    1 of T >= 1) is on the standard grid, or the range's note names it and says why it cannot be
+    (issue 33: "audit the stated range, extremes included", for every parameter); and no grid
+    value lies outside the stated range."""
+    grid = _grid(rc, "standard")
+    problems = []
+    for r in rc.claim.ranges:
+        values = [p[r.name] for p in grid if r.name in p]
+        if r.role != "parameter" or not _numeric(values):
+            continue
+        problems += _missing_closed_ends(r, values)
+        ends = r.stated_ends()
+        if ends is None:
+            continue
+        (lo, lo_closed), (hi, hi_closed) = ends
+        for x in values:
+            below = isinstance(lo, float) and (x < lo or (x == lo and not lo_closed))
+            above = isinstance(hi, float) and (x > hi or (x == hi and not hi_closed))
+            if below or above:
+                problems.append(f"{r.name} = {x} on the grid lies outside the stated {r.stated!r}")
+    assert not problems, f"{rc.claim.id}: " + "; ".join(problems)
+
+
+def test_the_closed_end_check_is_not_vacuous() -> None:
+    """A range whose closed end is missing from the grid fails unless its note names that end."""
+    r = ParameterRange("muD_over_L", "(0, 2] (mu D <= 2L)", note="small and near-largest")
+    assert r.stated_ends() == ((0.0, False), (2.0, True))
+    assert _missing_closed_ends(r, [0.01, 1.5]) and not _missing_closed_ends(r, [0.01, 2.0])
+    t = ParameterRange("T", ">= 1", note="T = 1 has no neighbouring stream that differs inside "
+                       "the window after it")
+    assert t.stated_ends() == ((1.0, True), (math.inf, False)) and not _missing_closed_ends(t, [8])
+    assert _missing_closed_ends(ParameterRange("T", ">= 1", note="T = 10 is enough"), [8])
+    assert _missing_closed_ends(ParameterRange("H", "(0, L / R]", note="n"), [0.5])
+    assert _missing_closed_ends(ParameterRange("x", "a set in words", note="n"), [1.0])
+    assert ParameterRange("g", "L_G / alpha in [1, inf)", note="n").stated_ends() == (
+        (1.0, True), (math.inf, False))
+    assert ParameterRange("k", "1 | 2", note="n").stated_ends() is None

@@ -9,6 +9,8 @@ sensitivity statements the proof relies on, so reports can quote it and JSON can
 from __future__ import annotations
 
 import enum
+import math
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -224,6 +226,13 @@ class ParameterRange:
     value chosen to stand for it, and ``note`` says why); ``breakpoints``: grid values on both sides
     of every point where the algorithm's discrete choices change (a ceiling or an integer count
     jumps); ``role``: one of :data:`PARAMETER_ROLES`; ``note``: one sentence on the choices.
+
+    The ends of a numeric range are machine-readable from ``stated`` (:meth:`stated_ends`): it
+    begins with ``(a, b)``, ``[a, b]`` (any mix of brackets), ``>= a``, ``> a``, ``<= b``,
+    ``< b`` or ``<expression> in [a, b)``, where ``a`` and ``b`` are numbers, fractions (``1/2``),
+    ``inf`` or a symbol (``r``); whatever follows is comment. A closed end (the ``2`` of
+    ``(0, 2]``, the ``1`` of ``>= 1``) is audited on the grid, or ``note`` names it
+    (``"T = 1 ..."``) and says why it cannot be (``tests/test_parameter_ranges.py``).
     """
 
     name: str
@@ -256,11 +265,49 @@ class ParameterRange:
                 out[key] = list(getattr(self, key))
         return out
 
+    def stated_ends(self) -> tuple[tuple[float | str, bool], tuple[float | str, bool]] | None:
+        """The ends of ``stated`` as ``((low, closed), (high, closed))``, or ``None`` when it is
+        not a numeric range (alternatives ``"1 | 2"``, a label, a set in words).
+
+        An end is a float (``inf`` for an unbounded side, which is never closed) or, when the
+        paper states it through another symbol (``(r, inf)``), that symbol as a string.
+        """
+        text = self.stated.strip()
+        m = _ONE_SIDED.match(text)
+        if m:
+            op, value = m.group(1), _end_value(m.group(2))
+            if op.startswith(">"):
+                return (value, op == ">="), (math.inf, False)
+            return (-math.inf, False), (value, op == "<=")
+        m = _INTERVAL.match(text)
+        if not m:
+            return None
+        low, high = _end_value(m.group(2)), _end_value(m.group(3))
+        return ((low, m.group(1) == "[" and low != -math.inf),
+                (high, m.group(4) == "]" and high != math.inf))
+
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ParameterRange":
         return cls(d["name"], d.get("stated", ""), d.get("quote", ""),
                    tuple(d.get("extremes", ())), tuple(d.get("breakpoints", ())),
                    d.get("role", "parameter"), d.get("note", ""))
+
+
+_NUMBER = r"-?(?:inf|\d+(?:\.\d*)?(?:e-?\d+)?(?:\s*/\s*\d+)?)"
+_ONE_SIDED = re.compile(r"^(>=|>|<=|<)\s*(" + _NUMBER + r"|[A-Za-z_]\w*)(?![\w.])")
+_INTERVAL = re.compile(r"^(?:[^()\[\],]*\bin\s+)?([(\[])\s*([^,()\[\]]+?)\s*,\s*"
+                       r"([^,()\[\]]+?)\s*([)\]])")
+
+
+def _end_value(text: str) -> float | str:
+    """One end of a stated range: a number, a fraction ``a/b``, ``inf``, or the symbol as text."""
+    t = text.strip()
+    if re.fullmatch(_NUMBER, t):
+        if "/" in t:
+            a, b = t.split("/")
+            return float(a) / float(b)
+        return float(t)
+    return t
 
 
 def _freeze(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -420,6 +420,7 @@ def _net_grid(ctx: AuditContext) -> list[dict[str, Any]]:
         pts += [dict(epsilon=e, delta=0.0, d=1, T=1024) for e in (0.1, 10.0)]
         pts += [dict(epsilon=e, delta=dl, d=2, T=4) for e in (1.0, 128.0) for dl in (0.0, 1e-6)
                 if (e, dl) != (128.0, 0.0)]
+        pts.append(dict(epsilon=1.0, delta=0.0, d=1, T=1))  # T = 1 closes the stated T >= 1
     return pts
 
 
@@ -466,8 +467,10 @@ def _net_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
 # --- Algorithm 2 ----------------------------------------------------------------------------------
 
 def _alg2_grid(ctx: AuditContext) -> list[dict[str, Any]]:
+    # standard grid: T = 2 closes the stated T >= 2 (claims.ALG2.ranges)
+    Ts = (64, 2 ** 30) if coarse(ctx.budget) else (2, 64, 2 ** 30)
     pts = [dict(epsilon=e, d=d, T=T, beta=0.1, cap=cap)
-           for e in (0.1, 1.0, 10.0) for d in (2,) for T in (64, 2 ** 30) for cap in ("none", "log2 T")]
+           for e in (0.1, 1.0, 10.0) for d in (2,) for T in Ts for cap in ("none", "log2 T")]
     if not coarse(ctx.budget):
         pts += [dict(epsilon=1.0, d=1024, T=T, beta=b, cap="none") for T in (2 ** 12, 2 ** 20)
                 for b in (0.01, 0.49)]
@@ -664,6 +667,8 @@ def _alg5_grid(delta: float) -> Callable[[AuditContext], list[dict[str, Any]]]:
         if not coarse(ctx.budget):
             pts += [dict(epsilon=big_eps[-1], d=d, T=T, eps0_reading=readings[0])
                     for d in (16, 2 ** 20) for T in (64, 2 ** 20)]
+            # T = 2 closes the stated T >= 2 (claims._ALG5_T), by the exact laws at d = 2
+            pts.append(dict(epsilon=eps_small[0], d=2, T=2, eps0_reading=readings[0]))
         for p in pts:
             if delta > 0:
                 p["delta"] = delta

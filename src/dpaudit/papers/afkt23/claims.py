@@ -256,7 +256,9 @@ _THM1_D = _R("d", ">= 2 experts", _EXPERTS, (2, 1024), (2, 3),
              note="ceil(log d) (base 2) jumps from 1 to 2 between d = 2 and d = 3")
 _THM1_T = _R("T", ">= 1", _EXPERTS, (6, 1048576), (6, 256),
              note="the draws the loop allows, min(ceil(K), floor(T/2)), saturate at T = 2 ceil(K) "
-                  "(48 at d = 2, beta = 0.49): T = 6 below, 256 above")
+                  "(48 at d = 2, beta = 0.49): T = 6 below, 256 above. T = 1 is not audited: "
+                  "line 4 plays x_1 = x_0 ~ Unif[d] before the first loss is received (line 11), "
+                  "so a one-round release does not depend on the data (epsilon 0)")
 _BETA = _R("beta", "(0, 1/2)", r"Let $0 < \beta < 1/2$", (0.01, 0.49))
 _K_READING = _R("k_reading", "printed | integer", r"**if** $k < K$ **then**", role="reading",
                 note="line 5 with line 1's real K: ceil(K) draws (printed) or floor(K) (integer)")
@@ -265,7 +267,8 @@ _GAMMA = _R("gamma", "(0, 1)", r"For some $\gamma > 0$ , let $L^*(\gamma)$ be su
             (2.0 ** -20, 0.99), (0.61, 0.6, 0.37, 0.36),
             note="a prior mass (K = 2 log 1/gamma > 0 needs gamma < 1); 2^-20 = 1/d at d = 2^20; "
                  "ceil(K) phases jump at gamma = e^(-1/2) (0.61 | 0.6) and e^(-1) (0.37 | 0.36)")
-_ALG5_T = _R("T", ">= 2 (log T > 0)", r"$\beta = \frac{1}{T^2}$", (6, 1048576))
+_ALG5_T = _R("T", ">= 2 (log T > 0)", r"$\beta = \frac{1}{T^2}$", (2, 1048576),
+             note="T = 2 (standard grid, d = 2): the smallest horizon with log T > 0")
 _ALG5_D = _R("d", ">= 2 experts", r"In particular, for DP-OPE with $d$ experts", (2, 1048576))
 _EPS0_READING = _R("eps0_reading", "eps0-formula | eta-formula",
                    r"$\varepsilon_0 = \varepsilon/\sqrt{K} \log 1/\delta$", role="reading",
@@ -282,8 +285,9 @@ ALG1_APPROX = replace(ALG1_APPROX, ranges=_ALG1_RANGES + (
 ALG2 = replace(ALG2, ranges=(
     _R("epsilon", "(0, inf)", r"Then Algorithm 2 is $\varepsilon$ -DP", (0.1, 10.0)),
     _R("d", ">= 2 experts", _EXPERTS, (2, 1024)),
-    _R("T", ">= 2 (log T > 0)", r"Set $\varepsilon_0 = \varepsilon/2 \log T$", (64, 2 ** 30),
-       note="2^30: enough rounds for the uncapped restarts to exceed the proof's log T"),
+    _R("T", ">= 2 (log T > 0)", r"Set $\varepsilon_0 = \varepsilon/2 \log T$", (2, 2 ** 30),
+       note="2^30: enough rounds for the uncapped restarts to exceed the proof's log T; T = 2 "
+            "(standard grid): the smallest horizon with log T > 0"),
     _BETA,
     _R("cap", "none | log2 T", r"can change at most $\log(T)$ times", role="reading",
        note="no cap as printed; the proof's log T cap audited as the other reading")))
@@ -293,7 +297,8 @@ NET_OCO = replace(NET_OCO, ranges=(
        r"with $\rho = 1/(LT)$ is $(\varepsilon, \delta)$ -DP", (0.0, 0.99)),
     _R("d", ">= 1", r"Let $\mathcal{X} = \{x \in \mathbb{R}^d : \|x\|_2 \leq D\}$", (1, 2),
        note="the net has about (2 D sqrt(d) L T)^d points: d <= 2 is what can be enumerated"),
-    _R("T", ">= 1", r"$\rho = 1/(LT)$", (4, 1024))))
+    _R("T", ">= 1", r"$\rho = 1/(LT)$", (1, 1024),
+       note="T = 1 (standard grid): one release, the net's exponential mechanism before any loss")))
 DP_FTRL = replace(DP_FTRL, ranges=(
     _R("epsilon", "(0, inf)", r"is $(\varepsilon, \delta)$ -DP and generates", (0.1, 4.0)),
     _R("delta", "(0, 1)", r"\log(T) \log(1/\delta)\right)^{1/3}$", (1e-8, 0.99),

@@ -587,7 +587,10 @@ def _pqftl_grid(grid: str) -> list[dict[str, Any]]:
                for e, T, R, lr in ((1.0, 64, 10.0, "tree"), (0.1, 64, 10.0, "tree"),
                                    (1.0, 64, 1.0, "tree"), (1.0, 3, 1.0, "natural"))]
             + [dict(epsilon=10.0, delta=1e-2, T=3, R=10.0, alpha=a_emp, d=1,
-                    log_reading="natural", setting="empirical pair")])
+                    log_reading="natural", setting="empirical pair")]
+            # T = 2 closes the stated T >= 2 (ranges.py)
+            + [dict(epsilon=e, delta=1e-5, T=2, R=1.0, alpha=1.0, d=1, log_reading=lr)
+               for e in (0.01, 1.0, 10.0) for lr in ("tree", "natural")])
 
 
 def _pqftl_model(version: Version) -> Callable[[dict[str, Any], int], _TreeModel]:

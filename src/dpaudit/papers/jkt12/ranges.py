@@ -58,7 +58,9 @@ def _ranges(alg: str, src: str) -> tuple[ParameterRange, ...]:
         hi_T = 522911 if alg == "pigd" else 100000
         out["T"] = _r("T", T.stated, q, (lo_T, hi_T), T.note if lo_T == 2 else
                       "T >= t_q = ceil(2 L_G^2/alpha^2) so that the noisy phase starts; 16 is the "
-                      "smallest audited")
+                      "smallest audited. T = 2 is not audited: t_q = ceil(2 (L_G/alpha)^2) >= 2 "
+                      "(L_G >= alpha), so T - 1 < t_q and every released point is a random "
+                      "burn-in point (Algorithm 3 line 3), independent of the data (epsilon 0)")
         out["d"] = _r("d", ">= 1", q, (1, {"pocp": 4, "pigd": 54, "pgiga": 3}[alg]), _D_NOTE)
     if alg in ("pigd", "pgiga"):
         out["alpha"] = _r("alpha", "(0, inf)", q, (0.01, 100.0),
@@ -87,9 +89,10 @@ def _ranges(alg: str, src: str) -> tuple[ParameterRange, ...]:
                           "at conventional delta already): sigma^2 ~ log(log T/delta) shrinks as "
                           "delta -> 1 and is undefined where log T <= delta (natural reading at "
                           "T = 2, delta = 0.99: left out)")
-        out["T"] = _r("T", ">= 2", q, (2 if alg == "privatesum" else 3, 100000),
+        out["T"] = _r("T", ">= 2", q, (2, 100000),
                       "the tree depth ceil(log2 T) jumps at every power of two (2, 3, 8, 64, 1000, "
                       "1024 audited)" if alg == "privatesum" else
+                      "T = 2 (standard grid): the closed end, one update after the first release; "
                       "T = 3: the smallest horizon with a noisy node after the first release")
         out["R"] = _r("R", "(0, inf)", q, (1.0, 10.0) if alg == "privatesum" else (0.5, 10.0),
                       "the public norm bound; the calibration is proportional to R, R > 1 checks "

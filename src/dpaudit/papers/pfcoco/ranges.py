@@ -23,6 +23,8 @@ _TREE = "the mini-example illustrated in Figure 1 for releasing the continuous s
 _A1 = "Proposition Al: For any € € (0, 1), the Gamma Mechanism"
 _A3 = "Proposition A3: For any € € (0,1), if ¢* > 21n(1.25/6), the"
 _A6 = "Proposition A6: (advanced composition theorem [12]) For all €,01,02 > 0"
+_TREE_T = ("horizons before, at and past the window; T = 1 (standard grid, W = 1): the one "
+           "released node carries the whole budget")
 _D1 = "the mechanisms' noise is isotropic, so d = 1 carries the privacy loss; d = 3 checks the law"
 
 
@@ -51,16 +53,29 @@ def _window(q: str, extremes: tuple[int, int], bp: tuple[int, ...] = ()) -> Para
               "'for simplicity')" if bp else "powers of two, as the paper assumes", breakpoints=bp)
 
 
+_LEARNER_T1 = ("horizons past the window (T > W) so that entries leave it. T = 1 is not "
+               "audited: its only entry, round 1, enters the release through the window tree's "
+               "first node (the gradient at the data-independent start x~_1), which is "
+               "window-tree-*'s release at T = 1 (audited there); that leaf sits in one noisy node, "
+               "no more than the oldest protected leaf at any audited T, so it cannot be the worst "
+               "case; and the learner pair needs a round before the replaced one to centre the "
+               "trajectory (pairs.learner_pair)")
+_MUD = ("the noise scales with (L + mu D): small, near-largest and largest mu D / L. "
+        "muD_over_L = 2 (standard grid): on the box (R = D/2) mu R = L leaves one gradient field "
+        "f' = mu (x - c), so every pair has the same law (epsilon 0); the simplex (R = D / sqrt 3 "
+        "> D/2) has no such loss above mu D / L = sqrt 3 and is skipped there")
+
+
 def _learner(q: str, gaussian: bool, cocol: bool) -> tuple[ParameterRange, ...]:
     out = [_eps(q),
-           _window(q, (4, 16) if cocol else (2, 32)),
-           _r("T", ">= 1", q, (8, 12) if cocol else (8, 32),
-              "horizons past the window (T > W) so that entries leave it"),
+           _r("W", ">= 1", q, (1, 16) if cocol else (1, 32), "powers of two, as the paper "
+              "assumes; W = 1 (standard grid; also the quick grid of wdp-cocol-gamma, on the box): "
+              "one noisy node per leaf, where the printed L + mu D falls furthest short of 2L"),
+           _r("T", ">= 1", q, (8, 12) if cocol else (8, 32), _LEARNER_T1),
            _r("d", ">= 1", q, (1, 3) if cocol else (1,), _D1 if cocol else
               "the ball's learner is audited at d = 1 (isotropic noise, the pair moves one axis)"),
            _r("muD_over_L", "(0, 2] (mu D <= 2L for an L-Lipschitz mu-strongly convex loss)", q,
-              (0.01, 1.5) if cocol else (0.01, 1.9),
-              "the noise scales with (L + mu D): small and near-largest mu D / L"),
+              (0.01, 2.0), _MUD),
            _boundary(q)]
     if cocol:
         out.append(_r("domain", "a polytope with an LLOO", q, ("box", "simplex"),
@@ -79,11 +94,11 @@ def _learner(q: str, gaussian: bool, cocol: bool) -> tuple[ParameterRange, ...]:
 PFCOCO_RANGES: dict[str, tuple[ParameterRange, ...]] = {
     "pfcoco/window-tree-gamma": (
         _eps(_LEMMA1), _window(_LEMMA1, (1, 64), (4, 6)),
-        _r("T", ">= 1", _LEMMA1, (2, 200), "horizons before, at and past the window"),
+        _r("T", ">= 1", _LEMMA1, (1, 200), _TREE_T),
         _r("d", ">= 1", _LEMMA1, (1, 3), _D1), _boundary(_LEMMA1)),
     "pfcoco/window-tree-gaussian": (
         _eps(_LEMMA3), _window(_LEMMA3, (1, 64), (4, 6)),
-        _r("T", ">= 1", _LEMMA3, (2, 200), "horizons before, at and past the window"),
+        _r("T", ">= 1", _LEMMA3, (1, 200), _TREE_T),
         _r("d", ">= 1", _LEMMA3, (1,), "the Gaussian noise is isotropic: d = 1 carries the loss"),
         _r("delta", "(0, 1)", _LEMMA3, (1e-8, 0.99), "the near-one end (0.5, 0.99), where "
            "sigma^2 ~ ln^p(2/delta) shrinks, holds: at most 0.803 of the claim (W = 1, eps = 10, "
