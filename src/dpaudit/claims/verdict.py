@@ -125,6 +125,19 @@ def _user_supplied(points: list[GridPoint]) -> str:
     return f" ({text}, not computed by dpaudit)" if text else ""
 
 
+def _certifies_nothing(points: list[GridPoint], above: list[GridPoint],
+                       value: Any, what: Any) -> tuple[str, str]:
+    """The inconclusive verdict when evidence at ``above`` exceeds the accountant there: the
+    accountant does not describe this release and certifies nothing. ``value(p)`` is the evidence
+    that exceeds it, ``what(p)`` how the sentence names it."""
+    p = max(above, key=lambda q: value(q) / max(q.epsilon_accountant, 1e-300))
+    return ("inconclusive", f"No counterexample to the claim, but at "
+            f"{format_parameters(p.parameters)} the {what(p)} exceeds the accountant's "
+            f"{p.epsilon_accountant:.4g}, so the accountant does not describe this release "
+            "and certifies nothing" + (f" (and at {len(above) - 1} other of the "
+            f"{len(points)} audited points)" if len(above) > 1 else "") + ".")
+
+
 def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[Verdict, str]:
     """Apply the verdict rules of the module docstring; return (verdict, one-sentence reason).
 
@@ -143,24 +156,15 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
     # release (the schedule it accounts for is not what the code does): it certifies nothing.
     inverted = [p for p in points if p.accountant_below_exact()]
     if inverted:
-        p = max(inverted, key=lambda q: q.epsilon_exact / max(q.epsilon_accountant, 1e-300))
-        return ("inconclusive", f"No counterexample to the claim, but at "
-                f"{format_parameters(p.parameters)} the {exact_label(p.exact_kind)} "
-                f"{p.epsilon_exact:.4g} of a realisable pair exceeds the accountant's "
-                f"{p.epsilon_accountant:.4g}, so the accountant does not describe this release "
-                "and certifies nothing" + (f" (and at {len(inverted) - 1} other of the "
-                f"{len(points)} audited points)" if len(inverted) > 1 else "") + ".")
+        return _certifies_nothing(points, inverted, lambda q: q.epsilon_exact,
+                                  lambda q: f"{exact_label(q.exact_kind)} "
+                                  f"{q.epsilon_exact:.4g} of a realisable pair")
     # Likewise a statistically valid empirical lower bound above the accountant (issue 32): the
     # release's epsilon is above the accountant's with probability >= 1 - alpha.
     refuted = [p for p in points if _lower_bound_above_accountant(p)]
     if refuted:
-        p = max(refuted, key=lambda q: q.epsilon_lower_bound / max(q.epsilon_accountant, 1e-300))
-        return ("inconclusive", f"No counterexample to the claim, but at "
-                f"{format_parameters(p.parameters)} the empirical lower bound "
-                f"{p.epsilon_lower_bound:.4g} exceeds the accountant's "
-                f"{p.epsilon_accountant:.4g}, so the accountant does not describe this release "
-                "and certifies nothing" + (f" (and at {len(refuted) - 1} other of the "
-                f"{len(points)} audited points)" if len(refuted) > 1 else "") + ".")
+        return _certifies_nothing(points, refuted, lambda q: q.epsilon_lower_bound,
+                                  lambda q: f"empirical lower bound {q.epsilon_lower_bound:.4g}")
     no_acc = [p for p in points if p.epsilon_accountant is None]
     over = [p for p in points if p.epsilon_accountant is not None
             and p.epsilon_accountant > p.claimed_epsilon * (1 + EXACT_TOLERANCE)]
