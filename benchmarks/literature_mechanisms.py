@@ -118,6 +118,18 @@ def svt34_parallel(a, n, g):
     return np.c_[svt(3, 2, 1.0)(a, n, g), svt(4, 2, 1.0)(a, n, g)]
 
 
+def truncated_geometric_cdf(c: int, eps: float = EPS, count: int = 5) -> list[int]:
+    """GeoSample's integer table F(0), ..., F(count) (F(count) = d) at true count ``c``: the
+    formula in :func:`truncated_geometric`'s docstring, in exact Python integers."""
+    k = math.ceil(math.log(2.0 / eps))
+    d = (2 ** (k + 1) + 1) * (2 ** k + 1) ** (count - 1)
+    f = [2 ** (k * (c - z)) * (2 ** k + 1) ** (count - (c - z)) for z in range(c)]
+    f += [d - 2 ** (k * (z - c + 1)) * (2 ** k + 1) ** (count - 1 - (z - c))
+          for z in range(c, count)]
+    f.append(d)
+    return f
+
+
 def truncated_geometric(a, n, g, eps: float = EPS, count: int = 5):
     """GeoSample (Balcer and Vadhan, arXiv:1709.05396, Alg. 4.8): draw u uniform on {1, ..., d} and
     release the smallest z in {0, ..., count} with F(z) >= u, where (Step 2, k = ceil(ln(2/eps)),
@@ -127,12 +139,8 @@ def truncated_geometric(a, n, g, eps: float = EPS, count: int = 5):
     c = int(np.asarray(a).reshape(-1)[0])
     if not 0 <= c <= count:
         raise ValueError(f"the count must be in [0, {count}], got {c}")
-    k = math.ceil(math.log(2.0 / eps))
-    d = (2 ** (k + 1) + 1) * (2 ** k + 1) ** (count - 1)
-    f = [2 ** (k * (c - z)) * (2 ** k + 1) ** (count - (c - z)) for z in range(c)]
-    f += [d - 2 ** (k * (z - c + 1)) * (2 ** k + 1) ** (count - 1 - (z - c))
-          for z in range(c, count)]
-    f.append(d)
+    f = truncated_geometric_cdf(c, eps, count)
+    d = f[-1]
     u = g.integers(1, d + 1, size=n)
     return np.searchsorted(np.asarray(f, dtype=np.int64), u, side="left").astype(np.int64)
 

@@ -33,7 +33,6 @@ How each law is computed (every one is a function of the mechanism's definition 
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -43,7 +42,7 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_detection import svt3_value_law, svt_outcome_probabilities  # noqa: E402
-from literature_mechanisms import EPS  # noqa: E402
+from literature_mechanisms import EPS, truncated_geometric_cdf  # noqa: E402
 
 Law = tuple[np.ndarray, np.ndarray]
 
@@ -156,13 +155,8 @@ def svt5_law(a0: np.ndarray, a1: np.ndarray, t: float = 1.0, eps: float = EPS) -
 def truncated_geometric_law(c0: int, c1: int, eps: float = EPS, count: int = 5) -> Law:
     """Balcer-Vadhan GeoSample's exact law (``literature_mechanisms.truncated_geometric``)."""
     def law(c: int) -> np.ndarray:
-        k = math.ceil(math.log(2.0 / eps))
-        d = (2 ** (k + 1) + 1) * (2 ** k + 1) ** (count - 1)
-        f = [2 ** (k * (c - z)) * (2 ** k + 1) ** (count - (c - z)) for z in range(c)]
-        f += [d - 2 ** (k * (z - c + 1)) * (2 ** k + 1) ** (count - 1 - (z - c))
-              for z in range(c, count)]
-        f.append(d)
-        return np.diff(np.r_[0, np.array(f, dtype=object)]).astype(float) / d
+        f = truncated_geometric_cdf(c, eps, count)
+        return np.diff(np.r_[0, np.array(f, dtype=object)]).astype(float) / f[-1]
     return law(c0), law(c1)
 
 
