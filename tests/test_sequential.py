@@ -100,4 +100,12 @@ def test_delta_violation_and_slight_violation_are_caught() -> None:
 
 def test_top_level_export() -> None:
     import dpaudit
+    from dpaudit.blackbox.sequential import SequentialResult
+    from dpaudit.blackbox.sequential_gate import sequential_gate
+
     assert dpaudit.sequential_audit is sequential_audit
+    # The CI gate and the result type both share (issue 36), lazily like the rest.
+    assert dpaudit.sequential_gate is sequential_gate
+    assert dpaudit.SequentialResult is SequentialResult
+    assert {"sequential_audit", "sequential_gate", "SequentialResult"} <= set(dpaudit.__all__)
+    assert set(dpaudit.__all__) <= set(dir(dpaudit))

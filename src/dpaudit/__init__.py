@@ -6,13 +6,15 @@ from typing import TYPE_CHECKING, Any
 
 from dpaudit._version import __version__
 
-__all__ = ["audit", "AuditResult", "sequential_audit", "Claim", "Source", "Lemma", "audit_claim",
-           "register_claim", "noise", "exact", "batch", "__version__"]
+__all__ = ["audit", "AuditResult", "sequential_audit", "sequential_gate", "SequentialResult",
+           "Claim", "Source", "Lemma", "audit_claim", "register_claim", "noise", "exact", "batch",
+           "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from dpaudit.blackbox.result import AuditResult
     from dpaudit.blackbox.empirical_audit import audit
-    from dpaudit.blackbox.sequential import sequential_audit
+    from dpaudit.blackbox.sequential import SequentialResult, sequential_audit
+    from dpaudit.blackbox.sequential_gate import sequential_gate
     from dpaudit import exact, noise
     from dpaudit.api import audit_claim, register_claim
     from dpaudit.claims.user_claims import Claim, Lemma, Source
@@ -21,6 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # Exported lazily so that `import dpaudit` stays cheap (scipy/statsmodels load on first use).
 _LAZY = {"audit": "dpaudit.blackbox.empirical_audit", "AuditResult": "dpaudit.blackbox.empirical_audit",
          "sequential_audit": "dpaudit.blackbox.sequential",
+         "SequentialResult": "dpaudit.blackbox.sequential",
+         "sequential_gate": "dpaudit.blackbox.sequential_gate",
          "Claim": "dpaudit.claims.user_claims", "Source": "dpaudit.claims.user_claims",
          "Lemma": "dpaudit.claims.user_claims", "audit_claim": "dpaudit.api",
          "register_claim": "dpaudit.api", "batch": "dpaudit.batching"}
