@@ -227,6 +227,13 @@ except AssertionError as exc:
     assert "claim violated" in str(exc)
 else:
     raise SystemExit("assert_dp did not fail a 2-DP mechanism claimed 1-DP")
+try:  # the sequential gate (issue 36) runs without pytest too
+    assert_dp(laplace_count(0.5), [1, 0, 1], [1, 0, 0], epsilon=1.0, sequential=True,
+              max_samples=20_000)
+except AssertionError as exc:
+    assert "sequential gate stopped" in str(exc)
+else:
+    raise SystemExit("assert_dp(sequential=True) did not fail a 2-DP mechanism claimed 1-DP")
 assert not any(m.split(".")[0] in ("pytest", "_pytest") for m in sys.modules)
 print("ok")
 '''

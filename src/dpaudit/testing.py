@@ -15,12 +15,16 @@ installed. It provides
   It runs :func:`dpaudit.audit` (same mechanism contract) and raises ``AssertionError`` with a
   readable message (the lower bound, the claim, the event, its counts and how to reproduce) when
   the empirical lower bound on epsilon exceeds the claim; otherwise it returns the
-  :class:`~dpaudit.blackbox.empirical_audit.AuditResult`.
+  :class:`~dpaudit.blackbox.empirical_audit.AuditResult`. With ``sequential=True`` it runs the
+  anytime-valid CI gate :func:`dpaudit.blackbox.sequential_gate.sequential_gate` instead, which
+  stops at the first conclusive evidence (at most ``max_samples`` runs per input), and fails with
+  the gate's stopping time, log-wealth and winning event;
 * the fixture ``dp_auditor`` (:class:`DPAuditor`), whose ``assert_dp`` derives a fixed seed from
   the test's id, so every test uses its own reproducible randomness;
 * the marker ``dp_slow`` for slow audits (deselect them in quick runs with ``-m "not dp_slow"``);
-* the options ``--dp-seed`` (base seed of the fixture, default 0) and ``--dp-samples`` (default
-  samples of the fixture's audits).
+* the options ``--dp-seed`` (base seed of the fixture, default 0), ``--dp-samples`` (default
+  samples of the fixture's audits) and ``--dp-sequential`` (the fixture's ``assert_dp`` runs the
+  sequential gate, ``--dp-samples`` being its largest number of runs per input).
 
 The assertions (:func:`assert_dp`, :func:`assert_claim`, :func:`assert_sensitivity`) need no
 pytest: ``from dpaudit.testing import assert_dp`` works in a script or notebook without it; only
@@ -45,6 +49,7 @@ except ImportError:  # e.g. a notebook or a CI script without pytest (issue 35)
 
 if TYPE_CHECKING:  # the engine is imported lazily: this module loads in every pytest run
     from dpaudit.blackbox.result import AuditResult
+    from dpaudit.blackbox.sequential import SequentialResult
 
 __all__ = ["assert_dp", "assert_claim", "assert_sensitivity", "DPAuditor", "dp_auditor",
            "derive_seed", "violation_message", "DEFAULT_SAMPLES", "DEFAULT_SEED"]
@@ -68,16 +73,21 @@ def _fmt(x: Any, digits: int = 4) -> str:
 
 
 def _call_text(epsilon: float, delta: float, samples: int, alpha: float, seed: int,
-               extra: Mapping[str, Any]) -> str:
-    args = [f"epsilon={epsilon!r}", f"delta={delta!r}", f"samples={samples!r}",
-            f"alpha={alpha!r}", f"seed={seed!r}"]
+               extra: Mapping[str, Any], sequential: bool = False) -> str:
+    budget = f"sequential=True, max_samples={samples!r}" if sequential else f"samples={samples!r}"
+    args = [f"epsilon={epsilon!r}", f"delta={delta!r}", budget, f"alpha={alpha!r}",
+            f"seed={seed!r}"]
     args += [f"{k}={v!r}" if isinstance(v, (int, float, str, bool, type(None))) else f"{k}=..."
              for k, v in extra.items()]
     return "assert_dp(mechanism, data0, data1, " + ", ".join(args) + ")"
 
 
-def violation_message(result: "AuditResult", reproduce: str) -> str:
-    """The failure message for a violated claim: bound, claim, event, counts, reproduction."""
+def violation_message(result: "AuditResult | SequentialResult", reproduce: str) -> str:
+    """The failure message for a violated claim: bound, claim, event, counts, reproduction (for a
+    :class:`~dpaudit.blackbox.sequential.SequentialResult`: stopping time, log-wealth, the winning
+    bettor's event, reproduction)."""
+    if hasattr(result, "stopped_at"):
+        return _gate_message(result, reproduce)
     d = result.to_dict()
     claim = d.get("claim", {})
     eps, delta = claim.get("epsilon"), claim.get("delta")
@@ -125,6 +135,33 @@ def violation_message(result: "AuditResult", reproduce: str) -> str:
     return "\n".join(lines)
 
 
+def _gate_message(result: "SequentialResult", reproduce: str) -> str:
+    d = result.to_dict()
+    claim = d.get("claim", {})
+    eps, delta = claim.get("epsilon"), claim.get("delta")
+    lines = [
+        f"({_fmt(eps)}, {_fmt(delta)})-DP claim violated: the sequential gate stopped after "
+        f"{d.get('stopped_at')} betting runs per input ({d.get('runs_per_input')} in all, "
+        f"{d.get('train_runs')} training runs never bet on): log-wealth {_fmt(d.get('log_wealth'))}"
+        f" >= ln(1/alpha) = {_fmt(d.get('threshold_log_wealth'))} (anytime-valid at level alpha = "
+        f"{_fmt(d.get('alpha'))}, Ville's inequality).",
+    ]
+    best = d.get("event") or {}
+    ev = best.get("event") or {}
+    if ev:
+        lines.append(f"  event:     {ev.get('description') or ev} (bettor: "
+                     f"{best.get('statistic')} statistic, bet {_fmt(best.get('bet'))}, its "
+                     f"log-wealth {_fmt(best.get('log_wealth'))})")
+    bettors = [b.get("statistic") for b in (d.get("statistic") or {}).get("bettors", [])]
+    if bettors:
+        lines.append(f"  bettors:   {len(bettors)} ({', '.join(map(str, bettors))}), equal weights "
+                     "fixed before sampling; the gate's wealth is their average")
+    lines.append(f"  samples:   at most {d.get('max_samples')} runs per input, seed {d.get('seed')}, "
+                 f"{d.get('rounds')} betting round{'s' if d.get('rounds') != 1 else ''}")
+    lines.append(f"  reproduce: {reproduce}")
+    return "\n".join(lines)
+
+
 def _sum(a: Any, b: Any) -> Any:
     try:
         return int(a) + int(b)
@@ -156,7 +193,9 @@ def _inputs(caller: str, data0: Any, data1: Any, audit_kwargs: Mapping[str, Any]
 
 def assert_dp(mechanism: Callable[..., Any], data0: Any = _MISSING, data1: Any = _MISSING, *,
               epsilon: float, delta: float = 0.0, samples: int = DEFAULT_SAMPLES,
-              alpha: float = 0.05, seed: int = DEFAULT_SEED, **audit_kwargs: Any) -> "AuditResult":
+              alpha: float = 0.05, seed: int = DEFAULT_SEED, sequential: bool = False,
+              max_samples: int | None = None,
+              **audit_kwargs: Any) -> "AuditResult | SequentialResult":
     """Fail the calling test if an audit finds that ``mechanism`` violates (epsilon, delta)-DP.
 
     Parameters
@@ -175,26 +214,83 @@ def assert_dp(mechanism: Callable[..., Any], data0: Any = _MISSING, data1: Any =
         Probability of a false alarm on a mechanism that meets its claim (default 0.05).
     seed : int
         Seed of the audit (default 0: deterministic, so CI runs are reproducible).
+    sequential : bool
+        Run the anytime-valid gate :func:`dpaudit.blackbox.sequential_gate.sequential_gate`
+        instead of the fixed-budget audit (default False): it stops at the first conclusive
+        evidence of a violation, so a broken mechanism fails fast and a correct one costs the
+        whole budget.
+    max_samples : int >= 100, optional
+        With ``sequential=True``: the gate's largest number of runs per input (default:
+        ``samples``). Not accepted without ``sequential=True``.
     **audit_kwargs
-        Passed to :func:`dpaudit.audit` (``pairs``, ``statistic``, ``output_kind``, ...).
+        Passed to :func:`dpaudit.audit` (``pairs``, ``statistic``, ``output_kind``, ...); with
+        ``sequential=True`` to the gate, which takes ``train_samples`` and ``statistics`` only.
 
     Returns
     -------
-    AuditResult
-        When no violation was found.
+    AuditResult or SequentialResult
+        When no violation was found (a ``SequentialResult`` with ``sequential=True``).
 
     Raises
     ------
     AssertionError
         When the one-sided ``(1 - alpha)`` lower bound on epsilon exceeds ``epsilon``; the message
-        states the bound, the claim, the event, its counts and the call that reproduces it.
+        states the bound, the claim, the event, its counts and the call that reproduces it. With
+        ``sequential=True``: when the gate's wealth reaches ``1 / alpha``; the message states the
+        stopping time, the log-wealth, the winning bettor's event and the call that reproduces it.
     ValueError, TypeError
-        For invalid arguments or a mechanism that breaks the contract (from :func:`dpaudit.audit`).
+        For invalid arguments or a mechanism that breaks the contract (from :func:`dpaudit.audit`
+        or the gate).
     """
     __tracebackhide__ = True
     data0, data1 = _inputs("assert_dp()", data0, data1, audit_kwargs)
+    if _sequential_mode(sequential, max_samples):
+        return _assert_gate(mechanism, data0, data1, epsilon, delta,
+                            samples if max_samples is None else max_samples,
+                            "samples" if max_samples is None else "max_samples", alpha, seed,
+                            audit_kwargs, None)
     return _assert_dp(mechanism, data0, data1, epsilon, delta, samples, alpha, seed, audit_kwargs,
                       None)
+
+
+#: Options of :func:`assert_dp` that the sequential gate takes besides the claim and budget.
+_GATE_OPTIONS = ("train_samples", "statistics")
+
+
+def _sequential_mode(sequential: Any, max_samples: Any) -> bool:
+    """Whether to run the gate; a TypeError for a non-bool ``sequential`` or for ``max_samples``
+    without it (it would be silently ignored by the fixed-budget audit)."""
+    if not isinstance(sequential, bool):
+        raise TypeError(f"sequential must be True or False, got {sequential!r}")
+    if max_samples is not None and not sequential:
+        raise TypeError("max_samples is the sequential gate's budget: pass sequential=True with "
+                        "it (the fixed-budget audit takes samples=)")
+    return sequential
+
+
+def _assert_gate(mechanism: Callable[..., Any], data0: Any, data1: Any, epsilon: float,
+                 delta: float, max_samples: Any, budget_name: str, alpha: float, seed: int,
+                 gate_kwargs: Mapping[str, Any], rerun_hint: str | None) -> "SequentialResult":
+    __tracebackhide__ = True
+    from dpaudit._validation import check_int
+    from dpaudit.blackbox.sequential_gate import sequential_gate
+
+    others = sorted(set(gate_kwargs) - set(_GATE_OPTIONS))
+    if others:
+        raise TypeError(f"assert_dp(sequential=True) runs the sequential gate on one pair "
+                        f"(data0, data1), which takes {' and '.join(_GATE_OPTIONS)} only; not "
+                        f"{', '.join(others)} (options of the fixed-budget audit)")
+    # The budget is named as the caller passed it (samples= or max_samples=).
+    max_samples = check_int(max_samples, budget_name, minimum=100)
+    result = sequential_gate(mechanism, data0, data1, epsilon=epsilon, delta=delta, alpha=alpha,
+                             max_samples=max_samples, seed=seed, **gate_kwargs)
+    if result.verdict == "violated":
+        reproduce = _call_text(epsilon, delta, max_samples, alpha, seed, gate_kwargs,
+                               sequential=True)
+        if rerun_hint:
+            reproduce += f"\n             or rerun: {rerun_hint}"
+        raise AssertionError(violation_message(result, reproduce))
+    return result
 
 
 def _assert_dp(mechanism: Callable[..., Any], data0: Any, data1: Any, epsilon: float, delta: float,
@@ -253,16 +349,19 @@ def derive_seed(base_seed: int, test_id: str, call_index: int = 0) -> int:
 class DPAuditor:
     """What the ``dp_auditor`` fixture returns: audits seeded from the test id.
 
-    ``base_seed`` comes from ``--dp-seed`` and ``samples`` from ``--dp-samples``; each call's
+    ``base_seed`` comes from ``--dp-seed``, ``samples`` from ``--dp-samples`` and ``sequential``
+    from ``--dp-sequential`` (``assert_dp`` then runs the sequential gate with at most
+    ``samples`` runs per input, unless the call says ``sequential=False``); each call's
     seed is :func:`derive_seed` ``(base_seed, test_id, k)`` for the k-th call in the test, unless
     the call passes ``seed=`` itself.
     """
 
     def __init__(self, test_id: str, base_seed: int = DEFAULT_SEED,
-                 samples: int = DEFAULT_SAMPLES) -> None:
+                 samples: int = DEFAULT_SAMPLES, sequential: bool = False) -> None:
         self.test_id = test_id
         self.base_seed = base_seed
         self.samples = samples
+        self.sequential = sequential
         self.calls = 0
 
     def next_seed(self) -> int:
@@ -286,17 +385,28 @@ class DPAuditor:
     def assert_dp(self, mechanism: Callable[..., Any], data0: Any = _MISSING,
                   data1: Any = _MISSING, *,
                   epsilon: float, delta: float = 0.0, samples: int | None = None,
-                  alpha: float = 0.05, seed: int | None = None,
-                  **audit_kwargs: Any) -> "AuditResult":
-        """:func:`assert_dp` with this test's seed and default samples."""
+                  alpha: float = 0.05, seed: int | None = None, sequential: bool | None = None,
+                  max_samples: int | None = None,
+                  **audit_kwargs: Any) -> "AuditResult | SequentialResult":
+        """:func:`assert_dp` with this test's seed and default samples; ``sequential`` defaults
+        to ``--dp-sequential`` and the gate's ``max_samples`` to ``samples`` (``--dp-samples``)."""
         __tracebackhide__ = True
         data0, data1 = _inputs("dp_auditor.assert_dp()", data0, data1, audit_kwargs)
+        from_option = sequential is None and self.sequential
+        sequential = self.sequential if sequential is None else sequential
+        gate = _sequential_mode(sequential, max_samples)
         explicit = seed is not None
         seed = seed if explicit else self.next_seed()
-        hint = None if explicit else f"pytest {self.test_id!r} --dp-seed={self.base_seed}"
-        return _assert_dp(mechanism, data0, data1, epsilon, delta,
-                          self.samples if samples is None else samples, alpha, seed, audit_kwargs,
-                          hint)
+        hint = None if explicit else (f"pytest {self.test_id!r} --dp-seed={self.base_seed}"
+                                      + (" --dp-sequential" if from_option else ""))
+        budget = self.samples if samples is None else samples
+        if gate:
+            return _assert_gate(mechanism, data0, data1, epsilon, delta,
+                                budget if max_samples is None else max_samples,
+                                "samples" if max_samples is None else "max_samples", alpha, seed,
+                                audit_kwargs, hint)
+        return _assert_dp(mechanism, data0, data1, epsilon, delta, budget, alpha, seed,
+                          audit_kwargs, hint)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -388,6 +498,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--dp-samples", action="store", type=_samples_int, default=DEFAULT_SAMPLES,
                     metavar="N", help="samples per input of dp_auditor audits that do not set "
                     f"samples= (default {DEFAULT_SAMPLES})")
+    group.addoption("--dp-sequential", action="store_true", default=False,
+                    help="dp_auditor.assert_dp runs the anytime-valid sequential gate (stops at "
+                    "the first conclusive evidence) instead of the fixed-budget audit, with at "
+                    "most --dp-samples runs per input, unless a call says sequential=False")
     group.addoption("--dp-executor", action="store", default="local",
                     choices=("local", "processes", "dask"),
                     help="where assert_dp and dp_auditor audits run their test chunks: local "
@@ -412,6 +526,9 @@ def pytest_configure(config: pytest.Config) -> None:
         executor = "dask"
     if scheduler is not None and executor != "dask":
         raise pytest.UsageError(f"--dp-scheduler needs --dp-executor dask, got {executor}")
+    if config.getoption("dp_sequential", False) and config.getoption("dp_samples", 100) < 100:
+        raise pytest.UsageError(f"--dp-samples must be at least 100 with --dp-sequential (the "
+                                f"gate's runs per input), got {config.getoption('dp_samples')}")
     _SESSION.update(executor=executor, scheduler=scheduler, open=None,
                     report_dir=config.getoption("dp_report", None))
     plugins = config.getoption("dp_plugin", None) or []
@@ -433,15 +550,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
+    mode = ("sequential gate (--dp-sequential), at most" if config.getoption("dp_sequential")
+            else "default samples")
     return (f"dpaudit: dp_auditor base seed {config.getoption('dp_seed')} (--dp-seed), "
-            f"default samples {config.getoption('dp_samples')} (--dp-samples), executor "
+            f"{mode} {config.getoption('dp_samples')} (--dp-samples), executor "
             f"{_SESSION['executor']} (--dp-executor)")
 
 
 def dp_auditor(request: pytest.FixtureRequest) -> DPAuditor:
     """A :class:`DPAuditor` whose audits are seeded from ``--dp-seed`` and this test's id."""
     return DPAuditor(request.node.nodeid, request.config.getoption("dp_seed"),
-                     request.config.getoption("dp_samples"))
+                     request.config.getoption("dp_samples"),
+                     bool(request.config.getoption("dp_sequential", False)))
 
 
 if pytest is not None:
