@@ -9,6 +9,9 @@ Commands::
                          [--out DIR] [--fresh] [--quiet]
     dpaudit report DIR
     dpaudit float-audit [--f0 X] [--f1 X] [--scale B] [--sampler numpy|textbook] [--json]
+    dpaudit gate CLAIM_ID [--budget B] [--max-samples N] [--seed N] [--alpha A] [--json]
+    dpaudit gate --mechanism MODULE:FUNCTION --data0 VALUE --data1 VALUE --epsilon E [--delta D]
+                 [--max-samples N] [--seed N] [--alpha A] [--json]
 
 Every audited claim is written to ``DIR/<claim id>.{json,md,html}`` (plus figure PNGs) and the
 directory's index to ``DIR/index.{json,md,html}`` (:mod:`dpaudit.reporting.writer`). A claim's JSON
@@ -44,6 +47,7 @@ import signal
 import sys
 from pathlib import Path
 from typing import Sequence, TextIO
+from dpaudit.cli.gate import cmd_gate
 from dpaudit.cli.listing import _cmd_list
 from dpaudit.cli.parser import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, EXIT_VIOLATED, UsageError, _Terminated, _on_sigterm, build_parser
 from dpaudit.runner import _Task, _audit_many, _finished_record, _registered_ids, _resolve_claim_ids
@@ -144,7 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "audit": lambda: _cmd_audit(args, out, err),
                 "audit-claims": lambda: _cmd_audit_claims(args, out, err),
                 "report": lambda: _cmd_report(args, out, err),
-                "float-audit": lambda: _cmd_float_audit(args, out, err)}
+                "float-audit": lambda: _cmd_float_audit(args, out, err),
+                "gate": lambda: cmd_gate(args, out, err)}
     from dpaudit.claims.registry import PluginError
 
     previous = None

@@ -10,8 +10,6 @@ from typing import Any, Callable
 
 from dpaudit._version import __version__
 
-
-
 from dpaudit.runner import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE,
                             EXIT_VIOLATED, UsageError, _Terminated)
 
@@ -82,6 +80,13 @@ def _positive(text: str) -> float:
     value = _finite(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def _delta(text: str) -> float:
+    value = _finite(text)
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}")
     return value
 
 
@@ -159,6 +164,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
                    help="audit N claims at a time in worker processes (default: 1)")
     _add_run_options(p, out_required=False)
+
+    p = sub.add_parser("gate", parents=[plugin],
+                       help="run the sequential CI gate on a claim's pairs or on a mechanism",
+                       description="The anytime-valid sequential gate (it stops at the first "
+                                   "conclusive evidence of a violation) on the black-box pairs "
+                                   "of CLAIM_ID, alpha shared over them, or on "
+                                   "--mechanism MODULE:FUNCTION with two inputs. One line per "
+                                   "pair; exit 1 when a gate stopped (violated), 0 otherwise "
+                                   "(not evidence that the claim holds). No report is written.")
+    p.add_argument("claim_id", nargs="?", default=None, metavar="CLAIM_ID",
+                   help="a claim id from `dpaudit list` (or use --mechanism)")
+    p.add_argument("--mechanism", default=None, metavar="MODULE:FUNCTION",
+                   help="FUNCTION(data, n, rng) -> n runs, from MODULE (a dotted name "
+                        "importable from the current folder, or a path to a .py file)")
+    p.add_argument("--data0", default=None, metavar="VALUE",
+                   help="with --mechanism: the first input, a Python literal such as [1, 0, 1]")
+    p.add_argument("--data1", default=None, metavar="VALUE",
+                   help="with --mechanism: the neighbouring input, a Python literal")
+    p.add_argument("--epsilon", type=_positive, default=None, metavar="E",
+                   help="with --mechanism: the claimed epsilon")
+    p.add_argument("--delta", type=_delta, default=0.0, metavar="D",
+                   help="with --mechanism: the claimed delta, in [0, 1) (default: 0)")
+    p.add_argument("--max-samples", type=_int_at_least(100, "an integer >= 100"), default=None,
+                   metavar="N", help="largest number of runs per input of each gate (default: "
+                                     "the budget's samples for a claim, 100000 for --mechanism)")
+    p.add_argument("--budget", choices=_budget_names(), default="quick",
+                   help="a claim's grid and default runs per input (default: quick)")
+    p.add_argument("--seed", type=_seed, default=0, metavar="N",
+                   help="seed of all randomness (default: 0)")
+    p.add_argument("--alpha", type=_alpha, default=0.05, metavar="A",
+                   help="probability of a false alarm on a claim that holds (default: 0.05)")
+    p.add_argument("--json", action="store_true", help="print the gates' results as JSON")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output on stderr")
 
     p = sub.add_parser("float-audit",
                        help="show exactly that a floating-point Laplace sampler is not DP",
