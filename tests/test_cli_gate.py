@@ -96,8 +96,8 @@ def test_gate_on_a_claim_exits_1_on_a_gross_bug_and_0_on_a_correct_release(user_
         assert g["alpha"] == 0.025 and g["gate"]["alpha"] == 0.025
         assert g["gate"]["verdict"] == "not violated" and g["gate"]["stopped_at"] is None
         assert g["gate"]["runs_per_input"] == 5_000
-    assert {g["pair"] for g in record["gated"]} == {"data0=[1. 1.], data1=[1.]",
-                                                    "data0=[1.], data1=[]"}
+    assert {g["pair"] for g in record["gated"]} == {"data0=[1.0, 1.0], data1=[1.0]",
+                                                    "data0=[1.0], data1=[]"}
     assert "gate 1 of 2" in err  # progress on stderr
 
 
@@ -171,3 +171,56 @@ def test_gate_without_pairs_to_bet_on_says_so(capsys) -> None:
         assert "audited by a custom function" in capsys.readouterr().err
     finally:
         registry.unregister("gatecli/custom")
+
+
+# ------------------------------------------------------------------------------------------------
+# The library step (dpaudit.claims.claim_gate), without the command line
+# ------------------------------------------------------------------------------------------------
+
+def _count_claim(scale: float, **pairs):
+    import numpy as np
+
+    from dpaudit import Claim, Source
+
+    def release(p):
+        def mechanism(data, n, rng):
+            return float(np.sum(data)) + rng.laplace(0.0, scale / p["epsilon"], size=n)
+        return mechanism
+
+    return Claim(id="gatecli/lib", statement="The noisy count is eps-DP.",
+                 source=Source(title="count note", kind="code", location="count()"),
+                 claimed=lambda p: (p["epsilon"], 0.0), neighbours="add-remove",
+                 grid=[{"epsilon": 1.0}, {"epsilon": 2.0}], release=release, samples=2_000,
+                 **pairs)
+
+
+def test_gate_claim_shares_alpha_over_every_pair_of_every_point() -> None:
+    from dpaudit.claims.claim_gate import gate_claim
+    from dpaudit.claims.context import BUDGETS, AuditContext
+    from dpaudit.claims.user_claims import declaration_of
+
+    decl = declaration_of(_count_claim(0.1, pairs=lambda p: [([1.0], [])]))
+    gate = gate_claim(decl, AuditContext(BUDGETS["quick"], seed=0, alpha=0.05))
+    # Two grid points, one pair each: two gates at alpha / 2; a 10x too small noise at both.
+    assert [g.parameters["epsilon"] for g in gate.gated] == [1.0, 2.0]
+    assert all(g.alpha == 0.025 and g.result.alpha == 0.025 for g in gate.gated)
+    assert gate.violated and all(g.violated for g in gate.gated) and not gate.not_gated
+    assert all(g.result.runs_per_input < 2_000 for g in gate.gated)
+    assert gate.to_dict()["outcome"] == "violated"
+    with pytest.raises(ValueError, match=r"max_samples must be an integer in \[100"):
+        gate_claim(decl, AuditContext(BUDGETS["quick"]), max_samples=0)
+
+
+def test_gate_claim_reports_a_strategy_search_it_cannot_gate() -> None:
+    from hypothesis import strategies as st
+
+    from dpaudit.claims.claim_gate import gate_claim
+    from dpaudit.claims.context import BUDGETS, AuditContext
+    from dpaudit.claims.user_claims import declaration_of
+
+    strategy = st.just(([1.0], []))
+    decl = declaration_of(_count_claim(1.0, pair_search=lambda p: strategy))
+    gate = gate_claim(decl, AuditContext(BUDGETS["quick"]))
+    assert gate.gated == () and not gate.violated
+    assert [n.parameters["epsilon"] for n in gate.not_gated] == [1.0, 2.0]
+    assert all("Hypothesis strategy" in n.reason for n in gate.not_gated)

@@ -126,14 +126,6 @@ def _pairs(plan: PointPlan) -> tuple[list[tuple[Any, Any]], str | None]:
     return list(emp.pairs), None
 
 
-def _describe(x: Any) -> str:
-    import numpy as np
-
-    text = np.array2string(np.asarray(x), threshold=8, edgeitems=3, max_line_width=10_000) \
-        if isinstance(x, (list, tuple, np.ndarray)) else repr(x)
-    return " ".join(text.split())
-
-
 def gate_claim(declaration: Any, ctx: AuditContext, *, max_samples: int | None = None
                ) -> ClaimGate:
     """Run the sequential gate on every black-box pair of ``declaration`` (module docstring).
@@ -153,6 +145,7 @@ def gate_claim(declaration: Any, ctx: AuditContext, *, max_samples: int | None =
     -------
     ClaimGate
     """
+    from dpaudit.blackbox.pair_search import describe_pair
     from dpaudit.blackbox.sequential_gate import sequential_gate
 
     if max_samples is not None:
@@ -175,7 +168,7 @@ def gate_claim(declaration: Any, ctx: AuditContext, *, max_samples: int | None =
         assert emp is not None
         budget = (max_samples if max_samples is not None else
                   ctx.budget.samples if emp.samples is None else emp.samples)
-        pair = f"data0={_describe(d0)}, data1={_describe(d1)}"
+        pair = describe_pair(d0, d1)
         ctx.progress(n, len(todo), f"gate {n + 1} of {len(todo)}: "
                                    f"({format_parameters(plan.parameters)}), {pair}")
         result = sequential_gate(emp.mechanism, d0, d1, epsilon=plan.claimed_epsilon,
