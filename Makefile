@@ -11,7 +11,7 @@ SEED   ?= 0
 # idle OpenBLAS workers busy-waiting between calls halve sampling speed on small machines.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: audit test reports utility campaign smt bench check-html mutants clean library-audits docs
+.PHONY: audit test reports utility campaign smt bench gate check-html mutants clean library-audits docs
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,13 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_scaleout.py
 	$(BIN)/python benchmarks/bench_dpsniper.py --samples 1000000
 	$(BIN)/python benchmarks/bench_detection.py --samples 1000000
+
+## The sequential CI gate on DP-Sniper's suite and the detection zoo at 10^5 runs per input (with
+## sequential_audit next to it; about 2 minutes), then the fixed-budget audit on both at the same budget.
+gate: $(STAMP)
+	$(BIN)/python benchmarks/bench_gate.py --samples 100000 --seed $(SEED)
+	$(BIN)/python benchmarks/bench_dpsniper.py --samples 100000 --seed $(SEED)
+	$(BIN)/python benchmarks/bench_detection.py --samples 100000 --seed $(SEED)
 
 ## Screenshots of every page type (index, paper page, violated, holds, inconclusive) at 1400 and
 ## 800 px wide, in out/screenshots (needs Debian's chromium; audits at the quick budget first when

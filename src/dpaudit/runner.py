@@ -594,7 +594,7 @@ def _resolve_claim_ids(ids: Sequence[str], use_all: bool, patterns: bool = True)
 
     Each argument is a claim id; with ``patterns`` (``audit-claims``) also a namespace, which
     selects every claim in it (``jkt12-colt`` or ``jkt12-colt/``: ``jkt12-colt/*``), or a glob
-    pattern over ids (``'jkt12-*/p*'``, ``'*/pocp*'``: :mod:`fnmatch`, case-sensitive). An
+    pattern over ids (``'jkt12-*/p*'``, ``'*/pocp*'``: Python's ``fnmatch``, case-sensitive). An
     argument that selects nothing is a usage error naming it (issue 35: ``audit-claims
     mynamespace`` was "unknown claim id")."""
     import fnmatch
