@@ -279,7 +279,8 @@ def _assert_gate(mechanism: Callable[..., Any], data0: Any, data1: Any, epsilon:
     if others:
         raise TypeError(f"assert_dp(sequential=True) runs the sequential gate on one pair "
                         f"(data0, data1), which takes {' and '.join(_GATE_OPTIONS)} only; not "
-                        f"{', '.join(others)} (options of the fixed-budget audit)")
+                        f"{', '.join(others)} (options of the fixed-budget audit: pass "
+                        "sequential=False to run it, also under --dp-sequential)")
     # The budget is named as the caller passed it (samples= or max_samples=).
     max_samples = check_int(max_samples, budget_name, minimum=100)
     result = sequential_gate(mechanism, data0, data1, epsilon=epsilon, delta=delta, alpha=alpha,
