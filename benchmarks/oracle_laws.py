@@ -26,6 +26,10 @@ How each law is computed (every one is a function of the mechanism's definition 
   over the threshold noise); Alg 3: ``bench_detection.svt3_value_law`` (index of the first "above"
   and its released value on a grid of step 0.25, masses = density x 0.25, a Riemann sum);
   Alg 5: closed form (no query noise, the output is a function of the threshold noise alone).
+* Numerical SVT (c = 2, equal answers): the flag pattern's law by quadrature over the threshold
+  noise, merged by (aboves, belows before the last above), convolved with the released values'
+  independent Laplace cells (``numerical_svt_law``; checked against 4 x 10^5 samples per input:
+  all eleven pattern groups within 2.6 standard errors).
 * Truncated geometric: the exact integer CDF of Balcer and Vadhan's GeoSample.
 * RAPPOR: the differing Bloom bits are independent; the law of those bits is their product.
 * Exponential mechanism: ``P(x) ∝ exp(eta u(x))`` exactly.
@@ -188,3 +192,47 @@ def exponential_law(u0: np.ndarray, u1: np.ndarray, eta: float) -> Law:
         w = np.exp(eta * (np.asarray(u, float) - np.max(u)))
         return w / w.sum()
     return law(u0), law(u1)
+
+
+def numerical_svt_law(a0: float, a1: float, k: int = 10, c: int = 2, t: float = 1.0,
+                      eps: float = EPS, grid: int = 24_001, bins_per_value: int = 400) -> Law:
+    """Numerical SVT (``literature_mechanisms.numerical_svt``, Wang et al. PLDI 2019 as in
+    DP-Sniper) on ``k`` equal answers ``a`` (``a0`` on input 0, ``a1`` on input 1), ``c = 2``.
+
+    Query ``i`` is "above" when ``a + rho2_i >= t + rho1`` (``rho1 ~ Lap(3/eps)``, ``rho2_i ~
+    Lap(6c/eps)``); an above releases ``a + rho3_i`` (``rho3_i ~ Lap(3c/eps)``, independent of
+    everything else), a below releases 0, and after the c-th above the rest is a sentinel. Given
+    rho1 the flags are independent with ``P(above) = q(rho1)``, so a flag pattern with ``m``
+    aboves and ``b`` belows before the last one has probability ``E[q^m (1 - q)^b]`` (quadrature
+    over rho1); patterns with the same ``(m, b)`` have the same law on both inputs (equal answers)
+    and are merged. The released values are independent of the pattern given ``m``: each is
+    ``a + Lap(3c/eps)``, whose cells (``laplace_shift``) are convolved with the pattern's by
+    summed log-ratio bins (``product_law``), separately for each ``m`` (outputs with different
+    ``m`` are told apart by their sentinels, so their cells are disjoint).
+    """
+    s1, s2, s3 = 3 / eps, 6 * c / eps, 3 * c / eps
+    r = np.linspace(-60 * s1, 60 * s1, grid)
+    w = stats.laplace.pdf(r, scale=s1) * (r[1] - r[0])
+
+    def pattern_mass(a: float, m: int, b: int) -> float:
+        q = stats.laplace.sf(t + r - a, scale=s2)
+        return float(np.sum(w * q ** m * (1 - q) ** b))
+
+    # (m, b, multiplicity): m = 0: all k below; m = 1: one above anywhere, k - 1 below (k
+    # patterns); m = c = 2: the second above at position j (0-based, j >= 1), j - 1 belows
+    # before it and j patterns (the first above anywhere before it).
+    if c != 2:
+        raise ValueError("numerical_svt_law is written for c = 2")
+    groups = {0: [(0, k, 1)], 1: [(1, k - 1, k)], 2: [(2, j - 1, j) for j in range(1, k)]}
+    lo, hi = sorted((a0, a1))
+    v_lo, v_hi = laplace_shift(hi - lo, s3)  # Lap(0) vs Lap(hi - lo): shifted by lo
+    value = (v_hi, v_lo) if a0 > a1 else (v_lo, v_hi)  # input 0's cells first
+    step = (hi - lo) / s3 / bins_per_value
+    out0, out1 = [], []
+    for m, pats in groups.items():
+        pat = (np.array([mult * pattern_mass(a0, mm, b) for mm, b, mult in pats]),
+               np.array([mult * pattern_mass(a1, mm, b) for mm, b, mult in pats]))
+        q0, q1 = product_law([pat] + [value] * m, step)
+        out0.append(q0)
+        out1.append(q1)
+    return np.concatenate(out0), np.concatenate(out1)

@@ -189,9 +189,11 @@ def rows() -> list[Row]:
         "TruncatedGeometric": lambda: L.truncated_geometric_law(2, 1),
         "Rappor": lambda: L.rappor_law(1, 0, 0.75, True),
         "OneTimeRappor": lambda: L.rappor_law(1, 0, 0.95, False),
+        "NumericalSVT": lambda: L.numerical_svt_law(2.0, 1.0),
     }
-    no_law = {"NumericalSVT": "two released noisy values (c = 2) after data-dependent halting",
-              "SVT34Parallel": "Alg 3 with c = 2 releases two values; joint law not computed"}
+    no_law = {"SVT34Parallel": "Alg 3 with c = 2 releases two values, each correlated with the "
+                               "shared threshold noise (a 2-D quadrature per pair of positions); "
+                               "joint law not computed"}
     for name, (mech, a1, a2, ref, _true) in SUITE.items():
         out.append(Row("DP-Sniper suite (eps 0.1, alpha 0.1)", name, mech, a1, a2, 0.1, 0.1,
                        laws.get(name), dpsniper=ref, why_no_law=no_law.get(name, "")))

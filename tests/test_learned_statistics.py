@@ -132,6 +132,7 @@ PEEK_CASES = {
     "logistic": (laplace_vector, 0, 1),
     "sequence": (switching_sequence, 0, 1),
     "pattern": (svt_values, 0, 1),
+    "halting-values": (svt_values, 0, 1),
     "gradient-boosting": (gaussian_vector, 0, 1),
     "knn": (gaussian_vector, 0, 1),
 }

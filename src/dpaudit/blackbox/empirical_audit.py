@@ -89,6 +89,7 @@ from dpaudit.execution.executors import refuse_parallel_unseeded
 from dpaudit.blackbox.power import power_statement
 from dpaudit.blackbox.fitters_classifier import SEQUENCE_MAX_VALUES
 from dpaudit.blackbox.learned_statistics import candidates_for, check_statistics, choose
+from dpaudit.blackbox.outcome_selection import fit_outcomes_in_sample
 from dpaudit.blackbox.statistics import (DISCRETE_SELECTION_LEVEL, HEDGE_SELECTION_LEVEL,
                                        SELECTION_PENALTY_EXPONENT, HistogramAccumulator,
                                        LikelihoodRatioFitter, PooledEvent, RankedEvent,
@@ -238,14 +239,11 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
             family, streams, probes, cfg, n_train, n_test, chunk_rows)
     else:
         if fitter is not None:
-            n_fit = n_train // 2
-            for j, s in enumerate(streams):
-                fitter.update(probes[j], j)
-                for x in s.chunks(n_fit - probe_rows, chunk_rows):
-                    fitter.update(x, j)
-            scorer = fitter.finish()
-            n_select = n_train - n_fit
-            select_scores: list[list[np.ndarray]] = [[] for _ in streams]
+            # Issue 36: the outcome ratios are fitted, and the prefix chosen, on all training
+            # runs (dpaudit.blackbox.outcome_selection says why and what it measured).
+            n_fit, n_select = 0, n_train
+            scorer, fitted_scores = fit_outcomes_in_sample(streams, probes, n_train, chunk_rows)
+            select_scores: list[list[np.ndarray]] = [[f] for f in fitted_scores]
         else:
             n_fit = 0
             n_select = n_train
@@ -256,7 +254,7 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
             else:
                 first = [scorer(p) for p in probes]
             select_scores = [[f] for f in first]
-        done = n_select - (0 if fitter is not None else probe_rows)
+        done = 0 if fitter is not None else n_select - probe_rows
         for j, s in enumerate(streams):
             for x in s.chunks(done, chunk_rows):
                 select_scores[j].append(scorer(x))
