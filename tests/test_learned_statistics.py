@@ -64,6 +64,11 @@ def gaussian_vector(d, n, g):
     return 0.3 * float(d) + g.normal(size=(n, 6))
 
 
+def laplace_prefix_sums(d, n, g):
+    """Prefix sums of 5 Laplace(1) increments shifted by 0.2 * d (correlated coordinates)."""
+    return np.cumsum(0.2 * float(d) + g.laplace(0.0, 1.0, size=(n, 5)), axis=1)
+
+
 def switching_sequence(d, n, g, T: int = 12):
     """Which of 3 branches is taken at each of T rounds: branch 0 until a geometric switch time
     (rate 0.2 on data0, 0.3 on data1), then 1 or 2 at random. Thousands of distinct rows, so the
@@ -134,6 +139,8 @@ PEEK_CASES = {
     "pattern": (svt_values, 0, 1),
     "gradient-boosting": (gaussian_vector, 0, 1),
     "knn": (gaussian_vector, 0, 1),
+    "pooled-shift": (gaussian_vector, 0, 1),
+    "whitened-shift": (laplace_prefix_sums, 0, 1),
 }
 
 
