@@ -33,6 +33,12 @@ different shape, and the bookkeeping that lets the engine pick one:
   per-coordinate statistic for Laplace noise (asymptotic efficiency 2 relative to the mean) and
   robust to any heavy tail. Medians come from a fine streaming histogram (``LOCATION_GRID``
   bins over the probe's central 99% per coordinate), so memory does not grow with the fit split.
+* :class:`~dpaudit.blackbox.coordinate_statistics.PooledShiftFitter` and
+  :class:`~dpaudit.blackbox.coordinate_statistics.WhitenedShiftFitter` (vectors, issue 36): the
+  location-shift statistic with its shifts pooled across coordinates (James-Stein, one common
+  shift) and the best event of the pooled weighted sign test, its cut fixed on the fit split;
+  the same on Cholesky-whitened outputs (prefix sums: the independent increments). See
+  :mod:`dpaudit.blackbox.coordinate_statistics`.
 * :class:`LogisticFitter` (vectors): logistic regression (scikit-learn) on basis features
   ``[x, |x - m0|, |x - m1|, ||x - m0||_2, ||x - m1||_2]`` with ``m0``, ``m1`` the coordinate-wise
   fit-split medians of the two inputs. Its span contains the exact log likelihood ratio of a shift
