@@ -64,6 +64,21 @@ def gaussian_vector(d, n, g):
     return 0.3 * float(d) + g.normal(size=(n, 6))
 
 
+def laplace_prefix_sums(d, n, g):
+    """Prefix sums of 5 Laplace(1) increments shifted by 0.2 * d (correlated coordinates)."""
+    return np.cumsum(0.2 * float(d) + g.laplace(0.0, 1.0, size=(n, 5)), axis=1)
+
+
+def laplace_vector8(d, n, g):
+    """8 coordinates of Laplace(1), each shifted by d / 8: exactly 1-DP (l1 shift 1)."""
+    return float(d) / 8 + g.laplace(0.0, 1.0, size=(n, 8))
+
+
+def laplace_prefix8(d, n, g):
+    """Prefix sums of :func:`laplace_vector8` (post-processing: exactly 1-DP)."""
+    return np.cumsum(laplace_vector8(d, n, g), axis=1)
+
+
 def switching_sequence(d, n, g, T: int = 12):
     """Which of 3 branches is taken at each of T rounds: branch 0 until a geometric switch time
     (rate 0.2 on data0, 0.3 on data1), then 1 or 2 at random. Thousands of distinct rows, so the
@@ -135,6 +150,8 @@ PEEK_CASES = {
     "halting-values": (svt_values, 0, 1),
     "gradient-boosting": (gaussian_vector, 0, 1),
     "knn": (gaussian_vector, 0, 1),
+    "pooled-shift": (gaussian_vector, 0, 1),
+    "whitened-shift": (laplace_prefix_sums, 0, 1),
 }
 
 
@@ -528,6 +545,8 @@ CAMPAIGN = {
     "sequence": (biased_first_bit, 0, 1, ["sequence"]),
     "gradient-boosting": (laplace_vector, 0, 1, ["gradient-boosting"]),
     "knn": (laplace_vector, 0, 1, ["knn"]),
+    "pooled-shift": (laplace_vector8, 0, 1, ["pooled-shift"]),
+    "whitened-shift": (laplace_prefix8, 0, 1, ["whitened-shift"]),
 }
 
 

@@ -88,7 +88,8 @@ from dpaudit.blackbox.rng_probe import PROBE_RUNS, probe_rng
 from dpaudit.execution.executors import refuse_parallel_unseeded
 from dpaudit.blackbox.power import power_statement
 from dpaudit.blackbox.fitters_classifier import SEQUENCE_MAX_VALUES
-from dpaudit.blackbox.learned_statistics import candidates_for, check_statistics, choose
+from dpaudit.blackbox.learned_statistics import (best_events, candidates_for, check_statistics,
+                                                choose)
 from dpaudit.blackbox.outcome_selection import fit_outcomes_in_sample
 from dpaudit.blackbox.statistics import (DISCRETE_SELECTION_LEVEL, HEDGE_SELECTION_LEVEL,
                                        SELECTION_PENALTY_EXPONENT, HistogramAccumulator,
@@ -268,6 +269,13 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
                                  selection_level=(DISCRETE_SELECTION_LEVEL if kind == "discrete"
                                                   else "penalised"))
     eps_best = eps_sweep.best(cfg.test_events)
+    if (kind == "continuous" and eps_best and not eps_best[0].rank_value > 0
+            and flatten_outputs(probes[0]).shape[1] > 1):
+        # Issue 36 (vector outputs): no event projects a positive bound; rank again at one
+        # standard error (learned_statistics.best_events).
+        eps_best = best_events(sc[0], sc[1], m=cfg.test_events, n_test0=n_test, n_test1=n_test,
+                               alpha=bonf.per_interval_alpha, delta=cfg.delta,
+                               objective="epsilon", pooled=cfg.pooled, sorted_scores=ss)
     if hedges and _hedged(cfg, kind) and eps_best:
         # The hedge events: the best event of two more rankings of the same selection split, one
         # less conservative (selection rates at one standard error, HEDGE_SELECTION_LEVEL) and
