@@ -26,6 +26,7 @@ Usage::
     OPENBLAS_NUM_THREADS=1 python benchmarks/heldout_zoo.py --samples 100000 1000000 \
         --gate-samples 100000          # the table of docs/benchmarks.md (one run)
     python benchmarks/heldout_zoo.py --samples 20000 --gate-samples 20000 --only rr-exact
+    python benchmarks/heldout_zoo.py --false-alarms 1000 --gate-samples 10000   # gate level
 """
 
 from __future__ import annotations
@@ -526,6 +527,20 @@ def _cell_gate(r: dict[str, Any]) -> str:
     return f"{r['outcome']}, {r['runs']} runs ({r['seconds']:.1f} s)"
 
 
+def false_alarm_campaign(gates: int, runs: int, first_seed: int = 0) -> tuple[int, float, float]:
+    """``gates`` sequential gates (seeds ``first_seed``...) on Warner randomized response at
+    exactly its epsilon (keep e/(1 + e), pair 0/1, claim eps = 1: both outcomes attain the ratio
+    e, the boundary of the null), ``runs`` runs per input each. Returns the number of false
+    alarms and the two-sided 95% Clopper-Pearson interval of the rate (Ville: rate <= alpha)."""
+    mech = randomized_response(math.exp(EPS) / (1 + math.exp(EPS)))
+    alarms = sum(sequential_gate(mech, 0, 1, epsilon=EPS, alpha=ALPHA, max_samples=runs,
+                                 seed=s).verdict == "violated"
+                 for s in range(first_seed, first_seed + gates))
+    lo = stats.beta.ppf(0.025, alarms, gates - alarms + 1) if alarms else 0.0
+    hi = stats.beta.ppf(0.975, alarms + 1, gates - alarms) if alarms < gates else 1.0
+    return alarms, float(lo), float(hi)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--samples", type=int, nargs="+", default=[100_000, 1_000_000],
@@ -535,7 +550,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--errors", action="store_true", help="print every error message")
+    ap.add_argument("--false-alarms", type=int, default=0, metavar="GATES",
+                    help="instead of the table: GATES gates on randomized response at exactly "
+                         "its epsilon, --gate-samples runs per input each")
     args = ap.parse_args(argv)
+    if args.false_alarms:
+        t0 = time.perf_counter()
+        k, lo, hi = false_alarm_campaign(args.false_alarms, args.gate_samples, args.seed)
+        print(f"gate false alarms on randomized response at its epsilon (claim {EPS}, alpha "
+              f"{ALPHA}), {args.gate_samples} runs/input, seeds {args.seed}.."
+              f"{args.seed + args.false_alarms - 1}: {k} / {args.false_alarms} (rate "
+              f"{k / args.false_alarms:.4f}, 95% Clopper-Pearson [{lo:.4f}, {hi:.4f}]), "
+              f"{time.perf_counter() - t0:.0f} s")
+        return 0
     cases = [c for c in zoo() if args.only is None or c.name in args.only]
     print(f"held-out zoo, {datetime.date.today().isoformat()}: claim eps {EPS} (Gaussians: "
           f"delta {DELTA_G}), alpha {ALPHA}, seed {args.seed}; fixed budget "

@@ -126,6 +126,11 @@ PILOT_FRACTION = 0.2
 #: Floor of the default pilot per input per candidate pair (it binds with more than
 #: ``samples / 500`` pairs, and only then does the default pilot exceed ``PILOT_FRACTION``).
 MIN_PILOT_SAMPLES = 100
+#: Floating-point overflow inside a learned statistic's fit or scores is handled explicitly
+#: (the statistic is dropped: :func:`_fit_and_choose`), so numpy's warnings are silenced there
+#: (only there: a mechanism's own arithmetic keeps the caller's settings).
+def _quiet_floats() -> Any:
+    return np.errstate(over="ignore", invalid="ignore", divide="ignore")
 
 # ----------------------------------------------------------------------------------------------
 # One run of the pipeline on one pair
@@ -418,10 +423,11 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
     held: list[list[np.ndarray]] = [[], []]
     for j, s in enumerate(streams):
         def feed(x: np.ndarray, j: int = j) -> None:
-            for c in family:
-                c.fitter.update(x, j)
-            for i in unfitted:
-                fixed_scores[i][j].append(family[i].fitter.scorer(x))
+            with _quiet_floats():
+                for c in family:
+                    c.fitter.update(x, j)
+                for i in unfitted:
+                    fixed_scores[i][j].append(family[i].fitter.scorer(x))
         feed(probes[j])
         if scalar:
             pos = probe_rows
@@ -441,11 +447,25 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
     scorers: list[Any] = []
     fitted: list[bool] = []
     origin: list[int] = []
+    unfit: list[str] = []
     for i, c in enumerate(family):
-        for scr in c.fitter.finish():
+        try:
+            with _quiet_floats():
+                done = c.fitter.finish()
+        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+            # Outputs this statistic cannot be fitted on (a covariance that overflows for values
+            # near 1e300: "Eigenvalues did not converge"): left out of the family, a choice made
+            # on the fit split only. The others still compete.
+            unfit.append(c.name)
+            continue
+        for scr in done:
             scorers.append(scr)
             fitted.append(c.fitted)
             origin.append(i)
+    if not scorers and unfit:
+        raise ValueError(f"statistics={[c.name for c in family]}: none could be fitted on these "
+                         f"outputs (failed: {', '.join(unfit)}); outputs of huge magnitude "
+                         "(near 1e300) overflow them: rescale the release, or pass a statistic")
     if not scorers:
         raise ValueError(f"statistics={[c.name for c in family]}: none of these statistics "
                          "applies to these outputs (e.g. 'sequence' needs integer-valued rows "
@@ -459,9 +479,21 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
                 # sorted order gives the same multiset, and binned statistics locate sorted values
                 # about 10x faster (numpy's searchsorted exploits sorted keys).
                 x = np.sort(flatten_outputs(x)[:, 0])
-            for k, scr in enumerate(scorers):
-                sel[k][j].append(scr(x))
+            with _quiet_floats():
+                for k, scr in enumerate(scorers):
+                    sel[k][j].append(scr(x))
     sc_all = [[np.concatenate(v) for v in pair] for pair in sel]
+    # A statistic whose scores are not all finite on the selection split (overflow on huge
+    # outputs) is dropped there, on training data only, rather than counted with NaN scores that
+    # fall in no event; the audit is refused when none is left.
+    finite = [k for k, pair in enumerate(sc_all) if all(np.isfinite(v).all() for v in pair)]
+    if not finite:
+        raise ValueError(f"statistics={[c.name for c in family]}: every statistic gave non-finite "
+                         "scores on these outputs (overflow: values near 1e300?); rescale the "
+                         "release, or pass a statistic")
+    if len(finite) < len(scorers):
+        scorers, fitted, origin, sc_all = ([v[k] for k in finite]
+                                           for v in (scorers, fitted, origin, sc_all))
     choice = choose(scorers, fitted, [p[0] for p in sc_all], [p[1] for p in sc_all],
                     n_test=n_test, alpha=Bonferroni(cfg.alpha, cfg.test_events).per_interval_alpha,
                     delta=cfg.delta, scalar=scalar)

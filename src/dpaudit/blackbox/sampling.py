@@ -196,7 +196,8 @@ def _coerce_objects(arr: np.ndarray, who: str, first_run: int, exact: bool = Fal
                                                      and value.is_infinite())
                 if not finite:
                     raise ValueError(f"{who} returned {float(value)} in run {first_run + run} "
-                                     f"(row {run} of this call); outputs must be finite numbers")
+                                     f"(row {run} of this call); outputs must be finite numbers "
+                                     f"({_NON_FINITE_HINT})")
                 if isinstance(value, (float, np.floating)) and not isinstance(value,
                                                                                np.longdouble):
                     plain_float = True
@@ -277,6 +278,12 @@ def _check_strings(out: Any, arr: np.ndarray, who: str, first_run: int) -> None:
                                  "an object array")
 
 
+#: How to release a missing or unbounded entry instead of NaN/inf (a NaN is not an outcome
+#: that can be compared, and infinities break every learned statistic).
+_NON_FINITE_HINT = ("to release a missing entry (padding of a variable-length output) or an "
+                    "unbounded one, use a finite sentinel outside the release's range, e.g. -1 "
+                    "or a large finite value")
+
 #: Kinds of outputs that must not change between the calls of one audit (numpy dtype kinds).
 _KIND_CLASS = {"b": "boolean", "i": "integer", "u": "integer", "f": "floating-point",
                "U": "string", "S": "bytes", "O": "object", "V": "structured"}
@@ -328,7 +335,8 @@ class _Stream:
         except (TypeError, ValueError, OverflowError) as exc:
             raise TypeError(f"{who} must return an array-like with leading axis n") from exc
         if arr.ndim == 0 or arr.shape[0] != n:
-            got = "a scalar" if arr.ndim == 0 else f"leading axis {arr.shape[0]}"
+            got = (f"a scalar ({type(out).__name__})" if arr.ndim == 0
+                   else f"leading axis {arr.shape[0]}")
             raise ValueError(f"{who} returned {got} (shape {arr.shape}); it must return an array "
                              f"whose leading axis has length n = {n}, one row per independent run")
         if arr.size == 0:
@@ -361,7 +369,7 @@ class _Stream:
                 run = int(np.argwhere(~finite)[0][0])
                 value = arr.reshape(n, -1)[run][~finite.reshape(n, -1)[run]][0]
                 raise ValueError(f"{who} returned {value} in run {self.drawn + run} (row {run} of "
-                                 f"this call); outputs must be finite numbers")
+                                 f"this call); outputs must be finite numbers ({_NON_FINITE_HINT})")
         if self.row_shape is None:
             self.row_shape, self.dtype = arr.shape[1:], arr.dtype
         elif arr.shape[1:] != self.row_shape:

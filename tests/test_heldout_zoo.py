@@ -1,0 +1,224 @@
+"""The held-out zoo campaign (benchmarks/heldout_zoo.py, issue 36): regression tests for what it
+found in both audit modes, its true epsilons against independent computations, and (slow) the
+zoo's verdicts.
+
+Found by the zoo and fixed: vector outputs near 1e300 crashed ``dpaudit.audit`` (numpy's
+"Eigenvalues did not converge" from the linear discriminant's overflowing covariance) and flooded
+the gate with overflow warnings; ``sequential_gate`` bet on a self-seeded mechanism's repeated
+"runs" (and stopped "violated", an invalid verdict) instead of refusing it as ``audit`` does, and
+did not reseed the global RNGs of a mechanism that ignores its rng (runs not reproducible);
+``sequential_gate(max_samples=100)`` failed on its own default ``train_samples=1000``.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+import dpaudit
+from dpaudit.blackbox.sequential_gate import sequential_gate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import heldout_zoo as hz  # noqa: E402
+
+DIAG = np.full(3, 1 / 3)
+
+
+def huge_vector(scale: float):
+    """1e300 x (x + Laplace(scale) per coordinate) on R^3; the pair 0 vs (1/3, 1/3, 1/3) moves
+    the l1 norm by 1, so its epsilon is 1/scale (scaling is post-processing)."""
+    def m(x, n, g):
+        return 1e300 * (np.asarray(x, float)[None, :] + g.laplace(0.0, scale, size=(n, 3)))
+    return m
+
+
+def test_huge_vector_outputs_are_audited_without_crash_or_warning():
+    # Before the fix: LinAlgError. Broken (true eps 2) at 2 x 10^4 runs: the best event of the
+    # location/naive-Bayes statistics certifies about 1.8 (measured 1.81); the margin to the claim
+    # 1 is large. Correct (true eps exactly 1): the bound is valid, so "violated" has probability
+    # <= alpha; fixed seed.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bad = dpaudit.audit(huge_vector(0.5), np.zeros(3), DIAG, epsilon=1.0, samples=20_000,
+                            seed=0)
+        ok = dpaudit.audit(huge_vector(1.0), np.zeros(3), DIAG, epsilon=1.0, samples=20_000,
+                           seed=0)
+    assert bad.verdict == "violated" and 1.0 < bad.epsilon_lower_bound <= 2.0
+    assert ok.verdict == "not violated" and ok.epsilon_lower_bound <= 1.0
+    assert math.isfinite(ok.epsilon_lower_bound)
+
+
+def test_gate_on_huge_vector_outputs_no_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = sequential_gate(huge_vector(0.5), np.zeros(3), DIAG, epsilon=1.0,
+                            max_samples=20_000, seed=0)
+    assert r.verdict == "violated"
+    assert all(math.isfinite(b["log_wealth"]) for b in r.statistic["bettors"])
+
+
+def test_gate_refuses_a_self_seeded_mechanism_like_audit():
+    def self_seeded(x, n, g):
+        return float(x) + np.random.default_rng(7).laplace(0.0, 1.0, n)
+
+    for run in (lambda: dpaudit.audit(self_seeded, 0.0, 1.0, epsilon=1.0, samples=2_000),
+                lambda: sequential_gate(self_seeded, 0.0, 1.0, epsilon=1.0, max_samples=2_000)):
+        with pytest.raises(ValueError, match="seeds its own generator"):
+            run()
+
+
+def test_gate_reseeds_the_global_rng_of_a_mechanism_that_ignores_its_rng():
+    # Laplace(1/2) from numpy's global RNG: 2-DP against the claim 1. Reproducible from the seed
+    # (the global state is reseeded per round), whatever the global state was before, and
+    # reported in the result.
+    def global_laplace(x, n, g):
+        return float(x) + np.random.laplace(0.0, 0.5, n)
+
+    np.random.seed(1)
+    a = sequential_gate(global_laplace, 0.0, 1.0, epsilon=1.0, max_samples=5_000, seed=3)
+    np.random.seed(2)
+    b = sequential_gate(global_laplace, 0.0, 1.0, epsilon=1.0, max_samples=5_000, seed=3)
+    assert a.verdict == "violated"
+    assert (a.stopped_at, a.log_wealth) == (b.stopped_at, b.log_wealth)
+    assert a.rng["rng_ignored"] and a.rng["globals_reseeded"]
+    assert a.to_dict()["rng"]["rng_ignored"]
+
+
+def test_gate_small_budget_uses_a_quarter_for_training():
+    mech = hz.randomized_response(math.e / (1 + math.e))
+    r = sequential_gate(mech, 0, 1, epsilon=1.0, max_samples=100, seed=0)
+    assert (r.train_runs, r.runs_per_input) == (25, 100)
+    assert sequential_gate(mech, 0, 1, epsilon=1.0, max_samples=5_000).train_runs == 1_000
+    with pytest.raises(ValueError, match="train_samples"):
+        sequential_gate(mech, 0, 1, epsilon=1.0, max_samples=100, train_samples=95)
+
+
+@pytest.mark.parametrize("value", [np.nan, -np.inf])
+def test_non_finite_outputs_refused_with_a_sentinel_hint(value):
+    def padded(x, n, g):
+        out = np.column_stack([float(x) + g.laplace(0.0, 1.0, n), np.zeros(n)])
+        out[::2, 1] = value
+        return out
+
+    for run in (lambda: dpaudit.audit(padded, 0.0, 1.0, epsilon=1.0, samples=1_000),
+                lambda: sequential_gate(padded, 0.0, 1.0, epsilon=1.0, max_samples=1_000)):
+        with pytest.raises(ValueError, match="finite sentinel"):
+            run()
+
+
+def test_returned_non_array_is_named():
+    with pytest.raises(ValueError, match=r"a scalar \(dict\)"):
+        dpaudit.audit(lambda d, n, g: {"count": n}, 0, 1, epsilon=1.0, samples=1_000)
+
+
+# --- the zoo's true epsilons, against independent computations --------------------------------
+
+
+def test_zoo_is_consistent():
+    zoo = hz.zoo()
+    assert len({c.name for c in zoo}) == len(zoo) >= 16
+    assert sum(c.broken for c in zoo) >= 8 and sum(not c.broken for c in zoo) >= 8
+    for c in zoo:
+        if c.expect != "refused":
+            assert c.expect == ("violated" if c.broken else "not violated"), c.name
+
+
+def test_closed_forms_against_exact_laws():
+    e = 1.0
+    # forced response with the Warner p: P[1 | 1] = (1 + p)/2, P[1 | 0] = (1 - p)/2
+    p = math.exp(e) / (1 + math.exp(e))
+    assert math.log((1 + p) / (1 - p)) == pytest.approx(math.log(1 + 2 * math.e), rel=1e-12)
+    # sign x geometric magnitude: pmf on a wide support, largest log ratio of count 0 vs 1
+    a = math.exp(-e)
+    z = np.arange(-60, 61)
+    pmf = np.where(z == 0, 1 - a, (1 - a) * a ** np.abs(z) / 2)
+    lr = np.abs(np.log(pmf[1:]) - np.log(pmf[:-1]))
+    assert lr.max() == pytest.approx(e + math.log(2), rel=1e-12)
+    # k-RR with the binary formula: true label p, others (1 - p)/3
+    assert math.log(p / ((1 - p) / 3)) == pytest.approx(e + math.log(3), rel=1e-12)
+    # exponential mechanism: direct probabilities
+    w0 = np.exp(0.5 * hz.EXP_U0) / np.exp(0.5 * hz.EXP_U0).sum()
+    w1 = np.exp(0.5 * hz.EXP_U1) / np.exp(0.5 * hz.EXP_U1).sum()
+    assert hz.softmax_pair_epsilon(0.5, hz.EXP_U0, hz.EXP_U1) == pytest.approx(
+        np.abs(np.log(w0 / w1)).max(), rel=1e-12)
+    # indices above threshold: the two moved bins' outcome ratios, by Laplace tails
+    b = 1.0
+    up1, up0 = stats.laplace.sf(0.5 - 1, scale=b), stats.laplace.sf(0.5, scale=b)
+    assert hz.indices_pair_epsilon(b) == pytest.approx(2 * math.log(up1 / up0), rel=1e-12)
+
+
+def test_noisy_gap_pair_epsilon_tends_to_2_over_b():
+    # Density of D = L1 - L0 by numerical convolution of two Laplace(b) densities (split at the
+    # kinks 0 and -x, relative tolerance only): the ratio f_D(g - 1)/f_D(g + 1) matches the
+    # docstring's closed form and increases towards e^{2/b}, never reaching it.
+    for b in (0.5, 1.0):
+        def f(x):
+            pts = sorted({0.0, -x})
+            lo, hi = pts[0] - 80 * b, pts[-1] + 80 * b
+            return integrate.quad(lambda t: stats.laplace.pdf(t, scale=b)
+                                  * stats.laplace.pdf(x + t, scale=b), lo, hi, points=pts,
+                                  epsabs=0.0, epsrel=1e-11, limit=200)[0]
+        gs = np.array([0.5, 2.0, 6.0, 12.0])
+        r = np.array([math.log(f(g - 1) / f(g + 1)) for g in gs])
+        closed = np.log((b + gs[1:] - 1) / (b + gs[1:] + 1)) + 2 / b  # for g >= 1
+        assert r[1:] == pytest.approx(closed, rel=1e-7)
+        assert np.all(r < 2 / b) and np.all(np.diff(r) > 0) and r[-1] > 2 / b - 0.2
+
+
+def test_restarted_above_threshold_law_against_simulation():
+    # The grid law of the reused-noise AboveThreshold against 2 x 10^5 simulated runs on its most
+    # informative outcome (0^6 1^2, probability 0.0073 on data0): binomial sd 1.9e-4, the margin
+    # is 5 sd. Its pair epsilon exceeds the claim 1 (the case is broken).
+    law = hz.restarted_above_threshold_law(hz.AT_A0, hz.AT_T, hz.AT_C, 2.0, 4.0)
+    assert sum(law.values()) == pytest.approx(1.0, abs=1e-5)
+    key = (0,) * 6 + (1, 1)
+    out = hz.above_threshold_reused_noise(1.0)(hz.AT_A0, 200_000, np.random.default_rng(5))
+    freq = np.mean(np.all(out == np.array(key), axis=1))
+    assert abs(freq - law[key]) < 5 * math.sqrt(law[key] / 200_000)
+    eps = hz.restarted_above_threshold_pair_epsilon(hz.AT_A0, hz.AT_A1, hz.AT_T, hz.AT_C, 2.0,
+                                                    4.0)
+    assert 1.3 < eps < 1.5  # Lyu-Su-Li's upper bound for this design: (1 + c)/2 eps = 1.5
+
+
+# --- the campaign ----------------------------------------------------------------------------
+
+#: Broken mechanisms a mode is allowed to miss at these budgets (power, not validity), with the
+#: reason measured in docs/benchmarks.md ("A held-out zoo").
+ALLOWED_MISSES = {
+    "audit": {"above-threshold-reused-noise"},
+    "gate": {"above-threshold-reused-noise", "gaussian-sum-sensitivity-1"},
+}
+
+
+@pytest.mark.slow
+def test_heldout_zoo_verdicts_both_modes():
+    # Every mechanism at 10^5 runs per input (fixed budget) and a 10^5 gate, seed 0, alpha 0.05:
+    # no crash, no false alarm, the right refusals, and every broken mechanism caught except the
+    # documented power misses. About 2 min on the shared machine.
+    bad = []
+    for c in hz.zoo():
+        for mode, r in (("audit", hz.run_fixed(c, 100_000)), ("gate", hz.run_gate(c, 100_000))):
+            ok = {"caught", "right", "refused (right)"}
+            if r["outcome"] not in ok and not (r["outcome"] == "missed"
+                                               and c.name in ALLOWED_MISSES[mode]):
+                bad.append((c.name, mode, r["outcome"], repr(r["error"])))
+    assert not bad, bad
+
+
+@pytest.mark.slow
+def test_false_alarm_campaign_1000_gates_on_randomized_response_at_its_epsilon():
+    # Discrete outputs, the outcome-likelihood-ratio bettor: Warner randomized response with keep
+    # probability e/(1 + e) is exactly 1-DP on the pair 0/1 and both outcomes attain the ratio e
+    # (the boundary of the null). 1000 gates, 10^4 runs per input each. Ville: P[false alarm]
+    # <= alpha = 0.05; the test fails only if the one-sided 99% Clopper-Pearson lower bound of
+    # the rate exceeds alpha (at a true rate of 0.05 that happens with probability <= 0.01).
+    alarms, _, _ = hz.false_alarm_campaign(1000, 10_000)
+    lower = stats.beta.ppf(0.01, alarms, 1000 - alarms + 1) if alarms else 0.0
+    print(f"false alarms: {alarms} / 1000")
+    assert lower <= 0.05
