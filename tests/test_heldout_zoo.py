@@ -222,3 +222,47 @@ def test_false_alarm_campaign_1000_gates_on_randomized_response_at_its_epsilon()
     lower = stats.beta.ppf(0.01, alarms, 1000 - alarms + 1) if alarms else 0.0
     print(f"false alarms: {alarms} / 1000")
     assert lower <= 0.05
+
+
+def test_docs_table_agrees_with_the_zoo_and_with_itself():
+    # The recorded table of docs/benchmarks.md ("A held-out zoo, both modes"): one row per zoo
+    # mechanism with its true epsilon and expectation; every outcome follows from its bound (or
+    # stop) and the claim 1; no bound exceeds the true epsilon shown (3 digits); the summary
+    # counts its rows.
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md").read_text("utf-8")
+    lines = doc.splitlines()
+    start = lines.index(next(x for x in lines if x.startswith("| mechanism | output | true eps")))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    zoo = {c.name: c for c in hz.zoo()}
+    assert [r[0] for r in rows] == list(zoo)
+    caught = {"1e+05": 0, "1e+06": 0, "gate": 0}
+    for name, _out, true, expect, *cells in rows:
+        c = zoo[name]
+        assert expect == c.expect and (true == "inf" or float(true) == pytest.approx(
+            c.true_epsilon, rel=5e-3)), name
+        for col, cell in zip(("1e+05", "1e+06", "gate"), cells):
+            outcome = cell.split(",")[0].split(":")[0]
+            if expect == "refused":
+                assert outcome == "refused (right)", (name, cell)
+                continue
+            if col == "gate":
+                runs = int(cell.split(", ")[1].split()[0])
+                stopped = runs < 100_000
+                assert outcome == ("caught" if stopped and c.broken else "right" if not c.broken
+                                   and not stopped else "missed"), (name, cell)
+                caught[col] += outcome == "caught"
+                continue
+            bound = float(cell.split(", ")[1].split()[0])
+            assert bound <= (c.true_epsilon if math.isfinite(c.true_epsilon) else bound) * 1.005
+            assert outcome == ("caught" if bound > 1 and c.broken else "right" if not c.broken
+                               and bound <= 1 else "missed"), (name, cell)
+            caught[col] += outcome == "caught"
+    n_broken = sum(c.expect == "violated" for c in zoo.values())
+    text = " ".join(doc.split())
+    assert f"Fixed budget at 10^5: {caught['1e+05']} of the {n_broken} broken" in text
+    assert f"Gate at 10^5: {caught['gate']} of {n_broken} caught" in text
+    assert caught["1e+06"] == n_broken and "at 10^6: all 12 caught" in text
