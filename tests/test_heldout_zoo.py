@@ -7,7 +7,10 @@ Found by the zoo and fixed: vector outputs near 1e300 crashed ``dpaudit.audit`` 
 the gate with overflow warnings; ``sequential_gate`` bet on a self-seeded mechanism's repeated
 "runs" (and stopped "violated", an invalid verdict) instead of refusing it as ``audit`` does, and
 did not reseed the global RNGs of a mechanism that ignores its rng (runs not reproducible);
-``sequential_gate(max_samples=100)`` failed on its own default ``train_samples=1000``.
+``sequential_gate(max_samples=100)`` failed on its own default ``train_samples=1000``; a mechanism
+that squeezes its output (``.squeeze()``: shape () or (d,) for one run) failed when a split ended
+in a chunk of one run; the gate crashed in numpy on outputs whose shape depends on the input
+(``audit`` refuses them with a clear message; the gate now does the same).
 """
 
 from __future__ import annotations
@@ -110,6 +113,45 @@ def test_non_finite_outputs_refused_with_a_sentinel_hint(value):
                 lambda: sequential_gate(padded, 0.0, 1.0, epsilon=1.0, max_samples=1_000)):
         with pytest.raises(ValueError, match="finite sentinel"):
             run()
+
+
+def _squeezed(x, n, g):
+    # (n, 1, 2) -> .squeeze(): shape (n, 2), but (2,) when n = 1
+    return (np.asarray(x, float) + g.laplace(0.0, 1.0, size=(n, 1, 2))).squeeze()
+
+
+def test_a_squeezed_single_run_chunk_is_read_as_one_row():
+    # A split that ends in a chunk of one run (n_test = 9001 in chunks of 1000; the gate's last
+    # round of 1 run) used to fail after all the sampling: "returned leading axis 2".
+    r = dpaudit.audit(_squeezed, np.zeros(2), np.ones(2), epsilon=5.0, samples=10_001,
+                      train_fraction=0.1, chunk_size=1_000)
+    assert r.n_test == 9_001 and r.verdict == "not violated"  # true epsilon 2 < 5
+    g = sequential_gate(_squeezed, np.zeros(2), np.ones(2), epsilon=5.0, max_samples=2_001,
+                        train_samples=1_000)
+    assert g.runs_per_input == 2_001 and g.verdict == "not violated"
+
+
+def test_gate_refuses_outputs_that_differ_in_shape_or_type_between_inputs_like_audit():
+    # The gate used to crash in numpy ("Invalid type promotion with void datatypes") on outputs
+    # whose length depends on the input, and to bet on int vs bool outputs as if comparable.
+    def length_of_input(x, n, g):
+        return np.asarray(x, float)[None, :] + g.laplace(0.0, 1.0, size=(n, len(x)))
+
+    def type_of_input(x, n, g):
+        v = g.random(n) < 0.5
+        return v if x else v.astype(np.int64)
+
+    for mech, d0, d1 in ((length_of_input, np.zeros(2), np.zeros(3)), (type_of_input, 0, 1)):
+        for run in (lambda: dpaudit.audit(mech, d0, d1, epsilon=1.0, samples=2_000),
+                    lambda: sequential_gate(mech, d0, d1, epsilon=1.0, max_samples=2_000)):
+            with pytest.raises(ValueError, match="differ in shape or type"):
+                run()
+
+
+def test_ragged_rows_are_refused_with_a_padding_hint():
+    with pytest.raises(TypeError, match="pad them to one length"):
+        dpaudit.audit(lambda d, n, g: [[1.0] * (1 + i % 2) for i in range(n)], 0, 1,
+                      epsilon=1.0, samples=1_000)
 
 
 def test_returned_non_array_is_named():

@@ -99,7 +99,8 @@ from dpaudit.blackbox.result import (AuditResult, EvaluatedEvent, Verdict, _even
 from dpaudit.blackbox.sampling import (_NOT_GIVEN, PROBE_ROWS, OutputKind, callable_name,
                                        _check_pairs, _chunk_rows, _describe_input, _is_discrete,
                                        _is_strategy, _Stream, available_memory_bytes,
-                                       check_callables, check_memory_budget, harmonize_exact)
+                                       check_callables, check_comparable, check_memory_budget,
+                                       harmonize_exact)
 
 __all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION",
            "PILOT_FRACTION", "MIN_PILOT_SAMPLES", "MAX_TRAIN_SAMPLES", "check_memory_budget",
@@ -210,11 +211,7 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
     probe_rows = min(PROBE_ROWS, max(1, n_train // 2))
     probes = [s.draw(probe_rows) for s in streams]
     harmonize_exact(streams, probes)
-    if probes[0].shape[1:] != probes[1].shape[1:] or probes[0].dtype.kind != probes[1].dtype.kind:
-        raise ValueError(f"mechanism {callable_name(mechanism)}: its outputs on data0 (shape "
-                         f"{probes[0].shape[1:]}, dtype "
-                         f"{probes[0].dtype}) and data1 (shape {probes[1].shape[1:]}, dtype "
-                         f"{probes[1].dtype}) differ in shape or type; they must be comparable")
+    check_comparable(mechanism, probes)
     chunk_rows = _chunk_rows(probes[0], cfg.chunk_size)
 
     fitter: LikelihoodRatioFitter | None = None

@@ -261,6 +261,16 @@ def harmonize_exact(streams: Sequence[Any], probes: list[np.ndarray]) -> None:
         streams[j].dtype = probes[j].dtype
 
 
+def check_comparable(mechanism: Any, probes: Sequence[np.ndarray]) -> None:
+    """ValueError unless the first outputs on data0 and data1 have one row shape and one kind of
+    dtype (after :func:`harmonize_exact`): events are sets of outputs, counted on both inputs."""
+    if probes[0].shape[1:] != probes[1].shape[1:] or probes[0].dtype.kind != probes[1].dtype.kind:
+        raise ValueError(f"mechanism {callable_name(mechanism)}: its outputs on data0 (shape "
+                         f"{probes[0].shape[1:]}, dtype "
+                         f"{probes[0].dtype}) and data1 (shape {probes[1].shape[1:]}, dtype "
+                         f"{probes[1].dtype}) differ in shape or type; they must be comparable")
+
+
 def _check_strings(out: Any, arr: np.ndarray, who: str, first_run: int) -> None:
     """Labels ending in NUL characters given as a list: numpy drops trailing NULs when it builds a
     string array, which would merge ``"x"`` and ``"x\\x00"`` into one outcome (issue 25)."""
@@ -333,7 +343,16 @@ class _Stream:
         try:
             arr = np.asarray(out)
         except (TypeError, ValueError, OverflowError) as exc:
-            raise TypeError(f"{who} must return an array-like with leading axis n") from exc
+            ragged = " (its rows differ in length: pad them to one length with a finite " \
+                     "sentinel such as -1)" if "inhomogeneous" in str(exc) else ""
+            raise TypeError(f"{who} must return an array-like with leading axis n{ragged}"
+                            ) from exc
+        if (n == 1 and self.row_shape is not None and arr.shape != (1,) + self.row_shape
+                and arr.size == math.prod(self.row_shape)):
+            # One run whose axes of length 1 were squeezed away (``out.squeeze()`` in the
+            # mechanism: shape () or (d,) for n = 1): its values are that run's row, whose shape
+            # earlier calls fixed. A chunk of one run happens at the end of a split.
+            arr = arr.reshape((1,) + self.row_shape)
         if arr.ndim == 0 or arr.shape[0] != n:
             got = (f"a scalar ({type(out).__name__})" if arr.ndim == 0
                    else f"leading axis {arr.shape[0]}")

@@ -51,7 +51,8 @@ from dpaudit._validation import check_alpha, check_delta, check_epsilon, check_i
 from dpaudit.blackbox.confidence import wilson_lower, wilson_upper
 from dpaudit.blackbox.learned_statistics import candidates_for, check_statistics
 from dpaudit.blackbox.rng_probe import probe_rng
-from dpaudit.blackbox.sampling import _check_pairs, _is_discrete, _Stream, check_callables
+from dpaudit.blackbox.sampling import (_check_pairs, _is_discrete, _Stream, check_callables,
+                                       check_comparable, harmonize_exact)
 from dpaudit.blackbox.sequential import BET_CAP, MAX_BETTING_EPSILON, SequentialResult
 from dpaudit.blackbox.statistics import LikelihoodRatioFitter, ThresholdEvent, flatten_outputs
 
@@ -220,6 +221,10 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
                for j, (d, ss) in enumerate(zip((data0, data1),
                                                np.random.SeedSequence(seed).spawn(2)))]
     history = [[s.draw(train_samples)] for s in streams]
+    first = [h[0] for h in history]
+    harmonize_exact(streams, first)  # as in audit: both inputs' object numbers read alike
+    check_comparable(mechanism, first)
+    history = [[f] for f in first]
     discrete = _is_discrete(history[0][0], history[1][0], "auto")
     n_hist = train_samples
     base = {"max_samples": max_samples, "seed": seed, "claimed_epsilon": epsilon,
