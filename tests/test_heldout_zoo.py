@@ -308,3 +308,22 @@ def test_docs_table_agrees_with_the_zoo_and_with_itself():
     assert f"Fixed budget at 10^5: {caught['1e+05']} of the {n_broken} broken" in text
     assert f"Gate at 10^5: {caught['gate']} of {n_broken} caught" in text
     assert caught["1e+06"] == n_broken and "at 10^6: all 12 caught" in text
+
+
+def test_gate_rounds_are_capped_in_bytes_for_wide_outputs(monkeypatch):
+    # Wide outputs (a 1,000-value gradient per run) held 200,000 runs of history and rounds of
+    # 65,536 runs per input: 3.2 GB of history alone. Rounds and history are now capped in bytes
+    # as well; here the round cap is set to 1,000 runs of 100 float64 values, so 19,000 betting
+    # runs take 19 rounds (uncapped: 1000, 1500, 2250, 3375, 5062, 5813 = 6 rounds).
+    import dpaudit.blackbox.sequential_gate as sg
+
+    def wide(x, n, g):
+        return float(x) / 100 + g.laplace(0.0, 1.0, size=(n, 100))  # l1 shift 1: exactly 1-DP
+
+    base = sequential_gate(wide, 0.0, 1.0, epsilon=1.0, max_samples=20_000, seed=0,
+                           statistics=["linear"])
+    monkeypatch.setattr(sg, "GATE_MAX_ROUND_BYTES", 1_000 * 100 * 8)
+    capped = sequential_gate(wide, 0.0, 1.0, epsilon=1.0, max_samples=20_000, seed=0,
+                             statistics=["linear"])
+    assert (base.rounds, capped.rounds) == (6, 19)
+    assert base.verdict == capped.verdict == "not violated"

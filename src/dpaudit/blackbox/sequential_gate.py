@@ -68,6 +68,13 @@ GATE_MAX_ROUND = 1 << 16
 #: Runs per input kept in the history that statistics are refitted on (bounds memory and fit
 #: time); beyond it the events stop changing.
 GATE_MAX_HISTORY = 200_000
+#: ... and at most about this many bytes of outputs per input (wide outputs keep fewer runs: 2^28
+#: bytes are 33,554 runs of 1,000 float64 values; below 168 values per run the row cap binds),
+#: plus one round. A round holds at most ``GATE_MAX_ROUND_BYTES`` per input (below 128 values
+#: per run ``GATE_MAX_ROUND`` binds). Rounds and history only batch the bets and feed the event
+#: choice: the level does not depend on them.
+GATE_MAX_HISTORY_BYTES = 1 << 28
+GATE_MAX_ROUND_BYTES = 1 << 26
 #: Thresholds examined per statistic when an event is chosen (quantiles of the scores).
 _THRESHOLDS = 2_000
 #: Standard errors the selection rates are moved against the bettor (one-sided level 0.1587).
@@ -227,6 +234,9 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
     history = [[f] for f in first]
     discrete = _is_discrete(history[0][0], history[1][0], "auto")
     n_hist = train_samples
+    row_bytes = max(1, history[0][0].nbytes // max(1, history[0][0].shape[0]))
+    max_history = max(train_samples, min(GATE_MAX_HISTORY, GATE_MAX_HISTORY_BYTES // row_bytes))
+    max_round = max(GATE_FIRST_ROUND, min(GATE_MAX_ROUND, GATE_MAX_ROUND_BYTES // row_bytes))
     base = {"max_samples": max_samples, "seed": seed, "claimed_epsilon": epsilon,
             "claimed_delta": delta, "alpha": alpha, "train_runs": train_samples}
     if epsilon > MAX_BETTING_EPSILON:
@@ -278,14 +288,14 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
         log_mix = float(mix[-1])
         max_log_mix = max(max_log_mix, float(mix.max()))
         n_bet += m
-        if n_hist < GATE_MAX_HISTORY:
+        if n_hist < max_history:
             for j in (0, 1):
                 history[j].append(x[j])
             n_hist += m
-            if n_hist >= next_refit or n_hist >= GATE_MAX_HISTORY:
+            if n_hist >= next_refit or n_hist >= max_history:
                 _refit(bettors, history, discrete, stats_names, e, delta, lam_max)
                 next_refit = 2 * n_hist
-        size = min(size * GATE_ROUND_GROWTH, GATE_MAX_ROUND)
+        size = min(size * GATE_ROUND_GROWTH, max_round)
     verdict = "violated" if stopped else "not violated"
     best = max(bettors, key=lambda b: b.log_wealth)
     return SequentialResult(
