@@ -234,7 +234,7 @@ def test_restarted_above_threshold_law_against_simulation():
 #: reason measured in docs/benchmarks.md ("A held-out zoo").
 ALLOWED_MISSES = {
     "audit": {"above-threshold-reused-noise"},
-    "gate": {"above-threshold-reused-noise", "gaussian-sum-sensitivity-1"},
+    "gate": {"above-threshold-reused-noise"},
 }
 
 

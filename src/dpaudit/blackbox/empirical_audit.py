@@ -480,12 +480,13 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
                 for k, scr in enumerate(scorers):
                     sel[k][j].append(scr(x))
     sc_all = [[np.concatenate(v) for v in pair] for pair in sel]
-    # A statistic whose scores are not all finite on the selection split (overflow on huge
-    # outputs) is dropped there, on training data only, rather than counted with NaN scores that
-    # fall in no event; the audit is refused when none is left.
-    finite = [k for k, pair in enumerate(sc_all) if all(np.isfinite(v).all() for v in pair)]
+    # A statistic with NaN scores on the selection split (inf - inf after an overflow on huge
+    # outputs) is dropped there, on training data only, rather than counted with scores that
+    # fall in no event; the audit is refused when none is left. (Infinite scores are ordered
+    # and stay: an event "score > t" is well defined on them.)
+    finite = [k for k, pair in enumerate(sc_all) if not any(np.isnan(v).any() for v in pair)]
     if not finite:
-        raise ValueError(f"statistics={[c.name for c in family]}: every statistic gave non-finite "
+        raise ValueError(f"statistics={[c.name for c in family]}: every statistic gave NaN "
                          "scores on these outputs (overflow: values near 1e300?); rescale the "
                          "release, or pass a statistic")
     if len(finite) < len(scorers):

@@ -161,9 +161,9 @@ def _refit(bettors: list[_Bettor], history: list[list[np.ndarray]], discrete: bo
                     scores = [np.asarray(scorer(sel[j]), float) for j in (0, 1)]
         except (ValueError, np.linalg.LinAlgError, FloatingPointError):
             scorer = None
-        if scorer is None or not all(np.isfinite(v).all() for v in scores):
-            # Not fittable on these outputs, or non-finite scores (overflow on outputs near
-            # 1e300): this bettor sits the next rounds out (decided on past runs only).
+        if scorer is None or any(np.isnan(v).any() for v in scores):
+            # Not fittable on these outputs, or NaN scores (overflow on outputs near 1e300):
+            # this bettor sits the next rounds out (decided on past runs only).
             b.scorer, b.event, b.lam, b.growth = None, None, 0.0, 0.0
             continue
         ev, lam, g = _choose_event(scores[0], scores[1], e, delta, lam_max)
