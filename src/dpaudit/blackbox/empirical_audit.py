@@ -101,7 +101,8 @@ from dpaudit.blackbox.result import (AuditResult, EvaluatedEvent, Verdict, _even
 from dpaudit.blackbox.sampling import (_NOT_GIVEN, PROBE_ROWS, OutputKind, callable_name,
                                        _check_pairs, _chunk_rows, _describe_input, _is_discrete,
                                        _is_strategy, _Stream, available_memory_bytes,
-                                       check_callables, check_memory_budget, harmonize_exact)
+                                       check_callables, check_comparable, check_memory_budget,
+                                       harmonize_exact)
 
 __all__ = ["audit", "AuditResult", "EvaluatedEvent", "MIN_SAMPLES", "DEFAULT_TRAIN_FRACTION",
            "PILOT_FRACTION", "MIN_PILOT_SAMPLES", "MAX_TRAIN_SAMPLES", "check_memory_budget",
@@ -128,6 +129,11 @@ PILOT_FRACTION = 0.2
 #: Floor of the default pilot per input per candidate pair (it binds with more than
 #: ``samples / 500`` pairs, and only then does the default pilot exceed ``PILOT_FRACTION``).
 MIN_PILOT_SAMPLES = 100
+#: Floating-point overflow inside a learned statistic's fit or scores is handled explicitly
+#: (the statistic is dropped: :func:`_fit_and_choose`), so numpy's warnings are silenced there
+#: (only there: a mechanism's own arithmetic keeps the caller's settings).
+def _quiet_floats() -> Any:
+    return np.errstate(over="ignore", invalid="ignore", divide="ignore")
 
 # ----------------------------------------------------------------------------------------------
 # One run of the pipeline on one pair
@@ -207,11 +213,7 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
     probe_rows = min(PROBE_ROWS, max(1, n_train // 2))
     probes = [s.draw(probe_rows) for s in streams]
     harmonize_exact(streams, probes)
-    if probes[0].shape[1:] != probes[1].shape[1:] or probes[0].dtype.kind != probes[1].dtype.kind:
-        raise ValueError(f"mechanism {callable_name(mechanism)}: its outputs on data0 (shape "
-                         f"{probes[0].shape[1:]}, dtype "
-                         f"{probes[0].dtype}) and data1 (shape {probes[1].shape[1:]}, dtype "
-                         f"{probes[1].dtype}) differ in shape or type; they must be comparable")
+    check_comparable(mechanism, probes)
     chunk_rows = _chunk_rows(probes[0], cfg.chunk_size)
 
     fitter: LikelihoodRatioFitter | None = None
@@ -424,10 +426,11 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
     held: list[list[np.ndarray]] = [[], []]
     for j, s in enumerate(streams):
         def feed(x: np.ndarray, j: int = j) -> None:
-            for c in family:
-                c.fitter.update(x, j)
-            for i in unfitted:
-                fixed_scores[i][j].append(family[i].fitter.scorer(x))
+            with _quiet_floats():
+                for c in family:
+                    c.fitter.update(x, j)
+                for i in unfitted:
+                    fixed_scores[i][j].append(family[i].fitter.scorer(x))
         feed(probes[j])
         if scalar:
             pos = probe_rows
@@ -447,11 +450,25 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
     scorers: list[Any] = []
     fitted: list[bool] = []
     origin: list[int] = []
+    unfit: list[str] = []
     for i, c in enumerate(family):
-        for scr in c.fitter.finish():
+        try:
+            with _quiet_floats():
+                done = c.fitter.finish()
+        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+            # Outputs this statistic cannot be fitted on (a covariance that overflows for values
+            # near 1e300: "Eigenvalues did not converge"): left out of the family, a choice made
+            # on the fit split only. The others still compete.
+            unfit.append(c.name)
+            continue
+        for scr in done:
             scorers.append(scr)
             fitted.append(c.fitted)
             origin.append(i)
+    if not scorers and unfit:
+        raise ValueError(f"statistics={[c.name for c in family]}: none could be fitted on these "
+                         f"outputs (failed: {', '.join(unfit)}); outputs of huge magnitude "
+                         "(near 1e300) overflow them: rescale the release, or pass a statistic")
     if not scorers:
         raise ValueError(f"statistics={[c.name for c in family]}: none of these statistics "
                          "applies to these outputs (e.g. 'sequence' needs integer-valued rows "
@@ -465,9 +482,22 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
                 # sorted order gives the same multiset, and binned statistics locate sorted values
                 # about 10x faster (numpy's searchsorted exploits sorted keys).
                 x = np.sort(flatten_outputs(x)[:, 0])
-            for k, scr in enumerate(scorers):
-                sel[k][j].append(scr(x))
+            with _quiet_floats():
+                for k, scr in enumerate(scorers):
+                    sel[k][j].append(scr(x))
     sc_all = [[np.concatenate(v) for v in pair] for pair in sel]
+    # A statistic with NaN scores on the selection split (inf - inf after an overflow on huge
+    # outputs) is dropped there, on training data only, rather than counted with scores that
+    # fall in no event; the audit is refused when none is left. (Infinite scores are ordered
+    # and stay: an event "score > t" is well defined on them.)
+    finite = [k for k, pair in enumerate(sc_all) if not any(np.isnan(v).any() for v in pair)]
+    if not finite:
+        raise ValueError(f"statistics={[c.name for c in family]}: every statistic gave NaN "
+                         "scores on these outputs (overflow: values near 1e300?); rescale the "
+                         "release, or pass a statistic")
+    if len(finite) < len(scorers):
+        scorers, fitted, origin, sc_all = ([v[k] for k in finite]
+                                           for v in (scorers, fitted, origin, sc_all))
     choice = choose(scorers, fitted, [p[0] for p in sc_all], [p[1] for p in sc_all],
                     n_test=n_test, alpha=Bonferroni(cfg.alpha, cfg.test_events).per_interval_alpha,
                     delta=cfg.delta, scalar=scalar)

@@ -196,7 +196,8 @@ def _coerce_objects(arr: np.ndarray, who: str, first_run: int, exact: bool = Fal
                                                      and value.is_infinite())
                 if not finite:
                     raise ValueError(f"{who} returned {float(value)} in run {first_run + run} "
-                                     f"(row {run} of this call); outputs must be finite numbers")
+                                     f"(row {run} of this call); outputs must be finite numbers "
+                                     f"({_NON_FINITE_HINT})")
                 if isinstance(value, (float, np.floating)) and not isinstance(value,
                                                                                np.longdouble):
                     plain_float = True
@@ -260,6 +261,16 @@ def harmonize_exact(streams: Sequence[Any], probes: list[np.ndarray]) -> None:
         streams[j].dtype = probes[j].dtype
 
 
+def check_comparable(mechanism: Any, probes: Sequence[np.ndarray]) -> None:
+    """ValueError unless the first outputs on data0 and data1 have one row shape and one kind of
+    dtype (after :func:`harmonize_exact`): events are sets of outputs, counted on both inputs."""
+    if probes[0].shape[1:] != probes[1].shape[1:] or probes[0].dtype.kind != probes[1].dtype.kind:
+        raise ValueError(f"mechanism {callable_name(mechanism)}: its outputs on data0 (shape "
+                         f"{probes[0].shape[1:]}, dtype "
+                         f"{probes[0].dtype}) and data1 (shape {probes[1].shape[1:]}, dtype "
+                         f"{probes[1].dtype}) differ in shape or type; they must be comparable")
+
+
 def _check_strings(out: Any, arr: np.ndarray, who: str, first_run: int) -> None:
     """Labels ending in NUL characters given as a list: numpy drops trailing NULs when it builds a
     string array, which would merge ``"x"`` and ``"x\\x00"`` into one outcome (issue 25)."""
@@ -276,6 +287,12 @@ def _check_strings(out: Any, arr: np.ndarray, who: str, first_run: int) -> None:
                                  "with another label; return labels without trailing NULs, or "
                                  "an object array")
 
+
+#: How to release a missing or unbounded entry instead of NaN/inf (a NaN is not an outcome
+#: that can be compared, and infinities break every learned statistic).
+_NON_FINITE_HINT = ("to release a missing entry (padding of a variable-length output) or an "
+                    "unbounded one, use a finite sentinel outside the release's range, e.g. -1 "
+                    "or a large finite value")
 
 #: Kinds of outputs that must not change between the calls of one audit (numpy dtype kinds).
 _KIND_CLASS = {"b": "boolean", "i": "integer", "u": "integer", "f": "floating-point",
@@ -326,9 +343,19 @@ class _Stream:
         try:
             arr = np.asarray(out)
         except (TypeError, ValueError, OverflowError) as exc:
-            raise TypeError(f"{who} must return an array-like with leading axis n") from exc
+            ragged = " (its rows differ in length: pad them to one length with a finite " \
+                     "sentinel such as -1)" if "inhomogeneous" in str(exc) else ""
+            raise TypeError(f"{who} must return an array-like with leading axis n{ragged}"
+                            ) from exc
+        if (n == 1 and self.row_shape is not None and arr.shape != (1,) + self.row_shape
+                and arr.size == math.prod(self.row_shape)):
+            # One run whose axes of length 1 were squeezed away (``out.squeeze()`` in the
+            # mechanism: shape () or (d,) for n = 1): its values are that run's row, whose shape
+            # earlier calls fixed. A chunk of one run happens at the end of a split.
+            arr = arr.reshape((1,) + self.row_shape)
         if arr.ndim == 0 or arr.shape[0] != n:
-            got = "a scalar" if arr.ndim == 0 else f"leading axis {arr.shape[0]}"
+            got = (f"a scalar ({type(out).__name__})" if arr.ndim == 0
+                   else f"leading axis {arr.shape[0]}")
             raise ValueError(f"{who} returned {got} (shape {arr.shape}); it must return an array "
                              f"whose leading axis has length n = {n}, one row per independent run")
         if arr.size == 0:
@@ -361,7 +388,7 @@ class _Stream:
                 run = int(np.argwhere(~finite)[0][0])
                 value = arr.reshape(n, -1)[run][~finite.reshape(n, -1)[run]][0]
                 raise ValueError(f"{who} returned {value} in run {self.drawn + run} (row {run} of "
-                                 f"this call); outputs must be finite numbers")
+                                 f"this call); outputs must be finite numbers ({_NON_FINITE_HINT})")
         if self.row_shape is None:
             self.row_shape, self.dtype = arr.shape[1:], arr.dtype
         elif arr.shape[1:] != self.row_shape:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
@@ -83,6 +83,9 @@ class SequentialResult:
     seed: int
     seconds: float
     rounds: int
+    #: The rng probe of :func:`~dpaudit.blackbox.sequential_gate.sequential_gate`
+    #: (:meth:`dpaudit.blackbox.rng_probe.RngProbe.to_dict`); empty when not probed.
+    rng: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"claim": {"epsilon": self.claimed_epsilon, "delta": self.claimed_delta},
@@ -94,7 +97,8 @@ class SequentialResult:
                 "log_wealth": self.log_wealth, "max_log_wealth": self.max_log_wealth,
                 "threshold_log_wealth": math.log(1.0 / self.alpha), "event": self.event,
                 "statistic": self.statistic, "max_samples": self.max_samples, "seed": self.seed,
-                "rounds": self.rounds, "seconds": self.seconds}
+                "rounds": self.rounds, "seconds": self.seconds,
+                **({"rng": dict(self.rng)} if self.rng.get("rng_ignored") else {})}
 
 
 def sequential_audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],

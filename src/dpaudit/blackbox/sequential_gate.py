@@ -50,12 +50,16 @@ from scipy.special import logsumexp
 from dpaudit._validation import check_alpha, check_delta, check_epsilon, check_int
 from dpaudit.blackbox.confidence import wilson_lower, wilson_upper
 from dpaudit.blackbox.learned_statistics import candidates_for, check_statistics
-from dpaudit.blackbox.sampling import _check_pairs, _is_discrete, _Stream, check_callables
+from dpaudit.blackbox.rng_probe import probe_rng
+from dpaudit.blackbox.sampling import (_check_pairs, _is_discrete, _Stream, check_callables,
+                                       check_comparable, harmonize_exact)
 from dpaudit.blackbox.sequential import BET_CAP, MAX_BETTING_EPSILON, SequentialResult
 from dpaudit.blackbox.statistics import LikelihoodRatioFitter, ThresholdEvent, flatten_outputs
 
 __all__ = ["sequential_gate", "GATE_FIRST_ROUND", "GATE_MAX_HISTORY"]
 
+#: Default training runs per input (fewer when ``max_samples < 4 * GATE_TRAIN_SAMPLES``).
+GATE_TRAIN_SAMPLES = 1_000
 #: First betting round (runs per input) and growth factor of the rounds.
 GATE_FIRST_ROUND = 1_000
 GATE_ROUND_GROWTH = 1.5
@@ -64,10 +68,25 @@ GATE_MAX_ROUND = 1 << 16
 #: Runs per input kept in the history that statistics are refitted on (bounds memory and fit
 #: time); beyond it the events stop changing.
 GATE_MAX_HISTORY = 200_000
+#: ... and at most about this many bytes of outputs per input (wide outputs keep fewer runs: 2^28
+#: bytes are 33,554 runs of 1,000 float64 values; below 168 values per run the row cap binds),
+#: plus one round. A round holds at most ``GATE_MAX_ROUND_BYTES`` per input (below 128 values
+#: per run ``GATE_MAX_ROUND`` binds). Rounds and history only batch the bets and feed the event
+#: choice: the level does not depend on them.
+GATE_MAX_HISTORY_BYTES = 1 << 28
+GATE_MAX_ROUND_BYTES = 1 << 26
 #: Thresholds examined per statistic when an event is chosen (quantiles of the scores).
 _THRESHOLDS = 2_000
 #: Standard errors the selection rates are moved against the bettor (one-sided level 0.1587).
 _SELECTION_LEVEL = 0.15865525393145707
+
+
+def _quiet_floats() -> Any:
+    """numpy's overflow warnings silenced inside the statistics (their non-finite scores are
+    handled explicitly: :func:`_refit`); a mechanism's own arithmetic keeps the caller's settings.
+    A non-finite score on a betting run falls in no threshold event: it pays ``-delta``, a bet the
+    null cannot profit from, so the wealth stays a supermartingale."""
+    return np.errstate(over="ignore", invalid="ignore", divide="ignore")
 
 
 @dataclass
@@ -129,27 +148,32 @@ def _refit(bettors: list[_Bettor], history: list[list[np.ndarray]], discrete: bo
         fitters = [c.fitter for c in candidates_for(flatten_outputs(fit[0][:2]).shape[1],
                                                     statistics)]
     for b, f in zip(bettors, fitters):
+        scores: list[np.ndarray] = []
         try:
-            if hasattr(f, "prepare"):
-                f.prepare(fit[0][:64], fit[1][:64])
-            for j in (0, 1):
-                f.update(fit[j], j)
-            done = f.finish()
-            scorer = (done[0] if done else None) if isinstance(done, list) else done
-        except (ValueError, np.linalg.LinAlgError):
+            with _quiet_floats():
+                if hasattr(f, "prepare"):
+                    f.prepare(fit[0][:64], fit[1][:64])
+                for j in (0, 1):
+                    f.update(fit[j], j)
+                done = f.finish()
+                scorer = (done[0] if done else None) if isinstance(done, list) else done
+                if scorer is not None:
+                    scores = [np.asarray(scorer(sel[j]), float) for j in (0, 1)]
+        except (ValueError, np.linalg.LinAlgError, FloatingPointError):
             scorer = None
-        if scorer is None:
+        if scorer is None or any(np.isnan(v).any() for v in scores):
+            # Not fittable on these outputs, or NaN scores (overflow on outputs near 1e300):
+            # this bettor sits the next rounds out (decided on past runs only).
             b.scorer, b.event, b.lam, b.growth = None, None, 0.0, 0.0
             continue
-        ev, lam, g = _choose_event(np.asarray(scorer(sel[0]), float),
-                                   np.asarray(scorer(sel[1]), float), e, delta, lam_max)
+        ev, lam, g = _choose_event(scores[0], scores[1], e, delta, lam_max)
         b.scorer, b.event, b.lam, b.growth = scorer, ev, lam, g
 
 
 def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
                     data0: Any, data1: Any, epsilon: float, delta: float = 0.0,
                     alpha: float = 0.05, max_samples: int = 100_000, seed: int = 0, *,
-                    train_samples: int = 1_000,
+                    train_samples: int | None = None,
                     statistics: Sequence[str] | None = None) -> SequentialResult:
     """Anytime-valid test of an (epsilon, delta) claim by a mixture of bettors that re-choose
     their events as runs accrue (module docstring: the procedure and why it has level ``alpha``).
@@ -168,8 +192,9 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
         Budget of runs per input (training + betting); the gate stops at the first crossing.
     seed : int >= 0
         Root of all randomness (``SeedSequence(seed)``).
-    train_samples : int >= 20
-        Runs per input drawn before the first bet (never bet on).
+    train_samples : int >= 20, optional
+        Runs per input drawn before the first bet (never bet on); default
+        ``min(1000, max(20, max_samples // 4))`` (1,000 from ``max_samples`` = 4,000 on).
     statistics : sequence of str, optional
         The bettors' statistics for continuous outputs (names as in :func:`dpaudit.audit`);
         default the engine's family for the output's dimension.
@@ -185,19 +210,33 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
     alpha = check_alpha(alpha)
     max_samples = check_int(max_samples, "max_samples", minimum=100)
     seed = check_int(seed, "seed", minimum=0)
+    if train_samples is None:
+        train_samples = min(GATE_TRAIN_SAMPLES, max(20, max_samples // 4))
     train_samples = check_int(train_samples, "train_samples", minimum=20,
                               maximum=max_samples - 10)
     check_callables(mechanism, None)
     _check_pairs(data0, data1, None)
     stats_names = check_statistics(statistics)
+    # As in dpaudit.audit (issue 24/32): a mechanism that seeds its own generator is refused (its
+    # "runs" repeat, betting on them would be invalid); one that draws from numpy's or Python's
+    # global RNG gets them reseeded in every round from that round's own seed.
+    probe = probe_rng(mechanism, data0, seed)
     seen: set = set()
     clock = [0.0]
-    streams = [_Stream(mechanism, d, j, ss, clock, seen=seen)
+    streams = [_Stream(mechanism, d, j, ss, clock, seen=seen,
+                       reseed_globals=probe.rng_ignored)
                for j, (d, ss) in enumerate(zip((data0, data1),
                                                np.random.SeedSequence(seed).spawn(2)))]
     history = [[s.draw(train_samples)] for s in streams]
+    first = [h[0] for h in history]
+    harmonize_exact(streams, first)  # as in audit: both inputs' object numbers read alike
+    check_comparable(mechanism, first)
+    history = [[f] for f in first]
     discrete = _is_discrete(history[0][0], history[1][0], "auto")
     n_hist = train_samples
+    row_bytes = max(1, history[0][0].nbytes // max(1, history[0][0].shape[0]))
+    max_history = max(train_samples, min(GATE_MAX_HISTORY, GATE_MAX_HISTORY_BYTES // row_bytes))
+    max_round = max(GATE_FIRST_ROUND, min(GATE_MAX_ROUND, GATE_MAX_ROUND_BYTES // row_bytes))
     base = {"max_samples": max_samples, "seed": seed, "claimed_epsilon": epsilon,
             "claimed_delta": delta, "alpha": alpha, "train_runs": train_samples}
     if epsilon > MAX_BETTING_EPSILON:
@@ -205,7 +244,7 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
                                 betting_runs=0, stopped_at=None, log_wealth=0.0,
                                 max_log_wealth=0.0, event={"event": None}, rounds=0,
                                 statistic={"name": "mixture of bettors", "bettors": []},
-                                seconds=time.perf_counter() - t0, **base)
+                                seconds=time.perf_counter() - t0, rng=probe.to_dict(), **base)
     e = math.exp(epsilon)
     lam_max = BET_CAP / (e + delta)
     names = (["outcome likelihood ratio"] if discrete else
@@ -228,7 +267,8 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
             if b.scorer is None or b.event is None or b.lam <= 0:
                 paths[i] = b.log_wealth
                 continue
-            hit = [b.event.indicator(np.asarray(b.scorer(x[j]), float)) for j in (0, 1)]
+            with _quiet_floats():
+                hit = [b.event.indicator(np.asarray(b.scorer(x[j]), float)) for j in (0, 1)]
             z = hit[b.event.numerator].astype(float) - e * hit[1 - b.event.numerator] - delta
             paths[i] = b.log_wealth + np.cumsum(np.log1p(b.lam * z))
         mix = logsumexp(paths, axis=0) - math.log(k)
@@ -248,14 +288,14 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
         log_mix = float(mix[-1])
         max_log_mix = max(max_log_mix, float(mix.max()))
         n_bet += m
-        if n_hist < GATE_MAX_HISTORY:
+        if n_hist < max_history:
             for j in (0, 1):
                 history[j].append(x[j])
             n_hist += m
-            if n_hist >= next_refit or n_hist >= GATE_MAX_HISTORY:
+            if n_hist >= next_refit or n_hist >= max_history:
                 _refit(bettors, history, discrete, stats_names, e, delta, lam_max)
                 next_refit = 2 * n_hist
-        size = min(size * GATE_ROUND_GROWTH, GATE_MAX_ROUND)
+        size = min(size * GATE_ROUND_GROWTH, max_round)
     verdict = "violated" if stopped else "not violated"
     best = max(bettors, key=lambda b: b.log_wealth)
     return SequentialResult(
@@ -264,4 +304,4 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
         event=best.describe(), rounds=rounds,
         statistic={"name": "mixture of bettors", "weights": "equal, fixed before sampling",
                    "bettors": [b.describe() for b in bettors]},
-        seconds=time.perf_counter() - t0, **base)
+        seconds=time.perf_counter() - t0, rng=probe.to_dict(), **base)
