@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from scipy import special, stats
 
+from dpaudit.blackbox.sorting import sort_scores
 from dpaudit.blackbox.statistics import (flatten_outputs)
 
 
@@ -197,7 +198,7 @@ class HistogramRatioFitter:
         if min(a.size for a in x) == 0:
             raise ValueError("the histogram statistic needs fit samples from both inputs")
         n = min(a.size for a in x)
-        pooled = np.sort(np.concatenate(x))
+        pooled = sort_scores(np.concatenate(x))  # = np.sort (blackbox.sorting)
         # Atoms: values repeated in at least ATOM_FRACTION of the pooled fit split (one pass over
         # the sorted values, shared by every resolution).
         starts = np.flatnonzero(np.r_[True, pooled[1:] != pooled[:-1]])

@@ -37,6 +37,7 @@ from scipy import special
 
 from dpaudit._validation import check_delta, check_int, check_nonnegative, check_probability
 from dpaudit.blackbox.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
+from dpaudit.blackbox.sorting import sort_scores, unique_sorted
 
 __all__ = [
     "Tail",
@@ -689,7 +690,7 @@ def _thin(u: np.ndarray, max_thresholds: int | None) -> np.ndarray:
     half = max(1, max_thresholds // 2)
     ranks = np.geomspace(1.0, u.size, half) - 1.0
     ranks = np.floor(ranks)
-    idx = np.unique(np.concatenate([ranks, u.size - 1 - ranks]).astype(np.int64))
+    idx = unique_sorted(np.concatenate([ranks, u.size - 1 - ranks]).astype(np.int64))
     return u[idx]
 
 
@@ -734,8 +735,8 @@ class SortedScores:
 
     @classmethod
     def of(cls, scores0: np.ndarray, scores1: np.ndarray) -> "SortedScores":
-        s0 = np.sort(np.asarray(scores0, dtype=np.float64))
-        s1 = np.sort(np.asarray(scores1, dtype=np.float64))
+        s0 = sort_scores(np.asarray(scores0, dtype=np.float64))  # = np.sort, faster on runs
+        s1 = sort_scores(np.asarray(scores1, dtype=np.float64))
         if s0.size == 0 or s1.size == 0:
             raise ValueError("sweep_thresholds needs at least one score per input")
         # Two sorted runs: a stable sort (timsort) merges them in linear time.
@@ -929,8 +930,10 @@ class HistogramAccumulator:
             uniq = np.unique(finite) if finite.size else finite
         else:
             pooled, uniq = sorted_scores.pooled, sorted_scores.distinct
-            finite = pooled[np.isfinite(pooled)]
-            uniq = uniq[np.isfinite(uniq)]
+            # Sorted, NaN last: all finite when both ends are (no copy then).
+            ends_finite = pooled.size and np.isfinite(pooled[0]) and np.isfinite(pooled[-1])
+            finite = pooled if ends_finite else pooled[np.isfinite(pooled)]
+            uniq = uniq if ends_finite else uniq[np.isfinite(uniq)]
         if finite.size == 0:
             return cls(np.array([-0.5, 0.5]))
         # Scores near +-1.8e308 overflow their differences (issue 25: NaN edges, RuntimeWarnings).
