@@ -168,6 +168,21 @@ class BinnedRatioScorer:
         x = flatten_outputs(outputs)[:, 0].astype(np.float64, copy=False)
         return self.log_ratios[self.binning.index(x)]
 
+    def score_sorted(self, sorted_outputs: np.ndarray) -> np.ndarray:
+        """``np.sort(self(x))`` for scalar outputs ``x`` sorted ascending, bit for bit: without
+        atoms, bin ``k`` holds the outputs in ``(edges[k-1], edges[k]]``, so the sorted scores are
+        each bin's log ratio repeated by its count, the bins in the order of their ratios (the
+        engine uses selection scores as a multiset; issue 36 item 4). Atoms, or a zero or NaN
+        ratio (whose tie order is the sort's), take ``np.sort(self(x))``."""
+        x = flatten_outputs(sorted_outputs)[:, 0].astype(np.float64, copy=False)
+        lr = self.log_ratios
+        if self.binning.atoms.size or np.any(lr == 0) or np.isnan(lr).any():
+            return np.sort(self(x))
+        cuts = np.searchsorted(x, self.binning.edges, side="right")
+        counts = np.diff(np.concatenate([[0], cuts, [x.size]]))
+        order = np.argsort(lr, kind="stable")
+        return np.repeat(lr[order], counts[order])
+
     def to_dict(self) -> dict[str, Any]:
         b = self.binning
         return {"name": self.name, **b.to_dict(),
