@@ -732,6 +732,10 @@ class SortedScores:
     scores1: np.ndarray
     pooled: np.ndarray
     distinct: np.ndarray
+    #: Projected selection rates already computed by sweeps of these scores, by their parameters
+    #: (the engine's epsilon and Gaussian-DP sweeps share them when their levels coincide).
+    _rates: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, scores0: np.ndarray, scores1: np.ndarray) -> "SortedScores":
@@ -847,7 +851,10 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
     a_sel = None if selection_level == "penalised" else 1.0 / max(2, n_cand)
     if selection_alpha is not None:
         a_sel = check_probability(selection_alpha, "selection_alpha")
-    p_lo, q_hi = _projected_rates(cp, np_, cq, nq, ntp, ntq, alpha, n_cand, expo, a_sel)
+    key = (max_thresholds, n_test0, n_test1, alpha, n_cand, expo, a_sel)
+    if key not in ss._rates:  # elementwise in the counts: the same values as computed afresh
+        ss._rates[key] = _projected_rates(cp, np_, cq, nq, ntp, ntq, alpha, n_cand, expo, a_sel)
+    p_lo, q_hi = ss._rates[key]
     pooled_arrays: dict[str, np.ndarray] = {}
     if pooled and u.size:
         match = np.empty((2, u.size), dtype=np.int64)
