@@ -57,3 +57,22 @@ def test_binned_scores_of_sorted_outputs_are_the_sorted_scores() -> None:
                       np.nextafter(edges, -np.inf), 2.0, 2.0, -1e9, 1e9]
             y = np.sort(y)
             assert scorer.score_sorted(y).tobytes() == np.sort(scorer(y)).tobytes()
+
+
+def test_histogram_counts_by_binary_search_equal_bincount() -> None:
+    """HistogramRatioFitter.finish counts an atom-free binning's fit runs by binary searches in
+    the sorted runs; its log ratios must be those of bincount(binning.index(x))."""
+    from dpaudit.blackbox.fitters_binned import _smoothed_log_ratio
+
+    rng = np.random.default_rng(10)
+    x0 = np.r_[rng.laplace(size=4096), np.sort(rng.laplace(size=30_000))]
+    x1 = np.r_[rng.laplace(size=4096) + 1, np.sort(rng.laplace(size=30_000) + 1)]
+    fitter = HistogramRatioFitter()
+    fitter.update(x0, 0)
+    fitter.update(x1, 1)
+    scorers = fitter.finish()
+    assert len(scorers) == 2 and all(s.binning.atoms.size == 0 for s in scorers)
+    for scorer in scorers:
+        b = scorer.binning
+        c = [np.bincount(b.index(a), minlength=b.size).astype(float) for a in (x0, x1)]
+        assert scorer.log_ratios.tobytes() == _smoothed_log_ratio(c[0], c[1]).tobytes()

@@ -222,6 +222,7 @@ class HistogramRatioFitter:
         atoms = pooled[starts[big]]
         rest = pooled if not atoms.size else pooled[np.repeat(~big, runs)]
         out = []
+        xs: list[np.ndarray] | None = None  # each input's fit runs sorted (for bin counts)
         for b in self.bins:
             if b > SCALAR_BINS[0] and n < MIN_PER_BIN * b:
                 continue
@@ -231,7 +232,15 @@ class HistogramRatioFitter:
             else:
                 edges = np.empty(0)
             binning = _Binning(atoms, edges)
-            c = [np.bincount(binning.index(a), minlength=binning.size).astype(float) for a in x]
+            if atoms.size:
+                c = [np.bincount(binning.index(a), minlength=binning.size).astype(float)
+                     for a in x]
+            else:
+                # Without atoms bin k is (edges[k-1], edges[k]]: the counts of bincount(index)
+                # by binary searches of the edges in each input's sorted runs (issue 36 item 4).
+                xs = xs if xs is not None else [sort_scores(a) for a in x]
+                c = [np.diff(np.concatenate([[0], np.searchsorted(a, edges, side="right"),
+                                             [a.size]])).astype(float) for a in xs]
             out.append(BinnedRatioScorer(binning, _smoothed_log_ratio(c[0], c[1]),
                                          name=f"histogram density ratio ({binning.edges.size + 1}"
                                               " bins)"))
