@@ -465,7 +465,8 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
                 # (Scalars: a binned statistic gives its scores of the sorted runs sorted.)
                 sel[k][j].append(scr.score_sorted(x) if scalar and hasattr(scr, "score_sorted")
                                  else scr(x))
-    sc_all = [[np.concatenate(v) for v in pair] for pair in sel]
+    # (One chunk of selection runs: its scores as they are, not copied; they are only read.)
+    sc_all = [[v[0] if len(v) == 1 else np.concatenate(v) for v in pair] for pair in sel]
     choice = choose(scorers, fitted, [p[0] for p in sc_all], [p[1] for p in sc_all],
                     n_test=n_test, alpha=Bonferroni(cfg.alpha, cfg.test_events).per_interval_alpha,
                     delta=cfg.delta, scalar=scalar)

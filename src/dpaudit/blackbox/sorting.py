@@ -7,15 +7,19 @@ fit and selection runs), and numpy's default sort does not exploit runs. Its sta
 with different bits: signed zeros (``-0.0 == 0.0``) and NaN payloads, whose relative order is
 the algorithm's. Such arrays keep numpy's default sort, so every result stays identical.
 
-:func:`unique_sorted` is ``np.unique`` of a 1-D integer array by one sort: numpy 2.x's hash-based
+:class:`SortedScores` (re-exported by :mod:`dpaudit.blackbox.statistics`) holds a split's sorted
+scores for every threshold sweep of them. :func:`unique_sorted` is ``np.unique`` of a 1-D integer array by one sort: numpy 2.x's hash-based
 unique was ten times slower on the 8192 threshold ranks of every threshold sweep.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 import numpy as np
 
-__all__ = ["sort_scores", "unique_sorted", "MAX_DESCENT_FRACTION"]
+__all__ = ["SortedScores", "sort_scores", "unique_sorted", "MAX_DESCENT_FRACTION"]
 
 #: Sort with timsort when at most this fraction of neighbouring pairs are out of order (a few
 #: long sorted runs); otherwise numpy's default sort is faster.
@@ -46,3 +50,32 @@ def unique_sorted(a: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(s[1:], s[:-1], out=keep[1:])
     return s[keep]
+
+
+@dataclass(frozen=True)
+class SortedScores:
+    """The selection-split scores of both inputs sorted, and their distinct pooled values: what
+    every threshold sweep (and the histogram's edges) needs, computed once per split."""
+
+    scores0: np.ndarray
+    scores1: np.ndarray
+    pooled: np.ndarray
+    distinct: np.ndarray
+    #: Projected selection rates already computed by sweeps of these scores, by their parameters
+    #: (the engine's epsilon and Gaussian-DP sweeps share them when their levels coincide).
+    _rates: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, scores0: np.ndarray, scores1: np.ndarray) -> "SortedScores":
+        s0 = sort_scores(np.asarray(scores0, dtype=np.float64))  # = np.sort, faster on runs
+        s1 = sort_scores(np.asarray(scores1, dtype=np.float64))
+        if s0.size == 0 or s1.size == 0:
+            raise ValueError("sweep_thresholds needs at least one score per input")
+        # Two sorted runs: a stable sort (timsort) merges them in linear time.
+        pooled = np.concatenate([s0, s1])
+        pooled.sort(kind="stable")
+        new = np.empty(pooled.size, dtype=bool)
+        new[0] = True
+        np.not_equal(pooled[1:], pooled[:-1], out=new[1:])
+        return cls(s0, s1, pooled, pooled[new])

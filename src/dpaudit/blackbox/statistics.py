@@ -37,7 +37,7 @@ from scipy import special
 
 from dpaudit._validation import check_delta, check_int, check_nonnegative, check_probability
 from dpaudit.blackbox.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
-from dpaudit.blackbox.sorting import sort_scores, unique_sorted
+from dpaudit.blackbox.sorting import SortedScores, unique_sorted
 
 __all__ = [
     "Tail",
@@ -721,35 +721,6 @@ def projected_log_ratio(count_p: int, nobs_p: int, count_q: int, nobs_q: int, n_
     if delta > 0 and not math.isfinite(v):
         v = float(log_ratio_lower_bound(p_lo, q_hi, 0.0))
     return v
-
-
-@dataclass(frozen=True)
-class SortedScores:
-    """The selection-split scores of both inputs sorted, and their distinct pooled values: what
-    every threshold sweep (and the histogram's edges) needs, computed once per split."""
-
-    scores0: np.ndarray
-    scores1: np.ndarray
-    pooled: np.ndarray
-    distinct: np.ndarray
-    #: Projected selection rates already computed by sweeps of these scores, by their parameters
-    #: (the engine's epsilon and Gaussian-DP sweeps share them when their levels coincide).
-    _rates: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = field(
-        default_factory=dict, compare=False, repr=False)
-
-    @classmethod
-    def of(cls, scores0: np.ndarray, scores1: np.ndarray) -> "SortedScores":
-        s0 = sort_scores(np.asarray(scores0, dtype=np.float64))  # = np.sort, faster on runs
-        s1 = sort_scores(np.asarray(scores1, dtype=np.float64))
-        if s0.size == 0 or s1.size == 0:
-            raise ValueError("sweep_thresholds needs at least one score per input")
-        # Two sorted runs: a stable sort (timsort) merges them in linear time.
-        pooled = np.concatenate([s0, s1])
-        pooled.sort(kind="stable")
-        new = np.empty(pooled.size, dtype=bool)
-        new[0] = True
-        np.not_equal(pooled[1:], pooled[:-1], out=new[1:])
-        return cls(s0, s1, pooled, pooled[new])
 
 
 def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, n_test1: int,
