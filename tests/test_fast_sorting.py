@@ -60,16 +60,18 @@ def test_binned_scores_of_sorted_outputs_are_the_sorted_scores() -> None:
 
 
 def test_histogram_counts_by_binary_search_equal_bincount() -> None:
-    """HistogramRatioFitter.finish counts an atom-free binning's fit runs by binary searches in
-    the sorted runs; its log ratios must be those of bincount(binning.index(x))."""
+    """HistogramRatioFitter.finish counts an atom-free binning's sorted chunks of fit runs by
+    binary searches (the edges are fit values, so runs sit exactly on them); its log ratios must
+    be those of bincount(binning.index(x)) over all runs."""
     from dpaudit.blackbox.fitters_binned import _smoothed_log_ratio
 
     rng = np.random.default_rng(10)
     x0 = np.r_[rng.laplace(size=4096), np.sort(rng.laplace(size=30_000))]
     x1 = np.r_[rng.laplace(size=4096) + 1, np.sort(rng.laplace(size=30_000) + 1)]
     fitter = HistogramRatioFitter()
-    fitter.update(x0, 0)
-    fitter.update(x1, 1)
+    for x, label in ((x0, 0), (x1, 1)):  # as the engine feeds it: the probe, then sorted runs
+        fitter.update(x[:4096], label)
+        fitter.update(x[4096:], label)
     scorers = fitter.finish()
     assert len(scorers) == 2 and all(s.binning.atoms.size == 0 for s in scorers)
     for scorer in scorers:

@@ -1,9 +1,9 @@
 """Sorting score arrays the engine sorts again and again, with the same results, faster.
 
 Issue 36 item 4 (the whole audit within 2x of sampling): the training step sorts score arrays that
-are mostly sorted already (the identity's scores are a small unsorted probe followed by sorted
-fit and selection runs), and numpy's default sort does not exploit runs. Its stable sort
-(timsort) does. The two sorts give the same array bit for bit unless two elements compare equal
+are sorted already (a scalar selection split's scores, sorted to be scored) or two sorted runs
+(the pooled scores of both inputs), and numpy's default sort does not exploit runs. Its stable
+sort (timsort) does. The two sorts give the same array bit for bit unless two elements compare equal
 with different bits: signed zeros (``-0.0 == 0.0``) and NaN payloads, whose relative order is
 the algorithm's. Such arrays keep numpy's default sort, so every result stays identical.
 
@@ -19,21 +19,23 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SortedScores", "sort_scores", "unique_sorted", "MAX_DESCENT_FRACTION"]
+__all__ = ["SortedScores", "sort_scores", "unique_sorted", "MAX_DESCENTS"]
 
-#: Sort with timsort when at most this fraction of neighbouring pairs are out of order (a few
-#: long sorted runs); otherwise numpy's default sort is faster.
-MAX_DESCENT_FRACTION = 1.0 / 16
+#: Sort with timsort when at most this many neighbouring pairs are out of order (one or two
+#: sorted runs: a copy, or one linear merge). Measured on 10^5 training scores: a sorted array
+#: 0.15-0.25 ms against 1.1 ms; three interleaved runs 0.9 ms either way, and with an unsorted
+#: head of 4096 scores timsort is slower than numpy's default sort.
+MAX_DESCENTS = 1
 
 
 def sort_scores(x: np.ndarray) -> np.ndarray:
     """``np.sort(x)`` for a 1-D float array, bit for bit (module docstring), by timsort when ``x``
-    is a few sorted runs."""
+    is one or two sorted runs."""
     x = np.asarray(x)
     if x.ndim != 1 or x.size < 2 or x.dtype.kind != "f":
         return np.sort(x)
     descents = np.count_nonzero(x[1:] < x[:-1])
-    if descents > MAX_DESCENT_FRACTION * x.size or np.any(x == 0) or np.isnan(x).any():
+    if descents > MAX_DESCENTS or np.any(x == 0) or np.isnan(x).any():
         return np.sort(x)
     return np.sort(x, kind="stable")
 
