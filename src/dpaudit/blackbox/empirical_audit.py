@@ -82,6 +82,7 @@ from dpaudit.execution.executors import Executor, ExecutorName, check_executor, 
 from dpaudit.blackbox.confidence import (POOLED_MAX_ALPHA, Bonferroni, gdp_mu_from_bounds, gdp_mu_lower_bound,
                                        log_ratio_lower_bound,
                                        pooled_proportion_bound, proportion_bound)
+from dpaudit.blackbox.chunk_counts import ChunkCounter
 from dpaudit.blackbox.joint_test import joint_epsilon_lower_bound
 from dpaudit.blackbox.pair_search import describe_pair, pair_key, search_pairs
 from dpaudit.blackbox.rng_probe import PROBE_RUNS, probe_rng
@@ -366,16 +367,17 @@ def _count_block(job: _CountJob, block: _Block) -> _BlockCounts:
                      reseed_globals=job.reseed_globals,
                      dtype=job.dtypes[block.label], exact_objects=job.exact[block.label],
                      seen=set(job.seen))
-    hist = HistogramAccumulator(job.edges)
+    counter = ChunkCounter(job.events, job.edges, block.chunk_rows)
+    hist = np.zeros(counter.bins, dtype=np.int64)
     counts = np.zeros(len(job.events), dtype=np.int64)
+    clipped = 0
     for x in stream.chunks(block.n_runs, block.chunk_rows):
-        # One sort per chunk serves the histogram and every event count (binary searches).
-        scores = np.sort(np.asarray(job.scorer(x), dtype=np.float64))
-        hist.update_sorted(scores, block.label)
-        for i, ev in enumerate(job.events):
-            counts[i] += ev.count_sorted(scores)
-    return _BlockCounts(counts, hist.counts[block.label].copy(), int(hist.clipped[block.label]),
-                        clock[0])
+        # The integers of one sort and binary searches, without the sort (chunk_counts).
+        c, h, k = counter.count(np.asarray(job.scorer(x), dtype=np.float64))
+        counts += c
+        hist += h
+        clipped += k
+    return _BlockCounts(counts, hist, clipped, clock[0])
 
 
 #: Test-split tasks per worker and input (more, smaller tasks: a lost worker costs less and the
@@ -484,8 +486,11 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
                 x = np.sort(flatten_outputs(x)[:, 0])
             with _quiet_floats():
                 for k, scr in enumerate(scorers):
-                    sel[k][j].append(scr(x))
-    sc_all = [[np.concatenate(v) for v in pair] for pair in sel]
+                    # (Scalars: a binned statistic gives its scores of the sorted runs sorted.)
+                    sel[k][j].append(scr.score_sorted(x) if scalar and hasattr(scr, "score_sorted")
+                                     else scr(x))
+    # (One chunk of selection runs: its scores as they are, not copied; they are only read.)
+    sc_all = [[v[0] if len(v) == 1 else np.concatenate(v) for v in pair] for pair in sel]
     # A statistic with NaN scores on the selection split (inf - inf after an overflow on huge
     # outputs) is dropped there, on training data only, rather than counted with scores that
     # fall in no event; the audit is refused when none is left. (Infinite scores are ordered

@@ -64,14 +64,23 @@ def _smooth(bound: Any, k: np.ndarray, n: int, a: float) -> np.ndarray:
     return np.interp(k, grid, bound(grid, n, a))
 
 
-def _binom_pmf(k: np.ndarray, n: int, p: float) -> np.ndarray:
+def _binom_pmf(k: np.ndarray, n: int, p: float, logc: np.ndarray | None = None) -> np.ndarray:
     """Binomial pmf through log-gamma (about 10x faster than scipy.stats.binom.pmf on long
-    windows; relative error ~1e-9 at n = 10^7, tested against scipy)."""
+    windows; relative error ~1e-9 at n = 10^7, tested against scipy). ``logc``: the log binomial
+    coefficients :func:`_log_binom_coef` ``(k, n)``, when the caller has them."""
     if p <= 0.0 or p >= 1.0:
         return (k == (0 if p <= 0.0 else n)).astype(np.float64)
     kf = k.astype(np.float64)
-    logc = special.gammaln(n + 1.0) - special.gammaln(kf + 1.0) - special.gammaln(n - kf + 1.0)
+    if logc is None:
+        logc = _log_binom_coef(k, n)
     return np.exp(logc + kf * math.log(p) + (n - kf) * math.log1p(-p))
+
+
+def _log_binom_coef(k: np.ndarray, n: int) -> np.ndarray:
+    """``ln C(n, k)`` elementwise, through log-gamma (the same values whatever array ``k`` is
+    part of: the functions are elementwise)."""
+    kf = k.astype(np.float64)
+    return special.gammaln(n + 1.0) - special.gammaln(kf + 1.0) - special.gammaln(n - kf + 1.0)
 
 
 def _window(n: int, p: float, width: float = 9.0) -> np.ndarray:
@@ -97,6 +106,25 @@ class _Detector:
         # Clopper-Pearson lower ends by count, shared by the calls of a bisection (their windows
         # overlap): betaincinv dominated the cost of a power statement.
         self._lo_cache: dict[int, float] = {}
+        # ln C(n_p, k) on the counts [_logc_start, _logc_start + _logc.size), likewise shared (the
+        # three log-gamma calls per count were a fifth of a power statement); elementwise, so the
+        # pmf is the same as computed afresh on each window.
+        self._logc_start = 0
+        self._logc = np.empty(0)
+
+    def _log_coef(self, kp: np.ndarray) -> np.ndarray:
+        """:func:`_log_binom_coef` ``(kp, n_p)`` for a window of consecutive counts, cached (a
+        window overlapping the cached counts extends them, a disjoint one replaces them)."""
+        a, b = int(kp[0]), int(kp[-1]) + 1
+        s, e = self._logc_start, self._logc_start + self._logc.size
+        if b <= s or a >= e:  # disjoint (the bisection's first steps): start afresh
+            self._logc_start, self._logc = a, _log_binom_coef(kp, self.n_p)
+        elif a < s or b > e:
+            lo, hi = min(a, s), max(b, e)
+            self._logc = np.concatenate([_log_binom_coef(np.arange(lo, s), self.n_p), self._logc,
+                                         _log_binom_coef(np.arange(e, hi), self.n_p)])
+            self._logc_start = lo
+        return self._logc[a - self._logc_start:b - self._logc_start]
 
     def _p_lo(self, kp: np.ndarray) -> np.ndarray:
         """``_smooth(_cp_lower, kp, ...)`` with the grid of a long window aligned to multiples of
@@ -120,7 +148,7 @@ class _Detector:
 
     def __call__(self, p: float) -> float:
         kp = _window(self.n_p, p)
-        pmf = _binom_pmf(kp, self.n_p, p)
+        pmf = _binom_pmf(kp, self.n_p, p, None if p <= 0.0 or p >= 1.0 else self._log_coef(kp))
         # An alarm needs q_hi(Kq) < need; q_hi increases with Kq.
         p_lo = self._p_lo(kp)
         # exp(-epsilon) underflows to 0 for huge claims (nothing is then detectable); exp(+eps)

@@ -37,6 +37,7 @@ from scipy import special
 
 from dpaudit._validation import check_delta, check_int, check_nonnegative, check_probability
 from dpaudit.blackbox.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
+from dpaudit.blackbox.sorting import SortedScores, unique_sorted
 
 __all__ = [
     "Tail",
@@ -689,7 +690,7 @@ def _thin(u: np.ndarray, max_thresholds: int | None) -> np.ndarray:
     half = max(1, max_thresholds // 2)
     ranks = np.geomspace(1.0, u.size, half) - 1.0
     ranks = np.floor(ranks)
-    idx = np.unique(np.concatenate([ranks, u.size - 1 - ranks]).astype(np.int64))
+    idx = unique_sorted(np.concatenate([ranks, u.size - 1 - ranks]).astype(np.int64))
     return u[idx]
 
 
@@ -720,31 +721,6 @@ def projected_log_ratio(count_p: int, nobs_p: int, count_q: int, nobs_q: int, n_
     if delta > 0 and not math.isfinite(v):
         v = float(log_ratio_lower_bound(p_lo, q_hi, 0.0))
     return v
-
-
-@dataclass(frozen=True)
-class SortedScores:
-    """The selection-split scores of both inputs sorted, and their distinct pooled values: what
-    every threshold sweep (and the histogram's edges) needs, computed once per split."""
-
-    scores0: np.ndarray
-    scores1: np.ndarray
-    pooled: np.ndarray
-    distinct: np.ndarray
-
-    @classmethod
-    def of(cls, scores0: np.ndarray, scores1: np.ndarray) -> "SortedScores":
-        s0 = np.sort(np.asarray(scores0, dtype=np.float64))
-        s1 = np.sort(np.asarray(scores1, dtype=np.float64))
-        if s0.size == 0 or s1.size == 0:
-            raise ValueError("sweep_thresholds needs at least one score per input")
-        # Two sorted runs: a stable sort (timsort) merges them in linear time.
-        pooled = np.concatenate([s0, s1])
-        pooled.sort(kind="stable")
-        new = np.empty(pooled.size, dtype=bool)
-        new[0] = True
-        np.not_equal(pooled[1:], pooled[:-1], out=new[1:])
-        return cls(s0, s1, pooled, pooled[new])
 
 
 def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, n_test1: int,
@@ -846,7 +822,10 @@ def sweep_thresholds(scores0: np.ndarray, scores1: np.ndarray, *, n_test0: int, 
     a_sel = None if selection_level == "penalised" else 1.0 / max(2, n_cand)
     if selection_alpha is not None:
         a_sel = check_probability(selection_alpha, "selection_alpha")
-    p_lo, q_hi = _projected_rates(cp, np_, cq, nq, ntp, ntq, alpha, n_cand, expo, a_sel)
+    key = (max_thresholds, n_test0, n_test1, alpha, n_cand, expo, a_sel)
+    if key not in ss._rates:  # elementwise in the counts: the same values as computed afresh
+        ss._rates[key] = _projected_rates(cp, np_, cq, nq, ntp, ntq, alpha, n_cand, expo, a_sel)
+    p_lo, q_hi = ss._rates[key]
     pooled_arrays: dict[str, np.ndarray] = {}
     if pooled and u.size:
         match = np.empty((2, u.size), dtype=np.int64)
@@ -929,8 +908,10 @@ class HistogramAccumulator:
             uniq = np.unique(finite) if finite.size else finite
         else:
             pooled, uniq = sorted_scores.pooled, sorted_scores.distinct
-            finite = pooled[np.isfinite(pooled)]
-            uniq = uniq[np.isfinite(uniq)]
+            # Sorted, NaN last: all finite when both ends are (no copy then).
+            ends_finite = pooled.size and np.isfinite(pooled[0]) and np.isfinite(pooled[-1])
+            finite = pooled if ends_finite else pooled[np.isfinite(pooled)]
+            uniq = uniq if ends_finite else uniq[np.isfinite(uniq)]
         if finite.size == 0:
             return cls(np.array([-0.5, 0.5]))
         # Scores near +-1.8e308 overflow their differences (issue 25: NaN edges, RuntimeWarnings).
