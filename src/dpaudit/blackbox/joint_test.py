@@ -67,8 +67,8 @@ _TAIL_LOG = 28.0
 _BLOCKS_PER_SD = 6.0
 #: Blocks per group (see :meth:`JointTest._bounds`) and the looseness a group may keep, as a
 #: fraction of the level.
-_GROUP = 8
-_GROUP_SLACK = 1e-5
+GROUP = 8
+GROUP_SLACK = 1e-5
 #: Fewest initial cells in ``theta = arcsin(sqrt(q))`` across the nuisance set.
 _CELLS = 4
 #: Berger and Boos's gamma as a fraction of alpha: the nuisance set's error probability.
@@ -188,7 +188,7 @@ class JointTest:
             edges = edges[: int(np.searchsorted(edges, n + 1)) + 1]
             f = self._f_of(edges[:-1])
             per_cell = min(int(math.ceil(2.0 * float(half.max()) / w)) + 3, edges.size - 1)
-            per_cell = -(-per_cell // _GROUP) * _GROUP  # whole groups (padding has no mass)
+            per_cell = -(-per_cell // GROUP) * GROUP  # whole groups (padding has no mass)
             self._grid = (edges, f, per_cell)
         return self._grid
 
@@ -223,27 +223,27 @@ class JointTest:
 
     def _bounds(self, rows: dict[str, np.ndarray], q1: np.ndarray, eps: float) -> np.ndarray:
         """The cell bounds of :meth:`cell_bounds` for cells whose rows are computed. The blocks
-        come in groups of ``_GROUP``; ``P[X >= f]`` is first computed at each group's first
+        come in groups of ``GROUP``; ``P[X >= f]`` is first computed at each group's first
         block only, which bounds the whole group from above (``f`` is non-decreasing) and the
         next group's first value bounds it from below; a group is summed block by block only
-        where those two bounds differ by more than ``_GROUP_SLACK`` of the level (elsewhere the
+        where those two bounds differ by more than ``GROUP_SLACK`` of the level (elsewhere the
         group's upper bound is used, a coarser block, so still an upper bound)."""
         _, f, per = self._block_grid()
         p1 = np.minimum(1.0, math.exp(eps) * q1 + self.delta)
         block, mass = rows["block"], rows["mass"]
-        cells, groups = block.shape[0], per // _GROUP
-        fb = f[block[:, ::_GROUP]]  # (cells, groups): f at each group's first block
+        cells, groups = block.shape[0], per // GROUP
+        fb = f[block[:, ::GROUP]]  # (cells, groups): f at each group's first block
         pp = np.broadcast_to(p1[:, None], fb.shape)
         # P[X >= f] = bdtrc(f - 1) (0 for f > n_p; f >= 1 always)
         upper = np.where(fb > self.n_p, 0.0, special.bdtrc(np.clip(fb - 1, 0, self.n_p),
                                                            self.n_p, pp))
         lower = np.concatenate([upper[:, 1:], np.zeros((cells, 1))], axis=1)
-        gmass = mass.reshape(cells, groups, _GROUP).sum(axis=2)
+        gmass = mass.reshape(cells, groups, GROUP).sum(axis=2)
         total = gmass * upper
-        fine = (upper - lower) * gmass > _GROUP_SLACK * (self.alpha - self.gamma)
+        fine = (upper - lower) * gmass > GROUP_SLACK * (self.alpha - self.gamma)
         if np.any(fine):
             r, g = np.nonzero(fine)
-            cols = g[:, None] * _GROUP + np.arange(_GROUP)[None, :]
+            cols = g[:, None] * GROUP + np.arange(GROUP)[None, :]
             fbk = f[block[r[:, None], cols]]
             sf = np.where(fbk > self.n_p, 0.0, special.bdtrc(np.clip(fbk - 1, 0, self.n_p),
                                                              self.n_p, p1[r][:, None]))
