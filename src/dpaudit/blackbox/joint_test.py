@@ -310,8 +310,9 @@ class JointTest:
 
         The crossing of ``pvalue_upper(eps) = alpha`` is bracketed and found by a safeguarded
         regula falsi on ``ln pvalue_upper - ln alpha`` (Illinois variant; a bisection step
-        whenever it stalls, as on the step function of small counts) to within ``tolerance``
-        of the distance from ``T``, or after ``evaluations`` p-values. The value returned is
+        whenever it stalls, as on the step function of small counts) until the bracket, or the
+        interpolated crossing's distance from the last rejecting point, is within ``tolerance``
+        of the initial bracket's distance from ``T``, or after ``evaluations`` p-values. The value returned is
         always a point where the computed p-value was at most ``alpha`` (or ``T`` itself),
         which is all the validity argument needs."""
         base = max(0.0, self.t_obs) if math.isfinite(self.t_obs) else 0.0
@@ -338,20 +339,24 @@ class JointTest:
             return lo
         prev: tuple[float, float] | None = None  # the previous upper end, while lo is unverified
         side, stalls = 0, 0
+        tol = tolerance * max(hi - base, 1e-12)
         for _ in range(evaluations):
             span = hi - lo
-            if span <= tolerance * max(hi - base, 1e-12):
+            if span <= tol:
                 break
             if h_lo is not None:
                 if stalls >= 2:  # regula falsi stalled on one side: bisect
                     mid, stalls = lo + 0.5 * span, 0
                 else:
                     mid = lo + span * (-h_lo) / (h_hi - h_lo) if h_hi > h_lo else lo + 0.5 * span
+                    if mid - lo <= tol:  # the interpolated root is within tolerance of lo
+                        break
+                    mid -= 0.5 * tol  # aimed just below the root, to land on a rejection
             elif prev is None:  # first point: the normal approximation
                 mid = self._guess()
             else:  # both points above: the secant through them, aimed a little below alpha
                 slope = (prev[1] - h_hi) / (prev[0] - hi) if prev[0] != hi else 0.0
-                mid = hi - (h_hi + 0.1) / slope if slope > 0 else lo + 0.5 * span
+                mid = hi - (h_hi + 0.03) / slope if slope > 0 else lo + 0.5 * span
             mid = min(max(mid, lo + 0.02 * span), hi - 0.02 * span)
             hm = h(mid, True)
             if hm <= 0:
