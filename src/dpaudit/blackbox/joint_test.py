@@ -35,17 +35,27 @@ with probability ``(1 - a)^2 = 1 - alpha``, and when both hold ``T <= eps*``), s
 Computing ``pi_hat``. The null's supremum is on its boundary ``p = min(1, e^eps q + delta)``
 (``P[T >= t]`` rises with ``p``). The rejection region is ``{x >= f(y)}`` with ``f`` non-decreasing
 (``f(y)`` = smallest ``x`` with ``L_a(x) >= delta + e^t U_a(y)``, found by bisection on the same
-``L_a``). ``q`` is parametrised by ``theta = arcsin(sqrt(q))`` on ``[0, pi/2]`` and cut into cells;
-on a cell ``[q0, q1]``, ``P[X >= f(Y)] <= P_{p(q1), q0}[X >= f(Y)]`` (largest ``p``, smallest
-``q``), and that sum over ``y`` is bounded by blocks of consecutive ``y``: on ``[y0, y1]``,
-``P[X >= f(y)] <= P[X >= f(y0)]``; the mass of ``Y`` beyond the ``1e-12`` quantiles is counted as
-rejection. Every step can only increase the computed value, so ``pi_hat >= pi``. Cells whose bound
-exceeds ``alpha`` are split (down to 1/10 of a standard error of ``arcsin sqrt(Y/n_q)``); an
-undecided cell at the finest level counts as "not rejected".
+``L_a``). ``q`` is parametrised by ``theta = arcsin(sqrt(q))`` on the nuisance set and cut into
+cells; on a cell ``[q0, q1]``, ``P[X >= f(Y)] <= P_{p(q1), q0}[X >= f(Y)]`` (largest ``p``,
+smallest ``q``: ``Y`` is stochastically smallest), and that sum over ``y`` is bounded by blocks
+of consecutive ``y`` (one grid of blocks, about a sixth of a standard deviation of ``Y`` wide,
+single values at small ``n``, shared by every cell, so ``f`` is computed once per test): on a
+block starting at ``y0``, ``P[X >= f(y)] <= P[X >= f(y0)]``. Each cell sums the blocks of a
+window of ``Y`` (Bernstein's inequality puts at most ``2 e^-28`` outside it); the mass actually
+outside is computed and counted as rejection. Blocks come in groups of 8, first bounded by the
+group's first block; a group is summed block by block only where that bound could be loose by
+more than ``1e-5`` of the level. Each cell bound is finally rounded up (``1e-9`` relative plus
+``1e-12``, far above the float error of these sums). Every step can only increase the computed
+value, so ``pi_hat >= pi``. Cells whose bound exceeds the level are split in 4 (down to 1/10 of a
+standard error of ``arcsin sqrt(Y/n_q)``; the first cells are sized so that two splits land
+there); an undecided cell at the finest level counts as "not rejected". What does not depend on
+``eps`` (``f`` on the grid, each cell's block masses, the split cells) is kept across the
+p-values of one inversion, which needs 4-6 of them.
 
-Level checks: ``tests/test_joint_test.py`` enumerates all count pairs at small ``n`` and computes
-the exact rejection probability at the boundary of the null over a grid of ``q`` (it must stay at
-or below ``alpha``), before the engine uses the test.
+Level checks: ``tests/test_joint_test.py`` (n = 10-30) and ``tests/test_joint_test_level.py``
+(n = 300, slow) enumerate all count pairs and compute the exact rejection probability at the
+boundary of the null over a grid of ``q`` (it must stay at or below ``alpha``);
+``tests/test_joint_test_cells.py`` checks single cell bounds against an independent brute force.
 """
 
 from __future__ import annotations
