@@ -35,17 +35,27 @@ with probability ``(1 - a)^2 = 1 - alpha``, and when both hold ``T <= eps*``), s
 Computing ``pi_hat``. The null's supremum is on its boundary ``p = min(1, e^eps q + delta)``
 (``P[T >= t]`` rises with ``p``). The rejection region is ``{x >= f(y)}`` with ``f`` non-decreasing
 (``f(y)`` = smallest ``x`` with ``L_a(x) >= delta + e^t U_a(y)``, found by bisection on the same
-``L_a``). ``q`` is parametrised by ``theta = arcsin(sqrt(q))`` on ``[0, pi/2]`` and cut into cells;
-on a cell ``[q0, q1]``, ``P[X >= f(Y)] <= P_{p(q1), q0}[X >= f(Y)]`` (largest ``p``, smallest
-``q``), and that sum over ``y`` is bounded by blocks of consecutive ``y``: on ``[y0, y1]``,
-``P[X >= f(y)] <= P[X >= f(y0)]``; the mass of ``Y`` beyond the ``1e-12`` quantiles is counted as
-rejection. Every step can only increase the computed value, so ``pi_hat >= pi``. Cells whose bound
-exceeds ``alpha`` are split (down to 1/10 of a standard error of ``arcsin sqrt(Y/n_q)``); an
-undecided cell at the finest level counts as "not rejected".
+``L_a``). ``q`` is parametrised by ``theta = arcsin(sqrt(q))`` on the nuisance set and cut into
+cells; on a cell ``[q0, q1]``, ``P[X >= f(Y)] <= P_{p(q1), q0}[X >= f(Y)]`` (largest ``p``,
+smallest ``q``: ``Y`` is stochastically smallest), and that sum over ``y`` is bounded by blocks
+of consecutive ``y`` (one grid of blocks, about a sixth of a standard deviation of ``Y`` wide,
+single values at small ``n``, shared by every cell, so ``f`` is computed once per test): on a
+block starting at ``y0``, ``P[X >= f(y)] <= P[X >= f(y0)]``. Each cell sums the blocks of a
+window of ``Y`` (Bernstein's inequality puts at most ``2 e^-28`` outside it); the mass actually
+outside is computed and counted as rejection. Blocks come in groups of 8, first bounded by the
+group's first block; a group is summed block by block only where that bound could be loose by
+more than ``1e-5`` of the level. Each cell bound is finally rounded up (``1e-9`` relative plus
+``1e-12``, far above the float error of these sums). Every step can only increase the computed
+value, so ``pi_hat >= pi``. Cells whose bound exceeds the level are split in 4 (down to 1/10 of a
+standard error of ``arcsin sqrt(Y/n_q)``; the first cells are sized so that two splits land
+there); an undecided cell at the finest level counts as "not rejected". What does not depend on
+``eps`` (``f`` on the grid, each cell's block masses, the split cells) is kept across the
+p-values of one inversion, which needs 4-6 of them.
 
-Level checks: ``tests/test_joint_test.py`` enumerates all count pairs at small ``n`` and computes
-the exact rejection probability at the boundary of the null over a grid of ``q`` (it must stay at
-or below ``alpha``), before the engine uses the test.
+Level checks: ``tests/test_joint_test.py`` (n = 10-30) and ``tests/test_joint_test_level.py``
+(n = 300, slow) enumerate all count pairs and compute the exact rejection probability at the
+boundary of the null over a grid of ``q`` (it must stay at or below ``alpha``);
+``tests/test_joint_test_cells.py`` checks single cell bounds against an independent brute force.
 """
 
 from __future__ import annotations
@@ -60,25 +70,43 @@ from dpaudit.blackbox.confidence import Bonferroni, clopper_pearson_lower, clopp
 
 __all__ = ["joint_epsilon_lower_bound", "JointTest"]
 
-#: Quantile of ``Y`` beyond which its mass is counted as rejection (conservative).
-_TAIL = 1e-12
-#: Blocks of consecutive ``y`` per cell.
-_BLOCKS = 32
-#: Initial cells in ``theta = arcsin(sqrt(q))`` across the nuisance set.
-_CELLS = 16
+#: Tail of ``Y`` left outside a cell's window, per side (Bernstein's inequality; the mass
+#: actually outside is computed exactly and counted as rejection, so this only sets the cost).
+_TAIL_LOG = 28.0
+#: Blocks of consecutive ``y`` per standard deviation of ``Y`` (blocks of one ``y`` at small n).
+_BLOCKS_PER_SD = 6.0
+#: Blocks per group (see :meth:`JointTest._bounds`) and the looseness a group may keep, as a
+#: fraction of the level.
+GROUP = 8
+GROUP_SLACK = 1e-5
+#: Fewest initial cells in ``theta = arcsin(sqrt(q))`` across the nuisance set.
+_CELLS = 4
 #: Berger and Boos's gamma as a fraction of alpha: the nuisance set's error probability.
 GAMMA_FRACTION = 0.02
 #: Finest cell width, in standard errors of ``arcsin sqrt(Y / n_q)`` (``1 / (2 sqrt(n_q))``).
 _FINEST = 0.1
-#: Cells evaluated per p-value before it is declared "not rejected" (a cost cap; conservative).
-_MAX_CELLS = 4000
+#: Rounding allowance added to every cell bound: relative to its binomial sum, and absolute
+#: (far above the float error of a sum of at most a few thousand special-function values, each
+#: accurate to ~1e-14 relative; it only raises the p-value).
+ROUND_REL = 1e-9
+ROUND_ABS = 1e-12
+
+
+def _bernstein_halfwidth(n: int, q: np.ndarray) -> np.ndarray:
+    """``t`` with ``P[|Y - n q| >= t] <= 2 exp(-_TAIL_LOG)`` for ``Y ~ Bin(n, q)`` (Bernstein:
+    ``exp(-t^2 / (2 (n q (1 - q) + t / 3)))`` per side)."""
+    c = _TAIL_LOG / 3.0
+    return c + np.sqrt(c * c + 2.0 * _TAIL_LOG * n * q * (1.0 - q))
 
 
 class JointTest:
     """The exact joint test for one observed pair of counts (see the module docstring).
 
     ``pvalue_upper(eps)`` returns an upper bound on the p-value of ``H0(eps)`` that is exact
-    enough to decide at ``alpha``; :meth:`lower_bound` inverts it.
+    enough to decide at ``alpha``; :meth:`lower_bound` inverts it. What does not depend on
+    ``eps`` is computed once per test and reused by every p-value: the rejection boundary ``f``
+    at the block starts of one grid of ``y`` shared by all cells, and each cell's block masses
+    of ``Y`` (the cells refined for one ``eps`` stay refined for the next).
     """
 
     def __init__(self, count_p: int, nobs_p: int, count_q: int, nobs_q: int, delta: float,
@@ -94,10 +122,12 @@ class JointTest:
         self.a = Bonferroni(self.alpha - self.gamma).per_interval_alpha
         self.t_obs = self.statistic(self.x, self.y)
         g = self.gamma / 2
-        q_lo = float(clopper_pearson_lower(self.y, self.n_q, g))
-        q_hi = float(clopper_pearson_upper(self.y, self.n_q, g))
-        self.theta = (math.asin(math.sqrt(q_lo)), math.asin(math.sqrt(q_hi)))
+        self.q_range = (float(clopper_pearson_lower(self.y, self.n_q, g)),
+                        float(clopper_pearson_upper(self.y, self.n_q, g)))
+        self.theta = (math.asin(math.sqrt(self.q_range[0])), math.asin(math.sqrt(self.q_range[1])))
         self._cache: dict[int, int] = {}
+        self._grid: tuple[np.ndarray, np.ndarray, int] | None = None
+        self._leaves: dict[str, np.ndarray] | None = None
 
     def statistic(self, x: int, y: int) -> float:
         """``T(x, y) = ln((L_a(x) - delta) / U_a(y))``, ``-inf`` when ``L_a(x) <= delta``."""
@@ -116,7 +146,7 @@ class JointTest:
         ``n_p + 1`` when there is none. A start from the binomial quantile
         (``L_a(x) >= c`` iff ``P_c[X >= x] <= a``) is corrected with ``L_a`` itself, so ``f``
         agrees exactly with the statistic as computed."""
-        uniq, inv = np.unique(ys, return_inverse=True)
+        uniq, inv = np.unique(np.asarray(ys, dtype=np.int64), return_inverse=True)
         known = np.array([int(v) in self._cache for v in uniq], dtype=bool)
         out = np.empty(uniq.size, dtype=np.int64)
         out[known] = [self._cache[int(v)] for v in uniq[known]]
@@ -124,7 +154,7 @@ class JointTest:
             out[~known] = self._compute_f(uniq[~known])
             for v, fv in zip(uniq[~known], out[~known]):
                 self._cache[int(v)] = int(fv)
-        return out[inv]
+        return out[inv].reshape(np.shape(ys))
 
     def _compute_f(self, uniq: np.ndarray) -> np.ndarray:
         # The region {T >= t_obs} must contain the observed point itself, whose T was rounded
@@ -150,74 +180,160 @@ class JointTest:
             f[live] = g
         return f
 
-    def _cell_bounds(self, q0: np.ndarray, q1: np.ndarray, eps: float) -> np.ndarray:
-        """Upper bounds on ``sup P[X >= f(Y)]`` over each cell ``[q0, q1]`` of the boundary."""
-        p1 = np.minimum(1.0, math.exp(eps) * q1 + self.delta)
-        pos = q0 > 0
-        lo = np.where(pos, stats.binom.ppf(_TAIL, self.n_q, np.where(pos, q0, 0.5)), 0)
-        hi = np.where(pos, stats.binom.isf(_TAIL, self.n_q, np.where(pos, q0, 0.5)), 0)
-        lo = np.clip(np.nan_to_num(lo), 0, self.n_q)
-        hi = np.clip(np.nan_to_num(hi, nan=self.n_q), lo, self.n_q)
-        frac = np.linspace(0.0, 1.0, _BLOCKS + 1)[None, :]
-        edges = np.floor(lo[:, None] + frac * (hi - lo + 1)[:, None]).astype(np.int64)
-        edges = np.maximum.accumulate(edges, axis=1)
-        # P[Y <= edge - 1] (scipy.special.bdtr is the binomial CDF; 0 below the support)
-        k = edges - 1
-        cdf = np.where(k < 0, 0.0, special.bdtr(np.maximum(k, 0), self.n_q, q0[:, None]))
-        mass = np.clip(np.diff(cdf, axis=1), 0.0, 1.0)
-        outside = cdf[:, 0] + (1.0 - cdf[:, -1])
-        f = self._f_of(edges[:, :-1].ravel()).reshape(edges.shape[0], _BLOCKS)
-        # P[X >= f] = bdtrc(f - 1) (1 for f <= 0, 0 for f > n_p)
-        sf = np.where(f > self.n_p, 0.0,
-                      np.where(f <= 0, 1.0, special.bdtrc(np.clip(f - 1, 0, self.n_p), self.n_p,
-                                                          p1[:, None])))
-        return np.sum(mass * sf, axis=1) + outside
+    # -- block grid of y and cells of the nuisance parameter -------------------------------------
+    def _block_grid(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """Block starts ``E`` of one grid of ``y`` covering every cell's window (last entry one
+        past the grid), ``f`` at each block start, and the blocks per cell window."""
+        if self._grid is None:
+            n = self.n_q
+            qs = np.array([self.q_range[0], self.q_range[1],
+                           min(max(0.5, self.q_range[0]), self.q_range[1])])
+            half = _bernstein_halfwidth(n, qs)
+            y0 = max(0, math.floor(n * qs[0] - half[0]))
+            y1 = min(n, math.ceil(n * qs[1] + half[1]))
+            sd_min = math.sqrt(n * min(qs[0] * (1 - qs[0]), qs[1] * (1 - qs[1])))
+            w = max(1, int(sd_min / _BLOCKS_PER_SD))
+            edges = np.arange(y0, y1 + w + 1, w, dtype=np.int64)
+            edges = np.minimum(edges, n + 1)
+            edges = edges[: int(np.searchsorted(edges, n + 1)) + 1]
+            f = self._f_of(edges[:-1])
+            per_cell = min(int(math.ceil(2.0 * float(half.max()) / w)) + 3, edges.size - 1)
+            per_cell = -(-per_cell // GROUP) * GROUP  # whole groups (padding has no mass)
+            self._grid = (edges, f, per_cell)
+        return self._grid
 
-    def pvalue_upper(self, eps: float) -> float:
+    def _cell_rows(self, q0: np.ndarray) -> dict[str, np.ndarray]:
+        """Per cell (lower end ``q0``): the block indices of its window, ``P_{q0}[Y in block]``
+        and the mass of ``Y`` outside the window (counted as rejection)."""
+        edges, _, per = self._block_grid()
+        n = self.n_q
+        nb = edges.size - 1
+        w = int(edges[1] - edges[0]) if nb > 1 else 1
+        lo = np.floor(n * q0 - _bernstein_halfwidth(n, q0))
+        start = np.clip(((lo - edges[0]) // w).astype(np.int64), 0, max(nb - per, 0))
+        idx = start[:, None] + np.arange(per + 1)[None, :]
+        e = edges[np.minimum(idx, nb)]  # (cells, per + 1) edges, clipped at the grid's end
+        k = e - 1
+        cdf = np.where(k < 0, 0.0, np.where(k >= n, 1.0,
+                                            special.bdtr(np.clip(k, 0, n), n, q0[:, None])))
+        above = np.where(k[:, -1] >= n, 0.0,
+                         special.bdtrc(np.clip(k[:, -1], 0, n), n, q0))
+        mass = np.clip(np.diff(cdf, axis=1), 0.0, 1.0)
+        return {"block": np.minimum(idx[:, :-1], nb - 1), "mass": mass,
+                "outside": cdf[:, 0] + above}
+
+    def cell_bounds(self, q0: np.ndarray, q1: np.ndarray, eps: float) -> np.ndarray:
+        """Upper bounds on ``sup_{q in [q0, q1]} P_{p(q), q}[T(X, Y) >= t_obs]`` per cell, with
+        ``p(q) = min(1, e^eps q + delta)``: ``P_{p(q1), q0}`` summed over blocks of ``y``, each
+        block at its own smallest ``f``, plus the mass outside the window, plus the rounding
+        allowance."""
+        q0 = np.atleast_1d(np.asarray(q0, dtype=np.float64))
+        q1 = np.atleast_1d(np.asarray(q1, dtype=np.float64))
+        return self._bounds(self._cell_rows(q0), q1, eps)
+
+    def _bounds(self, rows: dict[str, np.ndarray], q1: np.ndarray, eps: float) -> np.ndarray:
+        """The cell bounds of :meth:`cell_bounds` for cells whose rows are computed. The blocks
+        come in groups of ``GROUP``; ``P[X >= f]`` is first computed at each group's first
+        block only, which bounds the whole group from above (``f`` is non-decreasing) and the
+        next group's first value bounds it from below; a group is summed block by block only
+        where those two bounds differ by more than ``GROUP_SLACK`` of the level (elsewhere the
+        group's upper bound is used, a coarser block, so still an upper bound)."""
+        _, f, per = self._block_grid()
+        p1 = np.minimum(1.0, math.exp(eps) * q1 + self.delta)
+        block, mass = rows["block"], rows["mass"]
+        cells, groups = block.shape[0], per // GROUP
+        fb = f[block[:, ::GROUP]]  # (cells, groups): f at each group's first block
+        pp = np.broadcast_to(p1[:, None], fb.shape)
+        # P[X >= f] = bdtrc(f - 1) (0 for f > n_p; f >= 1 always)
+        upper = np.where(fb > self.n_p, 0.0, special.bdtrc(np.clip(fb - 1, 0, self.n_p),
+                                                           self.n_p, pp))
+        lower = np.concatenate([upper[:, 1:], np.zeros((cells, 1))], axis=1)
+        gmass = mass.reshape(cells, groups, GROUP).sum(axis=2)
+        total = gmass * upper
+        fine = (upper - lower) * gmass > GROUP_SLACK * (self.alpha - self.gamma)
+        if np.any(fine):
+            r, g = np.nonzero(fine)
+            cols = g[:, None] * GROUP + np.arange(GROUP)[None, :]
+            fbk = f[block[r[:, None], cols]]
+            sf = np.where(fbk > self.n_p, 0.0, special.bdtrc(np.clip(fbk - 1, 0, self.n_p),
+                                                             self.n_p, p1[r][:, None]))
+            total[r, g] = np.sum(mass[r[:, None], cols] * sf, axis=1)
+        s = np.sum(total, axis=1)
+        return s * (1.0 + ROUND_REL) + rows["outside"] + ROUND_ABS
+
+    def _add_cells(self, a0: np.ndarray, a1: np.ndarray) -> dict[str, np.ndarray]:
+        q0, q1 = np.sin(a0) ** 2, np.sin(a1) ** 2
+        # the cells must cover [q_lo, q_hi] exactly (the arcsin round trip may move an end)
+        q0 = np.where(a0 <= self.theta[0], self.q_range[0], q0)
+        q1 = np.where(a1 >= self.theta[1], self.q_range[1], q1)
+        rows = self._cell_rows(q0)
+        rows.update(a0=a0, a1=a1, q1=q1)
+        return rows
+
+    def pvalue_upper(self, eps: float, refine: bool = True) -> float:
         """An upper bound on ``pi(eps)``, refined until it decides ``pi(eps) <= alpha``; when it
-        cannot (the finest cells or the cost cap are reached) a value above ``alpha``."""
+        cannot (a cell at the finest width stays above the level) a value above ``alpha``.
+        ``refine=False`` returns the current cells' bound without splitting any (the search's
+        first probe, where the test is not expected to reject)."""
         if not math.isfinite(self.t_obs):
             return 1.0
         finest = _FINEST / (2.0 * math.sqrt(self.n_q))
-        th = np.linspace(self.theta[0], self.theta[1], _CELLS + 1)
-        cells = list(zip(th[:-1], th[1:]))
-        worst, evaluated = 0.0, 0
-        while cells:
-            a0 = np.array([c[0] for c in cells])
-            a1 = np.array([c[1] for c in cells])
-            b = self._cell_bounds(np.sin(a0) ** 2, np.sin(a1) ** 2, eps)
-            evaluated += len(cells)
-            nxt = []
-            level = self.alpha - self.gamma
-            for (c0, c1), v in zip(cells, b):
-                if v <= level:
-                    worst = max(worst, v)
-                elif c1 - c0 <= finest or evaluated > _MAX_CELLS:
-                    return float(v) + self.gamma
-                else:
-                    s = np.linspace(c0, c1, 5)
-                    nxt.extend(zip(s[:-1], s[1:]))
-            cells = nxt
-        return worst + self.gamma
+        if self._leaves is None:
+            # as many cells as make two splits into 4 land just at the finest width
+            cells = max(_CELLS, math.ceil((self.theta[1] - self.theta[0]) / (16 * finest)))
+            th = np.linspace(self.theta[0], self.theta[1], cells + 1)
+            self._leaves = self._add_cells(th[:-1], th[1:])
+        level = self.alpha - self.gamma
+        leaves = self._leaves
+        b = self._bounds(leaves, leaves["q1"], eps)
+        while True:
+            over = b > level
+            if not np.any(over):
+                self._leaves = leaves
+                return float(b.max()) + self.gamma
+            width = leaves["a1"][over] - leaves["a0"][over]
+            if not refine or np.any(width <= finest):
+                self._leaves = leaves
+                return float(b[over].max()) + self.gamma
+            # split every cell above the level into 4 (its children bound it more tightly)
+            frac = np.linspace(0.0, 1.0, 5)
+            s = leaves["a0"][over][:, None] + width[:, None] * frac[None, :]
+            s[:, -1] = leaves["a1"][over]
+            kids = self._add_cells(s[:, :-1].ravel(), s[:, 1:].ravel())
+            kb = self._bounds(kids, kids["q1"], eps)
+            leaves = {k: np.concatenate([v[~over], kids[k]]) for k, v in leaves.items()}
+            b = np.concatenate([b[~over], kb])
+
+    def _guess(self) -> float:
+        """The normal-approximation root of the p-value (a first point for the search)."""
+        ph = self.x / self.n_p
+        qh = max(self.y, 0.5) / self.n_q
+        if ph <= self.delta:
+            return 0.0
+        sd = math.sqrt(ph * (1 - ph) / self.n_p / (ph - self.delta) ** 2
+                       + (1 - qh) / (self.n_q * qh))
+        z = float(stats.norm.isf(self.alpha - self.gamma))
+        return math.log((ph - self.delta) / qh) - z * sd
 
     def lower_bound(self, evaluations: int = 12, tolerance: float = 1e-3) -> float:
         """``max(T, sup{eps : pvalue_upper(eps) <= alpha})``, clamped at 0.
 
-        The crossing of ``pvalue_upper(eps) = alpha`` is bracketed and found by bisection to
-        within ``tolerance`` of the distance from ``T``, or after ``evaluations`` p-values (the
-        p-value of small counts is a step function, where interpolation stalls); the value
-        returned is always a point where the computed
-        p-value was at most ``alpha`` (or ``T`` itself), which is all the validity argument
-        needs."""
+        The crossing of ``pvalue_upper(eps) = alpha`` is bracketed and found by a safeguarded
+        regula falsi on ``ln pvalue_upper - ln alpha`` (Illinois variant; a bisection step
+        whenever it stalls, as on the step function of small counts) until the bracket, or the
+        interpolated crossing's distance from the last rejecting point, is within ``tolerance``
+        of the initial bracket's distance from ``T``, or after ``evaluations`` p-values. The value returned is
+        always a point where the computed p-value was at most ``alpha`` (or ``T`` itself),
+        which is all the validity argument needs."""
         base = max(0.0, self.t_obs) if math.isfinite(self.t_obs) else 0.0
         if self.t_obs <= 0 or not math.isfinite(self.t_obs):
             return base
         log_alpha = math.log(self.alpha)
 
-        def h(eps: float) -> float:
-            return math.log(max(self.pvalue_upper(eps), 1e-300)) - log_alpha
+        def h(eps: float, refine: bool) -> float:
+            return math.log(max(self.pvalue_upper(eps, refine), 1e-300)) - log_alpha
 
-        lo = base
+        lo, h_lo = base, None
         # an eps where the test should not reject: the plug-in log ratio at median-unbiased counts
         med = float(clopper_pearson_lower(self.x, self.n_p, 0.5))
         up = float(clopper_pearson_upper(self.y, self.n_q, 0.5))
@@ -225,19 +341,47 @@ class JointTest:
         hi = max(hi, lo + 1e-6)
         step = max(hi - lo, 1e-3)
         for _ in range(40):
-            if h(hi) > 0:
+            h_hi = h(hi, False)
+            if h_hi > 0:
                 break
-            lo, hi, step = hi, hi + step, 2 * step
+            lo, h_lo, hi, step = hi, h_hi, hi + step, 2 * step
         else:
             return lo
+        prev: tuple[float, float] | None = None  # the previous upper end, while lo is unverified
+        side, stalls = 0, 0
+        tol = tolerance * max(hi - base, 1e-12)
         for _ in range(evaluations):
-            if hi - lo <= tolerance * max(hi - base, 1e-12):
+            span = hi - lo
+            if span <= tol:
                 break
-            mid = 0.5 * (lo + hi)
-            if h(mid) <= 0:
-                lo = mid
+            if h_lo is not None:
+                if stalls >= 2:  # regula falsi stalled on one side: bisect
+                    mid, stalls = lo + 0.5 * span, 0
+                else:
+                    mid = lo + span * (-h_lo) / (h_hi - h_lo) if h_hi > h_lo else lo + 0.5 * span
+                    if mid - lo <= tol:  # the interpolated root is within tolerance of lo
+                        break
+                    mid -= 0.5 * tol  # aimed just below the root, to land on a rejection
+            elif prev is None:  # first point: the normal approximation
+                mid = self._guess()
+            else:  # both points above: the secant through them, aimed a little below alpha
+                slope = (prev[1] - h_hi) / (prev[0] - hi) if prev[0] != hi else 0.0
+                mid = hi - (h_hi + 0.03) / slope if slope > 0 else lo + 0.5 * span
+            mid = min(max(mid, lo + 0.02 * span), hi - 0.02 * span)
+            hm = h(mid, True)
+            if hm <= 0:
+                lo, h_lo = mid, hm
+                stalls = stalls + 1 if side == -1 else 0
+                if side == -1:
+                    h_hi *= 0.5  # Illinois: the end retained twice has its value halved
+                side = -1
             else:
-                hi = mid
+                prev = (hi, h_hi)
+                hi, h_hi = mid, hm
+                stalls = stalls + 1 if side == 1 else 0
+                if side == 1 and h_lo is not None:
+                    h_lo *= 0.5
+                side = 1
         return lo
 
 
