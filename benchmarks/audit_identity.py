@@ -27,6 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 import dpaudit
+from bench_audit import noisy_trajectory  # the engine benchmark's trajectory, one definition
 from dpaudit.mechanisms.exponential import ExponentialMechanism
 from dpaudit.mechanisms.gaussian import GaussianMechanism
 from dpaudit.mechanisms.laplace import LaplaceMechanism
@@ -37,16 +38,6 @@ TIMING_KEYS = frozenset({"seconds", "sampling_seconds", "timing"})
 #: one that is violated, a tree aggregation).
 CLAIMS = ("afkt23/alg1-pure", "jkt12-colt/privatesum", "pfcoco/prop-a1")
 
-
-def _trajectory(T: int, d: int, sigma: float) -> Callable[..., np.ndarray]:
-    def mech(target: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-        x = np.zeros((n, d))
-        out = np.empty((n, T, d))
-        for t in range(T):
-            x = x - 0.1 * (x - target) + rng.normal(0.0, sigma, size=(n, d))
-            out[:, t] = x
-        return out
-    return mech
 
 
 def _censored(data: float, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -101,7 +92,7 @@ def audits() -> list[tuple[str, Callable[[], Any]]]:
         ("coin-bool", lambda: a(_coin, 0.0, 1.0, epsilon=1.0, samples=50_000, seed=5)),
         ("gaussian-vector-32", lambda: a(gau, np.zeros(32), np.r_[1.0, np.zeros(31)],
                                          epsilon=1.0, samples=40_000, seed=0)),
-        ("trajectory", lambda: a(_trajectory(16, 4, 1.0), np.zeros(4), np.r_[0.2, np.zeros(3)],
+        ("trajectory", lambda: a(noisy_trajectory(16, 4, 1.0), np.zeros(4), np.r_[0.2, np.zeros(3)],
                                  epsilon=1.0, samples=20_000, seed=0)),
         ("censored-atoms", lambda: a(_censored, 0.0, 1.0, epsilon=1.0, samples=200_000, seed=6)),
         ("sentinel-atom", lambda: a(_sentinel, 0.0, 1.0, epsilon=1.0, samples=200_000, seed=7)),

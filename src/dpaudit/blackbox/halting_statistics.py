@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.blackbox.fitters_binned import ATOM_FRACTION, _smoothed_log_ratio
-from dpaudit.blackbox.pattern_statistics import MAX_PATTERNS, _void
+from dpaudit.blackbox.pattern_statistics import MAX_PATTERNS, _void, numeric_probe_rows
 from dpaudit.blackbox.statistics import flatten_outputs
 
 __all__ = ["VALUE_BINS", "HaltingValueScorer", "HaltingValueFitter"]
@@ -117,10 +117,9 @@ class HaltingValueFitter:
     _n: list[int] = field(default_factory=lambda: [0, 0])
 
     def prepare(self, probe0: np.ndarray, probe1: np.ndarray) -> None:
-        x = np.concatenate([flatten_outputs(probe0), flatten_outputs(probe1)])
-        if x.dtype.kind not in "biuf" or x.shape[1] < 2:
+        x = numeric_probe_rows(probe0, probe1)
+        if x is None:
             return
-        x = x.astype(np.float64)
         u, c = np.unique(x, return_counts=True)
         atoms = u[c >= max(2, ATOM_FRACTION * x.size)]
         if atoms.size == 0:

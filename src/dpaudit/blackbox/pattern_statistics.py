@@ -56,6 +56,15 @@ MAX_PATTERNS = 64
 PATTERN_BINS = 16
 
 
+
+def numeric_probe_rows(probe0: np.ndarray, probe1: np.ndarray) -> np.ndarray | None:
+    """Both inputs' probe runs stacked as float64 rows, or None where a pattern statistic does not
+    apply (non-numeric outputs, or fewer than two coordinates per run)."""
+    x = np.concatenate([flatten_outputs(probe0), flatten_outputs(probe1)])
+    if x.dtype.kind not in "biuf" or x.shape[1] < 2:
+        return None
+    return x.astype(np.float64)
+
 @dataclass(frozen=True)
 class _Coding:
     """Per-coordinate atoms and continuous bin edges, and the known patterns."""
@@ -142,10 +151,9 @@ class PatternHistogramFitter:
     _n: list[int] = field(default_factory=lambda: [0, 0])
 
     def prepare(self, probe0: np.ndarray, probe1: np.ndarray) -> None:
-        x = np.concatenate([flatten_outputs(probe0), flatten_outputs(probe1)])
-        if x.dtype.kind not in "biuf" or x.shape[1] < 2:
+        x = numeric_probe_rows(probe0, probe1)
+        if x is None:
             return
-        x = x.astype(np.float64)
         atoms, edges = [], []
         any_atom = any_cont = False
         for j in range(x.shape[1]):
