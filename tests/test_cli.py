@@ -504,8 +504,13 @@ def test_ctrl_c_with_worker_processes_keeps_results_and_stops_the_workers(tmp_pa
         [("sig/fast", 0.0), ("sig/slow", 120.0)],
         ["audit-claims", "sig/fast", "sig/slow", "--jobs", "2", "--budget", "quick",
          "--out", str(tmp_path / "out")]))
+    # The run starts with Ctrl-C's default disposition, as under an interactive terminal: a shell
+    # without job control starts background jobs with SIGINT ignored (POSIX), and an ignored
+    # SIGINT is inherited, so a suite launched with `... &` would otherwise see the CLI
+    # (rightly) ignore the Ctrl-C and this test time out.
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         fast = tmp_path / "out/sig/fast.json"
         deadline = time.monotonic() + 60
