@@ -424,10 +424,9 @@ class WhitenedShiftFitter:
             srt = np.sort(q, axis=0)
             if np.any(srt[1:] == srt[:-1]) or not np.all(np.isfinite(q)):
                 return  # atoms or non-finite values: whitening would smear them
-        with np.errstate(over="ignore", invalid="ignore"):  # outputs near 1e300 overflow
-            cov = 0.5 * (np.cov(p[0], rowvar=False) + np.cov(p[1], rowvar=False))
+        cov = 0.5 * (np.cov(p[0], rowvar=False) + np.cov(p[1], rowvar=False))
         if not np.all(np.isfinite(cov)):
-            return
+            return  # outputs near 1e300 overflow (the callers silence the warning): no whitening
         sd = np.sqrt(np.diag(cov))
         if not np.all(sd > 0):
             return

@@ -421,8 +421,9 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
     n_select = n_train - n_fit
     scalar = flatten_outputs(probes[0]).shape[1] == 1
     order_free = all(c.name in ("identity", "histogram") for c in family)
-    for c in family:
-        c.fitter.prepare(probes[0], probes[1])
+    with _quiet_floats():  # like the updates below (and the gate's _refit): huge outputs overflow
+        for c in family:
+            c.fitter.prepare(probes[0], probes[1])
     unfitted = [i for i, c in enumerate(family) if not c.fitted]
     fixed_scores: dict[int, list[list[np.ndarray]]] = {i: [[], []] for i in unfitted}
     held: list[list[np.ndarray]] = [[], []]
