@@ -41,6 +41,8 @@ from dpaudit.claims.verdict import format_parameters
 from dpaudit.claims.context import AuditContext, Budget
 from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 from dpaudit.claims.model import PrivacyClaim
+from dpaudit.claims.derived_law_check import (guarded_randomness, noise_as_drawn,
+                                              verify_derived_laws)
 
 __all__ = ["EmpiricalPlan", "PointPlan", "Skip", "LemmaOutcome", "ClaimDeclaration", "ClaimRun",
            "TestedPoint", "AddedPoints", "run_claim", "coarse", "fmt", "MIRONOV_CAVEAT", "BONFERRONI_NOTE",
@@ -126,6 +128,11 @@ class PointPlan:
     #: claim's Bonferroni family; when it rejects, an ``exact`` taken from that law
     #: (``evidence["exact_source"] == "declared law"``) is dropped: it certifies nothing.
     law_test: Callable[[float, int], Any] | None = None
+    #: The derived law the point's exact value rests on, checked against runs of the code:
+    #: ``law_verification(alpha, seed)`` returns a
+    #: :class:`~dpaudit.greybox.verification.LawVerification`. One test of the claim's family;
+    #: a departure drops an ``exact`` derived from the code, and a clean pass states its residual.
+    law_verification: Callable[[float, int], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.exact_kind not in EXACT_KINDS:
@@ -433,7 +440,8 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
     followups = list(plans[candidates[0]].followups) if candidates else []
     followups = [f for f in followups if f.empirical is not None]
     law_tested = [i for i, p in enumerate(plans) if p.law_test is not None]
-    n_tests = len(candidates) + len(followups) + len(law_tested)
+    verified = [i for i, p in enumerate(plans) if p.law_verification is not None]
+    n_tests = len(candidates) + len(followups) + len(law_tested) + len(verified)
     a_test = ctx.alpha / n_tests if n_tests else ctx.alpha
     total = len(grid) + n_tests + 3
     done = [len(grid)]
@@ -442,6 +450,10 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
     findings_tail: list[str] = []
     law_checks = _test_declared_laws(plans, points, law_tested, ctx, claim.id, a_test, n_tests,
                                      findings_tail)
+    law_checks += verify_derived_laws(plans, points, verified, ctx, claim.id, a_test, n_tests,
+                                      findings_tail)
+    law_checks += guarded_randomness(plans, findings_tail)
+    law_checks += noise_as_drawn(plans, findings_tail)
 
     def record(index: int, plan: PointPlan, key: tuple[Any, ...], rank: int) -> GridPoint:
         assert plan.empirical is not None

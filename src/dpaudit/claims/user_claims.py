@@ -409,6 +409,16 @@ class _UserDeclaration:
             evidence["accountant_source"] = acc_source
             evidence["accountant"] = acc_text
         law_test = self._law_test(params, pairs, mechanism, ctx)
+        verification = self._verification(code, mechanism, eps, delta, ctx)
+        if code.guarded:
+            evidence["rng_guard"] = code.guarded
+        elif pairs and acc is not None and (exact is None or exact.source != "derived from the code"):
+            from dpaudit.greybox.noise_transforms import noise_transforms
+
+            seen = noise_transforms(mechanism, pairs[0][0],
+                                    seed=ctx.seed_for(self.claim.id, "replay", _fmt(params)))
+            if seen:
+                evidence["noise_transforms"] = seen
         empirical = None
         if pairs or u.pair_search is not None:
             # Both given: the explicit pairs seed the search (piloted before generated ones).
@@ -428,7 +438,25 @@ class _UserDeclaration:
                          exact_kind=EXACT if exact is None else exact.kind,
                          exact_upper=None if exact is None else exact.upper,
                          accountant=acc, empirical=empirical, evidence=evidence,
-                         law_test=law_test)
+                         law_test=law_test, law_verification=verification)
+
+    def _verification(self, code: Any, mechanism: Any, eps: float, delta: float,
+                      ctx: AuditContext) -> Any:
+        """The check of the derived law the point's exact value rests on against runs of the
+        code (one test of the claim's family, run by the driver), or None."""
+        pair_law = code.chosen_law
+        if pair_law is None or code.exact is None:
+            return None
+        from dpaudit.greybox.verification import verification_runs, verify_pair
+
+        samples = self.user.samples if self.user.samples is not None else ctx.budget.samples
+        pair = code.exact.pair
+
+        def verify(alpha: float, seed: int) -> Any:
+            runs = verification_runs(eps, delta, alpha, floor=samples, ceiling=10 * samples)
+            return verify_pair(mechanism, pair_law, pair, runs=runs, seed=seed, alpha=alpha,
+                               labels=("data0 of the exact pair", "data1 of the exact pair"))
+        return verify
 
     def _law_test(self, params: Params, pairs: list[tuple[Any, Any]], mechanism: Any,
                   ctx: AuditContext) -> Any:

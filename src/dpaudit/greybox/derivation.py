@@ -1,17 +1,23 @@
-"""The law of a release derived from its code by controlled replay (issue 34, evidence drawn from
-the code itself).
+"""The law of a release derived from its code by controlled replay.
 
 For ``mechanism(data, n, rng)`` run once (``n = 1``) with a :class:`~dpaudit.greybox.replay.
 ReplayGenerator`:
 
-1. a recorded run with real draws lists the noise calls (``k`` scalars in all);
+1. a recorded run with real draws lists the noise calls (``k`` scalars in all); any access to the
+   bits behind the rng, or a draw the replay does not substitute, stops here ("not derivable", in
+   one sentence; a guarded access also says no accountant describes the release);
 2. all draws replaced by zero give the noise-free output ``m``;
 3. a unit impulse in draw ``i`` (all others zero) gives column ``i`` of the map ``A`` from the
-   standardised noise ``z`` to the output (all ``k`` impulses in one call of ``k`` runs when every
-   draw has a leading run axis, checked by batched random replays; else one call per impulse);
+   standardised noise ``z`` to the output: all ``k`` impulses in one call of ``k`` runs when the
+   release's ``n``-run calls line up with its single run in one of the layouts of
+   :mod:`dpaudit.greybox.run_layouts` (checked by batched random replays), else one call per
+   impulse (progress reported);
 4. the recorded run and ``REPLAYS`` random replays (at scales 1 and 10, so a clip or threshold
    applied after the noise shows) must give ``m + A z`` within ``RTOL``; otherwise the output is
-   not affine in the draws and no law is derived ("not derivable", said in one sentence).
+   not affine in the draws and no law is derived.
+
+The law so derived is a hypothesis about all of the noise space seen at a few points: it certifies
+nothing until the code's own runs confirm it (:mod:`dpaudit.greybox.verification`).
 
 Then the release is ``m(data) + A z`` with ``z`` i.i.d. standard Gaussian (law ``N(m, A A^T)``,
 :class:`~dpaudit.formal.exact_laws.LinearGaussian`) or standard Laplace. On a pair with the same
@@ -31,61 +37,82 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.formal.exact_laws import ExactValue, LinearGaussian, ProductLaplace
-from dpaudit.greybox.replay import Draw, ReplayGenerator
+from dpaudit.greybox.replay import GUARD_SENTENCE, Draw, ReplayGenerator
+from dpaudit.greybox.run_layouts import Misaligned, as_runs, layouts_for, replay_runs
 
 __all__ = ["DerivedLaw", "NotDerivable", "derive_law", "derive_pair", "PairLaw", "MAX_DRAWS",
-           "DERIVED"]
+           "DERIVED", "Progress"]
 
 #: ``exact_source`` of an epsilon computed from a law derived from the code.
 DERIVED = "derived from the code"
-#: Most scalar draws for which the unit-impulse map is built (one replay per draw).
+#: Most scalar draws for which the unit-impulse map is built.
 MAX_DRAWS = 4096
 #: Random replays that verify the output is affine in the draws (besides the recorded run).
 REPLAYS = 3
 #: Relative tolerance of the affinity check (floating-point summation order differs).
 RTOL = 1e-7
+#: Impulses between two progress reports of the one-call-per-impulse fallback.
+PROGRESS_EVERY = 64
 
 Mechanism = Callable[[Any, int, np.random.Generator], Any]
+#: ``progress(done, total, what)``: how far a long derivation is.
+Progress = Callable[[int, int, str], None]
 
 
 @dataclass(frozen=True)
 class NotDerivable:
-    """Why no law is derived from the code, in one sentence (``reason``)."""
+    """Why no law is derived from the code, in one sentence (``reason``); ``guarded``: the code
+    reached the bits behind the rng, so no declared accountant describes it either."""
 
     reason: str
+    guarded: bool = False
 
 
 @dataclass(frozen=True)
 class DerivedLaw:
     """The release on one input: ``mean + A z`` with ``z`` i.i.d. standard ``family``
     (``"gaussian"`` / ``"laplace"``); ``draws``: the recorded noise calls; ``replays``: how many
-    mechanism calls the derivation took."""
+    mechanism calls the derivation took; ``layout``: how the release's ``n``-run calls line up
+    with its single run (:mod:`dpaudit.greybox.run_layouts`; None: one run per call)."""
 
     mean: np.ndarray
     A: np.ndarray
     family: str
     draws: tuple[Draw, ...] = field(repr=False)
     replays: int = 0
+    layout: str | None = None
 
     @property
     def covariance(self) -> np.ndarray:
         """The noise covariance (Gaussian: ``A A^T``; Laplace: ``2 A A^T``)."""
         return (1.0 if self.family == "gaussian" else 2.0) * self.A @ self.A.T
 
+    def predict(self, Z: np.ndarray) -> np.ndarray:
+        """The outputs the law gives standardised draws ``Z`` (one run per row)."""
+        return self.mean + Z @ self.A.T
 
-def _flat(out: Any) -> np.ndarray:
-    arr = np.asarray(out, dtype=np.float64)
-    if arr.ndim == 0 or arr.shape[0] != 1:
-        raise ValueError(f"mechanism(data, 1, rng) must return one run (leading axis 1), got "
-                         f"shape {arr.shape}")
-    return arr.reshape(-1)
+    def tolerance(self, Z: np.ndarray) -> np.ndarray:
+        """Per run, the absolute slack of a comparison with :meth:`predict` (floating-point
+        summation order): ``RTOL`` times the largest magnitude the sum can reach."""
+        row = float(np.abs(self.A).sum(axis=1).max()) if self.A.size else 0.0
+        zmax = np.abs(Z).max(axis=1) if Z.shape[1] else np.zeros(Z.shape[0])
+        return RTOL * np.maximum(max(1.0, float(np.abs(self.mean).max(initial=0.0))), row * zmax)
 
 
 def _run(mechanism: Mechanism, data: Any, seed: int, supply: Any = None
-         ) -> tuple[np.ndarray, ReplayGenerator]:
+         ) -> tuple[np.ndarray, ReplayGenerator, bool]:
+    """One run's output, its generator, and whether it consumed bits outside its noise calls
+    (only meaningful when the draws are supplied)."""
     g = ReplayGenerator(seed, supply)
-    out = _flat(mechanism(data, 1, g))
-    return out, g
+    before = g.bits_state()
+    try:
+        raw = mechanism(data, 1, g)
+    except Exception as exc:
+        if g.state_reads:
+            raise _FailedAfterStateRead(f"{type(exc).__name__}: {str(exc)[:80]}") from exc
+        raise
+    out = as_runs(raw, 1)[0]
+    return out, g, supply is not None and g.bits_state() != before
 
 
 def _signature(draws: list[Draw]) -> list[tuple[Any, ...]]:
@@ -114,55 +141,82 @@ def _fixed(z: np.ndarray) -> Callable[[int, tuple[int, ...], str], np.ndarray]:
     return supply
 
 
-def _batched(mechanism: Mechanism, data: Any, seed: int, Z: np.ndarray, draws: list[Draw]
-             ) -> np.ndarray | None:
-    """Outputs of ``len(Z)`` runs in one call, run ``r`` with standardised draws ``Z[r]``, when
-    every draw of a single run has a leading run axis (shape ``(1, ...)``, batched ``(n, ...)``);
-    None when the batched call's noise calls do not line up that way."""
-    n = Z.shape[0]
-    if n < 2 or any(not d.shape or d.shape[0] != 1 for d in draws):
-        return None
-    calls = [0]
+def guarded_reason(what: str) -> NotDerivable:
+    """The sentence for a release that reached the bits behind its rng (``what``)."""
+    return NotDerivable(f"the release reaches the bits behind the rng ({what}); {GUARD_SENTENCE}",
+                        guarded=True)
 
-    def supply(offset: int, shape: tuple[int, ...], family: str) -> np.ndarray:
-        j = calls[0]
-        calls[0] += 1
-        if j >= len(draws) or shape != (n,) + draws[j].shape[1:]:
-            raise _Misaligned
-        d = draws[j]
-        return Z[:, d.offset:d.offset + d.size].reshape(shape)
 
-    g = ReplayGenerator(seed, supply)
+class _FailedAfterStateRead(Exception):
+    """The release failed under replay after reading the rng's state (a token a plain
+    generator refuses: the state was meant for another generator)."""
+
+
+_SECOND_GENERATOR = ("bit_generator.capsule", "bit_generator.lock", "bit_generator.ctypes",
+                     "bit_generator.cffi")
+
+
+def _foreign_reason(g: ReplayGenerator) -> NotDerivable:
+    if g.guarded:
+        what = g.guarded[0]
+        if what in _SECOND_GENERATOR:
+            what = f"a second Generator or RandomState on its bits, through rng.{what}"
+        elif what.startswith("bit_generator"):
+            what = f"rng.{what}"
+        return guarded_reason(what)
+    return NotDerivable(f"the release draws rng.{g.foreign[0]}, which dpaudit does not "
+                        "substitute, so its output is not a function of Gaussian or Laplace "
+                        "draws alone")
+
+
+_CONSUMED = guarded_reason("its bits were consumed outside the noise calls")
+
+
+def _batched_map(mechanism: Mechanism, data: Any, seed: int, k: int, mean: np.ndarray,
+                 draws: list[Draw], checks: np.ndarray
+                 ) -> tuple[np.ndarray, str, int] | None:
+    """``(A, layout, calls)`` from one call of ``k`` impulse runs in the first layout whose
+    batched random replays ``checks`` agree with the map; None when no layout lines up."""
+    calls = 0
+    for layout in layouts_for(draws):
+        try:
+            batch = replay_runs(mechanism, data, seed, np.eye(k), draws, layout)
+            calls += 1
+            if batch.shape[1] != mean.size:
+                continue
+            A = (batch - mean).T
+            law = DerivedLaw(mean, A, "gaussian", ())
+            out = replay_runs(mechanism, data, seed + 1, checks, draws, layout)
+            calls += 1
+        except Exception:  # misaligned calls, or the code refuses n runs: try the next layout
+            continue
+        if out.shape == (len(checks), mean.size) and np.all(
+                np.abs(out - law.predict(checks)) <= law.tolerance(checks)[:, None]
+                + RTOL * np.abs(out)):
+            return A, layout, calls
+    return None
+
+
+def derive_law(mechanism: Mechanism, data: Any, *, seed: int = 0,
+               progress: Progress | None = None) -> DerivedLaw | NotDerivable:
+    """The law of ``mechanism`` on ``data`` derived by replay (module docstring), or why not;
+    ``progress(done, total, what)`` hears of a long one-call-per-impulse derivation."""
     try:
-        out = np.asarray(mechanism(data, n, g), dtype=np.float64)
-    except Exception:  # misaligned calls, or the code refuses n runs: one call per impulse
-        return None
-    if calls[0] != len(draws) or g.foreign or out.ndim == 0 or out.shape[0] != n:
-        return None
-    return out.reshape(n, -1)
-
-
-class _Misaligned(Exception):
-    """A batched replay's noise calls do not line up with a single run's."""
-
-
-def derive_law(mechanism: Mechanism, data: Any, *, seed: int = 0) -> DerivedLaw | NotDerivable:
-    """The law of ``mechanism`` on ``data`` derived by replay (module docstring), or why not."""
-    try:
-        return _derive(mechanism, data, seed)
+        return _derive(mechanism, data, seed, progress)
+    except _FailedAfterStateRead as exc:
+        return guarded_reason(f"its state was read, then the release failed under replay: {exc}")
     except Exception as exc:  # the user's code failed under replay: say so, derive nothing
         return NotDerivable(f"the release failed under replay ({type(exc).__name__}: "
                             f"{str(exc)[:120]}), so no law is derived from its code")
 
 
-def _derive(mechanism: Mechanism, data: Any, seed: int) -> DerivedLaw | NotDerivable:
-    real, g = _run(mechanism, data, seed)
+def _derive(mechanism: Mechanism, data: Any, seed: int, progress: Progress | None
+            ) -> DerivedLaw | NotDerivable:
+    real, g, _ = _run(mechanism, data, seed)
     if g.foreign:
-        return NotDerivable(f"the release draws rng.{g.foreign[0]}, which dpaudit does not "
-                            "substitute, so its output is not a function of Gaussian or Laplace "
-                            "draws alone")
+        return _foreign_reason(g)
     if not g.draws:
-        other, _ = _run(mechanism, data, seed + 1)
+        other, _, _ = _run(mechanism, data, seed + 1)
         if not np.array_equal(real, other):
             return NotDerivable("the release draws its randomness from a source other than the "
                                 "rng dpaudit passes (a global or its own generator), so dpaudit "
@@ -173,14 +227,20 @@ def _derive(mechanism: Mechanism, data: Any, seed: int) -> DerivedLaw | NotDeriv
         return NotDerivable("the release mixes Gaussian and Laplace draws, a law dpaudit does not "
                             "derive")
     family = families.pop()
-    k = sum(d.size for d in g.draws)
+    k = g.scalars
     if k > MAX_DRAWS:
         return NotDerivable(f"the release makes {k} scalar noise draws, more than the "
-                            f"{MAX_DRAWS} the replay maps one by one")
+                            f"{MAX_DRAWS} the replay maps")
     signature = _signature(g.draws)
-    z_real = np.concatenate([d.z.reshape(-1) for d in g.draws])
-    mean, g0 = _run(mechanism, data, seed, _zeros)
+    z_real = np.zeros(k)
+    for d in g.draws:  # by offset: a re-draw from a copied state repeats its block
+        z_real[d.offset:d.offset + d.size] = d.z.reshape(-1)
+    mean, g0, consumed = _run(mechanism, data, seed, _zeros)
     calls = 2
+    if g0.foreign:
+        return _foreign_reason(g0)
+    if consumed:
+        return _CONSUMED
     if _signature(g0.draws) != signature:
         return NotDerivable("the noise calls the release makes depend on the values drawn, so "
                             "its output is not an affine map of a fixed set of draws")
@@ -188,40 +248,45 @@ def _derive(mechanism: Mechanism, data: Any, seed: int) -> DerivedLaw | NotDeriv
     checks = [z_real] + [(10.0 if r % 2 else 1.0) *
                          (rng.standard_normal(k) if family == "gaussian" else rng.laplace(size=k))
                          for r in range(REPLAYS)]
-    # All impulses in one batched call when the runs axis lines up (checked below on the random
-    # replays, batched and single), else one call per impulse.
-    A = None
-    batch = _batched(mechanism, data, seed, np.eye(k), g.draws)
-    if batch is not None and batch.shape[1] == mean.size:
-        A_b = (batch - mean).T
-        check = _batched(mechanism, data, seed, np.stack(checks[1:]), g.draws)
-        calls += 2
-        if check is not None and np.allclose(check, mean + np.stack(checks[1:]) @ A_b.T,
-                                             rtol=RTOL, atol=RTOL * max(1.0, float(
-                                                 np.abs(check).max()))):
-            A = A_b
-    if A is None:
+    batched = _batched_map(mechanism, data, seed, k, mean, g.draws, np.stack(checks[1:]))
+    layout = None
+    if batched is not None:
+        A, layout, used = batched
+        calls += used
+    else:
+        calls += 2 * len(layouts_for(g.draws))
         cols = []
         for i in range(k):
-            out, gi = _run(mechanism, data, seed, _impulse(i))
+            if progress is not None and i % PROGRESS_EVERY == 0:
+                progress(i, k, f"deriving the law from the code: impulse {i} of {k}")
+            out, gi, consumed = _run(mechanism, data, seed, _impulse(i))
             calls += 1
+            if gi.foreign:
+                return _foreign_reason(gi)
+            if consumed:
+                return _CONSUMED
             if _signature(gi.draws) != signature:
                 return NotDerivable("the noise calls the release makes depend on the values "
                                     "drawn, so its output is not an affine map of a fixed set "
                                     "of draws")
             cols.append(out - mean)
         A = np.stack(cols, axis=1)
+    law = DerivedLaw(mean, A, family, tuple(g.draws), calls, layout)
     for j, z in enumerate(checks):
-        out = real if j == 0 else _run(mechanism, data, seed, _fixed(z))[0]
-        calls += j > 0
-        predicted = mean + A @ z
-        scale = max(1.0, float(np.abs(mean).max()), float(np.abs(A).sum(axis=1).max()
-                                                           * np.abs(z).max()))
-        if not np.allclose(out, predicted, rtol=RTOL, atol=RTOL * scale):
+        if j == 0:
+            out = real
+        else:
+            out, gj, consumed = _run(mechanism, data, seed, _fixed(z))
+            calls += 1
+            if gj.foreign or consumed:
+                return _foreign_reason(gj) if gj.foreign else _CONSUMED
+        Zj = z[None, :]
+        if out.shape != mean.shape or not np.all(
+                np.abs(out - law.predict(Zj)[0]) <= law.tolerance(Zj)[0] + RTOL * np.abs(out)):
             return NotDerivable("the release is not affine in its noise draws (replaying them "
                                 "gives an output off the linear map, as a clip, projection or "
                                 "threshold after the noise does), so no law is derived")
-    return DerivedLaw(mean, A, family, tuple(g.draws), calls)
+    return DerivedLaw(mean, A, family, tuple(g.draws), calls, layout)
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
-"""Which exact epsilon a point of a user claim rests on, and where it comes from (issue 34).
+"""Which exact epsilon a point of a user claim rests on, and where it comes from.
 
 At one grid point, for the declared neighbouring pairs:
 
 * **derived from the code** (:data:`~dpaudit.greybox.derivation.DERIVED`): when the release's law
   can be derived by replay (:mod:`dpaudit.greybox.derivation`), each pair's exact epsilon comes from
-  it. This is the evidence the point rests on whenever it exists: it is what the code does.
+  it. This is the evidence the point rests on whenever it exists, once the code's own runs confirm
+  the law (:mod:`dpaudit.greybox.verification`, run by the driver in the claim's family).
 * **declared law** (``Claim.exact``): the user's law; its epsilon is used only when no law is
   derived, and it is tested against the code's runs (:mod:`dpaudit.greybox.law_tests`, one test of
   the claim's Bonferroni family, run by the driver): a rejected law certifies nothing.
@@ -53,6 +54,10 @@ class CodeEvidence:
     evidence: dict[str, Any]
     findings: list[str] = field(default_factory=list)
     derived: dict[int, PairLaw] = field(default_factory=dict)
+    #: The derived law of the pair the chosen exact value rests on (to verify on runs), if any.
+    chosen_law: PairLaw | None = None
+    #: Why the code's randomness is not owned by the replay (a guarded access), if it is not.
+    guarded: str = ""
 
 
 def _best(cands: list[ExactChoice]) -> ExactChoice | None:
@@ -67,6 +72,7 @@ def exact_evidence(mechanism: Callable[..., Any], pairs: Sequence[tuple[Any, Any
     ``user_value(data0, data1)``: the user's epsilon (or None); ``derive``: try the replay."""
     derived: dict[int, PairLaw] = {}
     reasons: list[str] = []
+    guarded = ""
     d_by_pair: dict[int, ExactChoice] = {}
     replays = 0
     if derive and pairs:
@@ -74,6 +80,8 @@ def exact_evidence(mechanism: Callable[..., Any], pairs: Sequence[tuple[Any, Any
             pl = derive_pair(mechanism, d0, d1, seed=seed)
             if isinstance(pl, NotDerivable):
                 reasons.append(pl.reason)
+                if pl.guarded and not guarded:
+                    guarded = pl.reason
                 continue
             derived[k] = pl
             replays += pl.law0.replays + pl.law1.replays
@@ -139,4 +147,9 @@ def exact_evidence(mechanism: Callable[..., Any], pairs: Sequence[tuple[Any, Any
     if law is not None and chosen is not best_law:
         origin["declared_law"] = "declared, tested against runs of the code"
     ev["evidence_origin"] = origin
-    return CodeEvidence(chosen, ev, findings, derived)
+    if guarded:
+        ev["rng_guard"] = guarded
+    chosen_law = None
+    if chosen is not None and chosen.source == DERIVED:
+        chosen_law = next(derived[k] for k, c in d_by_pair.items() if c is chosen)
+    return CodeEvidence(chosen, ev, findings, derived, chosen_law, guarded)

@@ -1,0 +1,302 @@
+"""A law derived from the code is a hypothesis until the code's own runs confirm it.
+
+:func:`~dpaudit.greybox.derivation.derive_law` reads ``output = m + A z`` from a handful of replays,
+so it has seen the noise space at a few points only: a branch of small probability on the noise (a
+raw output when a draw falls in a narrow band, noise clipped at 4 sigma) is invisible to it. This
+module runs the release on many runs with i.i.d. standardised draws of the law's family supplied
+through the replay (the same law as the real draws, since the replay owns every draw: a draw it does
+not own fails the run) and checks every run's output against the map, within the floating-point
+slack of :meth:`~dpaudit.greybox.derivation.DerivedLaw.tolerance`.
+
+* A run off the map **rejects** the law on that input, with the count and one example ("the code
+  departs from its own replay on 61 of 30,000 runs: run 812 gives 1.0, the map 5.27"). Like a
+  rejected declared law, it certifies nothing.
+* A clean pass on ``n`` runs of an input is the exact one-sided statement "the probability that the
+  release departs from the map is at most ``p = 1 - a^(1/n)``" at confidence ``1 - a`` (the
+  Clopper-Pearson upper bound for 0 events in ``n``; ``a`` is the test's share of the claim's
+  family, halved over the pair's two inputs). If the law is wrong only on an event of probability
+  ``p`` on each input, every hockey-stick divergence of the release differs from the law's by at
+  most ``p (1 + e^eps)``: ``|P(S) - P_law(S)| <= p`` for every event ``S`` on each input, so
+  ``P(S) - e^eps Q(S)`` moves by at most ``p + e^eps p``. That residual is stated, and a violation
+  read from the law counts only when it survives it at the claimed epsilon
+  (:meth:`LawVerification.robust_epsilon`).
+
+The runs are drawn in chunks (the first of one run, then 7, then up to ``CHUNK`` runs), each chunk
+with its own bit-generator seed, so code that behaves differently for a single run and for many,
+or that draws from the bits behind the rng, shows. A release whose ``n``-run calls line up with its
+single run (:mod:`dpaudit.greybox.run_layouts`) is verified one chunk per call; one that does not is
+verified one run per call, up to ``PER_CALL_RUNS``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from dpaudit.greybox.derivation import RTOL, DerivedLaw, PairLaw, Progress
+from dpaudit.greybox.replay import ReplayGenerator
+from dpaudit.greybox.run_layouts import Misaligned, as_runs, replay_runs
+
+__all__ = ["Departure", "InputVerification", "LawVerification", "verify_input", "verify_pair",
+           "verification_runs", "CHUNK", "MAX_SCALARS", "PER_CALL_RUNS", "MAX_CALLS",
+           "VERIFIED_STATEMENT"]
+
+#: The statement of the check that the law derived from the code describes every run.
+VERIFIED_STATEMENT = ("the law derived from the code describes every run of the code (each "
+                      "output equals the derived map applied to that run's draws)")
+#: Most runs in one batched verification call.
+CHUNK = 10_000
+#: Most standardised scalars replayed per input (runs x draws per run): bounds cost and memory.
+MAX_SCALARS = 50_000_000
+#: Most runs verified one call per run (a release whose runs do not batch).
+PER_CALL_RUNS = 2_000
+#: Most noise calls replayed per input when the release draws each run's noise in calls of its
+#: own (a loop over runs): each is a Python call of the replaying generator.
+MAX_CALLS = 200_000
+
+Mechanism = Callable[[Any, int, np.random.Generator], Any]
+
+
+@dataclass(frozen=True)
+class Departure:
+    """A run whose output is off the derived map: ``run`` (0-based), the first ``coordinate``
+    off, its ``output`` and the map's ``predicted`` value there."""
+
+    run: int
+    coordinate: int
+    output: float
+    predicted: float
+
+
+@dataclass(frozen=True)
+class InputVerification:
+    """The verification of one input: ``runs`` checked, ``departures`` among them, the
+    ``first`` departure, ``failure`` (why a run could not be checked at all, else ``""``),
+    ``target`` (runs asked for) and ``capped`` (fewer runs than asked, and why)."""
+
+    label: str
+    runs: int
+    departures: int
+    first: Departure | None
+    failure: str
+    target: int
+    capped: str = ""
+
+    @property
+    def rejected(self) -> bool:
+        return self.departures > 0 or bool(self.failure)
+
+    def sentence(self) -> str:
+        """The departure in words (empty when none)."""
+        if self.failure:
+            return f"on {self.label} {self.failure}"
+        if not self.departures or self.first is None:
+            return ""
+        f = self.first
+        return (f"the code departs from its own replay on {self.departures:,} of {self.runs:,} "
+                f"runs of {self.label}: run {f.run} gives {f.output:.6g} at output coordinate "
+                f"{f.coordinate}, the map {f.predicted:.6g}")
+
+
+@dataclass(frozen=True)
+class LawVerification:
+    """The verification of a pair's derived law on its two inputs (module docstring), with the
+    interface of a declared-law test (``rejected``, ``detail()``, ``power``, ``to_dict()``,
+    ``runs``, ``inputs``) so the claim driver runs it in the claim's family."""
+
+    alpha: float
+    per_input: tuple[InputVerification, ...]
+    pair: PairLaw | None = field(default=None, repr=False)
+    law: str = "derived law"
+
+    @property
+    def inputs(self) -> int:
+        return len(self.per_input)
+
+    @property
+    def runs(self) -> int:
+        """Runs verified on the least-verified input."""
+        return min((v.runs for v in self.per_input), default=0)
+
+    @property
+    def rejected(self) -> bool:
+        return any(v.rejected for v in self.per_input)
+
+    @property
+    def residual(self) -> float:
+        """``p``: the largest probability of a departure a clean pass leaves open on each input
+        (confidence ``1 - alpha``, split over the inputs); 1 when rejected or nothing ran."""
+        if self.rejected or self.runs <= 0:
+            return 1.0
+        a = self.alpha / max(1, self.inputs)
+        return float(-math.expm1(math.log(a) / self.runs))
+
+    def delta_residual(self, epsilon: float) -> float:
+        """``p (1 + e^epsilon)``: how far the law's delta at ``epsilon`` may be from the code's."""
+        return min(1.0, self.residual * (1.0 + math.exp(min(epsilon, 700.0))))
+
+    def robust_epsilon(self, delta: float, *, iterations: int = 30) -> float | None:
+        """A lower bound on the code's epsilon at ``delta`` that survives the residual: the
+        largest ``e`` with ``eps_law(delta + p (1 + e^e)) >= e``, i.e. with the law's delta at
+        ``e`` above ``delta + p (1 + e^e)``, so that the code's delta at ``e`` exceeds ``delta``
+        (bisection below the law's own ``eps_law(delta)``; the condition is monotone in ``e``).
+        None without a pair law or after a rejection."""
+        if self.pair is None or self.rejected:
+            return None
+        pair = self.pair
+
+        def holds(e: float) -> bool:
+            d = delta + self.residual * (1.0 + math.exp(min(e, 700.0)))
+            return d < 1.0 and float(pair.epsilon(d).value) >= e
+
+        lo, hi = 0.0, float(pair.epsilon(delta).value)
+        if not math.isfinite(hi):
+            hi = 1e3
+        if holds(hi):
+            return hi
+        for _ in range(iterations):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if holds(mid) else (lo, mid)
+        return lo
+
+    def detail(self) -> str:
+        """The first departure in one sentence (empty when none)."""
+        return next((v.sentence() for v in self.per_input if v.rejected), "")
+
+    @property
+    def power(self) -> str:
+        caps = [f"{v.label}: {v.capped}" for v in self.per_input if v.capped]
+        text = (f"matched on all {self.runs:,} runs of each input: a departure of probability "
+                f"above {self.residual:.3g} would have shown with probability at least "
+                f"{1 - self.alpha:g}" if not self.rejected else
+                "rejected: " + self.detail())
+        return text + (" (" + "; ".join(caps) + ")" if caps and not self.rejected else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"law": self.law, "rejected": self.rejected, "alpha": self.alpha,
+                "runs_per_input": self.runs, "inputs": self.inputs, "power": self.power,
+                "detail": self.detail(), "residual_probability": self.residual,
+                "per_input": [{"input": v.label, "runs": v.runs, "target": v.target,
+                               "departures": v.departures, "failure": v.failure,
+                               "capped": v.capped,
+                               "first": None if v.first is None else vars(v.first)}
+                              for v in self.per_input]}
+
+
+def verification_runs(epsilon: float, delta: float, alpha: float, floor: int,
+                      ceiling: int) -> int:
+    """Runs per input that bring the delta residual ``p (1 + e^eps)`` to a tenth of ``delta``
+    (``p ~ ln(2 / alpha) / n``), clamped to ``[floor, ceiling]`` (``delta = 0``: the ceiling)."""
+    if delta <= 0:
+        return ceiling
+    need = math.log(2.0 / alpha) * (1.0 + math.exp(min(epsilon, 50.0))) * 10.0 / delta
+    return int(min(ceiling, max(floor, math.ceil(need))))
+
+
+def _draws(rng: np.random.Generator, family: str, shape: tuple[int, int]) -> np.ndarray:
+    return rng.standard_normal(shape) if family == "gaussian" else rng.laplace(size=shape)
+
+
+def _single(mechanism: Mechanism, data: Any, law: DerivedLaw, z: np.ndarray, seed: int
+            ) -> np.ndarray:
+    """One run with draws ``z`` supplied by offset; Misaligned when its calls differ."""
+    sig = [(d.method, d.shape, d.site) for d in law.draws]
+
+    def supply(offset: int, shape: tuple[int, ...], family: str) -> np.ndarray:
+        size = int(np.prod(shape, dtype=np.int64))
+        if offset + size > z.size:
+            raise Misaligned("more noise than the derived law's")
+        return z[offset:offset + size].reshape(shape)
+
+    g = ReplayGenerator(seed, supply)
+    before = g.bits_state()
+    out = as_runs(mechanism(data, 1, g), 1)
+    if g.foreign:
+        raise Misaligned(f"a foreign draw ({g.foreign[0]})")
+    if g.bits_state() != before:
+        raise Misaligned("bits consumed outside the noise calls")
+    if [(d.method, d.shape, d.site) for d in g.draws] != sig:
+        raise Misaligned("other noise calls than the derived law's")
+    return out
+
+
+def verify_input(mechanism: Mechanism, data: Any, law: DerivedLaw, *, runs: int, seed: int,
+                 label: str = "the input", progress: Progress | None = None
+                 ) -> InputVerification:
+    """Check ``runs`` runs of ``mechanism`` on ``data`` against ``law`` (module docstring)."""
+    if not isinstance(runs, int) or runs < 1:
+        raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
+    k = law.A.shape[1]
+    target = runs
+    capped = ""
+    cap = max(1, MAX_SCALARS // max(1, k))
+    if law.layout is None and runs > PER_CALL_RUNS:
+        runs, capped = PER_CALL_RUNS, (f"{PER_CALL_RUNS:,} of {target:,} runs: the release's "
+                                       "runs do not batch, so each costs one call")
+    if runs > cap:
+        runs, capped = cap, (f"{cap:,} of {target:,} runs: at most {MAX_SCALARS:,} replayed "
+                             f"draws ({k} per run)")
+    per_run_calls = len(law.draws) if law.layout != "vector" else 0
+    if per_run_calls and runs * per_run_calls > MAX_CALLS:
+        runs = max(1, MAX_CALLS // per_run_calls)
+        capped = (f"{runs:,} of {target:,} runs: the release makes {per_run_calls:,} noise calls "
+                  f"per run, and at most {MAX_CALLS:,} are replayed")
+    rng = np.random.default_rng(seed)
+    done = bad = 0
+    first: Departure | None = None
+    chunk_index = 0
+    while done < runs:
+        c = 1 if chunk_index == 0 else 7 if chunk_index == 1 else min(CHUNK, runs - done)
+        c = min(c, runs - done)
+        Z = _draws(rng, law.family, (c, k))
+        bit_seed = seed + 7919 * (chunk_index + 1)
+        try:
+            if law.layout is None or c == 1:
+                out = np.concatenate([_single(mechanism, data, law, Z[r], bit_seed + r)
+                                      for r in range(c)])
+            else:
+                out = replay_runs(mechanism, data, bit_seed, Z, law.draws, law.layout)
+        except Misaligned as exc:
+            return InputVerification(label, done, bad, first,
+                                     f"the release's noise calls on {c} run(s) do not line up "
+                                     f"with the law derived from a single run ({exc})",
+                                     target, capped)
+        except Exception as exc:
+            return InputVerification(label, done, bad, first,
+                                     f"the release failed under replay on {c} run(s) "
+                                     f"({type(exc).__name__}: {str(exc)[:100]})", target, capped)
+        pred = law.predict(Z)
+        if out.shape != pred.shape:
+            return InputVerification(label, done, bad, first,
+                                     f"the release returned {out.shape[1]} values per run, the "
+                                     f"derived law {pred.shape[1]}", target, capped)
+        ok = np.abs(out - pred) <= law.tolerance(Z)[:, None] + RTOL * np.abs(out)
+        rows = np.flatnonzero(~ok.all(axis=1))
+        if rows.size:
+            if first is None:
+                r = int(rows[0])
+                j = int(np.flatnonzero(~ok[r])[0])
+                first = Departure(done + r, j, float(out[r, j]), float(pred[r, j]))
+            bad += int(rows.size)
+        done += c
+        chunk_index += 1
+        if progress is not None:
+            progress(done, runs, f"verifying the derived law on {label}: {done:,} of {runs:,} "
+                                 "runs")
+    return InputVerification(label, done, bad, first, "", target, capped)
+
+
+def verify_pair(mechanism: Mechanism, pair: PairLaw, inputs: Sequence[Any], *, runs: int,
+                seed: int, alpha: float, labels: Sequence[str] = ("data0", "data1"),
+                progress: Progress | None = None) -> LawVerification:
+    """Verify both laws of ``pair`` on ``inputs = (data0, data1)`` at level ``alpha``."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    laws = (pair.law0, pair.law1)
+    checks = tuple(verify_input(mechanism, x, law, runs=runs, seed=seed + 104729 * i,
+                                label=labels[i], progress=progress)
+                   for i, (x, law) in enumerate(zip(inputs, laws)))
+    return LawVerification(alpha, checks, pair)
