@@ -47,6 +47,10 @@ def _fmt(x: Any) -> str:
     return "inf" if x == "inf" or (isinstance(x, float) and math.isinf(x)) else f"{x:.4g}"
 
 
+def _at(params: Mapping[str, Any]) -> str:
+    return "(" + (", ".join(f"{k}={v}" for k, v in params.items()) or "no parameters") + ")"
+
+
 def _above_share(sites: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return sorted((s for s in sites if s.get("ratio") is not None and s["ratio"] > 1.0 + 1e-9),
                   key=lambda s: -s["ratio"])
@@ -144,7 +148,7 @@ def noise_site_check(user: Any, ctx: Any, claim_id: str, points: Sequence[Mappin
         above = _above_share(rec.get("sites") or [])
         note = ""
         if above:
-            note = (f"At ({', '.join(f'{k}={v}' for k, v in params.items())}) "
+            note = (f"At {_at(params)} "
                     f"{_site_words(above)}, above its per-draw share, but the calibration as a "
                     f"whole covers the release on the largest pair found: "
                     f"{_whole_words(rec['whole'])}.")
@@ -160,7 +164,7 @@ def noise_site_check(user: Any, ctx: Any, claim_id: str, points: Sequence[Mappin
     where = (f"; the site(s) above their per-draw share: {_site_words(above)}" if above
              else "; no single site is above its per-draw share: the draws together are")
     finding = (f"The noise calibration as a whole does not cover what the data moves at "
-               f"({', '.join(f'{k}={v}' for k, v in params.items())}): on the largest pair "
+               f"{_at(params)}: on the largest pair "
                f"found {_whole_words(whole)}{where}; shrunk pair data0={cex.get('data0')}, "
                f"data1={cex.get('data1')}.")
     return [LemmaCheck(SITE_STATEMENT, "violated", worst_ratio=ratio_of(res.worst_ratio),
