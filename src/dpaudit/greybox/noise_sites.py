@@ -42,17 +42,24 @@ over *all* the draws of the release is held against the schedule as a whole:
   composition, ``sqrt(sum_i ||d_i / b_i||_2^2)`` (Gaussian; Dong, Roth & Su 2022, Cor. 3.3) or
   ``sum_i ||d_i / b_i||_1`` (Laplace, basic composition), followed by post-processing (the clip),
   which cannot make the inputs more distinguishable. Held against the same ``mu_S`` (Laplace
-  ``releases * Delta / b``). This is an upper bound on what the data moves when every value a
-  draw is added to is computed from the data (and from earlier draws only through earlier noisy
-  values, each of which the common seed holds fixed), and the data reaches the output only
-  through those values. It **over-counts** noise split over draws added to the same value
-  (``x + b_1 z_1 + b_2 z_2``: the second draw's value ``x + b_1 z_1`` moves by the whole of ``x``'s
+  ``releases * Delta / b``). Why this bounds what the data moves: if every value a draw is
+  added to is computed from the data alone, the draws are independent Gaussian (Laplace)
+  mechanisms on the pair and their composition is exactly that sum; whatever the code then does
+  with their results (a clip, a projection) is post-processing, which cannot make the inputs more
+  distinguishable. That needs the data to reach the output only through the values the draws are
+  added to (what the tracer sees). When a value also contains earlier draws, the common seed
+  holds those draws equal on both inputs, so the value's move is the data's move with the earlier
+  noise cancelled; for the usual shapes (noise split over draws added to the same value, a
+  running noisy sum) that counts the data's move again at every draw: an **over-count**.
+  ``x + b_1 z_1 + b_2 z_2``: the second draw's value ``x + b_1 z_1`` moves by the whole of ``x``'s
   move again, so the composition is ``|dx| sqrt(1/b_1^2 + 1/b_2^2)`` where the law has
-  ``|dx| / sqrt(b_1^2 + b_2^2)``): such a release, clipped after the noise, is blocked from
-  ``holds`` though correct, never the reverse. It is not a bound where a later value mixes the
-  data back into an earlier draw (``v_2 = (x + z_1) - 2x``: the common seed sees ``x``'s move
-  where the released ``x + z_1`` lets ``v_2`` move twice as far); if such code is affine the
-  derived law decides it instead, so the gap is confined to non-affine releases of that shape.
+  ``|dx| / sqrt(b_1^2 + b_2^2)``; such a release, clipped after the noise, is blocked from
+  ``holds`` though correct, never the reverse. It is not a bound where a later value takes back
+  part of an earlier noisy value's data (``v_2 = (x + z_1) - 2x = z_1 - x``: the common seed sees
+  ``x``'s move, while given the released ``x + z_1`` the value moves twice as far; the pair's
+  ``mu`` is ``sqrt(5) |dx|`` at unit noise, the composition ``sqrt(2) |dx|``). Affine code of
+  that shape is decided by the derived law, so the gap is confined to non-affine releases that
+  do it.
 
 A ratio above 1 is an input moving further than the noise was calibrated for: the add/remove
 calibration under replace-one (ratio 2), a missing clip, noise scaled below the schedule, or a
@@ -113,7 +120,9 @@ class WholeCalibration:
     ``"laplace"`` (pure epsilons); ``observed``: the pair's (exact for ``method ==``
     :data:`DERIVED_LAW`, an upper bound for :data:`COMPOSITION`); ``allowed``: the schedule's over
     its ``releases``; ``ratio = observed / allowed`` (infinite when the shift leaves the span of
-    the noise); ``how``: one sentence saying how it was computed.
+    the noise); ``how``: one sentence saying how it was computed; ``proven``: False for a
+    composition in which a value a draw is added to contains earlier draws, where the composition
+    is not a proven bound (module docstring).
     """
 
     ratio: float
@@ -122,6 +131,7 @@ class WholeCalibration:
     observed: float
     allowed: float
     how: str
+    proven: bool = True
 
     @property
     def quantity(self) -> str:
@@ -133,7 +143,7 @@ class WholeCalibration:
             return "inf" if math.isinf(x) else float(x)
         return {"ratio": f(self.ratio), "method": self.method, "family": self.family,
                 "quantity": self.quantity, "observed": f(self.observed),
-                "allowed": float(self.allowed), "how": self.how}
+                "allowed": float(self.allowed), "how": self.how, "proven": self.proven}
 
 
 @dataclass(frozen=True)
@@ -235,6 +245,10 @@ def _draw_moves(mechanism: Mechanism, data0: Any, data1: Any, seed: int
             unseen += 1
             continue
         (f0, v0), (_, v1) = added0[i], added1[i]
+        if not (np.all(np.isfinite(v0)) and np.all(np.isfinite(v1))):
+            return NotDerivable(f"a value noise site {d.site} is added to is not finite (NaN or "
+                                "inf) on one of the inputs, so what the data moves cannot be "
+                                "measured")
         diff = v0 - v1
         flat = diff.reshape(-1)
         gauss = d.family == "gaussian"
@@ -305,8 +319,24 @@ def _derived(law: PairLaw, allowed: float, family: str, formula: str
     return WholeCalibration(ratio, DERIVED_LAW, family, float(observed), allowed, how)
 
 
+def _earlier_noise(mechanism: Mechanism, data: Any, seed: int) -> int:
+    """How many draws are added to a value that contains earlier draws: the visible values under
+    ``seed`` and ``seed + 1`` differ on the same input (all draws when the calls themselves
+    differ, or the code fails)."""
+    try:
+        draws_a, added_a, _ = _trace(mechanism, data, seed)
+        draws_b, added_b, _ = _trace(mechanism, data, seed + 1)
+    except Exception:  # the user's code failed under tracing: nothing is proven
+        return 1
+    if [(d.method, d.shape, d.site) for d in draws_a] != \
+            [(d.method, d.shape, d.site) for d in draws_b]:
+        return len(draws_a) or 1
+    return sum(1 for i, (_, v) in added_a.items()
+               if i not in added_b or not np.array_equal(v, added_b[i][1]))
+
+
 def _composed(moves: list[_DrawMove], unseen: int, allowed: float, family: str, formula: str,
-              why: str) -> WholeCalibration | NotDerivable:
+              why: str, mixed: int) -> WholeCalibration | NotDerivable:
     mine = [m for m in moves if m.family == family]
     other = [m for m in moves if m.family != family and m.distance > 0]
     if other:
@@ -326,10 +356,14 @@ def _composed(moves: list[_DrawMove], unseen: int, allowed: float, family: str, 
     how = (f"composition of draws ({combine} over {len(w)} draw(s)"
            + (f"; {unseen} draw(s) not added to a visible value are not counted" if unseen
               else "")
-           + f"; an upper bound, which over-counts noise split over draws added to the same "
-           f"value): {'inf' if math.isinf(observed) else f'{observed:.6g}'}, against {formula}; "
+           + (f"; {mixed} draw(s) are added to values that contain earlier draws, where the "
+              "composition is not a proven bound" if mixed
+              else "; an upper bound, as every value a draw is added to is computed from the "
+              "data alone")
+           + f"): {'inf' if math.isinf(observed) else f'{observed:.6g}'}, against {formula}; "
            f"no law derived: {why}")
-    return WholeCalibration(observed / allowed, COMPOSITION, family, observed, allowed, how)
+    return WholeCalibration(observed / allowed, COMPOSITION, family, observed, allowed, how,
+                            proven=mixed == 0)
 
 
 def pair_calibration(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int, schedule: Any,
@@ -374,5 +408,9 @@ def pair_calibration(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int,
     if isinstance(law, PairLaw):
         whole: WholeCalibration | NotDerivable = _derived(law, allowed, family, formula)
     else:
-        whole = _composed(moves, unseen, allowed, family, formula, law.reason)
+        whole = _composed(moves, unseen, allowed, family, formula, law.reason,
+                          _earlier_noise(mechanism, data0, seed))
+    if isinstance(whole, WholeCalibration) and math.isnan(whole.ratio):
+        whole = NotDerivable("what the data moves over the draws came out as NaN, so it cannot "
+                             "be held against the calibration")
     return PairCalibration(sites, whole)
