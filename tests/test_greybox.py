@@ -328,20 +328,41 @@ def test_the_law_derived_from_the_bundled_tree_aggregation_matches_its_node_coun
             gaussian_epsilon_by_hand(math.sqrt(k) * 2.0 / 3.0, 1e-5), rel=1e-7)
 
 
-def test_noise_through_a_matrix_product_leaves_the_site_check_not_checked() -> None:
-    # Banded-MF style: out = x + B z; no draw is added to a value, so nothing to hold against the
-    # calibration: "not checked" with the reason, never a vacuous "holds".
+def _mf_claim(clip: float | None) -> dpaudit.Claim:
     B = np.array([[1.0, 0.0], [0.5, 1.0]])
-    claim = dpaudit.Claim(
+
+    def release(x, n, rng):
+        out = x + rng.standard_normal((n, 2)) @ B.T
+        return out if clip is None else np.clip(out, -clip, clip)
+    return dpaudit.Claim(
         id="test-greybox/mf", statement="x + B z", source=dpaudit.Source(title="t"),
         claimed=lambda p: (5.0, 1e-5), neighbours="add-remove", grid=[{}],
-        release=lambda p: (lambda x, n, rng: x + rng.standard_normal((n, 2)) @ B.T),
-        pairs=lambda p: [(np.array([1.0, 0.0]), np.zeros(2))],
+        release=lambda p: release, pairs=lambda p: [(np.array([1.0, 0.0]), np.zeros(2))],
         neighbour_check=False,  # a vector statistic, not a list of records
         accountant=lambda p: dpaudit.noise.GaussianNoise(sigma=1.0, sensitivity=1.0),
         samples=2000)
-    result = dpaudit.audit_claim(claim, budget="quick")
-    (site,) = [c for c in result.lemmas if c.statement.startswith("each noise draw")]
+
+
+def _site_check(result):
+    (site,) = [c for c in result.lemmas if c.statement.startswith("what the data moves over all")]
+    return site
+
+
+def test_noise_through_a_matrix_product_is_judged_by_the_derived_law() -> None:
+    # out = x + B z, B = [[1, 0], [0.5, 1]]: no draw is added to a visible value, but the law is
+    # derivable, so it decides. By hand: B^{-1} (1, 0) = (1, -0.5), mu^2 = 1 + 0.25 = 1.25; the
+    # schedule (independent N(0, 1) per coordinate, distance 1 under add/remove) allows mu = 1.
+    site = _site_check(dpaudit.audit_claim(_mf_claim(None), budget="quick", seed=0))
+    assert site.status == "violated"
+    assert site.worst_ratio == pytest.approx(math.sqrt(1.25), rel=1e-9)
+    assert site.details["whole"]["method"] == "derived law"
+
+
+def test_noise_through_a_matrix_product_leaves_the_site_check_not_checked() -> None:
+    # The same with a clip after the noise: no law is derived, and no draw is added to a value the
+    # tracer sees, so nothing can be held against the calibration: "not checked" with the
+    # reason, never a vacuous "holds".
+    site = _site_check(dpaudit.audit_claim(_mf_claim(2.0), budget="quick", seed=0))
     assert site.status == "not checked" and "matrix product" in site.note
 
 

@@ -145,7 +145,7 @@ def test_the_calibration_bugs_are_violated_with_the_design_docs_law(variant) -> 
     assert p.epsilon_exact == pytest.approx(gaussian_epsilon_by_hand(hand_mu(variant), DELTA),
                                             rel=1e-7)
     # Found without a user lemma: the noise sites' inputs move further than calibrated for.
-    site = next(c for c in result.lemmas if c.statement.startswith("each noise draw"))
+    site = next(c for c in result.lemmas if c.statement.startswith("what the data moves over all"))
     assert site.status == "violated"
     assert site.worst_ratio == pytest.approx(2.0 if variant == "addremove" else 10.0, rel=1e-9)
 

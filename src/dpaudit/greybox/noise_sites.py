@@ -1,18 +1,71 @@
-"""What reaches each noise call: the value every draw is added to, per noise site (issue 34, item 3).
+"""What reaches each noise call, and what the data moves over all of a release's draws, against
+the calibration of the claim's noise schedule.
 
-Run ``mechanism(data, 1, rng)`` on both inputs of a neighbouring pair with the same seed and a
-tracing :class:`~dpaudit.greybox.replay.ReplayGenerator`: each draw is a
+**Per site.** Run ``mechanism(data, 1, rng)`` on both inputs of a neighbouring pair with the same
+seed and a tracing :class:`~dpaudit.greybox.replay.ReplayGenerator`: each draw is a
 :class:`~dpaudit.greybox.replay.TracedNoise` that records the value it is added to (``value + z``)
 and follows a rescaling (``sigma * z``). With a common seed the noise already accumulated in that
 value is the same on both inputs, so the difference of the two recorded values is what the data
 moves the noise call's input by. Per site (the ``file:line`` that draws) the largest such distance
-(l2 for Gaussian draws, l1 for Laplace ones) is held against the sensitivity the calibration
-assumes at that site's scale: a schedule calibrated at ``sigma`` for a distance ``Delta`` (the
-claim's accountant: its noise scale, and its sensitivity times the relation's factor) assumes
-``Delta * scale / sigma`` at a draw of scale ``scale``. A ratio above 1 is an input moving further
-than the noise was calibrated for: the add/remove calibration under replace-one (ratio 2) and a
-missing clip (any ratio) are caught without a user-written lemma. dp-recorder (PETS 2026) records
-the values passed to a library's noise primitives the same way.
+(l2 for Gaussian draws, l1 for Laplace ones) is held against what *one* release of the schedule
+is calibrated for at that site's scale: a schedule calibrated at ``sigma`` for a distance
+``Delta`` (its noise scale, and its sensitivity times the relation's factor) assumes
+``Delta * scale / sigma`` at a draw of scale ``scale``. That is a draw's *share* of the
+calibration; a site above it is reported, but it does not decide the check, because a correct
+release may spend several releases' worth on one draw (a tree's nodes drawn as one vector), or
+spread one release over several draws (noise split over calls, or drawn in a loop).
+
+**Whole calibration** (:func:`pair_calibration`, which decides the check). What the data moves
+over *all* the draws of the release is held against the schedule as a whole:
+
+* when the pair's law is derivable from the code
+  (:func:`~dpaudit.greybox.derivation.derive_pair`: output ``m + A z`` on both inputs, one ``A``),
+  it decides exactly. Gaussian: the pair is one Gaussian mechanism with shift
+  ``mu = ||(A A^T)^{+1/2} (m0 - m1)||`` (Dong, Roth & Su 2022, Cor. 3.3; infinite when the shift
+  leaves the span of the noise), and the schedule's ``releases`` outputs, each moved by at most
+  ``Delta = factor * sensitivity`` under noise ``sigma``, are one with ``mu_S = sqrt(releases) *
+  Delta / sigma`` (the same corollary). Gaussian trade-off functions are totally ordered in
+  ``mu``, so the pair is at most as distinguishable as the schedule allows, at every delta, iff
+  ``mu / mu_S <= 1``: the ratio. Laplace: the release is an injective linear image of ``z + s``
+  with ``A s = m0 - m1`` and ``z`` standard Laplace, so its pure epsilon on the pair is
+  ``||s||_1`` (:meth:`~dpaudit.greybox.derivation.PairLaw.epsilon` at delta 0); the schedule's
+  ``releases`` pieces, each moved by at most ``Delta`` in l1 under scale ``b``, compose to the
+  pure epsilon ``releases * Delta / b`` (basic composition, exact for pure pieces; Dwork & Roth
+  2014, Thm 3.16), and the ratio is their quotient: at most 1 iff the pair's pure epsilon is
+  within the schedule's. (At delta > 0 the schedule composes ``releases`` pieces of
+  ``Delta / b`` each, which presumes no one piece moves further: a draw above its share is
+  the per-site note.)
+* when no law is derivable (a clip, projection or threshold after the noise), the per-draw
+  distances are composed: draw ``i`` adds noise of scale ``b_i`` (per coordinate) to a value
+  that moves by ``d_i`` between the inputs, so it is a Gaussian mechanism with shift
+  ``||d_i / b_i||_2`` (Laplace: pure epsilon ``||d_i / b_i||_1``), and the release is their
+  composition, ``sqrt(sum_i ||d_i / b_i||_2^2)`` (Gaussian; Dong, Roth & Su 2022, Cor. 3.3) or
+  ``sum_i ||d_i / b_i||_1`` (Laplace, basic composition), followed by post-processing (the clip),
+  which cannot make the inputs more distinguishable. Held against the same ``mu_S`` (Laplace
+  ``releases * Delta / b``). Why this bounds what the data moves: if every value a draw is
+  added to is computed from the data alone, the draws are independent Gaussian (Laplace)
+  mechanisms on the pair and their composition is exactly that sum; whatever the code then does
+  with their results (a clip, a projection) is post-processing, which cannot make the inputs more
+  distinguishable. That needs the data to reach the output only through the values the draws are
+  added to (what the tracer sees). When a value also contains earlier draws, the common seed
+  holds those draws equal on both inputs, so the value's move is the data's move with the earlier
+  noise cancelled; for the usual shapes (noise split over draws added to the same value, a
+  running noisy sum) that counts the data's move again at every draw: an **over-count**.
+  ``x + b_1 z_1 + b_2 z_2``: the second draw's value ``x + b_1 z_1`` moves by the whole of ``x``'s
+  move again, so the composition is ``|dx| sqrt(1/b_1^2 + 1/b_2^2)`` where the law has
+  ``|dx| / sqrt(b_1^2 + b_2^2)``; such a release, clipped after the noise, is blocked from
+  ``holds`` though correct, never the reverse. It is not a bound where a later value takes back
+  part of an earlier noisy value's data (``v_2 = (x + z_1) - 2x = z_1 - x``: the common seed sees
+  ``x``'s move, while given the released ``x + z_1`` the value moves twice as far; the pair's
+  ``mu`` is ``sqrt(5) |dx|`` at unit noise, the composition ``sqrt(2) |dx|``). Affine code of
+  that shape is decided by the derived law, so the gap is confined to non-affine releases that
+  do it.
+
+A ratio above 1 is an input moving further than the noise was calibrated for: the add/remove
+calibration under replace-one (ratio 2), a missing clip, noise scaled below the schedule, or a
+schedule whose ``releases`` is smaller than the number of noisy outputs a record enters, are caught
+without a user-written lemma. dp-recorder (PETS 2026) records the values passed to a library's
+noise primitives the same way.
 """
 
 from __future__ import annotations
@@ -23,20 +76,27 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dpaudit.greybox.derivation import NotDerivable
+from dpaudit.greybox.derivation import NotDerivable, PairLaw, derive_pair
 from dpaudit.greybox.replay import Draw, ReplayGenerator
 
-__all__ = ["SiteDistance", "site_distances", "calibration_ratio", "worst_ratio"]
+__all__ = ["SiteDistance", "site_distances", "calibration_ratio", "worst_ratio",
+           "WholeCalibration", "PairCalibration", "schedule_budget", "pair_calibration",
+           "DERIVED_LAW", "COMPOSITION"]
 
 Mechanism = Callable[[Any, int, np.random.Generator], Any]
+
+#: ``WholeCalibration.method`` when the pair's law was derived from the code (exact).
+DERIVED_LAW = "derived law"
+#: ``WholeCalibration.method`` when the per-draw distances were composed (an upper bound).
+COMPOSITION = "composition of draws"
 
 
 @dataclass(frozen=True)
 class SiteDistance:
     """One noise site on a pair: ``site`` (``file:line``), ``family``, ``draws`` (calls there),
     ``distance`` (largest move of a draw's input between the inputs), ``scale`` (that draw's
-    scale), ``assumed`` (the distance the calibration assumes at that scale, or None) and
-    ``ratio = distance / assumed``."""
+    scale), ``assumed`` (the distance one release's calibration assumes at that scale, or None)
+    and ``ratio = distance / assumed``."""
 
     site: str
     family: str
@@ -52,10 +112,52 @@ class SiteDistance:
                 "ratio": self.ratio}
 
 
+@dataclass(frozen=True)
+class WholeCalibration:
+    """What the data moves over all the draws of a release on one pair, against the schedule.
+
+    ``family``: ``"gaussian"`` (``observed`` and ``allowed`` are Gaussian-DP shifts ``mu``) or
+    ``"laplace"`` (pure epsilons); ``observed``: the pair's (exact for ``method ==``
+    :data:`DERIVED_LAW`, an upper bound for :data:`COMPOSITION`); ``allowed``: the schedule's over
+    its ``releases``; ``ratio = observed / allowed`` (infinite when the shift leaves the span of
+    the noise); ``how``: one sentence saying how it was computed; ``proven``: False for a
+    composition in which a value a draw is added to contains earlier draws, where the composition
+    is not a proven bound (module docstring).
+    """
+
+    ratio: float
+    method: str
+    family: str
+    observed: float
+    allowed: float
+    how: str
+    proven: bool = True
+
+    @property
+    def quantity(self) -> str:
+        """``"mu"`` or ``"pure epsilon"``: what ``observed`` and ``allowed`` measure."""
+        return "mu" if self.family == "gaussian" else "pure epsilon"
+
+    def to_dict(self) -> dict[str, Any]:
+        def f(x: float) -> float | str:
+            return "inf" if math.isinf(x) else float(x)
+        return {"ratio": f(self.ratio), "method": self.method, "family": self.family,
+                "quantity": self.quantity, "observed": f(self.observed),
+                "allowed": float(self.allowed), "how": self.how, "proven": self.proven}
+
+
+@dataclass(frozen=True)
+class PairCalibration:
+    """The per-site rows of a pair and its whole calibration (or why none was computed)."""
+
+    sites: list[SiteDistance]
+    whole: WholeCalibration | NotDerivable
+
+
 def calibration_ratio(schedule: Any, factor: float) -> tuple[float, str] | None:
     """``(noise scale per unit of distance, family)`` of a :mod:`dpaudit.noise` schedule
     (``GaussianNoise``: ``sigma``, ``LaplaceNoise``: ``scale``, over ``factor * sensitivity``),
-    or None for anything else."""
+    or None for anything else. This is one release's calibration (a draw's share)."""
     sens = getattr(schedule, "sensitivity", None)
     if not isinstance(sens, (int, float)) or sens <= 0:
         return None
@@ -64,6 +166,48 @@ def calibration_ratio(schedule: Any, factor: float) -> tuple[float, str] | None:
         if isinstance(s, (int, float)) and s > 0:
             return float(s) / (factor * float(sens)), family
     return None
+
+
+def schedule_budget(schedule: Any, factor: float) -> tuple[float, str, str] | None:
+    """``(allowed, family, formula)``: what the schedule allows the data to move over all its
+    ``releases`` (module docstring), or None when it is not a Gaussian or Laplace schedule.
+
+    Gaussian: ``mu_S = sqrt(releases) * factor * sensitivity / sigma``; Laplace: the pure epsilon
+    ``releases * factor * sensitivity / scale``; ``factor`` is the relation's distance factor
+    (:func:`dpaudit.formal.noise_schedules.distance_factor`: 2 under replace-one, 1 under
+    add/remove), applied exactly once, as :func:`calibration_ratio` does.
+    """
+    per_unit = calibration_ratio(schedule, factor)
+    if per_unit is None:
+        return None
+    releases = getattr(schedule, "releases", 1)
+    if not isinstance(releases, int) or releases < 1:
+        return None
+    unit, family = per_unit
+    sens = float(schedule.sensitivity)
+    noise = unit * factor * sens  # the schedule's sigma (Gaussian) or b (Laplace)
+    if family == "gaussian":
+        allowed = math.sqrt(releases) / unit
+        formula = (f"the schedule's mu = sqrt({releases}) x {factor:g} x {sens:.6g} / sigma "
+                   f"{noise:.6g} = {allowed:.6g}")
+    else:
+        allowed = releases / unit
+        formula = (f"the schedule's pure epsilon = {releases} x {factor:g} x {sens:.6g} / b "
+                   f"{noise:.6g} = {allowed:.6g}")
+    return allowed, family, formula
+
+
+@dataclass(frozen=True)
+class _DrawMove:
+    """One draw on a pair: where, which family, the value's move (raw norm, the site rows' one)
+    and whitened by the draw's per-coordinate scale (None when the value has more entries than
+    the draw, so one noise value reaches several coordinates)."""
+
+    site: str
+    family: str
+    distance: float
+    scale: float
+    whitened: float | None
 
 
 def _trace(mechanism: Mechanism, data: Any, seed: int
@@ -76,11 +220,9 @@ def _trace(mechanism: Mechanism, data: Any, seed: int
     return g.draws, first, g.foreign
 
 
-def site_distances(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int,
-                   per_unit: tuple[float, str] | None = None
-                   ) -> list[SiteDistance] | NotDerivable:
-    """The per-site distances of the pair under a common seed (module docstring); ``per_unit``:
-    :func:`calibration_ratio` of the claim's schedule (None: no assumed sensitivity)."""
+def _draw_moves(mechanism: Mechanism, data0: Any, data1: Any, seed: int
+                ) -> tuple[list[_DrawMove], int] | NotDerivable:
+    """Every draw whose value is visible on both inputs, and how many draws are not."""
     try:
         draws0, added0, foreign0 = _trace(mechanism, data0, seed)
         draws1, added1, foreign1 = _trace(mechanism, data1, seed)
@@ -96,28 +238,179 @@ def site_distances(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int,
             [(d.method, d.shape, d.site) for d in draws1]:
         return NotDerivable("the two inputs make different noise calls, so their sites cannot be "
                             "matched")
-    sites: dict[str, list[tuple[float, float, str]]] = {}
+    moves: list[_DrawMove] = []
+    unseen = 0
     for i, d in enumerate(draws0):
-        if i not in added0 or i not in added1:
+        if i not in added0 or i not in added1 or added0[i][1].shape != added1[i][1].shape:
+            unseen += 1
             continue
         (f0, v0), (_, v1) = added0[i], added1[i]
-        if v0.shape != v1.shape:
-            continue
-        diff = (v0 - v1).reshape(-1)
-        dist = float(np.linalg.norm(diff) if d.family == "gaussian" else np.abs(diff).sum())
+        if not (np.all(np.isfinite(v0)) and np.all(np.isfinite(v1))):
+            return NotDerivable(f"a value noise site {d.site} is added to is not finite (NaN or "
+                                "inf) on one of the inputs, so what the data moves cannot be "
+                                "measured")
+        diff = v0 - v1
+        flat = diff.reshape(-1)
+        gauss = d.family == "gaussian"
+        dist = float(np.linalg.norm(flat) if gauss else np.abs(flat).sum())
         scale = float(np.abs(d.scale).max()) * f0
-        sites.setdefault(d.site, []).append((dist, scale, d.family))
+        whitened = None
+        if np.broadcast_shapes(diff.shape, d.shape) == d.shape:
+            move = np.abs(np.broadcast_to(diff, d.shape))
+            b = np.abs(d.scale) * f0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                w = np.where(move > 0, move / b, 0.0)  # a moved coordinate with no noise: inf
+            whitened = float(np.sqrt(np.sum(w ** 2)) if gauss else np.sum(w))
+        moves.append(_DrawMove(d.site, d.family, dist, scale, whitened))
+    return moves, unseen
+
+
+def _sites(moves: list[_DrawMove], per_unit: tuple[float, str] | None) -> list[SiteDistance]:
+    rows: dict[str, list[_DrawMove]] = {}
+    for m in moves:
+        rows.setdefault(m.site, []).append(m)
     out = []
-    for site, rows in sites.items():
-        dist, scale, family = max(rows, key=lambda r: (r[0] / r[1]) if r[1] > 0 else math.inf)
+    for site, ms in rows.items():
+        worst = max(ms, key=lambda m: (m.distance / m.scale) if m.scale > 0 else math.inf)
         assumed = ratio = None
-        if per_unit is not None and per_unit[1] == family and scale > 0:
-            assumed = scale / per_unit[0]
-            ratio = dist / assumed
-        out.append(SiteDistance(site, family, len(rows), dist, scale, assumed, ratio))
+        if per_unit is not None and per_unit[1] == worst.family and worst.scale > 0:
+            assumed = worst.scale / per_unit[0]
+            ratio = worst.distance / assumed
+        out.append(SiteDistance(site, worst.family, len(ms), worst.distance, worst.scale,
+                                assumed, ratio))
     return out
 
 
+def site_distances(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int,
+                   per_unit: tuple[float, str] | None = None
+                   ) -> list[SiteDistance] | NotDerivable:
+    """The per-site distances of the pair under a common seed (module docstring); ``per_unit``:
+    :func:`calibration_ratio` of the claim's schedule (None: no assumed sensitivity)."""
+    moves = _draw_moves(mechanism, data0, data1, seed)
+    if isinstance(moves, NotDerivable):
+        return moves
+    return _sites(moves[0], per_unit)
+
+
 def worst_ratio(sites: list[SiteDistance]) -> float:
-    """The largest ``distance / assumed`` over the sites with an assumed sensitivity (0 if none)."""
+    """The largest per-draw ``distance / assumed`` over the sites with an assumed sensitivity (0 if
+    none)."""
     return max((s.ratio for s in sites if s.ratio is not None), default=0.0)
+
+
+def _derived(law: PairLaw, allowed: float, family: str, formula: str
+             ) -> WholeCalibration | NotDerivable:
+    if law.family != family:
+        return NotDerivable(f"the code draws {law.family} noise where the schedule accounts "
+                            f"{family} noise, so the schedule does not describe it")
+    if family == "gaussian":
+        from dpaudit.formal.exact_laws import LinearGaussian
+
+        means = (law.law0.mean, law.law1.mean)
+        observed = LinearGaussian(mean=lambda i: means[i],
+                                  covariance=law.law0.A @ law.law0.A.T).mu(0, 1)
+        what = "shift mu = ||(A A^T)^{+1/2} (m0 - m1)||"
+    else:
+        observed = float(law.epsilon(0.0).value)
+        what = "pure epsilon ||s||_1 (A s = m0 - m1)"
+    ratio = observed / allowed
+    how = (f"derived law: the pair's {what} of the law read from the code is "
+           f"{'inf' if math.isinf(observed) else f'{observed:.6g}'}, against {formula}")
+    return WholeCalibration(ratio, DERIVED_LAW, family, float(observed), allowed, how)
+
+
+def _earlier_noise(mechanism: Mechanism, data: Any, seed: int) -> int:
+    """How many draws are added to a value that contains earlier draws: the visible values under
+    ``seed`` and ``seed + 1`` differ on the same input (all draws when the calls themselves
+    differ, or the code fails)."""
+    try:
+        draws_a, added_a, _ = _trace(mechanism, data, seed)
+        draws_b, added_b, _ = _trace(mechanism, data, seed + 1)
+    except Exception:  # the user's code failed under tracing: nothing is proven
+        return 1
+    if [(d.method, d.shape, d.site) for d in draws_a] != \
+            [(d.method, d.shape, d.site) for d in draws_b]:
+        return len(draws_a) or 1
+    return sum(1 for i, (_, v) in added_a.items()
+               if i not in added_b or not np.array_equal(v, added_b[i][1]))
+
+
+def _composed(moves: list[_DrawMove], unseen: int, allowed: float, family: str, formula: str,
+              why: str, mixed: int) -> WholeCalibration | NotDerivable:
+    mine = [m for m in moves if m.family == family]
+    other = [m for m in moves if m.family != family and m.distance > 0]
+    if other:
+        return NotDerivable(f"the data moves a {other[0].family} draw where the schedule accounts "
+                            f"{family} noise, so the schedule does not describe it")
+    if not mine:
+        return NotDerivable("no noise draw of the schedule's kind is added to a value dpaudit can "
+                            "see (the noise may reach the output through a matrix product)")
+    if any(m.whitened is None for m in mine):
+        return NotDerivable("a noise draw is added to a value with more entries than the draw "
+                            "(one noise value reaches several coordinates), so the draws' "
+                            "composition is not a bound")
+    w = [m.whitened for m in mine if m.whitened is not None]
+    observed = float(math.sqrt(sum(x * x for x in w)) if family == "gaussian" else sum(w))
+    combine = ("sqrt of the sum of (distance / scale)^2" if family == "gaussian"
+               else "sum of distance / scale")
+    how = (f"composition of draws ({combine} over {len(w)} draw(s)"
+           + (f"; {unseen} draw(s) not added to a visible value are not counted" if unseen
+              else "")
+           + (f"; {mixed} draw(s) are added to values that contain earlier draws, where the "
+              "composition is not a proven bound" if mixed
+              else "; an upper bound, as every value a draw is added to is computed from the "
+              "data alone")
+           + f"): {'inf' if math.isinf(observed) else f'{observed:.6g}'}, against {formula}; "
+           f"no law derived: {why}")
+    return WholeCalibration(observed / allowed, COMPOSITION, family, observed, allowed, how,
+                            proven=mixed == 0)
+
+
+def pair_calibration(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int, schedule: Any,
+                     factor: float) -> PairCalibration | NotDerivable:
+    """The per-site rows and the whole calibration of one pair (module docstring).
+
+    Parameters
+    ----------
+    mechanism
+        ``mechanism(data, n, rng)``, the release.
+    data0, data1
+        The neighbouring inputs.
+    seed
+        The common seed of the traces and of the derivation's replays.
+    schedule
+        The claim's accountant: a :class:`~dpaudit.formal.noise_schedules.GaussianNoise` or
+        :class:`~dpaudit.formal.noise_schedules.LaplaceNoise` (anything with ``sigma`` or
+        ``scale``, ``sensitivity`` and ``releases``).
+    factor
+        The relation's distance factor (2 under replace-one, 1 under add/remove).
+
+    Returns
+    -------
+    PairCalibration | NotDerivable
+        NotDerivable when the draws cannot be traced at all; otherwise the rows, and the whole
+        calibration or why it was not computed.
+    """
+    if not (isinstance(factor, (int, float)) and math.isfinite(factor) and factor > 0):
+        raise ValueError(f"factor must be a finite number > 0 (2 under replace-one, 1 under "
+                         f"add/remove), got {factor!r}")
+    budget = schedule_budget(schedule, float(factor))
+    if budget is None:
+        raise TypeError(f"schedule must be a Gaussian or Laplace noise schedule (sigma or scale, "
+                        f"sensitivity and releases > 0), got {type(schedule).__name__}")
+    allowed, family, formula = budget
+    traced = _draw_moves(mechanism, data0, data1, seed)
+    if isinstance(traced, NotDerivable):
+        return traced
+    moves, unseen = traced
+    sites = _sites(moves, calibration_ratio(schedule, float(factor)))
+    law = derive_pair(mechanism, data0, data1, seed=seed)
+    if isinstance(law, PairLaw):
+        whole: WholeCalibration | NotDerivable = _derived(law, allowed, family, formula)
+    else:
+        whole = _composed(moves, unseen, allowed, family, formula, law.reason,
+                          _earlier_noise(mechanism, data0, seed))
+    if isinstance(whole, WholeCalibration) and math.isnan(whole.ratio):
+        whole = NotDerivable("what the data moves over the draws came out as NaN, so it cannot "
+                             "be held against the calibration")
+    return PairCalibration(sites, whole)
