@@ -466,7 +466,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("law-test-pooled-shape-powerless", "greybox/law_tests.py",
            "_dkw_massart_p(W.size, d_pool)", "1.0", (LAW_COMPONENTS,)),
     Mutant("law-test-pooled-shape-dropped", "greybox/law_tests.py",
-           "if r > 1 or not projected:", "if False:", (LAW_COMPONENTS,)),
+           "if r > 1 or (r and not projected):", "if False:", (LAW_COMPONENTS,)),
     Mutant("law-test-kolmogorov-one-sided", "greybox/law_tests.py",
            "return float(max(np.max(grid - u), np.max(u - (grid - 1.0 / k))))",
            "return float(np.max(grid - u))", (LAW_SHAPE,)),

@@ -181,6 +181,20 @@ def test_a_non_finite_output_rejects_a_gaussian_or_laplace_law_and_is_never_a_na
         assert "not finite" in res.detail()
 
 
+def test_a_law_with_no_noise_at_all_is_tested_by_its_null_space_without_nan() -> None:
+    # Covariance 0 (rank 0): a deterministic release. Nothing is whitened, so the only test is
+    # that no run moves; before, the mean and total tests ran on chi2(0) and returned NaN.
+    law = dpaudit.exact.LinearGaussian(mean=lambda x: np.asarray(x, float),
+                                       covariance=np.zeros((2, 2)))
+    fixed = _check(law, lambda x, n, rng: np.tile(np.asarray(x, float), (n, 1)),
+                   [np.eye(2)[0], np.zeros(2)], 50)
+    assert not fixed.rejected and not fixed.components
+    moving = _check(law, lambda x, n, rng: np.asarray(x) + rng.standard_normal((n, 2)),
+                    [np.eye(2)[0], np.zeros(2)], 50)
+    assert _rejecting(moving) == {"null"}
+    assert all(np.isfinite(c.p_value) for c in fixed.components + moving.components)
+
+
 # ---------------------------------------------------------------- product-Laplace laws
 
 

@@ -265,13 +265,14 @@ def _gaussian(law: LinearGaussian, samples: list[np.ndarray], inputs: Sequence[A
                                    i, 0.0, 0.0, float(np.abs(null).max())))
         W = (R @ Vr) / np.sqrt(wr)
         r = W.shape[1]
-        xbar = W.mean(axis=0)
-        comps.append(Component("mean (whitened squared distance of the sample mean)", i,
-                               float(stats.chi2(r).sf(n * float(xbar @ xbar))), 0.0,
-                               float(math.sqrt(float(xbar @ xbar)))))
-        total = float(np.sum(W * W))
-        comps.append(Component("whitened total variance", i, _two_sided(stats.chi2(n * r), total),
-                               float(r), total / n))
+        if r:  # rank 0 (no noise at all): the null-space check above is the whole test
+            xbar = W.mean(axis=0)
+            comps.append(Component("mean (whitened squared distance of the sample mean)", i,
+                                   float(stats.chi2(r).sf(n * float(xbar @ xbar))), 0.0,
+                                   float(math.sqrt(float(xbar @ xbar)))))
+            total = float(np.sum(W * W))
+            comps.append(Component("whitened total variance", i,
+                                   _two_sided(stats.chi2(n * r), total), float(r), total / n))
         projected = 0
         for a, b in pairs:
             if i not in (a, b):
@@ -291,7 +292,7 @@ def _gaussian(law: LinearGaussian, samples: list[np.ndarray], inputs: Sequence[A
                                    "N(0, 1), DKW-Massart bound)", i,
                                    _dkw_massart_p(n, d_proj), 0.0, d_proj))
             projected += 1
-        if r > 1 or not projected:
+        if r > 1 or (r and not projected):
             d_pool = _sup_distance(special.ndtr(W))
             comps.append(Component(f"shape of the whitened coordinates (sup-distance of the {r} "
                                    "pooled coordinates' CDF from N(0, 1), DKW-Massart bound)", i,
