@@ -13,8 +13,11 @@ Every case runs at level alpha = 0.01 with seed 0. The margins: each target depa
 5 to 10 standard deviations of its statistic (computed in each comment), so the target rejects
 with probability > 0.999; a component the design leaves exactly at its null rejects with
 probability at most its Bonferroni level, and one left near it (a shift of a fraction of a
-standard deviation) barely more. Measured over seeds 0..39 at the same sizes: every target
-rejected in 40 of 40; the "must not reject" components rejected in at most 1 of 40.
+standard deviation) barely more. Measured by rerunning each statistical test at seeds 0..39
+(same sizes): every target rejected at all 40 seeds, and every test passed at all 40 except the
+support test at seed 36, where a declared outcome's count is 2.95 standard deviations off (a ~1 %
+event for its four binomial tests at their level). Seed 0 was fixed before these reruns; the
+rank-0 and non-finite tests are deterministic.
 """
 
 from __future__ import annotations
