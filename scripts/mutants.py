@@ -62,6 +62,8 @@ ST13_BANDIT_EMPIRICAL = "tests/test_expected_verdicts.py::test_st13_bandit_empir
 NOISE_LAWS = "tests/test_noise_and_exact_laws.py"
 GREYBOX = "tests/test_greybox.py"
 GREYBOX_DPFTRL = "tests/test_greybox_dpftrl.py"
+LAW_COMPONENTS = "tests/test_law_components.py"
+LAW_SHAPE = "tests/test_law_shape.py"
 
 MUTANTS: tuple[Mutant, ...] = (
     # -- the claim driver and the verdict rule --------------------------------------------------
@@ -440,6 +442,51 @@ MUTANTS: tuple[Mutant, ...] = (
            (GREYBOX,)),
     Mutant("law-test-dkw-massart-constant", "greybox/law_tests.py",
            "2.0 * math.exp(-2.0 * k * dks * dks)", "2.0 * math.exp(-k * dks * dks)", (GREYBOX,)),
+    # -- declared-law tests, one component at a time: each mutant takes one component's power
+    #    away (its p-value forced to 1, the component skipped, or its statistic weakened) and is
+    #    killed by that component's pin in tests/test_law_components.py or by the shape, p-value
+    #    and power tests in tests/test_law_shape.py ------------------------------------------
+    Mutant("law-test-mean-powerless", "greybox/law_tests.py",
+           "float(stats.chi2(r).sf(n * float(xbar @ xbar)))", "1.0", (LAW_COMPONENTS,)),
+    Mutant("law-test-whitened-total-powerless", "greybox/law_tests.py",
+           "_two_sided(stats.chi2(n * r), total)", "1.0", (LAW_COMPONENTS,)),
+    Mutant("law-test-direction-variance-powerless", "greybox/law_tests.py",
+           "_two_sided(chi2_n, float(v @ v) / s2)", "1.0", (LAW_COMPONENTS,)),
+    Mutant("law-test-coordinate-variance-powerless", "greybox/law_tests.py",
+           "_two_sided(chi2_n, float(n * obs[j] / diag[j]))", "1.0", (LAW_COMPONENTS,)),
+    Mutant("law-test-null-space-ignored", "greybox/law_tests.py",
+           "if null.size and float(np.abs(null).max())", "if False and float(np.abs(null).max())",
+           (LAW_COMPONENTS,)),
+    Mutant("law-test-projection-shape-powerless", "greybox/law_tests.py",
+           "_dkw_massart_p(n, d_proj)", "1.0", (LAW_COMPONENTS,),
+           "Laplace noise declared as a Gaussian of its variance would pass again"),
+    Mutant("law-test-projection-not-standardised", "greybox/law_tests.py",
+           "special.ndtr(v / math.sqrt(s2))", "special.ndtr(v)", (LAW_SHAPE,),
+           "the projection compared with N(0, 1) at its own scale: true laws rejected"),
+    Mutant("law-test-pooled-shape-powerless", "greybox/law_tests.py",
+           "_dkw_massart_p(W.size, d_pool)", "1.0", (LAW_COMPONENTS,)),
+    Mutant("law-test-pooled-shape-dropped", "greybox/law_tests.py",
+           "if r > 1 or (r and not projected):", "if False:", (LAW_COMPONENTS,)),
+    Mutant("law-test-kolmogorov-one-sided", "greybox/law_tests.py",
+           "return float(max(np.max(grid - u), np.max(u - (grid - 1.0 / k))))",
+           "return float(np.max(grid - u))", (LAW_SHAPE,)),
+    Mutant("law-test-shape-power-without-hoeffding", "greybox/law_tests.py",
+           "+ math.sqrt(math.log(1.0 / (1.0 - POWER)) / (2.0 * runs)))", "+ 0.0)", (LAW_SHAPE,),
+           "the power sentence would promise distances the test does not detect at 0.8"),
+    Mutant("law-test-laplace-scale-powerless", "greybox/law_tests.py",
+           "_two_sided(gamma_n, float(n * absmean[j]))", "1.0", (LAW_COMPONENTS,)),
+    Mutant("law-test-laplace-distribution-powerless", "greybox/law_tests.py",
+           "_dkw_massart_p(Y.size, dks)", "1.0", (LAW_COMPONENTS,)),
+    Mutant("law-test-discrete-support-ignored", "greybox/law_tests.py",
+           "outside = [k for k in counts if table.get(k, 0.0) <= 0.0]", "outside = []",
+           (LAW_COMPONENTS,)),
+    Mutant("law-test-discrete-probability-powerless", "greybox/law_tests.py",
+           "float(stats.binomtest(c, n, prob).pvalue)", "1.0", (LAW_COMPONENTS,)),
+    Mutant("law-test-non-finite-outputs-accepted", "greybox/law_tests.py",
+           "    if bad.any():\n        return Component(",
+           "    if False:\n        return Component(", (LAW_COMPONENTS,),
+           "a NaN run would give NaN p-values, which never reject"),
+    # -- end of the declared-law component block ------------------------------------------------
     Mutant("law-test-outside-the-family", "claims/driver.py",
            "n_tests = len(candidates) + len(followups) + len(law_tested)",
            "n_tests = len(candidates) + len(followups)", (GREYBOX,)),

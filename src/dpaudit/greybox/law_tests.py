@@ -1,27 +1,66 @@
-"""Declared laws are hypotheses: each is tested against runs of the code (issue 34, item 1).
+"""Declared laws are hypotheses: each is tested against runs of the code, in moments and in shape.
 
 A user's ``exact=`` law (:mod:`dpaudit.exact`) says what the release is; dpaudit computes exact
-epsilons from it, so a law that does not describe the code certifies nothing. Each audited input
-is run ``N`` times and the declared law is tested with tests that are exact at every ``N`` (no
-asymptotics), Bonferroni over the components at the level the claim's family gives this law:
+epsilons from it, so a law that does not describe the code certifies nothing, and a law right in
+its first two moments but wrong in its shape certifies a wrong number (Laplace noise declared as a
+Gaussian of the same variance gives epsilon 2.94 at delta 1e-5 on a release that is exactly
+(1, 0)-DP). Each audited input is run ``N`` times and the declared law is tested with tests whose
+level is exact or conservative at every ``N`` (no asymptotics), Bonferroni over the components at
+the level the claim's family gives this law (AUDIT-METHOD section 2, "evidence taken on trust").
+An output that is not finite rejects a Gaussian or Laplace law outright (neither puts mass there),
+so a NaN never reaches a p-value.
 
 * :class:`~dpaudit.formal.exact_laws.LinearGaussian` ``N(m, Sigma)``, with ``Sigma = V diag(w) V^T``
-  and ``W = diag(w)^{-1/2} V^T (X - m)`` on the range of ``Sigma``:
+  and ``W = diag(w)^{-1/2} V^T (X - m)`` on the range of ``Sigma`` (rank ``r``). Moments:
   the sample mean, ``N ||xbar_W||^2 ~ chi2(r)``; the whitened total variance,
   ``sum ||W||^2 ~ chi2(N r)``; the variance along each pair's discriminating direction
   ``u = Sigma^+ (m(D) - m(D'))`` (the direction the exact epsilon rests on),
   ``sum (u^T (X - m))^2 / u^T Sigma u ~ chi2(N)``; and each coordinate's variance,
   ``sum (X_i - m_i)^2 / Sigma_ii ~ chi2(N)`` (two-sided). A run that moves along a direction the
-  law gives no noise rejects it outright.
+  law gives no noise rejects it outright. Shape, each against ``N(0, 1)``:
+
+  - the standardised projection ``z = u^T (X - m) / sqrt(u^T Sigma u)`` on each pair's
+    discriminating direction (``N`` i.i.d. ``N(0, 1)`` values under the law). Between
+    ``N(m0, Sigma)`` and ``N(m1, Sigma)`` the privacy loss is a function of ``u^T X`` alone, so
+    this is the one-dimensional law the exact epsilon rests on; tested on its own it keeps the
+    full power of ``N`` runs instead of sharing it with ``r - 1`` other coordinates;
+  - the pooled whitened coordinates (``N r`` i.i.d. ``N(0, 1)`` values under the law): noise that
+    is not Gaussian off the pair directions is not the declared law either, and this catches it
+    in any coordinate of the eigenbasis. With ``r = 1`` the pooled sample is the projection (the
+    same statistic, ``N(0, 1)`` being symmetric) and is not tested twice.
+
 * :class:`~dpaudit.formal.exact_laws.ProductLaplace`: each coordinate's scale,
   ``sum |X_i - m_i| / b_i ~ Gamma(N, 1)`` (two-sided), and the whole law through the pooled
-  probability-integral transforms ``F(X_i)`` (i.i.d. uniform under the law), with the
-  Dvoretzky-Kiefer-Wolfowitz-Massart bound ``P(sup |F_n - F| > t) <= 2 exp(-2 n t^2)``.
+  probability-integral transforms ``F(X_i)`` (``N p`` i.i.d. uniform values under the law). A
+  Gaussian of the Laplace's variance has ``E|X| / b = 2 / sqrt(pi) = 1.128`` and fails the scale
+  test; one with ``E|X| = b`` passes it and is 0.042 away in sup-distance, for the shape test.
 * :class:`~dpaudit.formal.exact_laws.DiscreteLaw`: an outcome outside the declared support rejects
   it outright; each declared outcome's count is tested with an exact two-sided binomial test.
 
-The power of each test is stated (the variance ratio, scale ratio or mean shift it detects with
-probability 0.8 at its level), so a law that is *not* rejected says how close it was checked.
+**The shape tests** use the Dvoretzky-Kiefer-Wolfowitz-Massart bound: for ``k`` i.i.d. values
+of a continuous CDF ``F`` and every ``t``, ``P(sup |F_k - F| > t) <= 2 exp(-2 k t^2)`` (Massart
+1990, Ann. Probab. 18(3), Theorem 1; its side condition ``exp(-2 k t^2) <= 1/2`` covers exactly
+the ``t`` where the bound is below 1). The p-value ``min(1, 2 exp(-2 k D^2))`` at the observed
+distance ``D`` therefore bounds ``P(sup |F_k - F| >= D)`` from above at every ``k``, so rejecting
+when it is at most ``a`` has level at most ``a`` (conservative, never asymptotic). An exact test
+would not be sharper here: scipy's two-sided ``kstwo`` is exact only up to ``k = 140`` (then
+Durbin's matrix or the Pelz-Good asymptotic series), and the exact one-sided Smirnov tail doubled
+(a union bound over ``D+`` and ``D-``, valid at every ``k``) has critical distance 0.013305 at
+``k = 20,000`` and level ``8.3e-4`` against DKW-Massart's 0.013314, 0.005952 against 0.005954 at
+``k = 10^5``, while each inversion of ``scipy.special.smirnov`` costs 0.1 s to 5 s there (its exact
+sum is ``O(k)`` and becomes an approximation above ``10^6``). So the closed form is used.
+
+**Power.** Each component's detectable departure at its level ``a`` with probability at least
+:data:`POWER` is stated in :attr:`LawTest.power`, so a law that is *not* rejected says how close
+it was checked: the variance, scale or whitened mean shift for the moment tests (from the chi2,
+Gamma and noncentral chi2 laws), the outcome probability for the binomial tests (normal
+approximation of the power only), and for a shape test the sup-distance
+``t_a + sqrt(ln(1 / (1 - POWER)) / (2 N))`` between the true and the declared CDF of the tested
+values, ``t_a = sqrt(ln(2 / a) / (2 k))`` being its critical distance: at the point of largest
+distance the empirical CDF is an average of ``N`` independent per-run fractions in ``[0, 1]``
+(``N`` runs; the pooled values of one run need not be independent under the alternative), so by
+Hoeffding it falls short of the true CDF by more than the second term with probability at most
+``1 - POWER``. For pooled values the distance is that of the average CDF of the coordinates.
 """
 
 from __future__ import annotations
@@ -31,7 +70,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, special, stats
 
 from dpaudit.formal.exact_laws import DiscreteLaw, LinearGaussian, ProductLaplace
 
@@ -137,9 +176,65 @@ def _ratio_band(dist: Any, a: float, scale_of: Callable[[float], Any]) -> tuple[
     return float(lo_q / dist.ppf(POWER)), float(hi_q / dist.ppf(1 - POWER))
 
 
-def _gaussian(law: LinearGaussian, samples: list[np.ndarray], inputs: Sequence[Any],
-              pairs: Sequence[tuple[int, int]]) -> tuple[list[Component], dict[str, list[float]]]:
+def _sup_distance(cdf_values: np.ndarray) -> float:
+    """Kolmogorov distance ``sup |F_k - F|`` of a sample given as its values ``F(x_j)`` under the
+    declared CDF ``F`` (any order, any shape)."""
+    u = np.sort(cdf_values.reshape(-1))
+    k = u.size
+    grid = np.arange(1, k + 1) / k
+    return float(max(np.max(grid - u), np.max(u - (grid - 1.0 / k))))
+
+
+def _dkw_massart_p(k: int, dks: float) -> float:
+    """``min(1, 2 exp(-2 k D^2))``: an upper bound on ``P(sup |F_k - F| >= D)`` for ``k`` i.i.d.
+    values of a continuous ``F`` at every ``k`` (Massart 1990, Theorem 1; module docstring)."""
+    return float(min(1.0, 2.0 * math.exp(-2.0 * k * dks * dks)))
+
+
+def _shape_detectable(k: int, runs: int, a: float) -> float:
+    """The sup-distance between the true and the declared CDF that a DKW-Massart test of ``k``
+    pooled values from ``runs`` independent runs rejects with probability >= POWER at level ``a``
+    (the critical distance plus Hoeffding's deviation of ``runs`` bounded averages)."""
+    return (math.sqrt(math.log(2.0 / a) / (2.0 * k))
+            + math.sqrt(math.log(1.0 / (1.0 - POWER)) / (2.0 * runs)))
+
+
+def _mean_detectable(r: int, n: int, a: float) -> float:
+    """The whitened distance ``||Sigma^{-1/2} (E X - m)||`` the ``chi2(r)`` mean test detects with
+    probability POWER at level ``a``: ``n delta^2`` is the noncentrality of ``ncx2(r)`` whose
+    survival function at the ``1 - a`` quantile of ``chi2(r)`` is POWER."""
+    crit = float(stats.chi2.isf(a, r))
+    hi = 1.0
+    while stats.ncx2.sf(crit, r, hi) < POWER:
+        hi *= 2.0
+    lam = optimize.brentq(lambda lam: float(stats.ncx2.sf(crit, r, lam)) - POWER, 0.0, hi,
+                          xtol=1e-10)
+    return math.sqrt(lam / n)
+
+
+def _not_finite(X: np.ndarray, i: int) -> Component | None:
+    """A rejecting component when some run's output is not finite (no Gaussian or Laplace law
+    puts mass on NaN or infinity), else None."""
+    bad = ~np.all(np.isfinite(X), axis=1)
+    if bad.any():
+        return Component("output not finite (NaN or infinity) in some run", i, 0.0, 0.0,
+                         float(bad.mean()))
+    return None
+
+
+def _declared_means(law: Any, inputs: Sequence[Any]) -> list[np.ndarray]:
     means = [np.asarray(law.mean(x), dtype=np.float64).reshape(-1) for x in inputs]
+    for i, m in enumerate(means):
+        if m.size == 0 or not np.all(np.isfinite(m)):
+            raise ValueError(f"the declared law's mean(data) must be a non-empty array of finite "
+                             f"numbers; on input {i} it is {m!r}")
+    return means
+
+
+def _gaussian(law: LinearGaussian, samples: list[np.ndarray], inputs: Sequence[Any],
+              pairs: Sequence[tuple[int, int]]
+              ) -> tuple[list[Component], dict[str, list[float]], int]:
+    means = _declared_means(law, inputs)
     p = means[0].size
     cov = (law.sigma ** 2 * np.eye(p) if law.sigma is not None
            else np.asarray(law.covariance, dtype=np.float64))
@@ -157,7 +252,12 @@ def _gaussian(law: LinearGaussian, samples: list[np.ndarray], inputs: Sequence[A
         if X.shape[1] != p:
             comps.append(Component(f"output size {X.shape[1]} vs declared {p}", i, 0.0))
             continue
+        bad = _not_finite(X, i)
+        if bad is not None:
+            comps.append(bad)
+            continue
         n = X.shape[0]
+        chi2_n = stats.chi2(n)  # frozen once per input: freezing costs ~2 ms
         R = X - m
         null = R @ V[:, ~rng_] if (~rng_).any() else np.zeros((n, 0))
         if null.size and float(np.abs(null).max()) > 1e-9 * max(1.0, float(np.abs(X).max())):
@@ -165,13 +265,15 @@ def _gaussian(law: LinearGaussian, samples: list[np.ndarray], inputs: Sequence[A
                                    i, 0.0, 0.0, float(np.abs(null).max())))
         W = (R @ Vr) / np.sqrt(wr)
         r = W.shape[1]
-        xbar = W.mean(axis=0)
-        comps.append(Component("mean (whitened squared distance of the sample mean)", i,
-                               float(stats.chi2(r).sf(n * float(xbar @ xbar))), 0.0,
-                               float(math.sqrt(float(xbar @ xbar)))))
-        total = float(np.sum(W * W))
-        comps.append(Component("whitened total variance", i, _two_sided(stats.chi2(n * r), total),
-                               float(r), total / n))
+        if r:  # rank 0 (no noise at all): the null-space check above is the whole test
+            xbar = W.mean(axis=0)
+            comps.append(Component("mean (whitened squared distance of the sample mean)", i,
+                                   float(stats.chi2(r).sf(n * float(xbar @ xbar))), 0.0,
+                                   float(math.sqrt(float(xbar @ xbar)))))
+            total = float(np.sum(W * W))
+            comps.append(Component("whitened total variance", i,
+                                   _two_sided(stats.chi2(n * r), total), float(r), total / n))
+        projected = 0
         for a, b in pairs:
             if i not in (a, b):
                 continue
@@ -182,42 +284,54 @@ def _gaussian(law: LinearGaussian, samples: list[np.ndarray], inputs: Sequence[A
             v = R @ u
             comps.append(Component(f"variance along the discriminating direction of pair "
                                    f"({a}, {b})", i,
-                                   _two_sided(stats.chi2(n), float(v @ v) / s2), s2,
+                                   _two_sided(chi2_n, float(v @ v) / s2), s2,
                                    float(v @ v) / n))
+            d_proj = _sup_distance(special.ndtr(v / math.sqrt(s2)))
+            comps.append(Component(f"shape along the discriminating direction of pair ({a}, {b}) "
+                                   "(sup-distance of the standardised projection's CDF from "
+                                   "N(0, 1), DKW-Massart bound)", i,
+                                   _dkw_massart_p(n, d_proj), 0.0, d_proj))
+            projected += 1
+        if r > 1 or (r and not projected):
+            d_pool = _sup_distance(special.ndtr(W))
+            comps.append(Component(f"shape of the whitened coordinates (sup-distance of the {r} "
+                                   "pooled coordinates' CDF from N(0, 1), DKW-Massart bound)", i,
+                                   _dkw_massart_p(W.size, d_pool), 0.0, d_pool))
         diag = np.diag(cov)
         obs = np.mean(R * R, axis=0)
         for j in np.flatnonzero(diag > tol):
             comps.append(Component(f"variance of coordinate {j}", i,
-                                   _two_sided(stats.chi2(n), float(n * obs[j] / diag[j])),
+                                   _two_sided(chi2_n, float(n * obs[j] / diag[j])),
                                    float(diag[j]), float(obs[j])))
         if i == 0:
             per = {"declared": diag.tolist(), "observed": obs.tolist()}
-    return comps, per
+    return comps, per, int(rng_.sum())
 
 
 def _laplace(law: ProductLaplace, samples: list[np.ndarray], inputs: Sequence[Any]
              ) -> tuple[list[Component], dict[str, list[float]]]:
     comps: list[Component] = []
     per: dict[str, list[float]] = {}
-    for i, (X, x) in enumerate(zip(samples, inputs)):
-        m = np.asarray(law.mean(x), dtype=np.float64).reshape(-1)
+    for i, (X, m) in enumerate(zip(samples, _declared_means(law, inputs))):
         if X.shape[1] != m.size:
             comps.append(Component(f"output size {X.shape[1]} vs declared {m.size}", i, 0.0))
+            continue
+        bad = _not_finite(X, i)
+        if bad is not None:
+            comps.append(bad)
             continue
         n = X.shape[0]
         b = np.broadcast_to(np.asarray(law.scale, dtype=np.float64).reshape(-1), m.shape)
         Y = (X - m) / b
         absmean = np.mean(np.abs(Y), axis=0)
+        gamma_n = stats.gamma(n)
         for j in range(m.size):
             comps.append(Component(f"scale of coordinate {j}", i,
-                                   _two_sided(stats.gamma(n), float(n * absmean[j])),
+                                   _two_sided(gamma_n, float(n * absmean[j])),
                                    float(b[j]), float(absmean[j] * b[j])))
-        u = np.sort(stats.laplace.cdf(Y).reshape(-1))
-        k = u.size
-        grid = np.arange(1, k + 1) / k
-        dks = float(max(np.max(grid - u), np.max(u - (grid - 1.0 / k))))
+        dks = _sup_distance(stats.laplace.cdf(Y))
         comps.append(Component("distribution (DKW-Massart bound on the pooled transforms)", i,
-                               float(min(1.0, 2.0 * math.exp(-2.0 * k * dks * dks))), 0.0, dks))
+                               _dkw_massart_p(Y.size, dks), 0.0, dks))
         if i == 0:
             per = {"declared": b.tolist(), "observed": (absmean * b).tolist()}
     return comps, per
@@ -263,8 +377,9 @@ def check_declared_law(law: Any, mechanism: Mechanism, inputs: Sequence[Any], *,
     rng = np.random.default_rng(seed)
     samples = [_runs(mechanism, x, runs, rng) for x in inputs]
     per: dict[str, list[float]] = {}
+    rank = 0
     if isinstance(law, LinearGaussian):
-        comps, per = _gaussian(law, samples, inputs, pairs)
+        comps, per, rank = _gaussian(law, samples, inputs, pairs)
         name = "LinearGaussian"
     elif isinstance(law, ProductLaplace):
         comps, per = _laplace(law, samples, inputs)
@@ -280,11 +395,25 @@ def check_declared_law(law: Any, mechanism: Mechanism, inputs: Sequence[Any], *,
         power = (f"{runs} runs per input; each of the {len(comps)} tests at level {a:.3g} detects "
                  f"a variance ratio (along a pair's direction or of a coordinate) below {lo:.4g} "
                  f"or above {hi:.4g} with probability {POWER:g}")
+        if rank:
+            power += (f"; the mean test a whitened mean shift above "
+                      f"{_mean_detectable(rank, runs, a):.4g}; the shape tests a sup-distance "
+                      f"between the true and the declared CDF above "
+                      f"{_shape_detectable(runs, runs, a):.4g} (along a pair's direction, or of "
+                      "the one whitened coordinate)")
+            if rank > 1:
+                power += (f" and above {_shape_detectable(runs * rank, runs, a):.4g} for the "
+                          f"average CDF of the {rank} pooled whitened coordinates")
+            power += f" (probability at least {POWER:g})"
     elif name == "ProductLaplace":
         lo, hi = _ratio_band(stats.gamma(runs), a, lambda r: r)
+        width = max((s.shape[1] for s in samples), default=1)
         power = (f"{runs} runs per input; each of the {len(comps)} tests at level {a:.3g} detects "
                  f"a coordinate's Laplace scale off by a factor below {lo:.4g} or above {hi:.4g} "
-                 f"with probability {POWER:g}")
+                 f"with probability {POWER:g}; the distribution test a sup-distance between the "
+                 f"true and the declared CDF above {_shape_detectable(runs * width, runs, a):.4g} "
+                 f"for the average CDF of the {width} pooled coordinates (probability at least "
+                 f"{POWER:g})")
     else:
         z = stats.norm.ppf(1 - a / 2) + stats.norm.ppf(POWER)
         power = (f"{runs} runs per input; each of the {len(comps)} exact binomial tests at level "
