@@ -101,7 +101,8 @@ from dpaudit.blackbox.result import (AuditResult, EvaluatedEvent, Verdict, _even
                                      _json_float, _no_ranked_event_record)
 from dpaudit.blackbox.sampling import (_NOT_GIVEN, PROBE_ROWS, OutputKind, callable_name,
                                        _check_pairs, _chunk_rows, _describe_input, _is_discrete,
-                                       _is_strategy, _Stream, available_memory_bytes,
+                                       _is_strategy, _Stream, as_output_array,
+                                       available_memory_bytes,
                                        check_callables, check_comparable, check_memory_budget,
                                        harmonize_exact)
 
@@ -215,6 +216,10 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
     probes = [s.draw(probe_rows) for s in streams]
     harmonize_exact(streams, probes)
     check_comparable(mechanism, probes)
+    if streams[0].columns != streams[1].columns:
+        raise ValueError(f"mechanism {callable_name(mechanism)}: its structured outputs on data0 "
+                         f"and data1 release different fields ({list(streams[0].columns or ())[:8]}"
+                         f" vs {list(streams[1].columns or ())[:8]}); they must be comparable")
     chunk_rows = _chunk_rows(probes[0], cfg.chunk_size)
 
     fitter: LikelihoodRatioFitter | None = None
@@ -330,6 +335,9 @@ class _CountJob:
     dtypes: tuple[Any, Any] = (None, None)
     exact: tuple[bool, bool] = (False, False)
     seen: frozenset = frozenset()
+    #: Each stream's layout and columns of a structured release (sampling._Stream).
+    layouts: tuple[Any, Any] = (None, None)
+    columns: tuple[Any, Any] = (None, None)
 
 
 @dataclass(frozen=True)
@@ -366,7 +374,8 @@ def _count_block(job: _CountJob, block: _Block) -> _BlockCounts:
                      row_shape=job.row_shape[block.label], drawn=block.first_run,
                      reseed_globals=job.reseed_globals,
                      dtype=job.dtypes[block.label], exact_objects=job.exact[block.label],
-                     seen=set(job.seen))
+                     seen=set(job.seen), layout=job.layouts[block.label],
+                     columns=job.columns[block.label])
     counter = ChunkCounter(job.events, job.edges, block.chunk_rows)
     hist = np.zeros(counter.bins, dtype=np.int64)
     counts = np.zeros(len(job.events), dtype=np.int64)
@@ -588,8 +597,8 @@ def _same_outputs(mechanism: Callable[..., Any], d0: Any, d1: Any, seed: int,
     if cfg.reseed_globals:
         return None
     ss = np.random.SeedSequence([seed, 0x5A3E])
-    a = np.asarray(mechanism(d0, PROBE_RUNS, np.random.default_rng(ss)))
-    b = np.asarray(mechanism(d1, PROBE_RUNS, np.random.default_rng(ss)))
+    a = as_output_array(mechanism(d0, PROBE_RUNS, np.random.default_rng(ss)), PROBE_RUNS)
+    b = as_output_array(mechanism(d1, PROBE_RUNS, np.random.default_rng(ss)), PROBE_RUNS)
     if a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes() and \
             a.dtype.kind != "O":
         return f"its outputs were identical on both inputs over {PROBE_RUNS} runs with a common seed"
@@ -888,7 +897,9 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
                     tr.histogram.edges, cfg.reseed_globals,
                     (tr.streams[0].dtype, tr.streams[1].dtype),
                     (tr.streams[0].exact_objects, tr.streams[1].exact_objects),
-                    frozenset(tr.streams[0].seen))
+                    frozenset(tr.streams[0].seen),
+                    (tr.streams[0].layout, tr.streams[1].layout),
+                    (tr.streams[0].columns, tr.streams[1].columns))
     ex = open_executor(executor, scheduler, preload=(__name__,))
     try:
         blocks = _test_blocks(tr.streams, n_test, tr.chunk_rows, ex.workers)
@@ -937,4 +948,5 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         seconds=time.perf_counter() - t_start, sampling_seconds=clock[0], histogram=histogram,
         pair_index=pair_index, pilot=tuple(pilot), pilot_samples=n_pilot,
         event_outcomes=event_outcomes, power=power, chosen_pair=chosen_pair,
-        rng={} if probe is None else probe.to_dict(), dropped_pairs=tuple(dropped))
+        rng={} if probe is None else probe.to_dict(), dropped_pairs=tuple(dropped),
+        output_columns=tr.streams[0].columns)
