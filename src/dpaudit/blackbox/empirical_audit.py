@@ -238,6 +238,9 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
         # Issue 15: a family of learned statistics, fitted on the fit split and chosen on the
         # selection split (dpaudit.blackbox.learned_statistics).
         family = candidates_for(flatten_outputs(probes[0]).shape[1], cfg.statistics)
+        for c in family:
+            if c.name == "atoms":
+                c.fitter.columns = streams[0].columns  # the description names the columns
         if len(family) == 1 and not family[0].fitted:
             scorer = family[0].fitter.finish()[0]
             family = []
@@ -271,11 +274,15 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
 
     bonf = Bonferroni(cfg.alpha, cfg.test_events)
     ss = SortedScores.of(sc[0], sc[1])  # sorted once for both sweeps and the histogram
+    fixed = bool(getattr(scorer, "events_fixed_on_fit", False))
     eps_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
                                  alpha=bonf.per_interval_alpha, delta=cfg.delta,
                                  objective="epsilon", pooled=cfg.pooled, sorted_scores=ss,
                                  selection_level=(DISCRETE_SELECTION_LEVEL if kind == "discrete"
-                                                  else "penalised"))
+                                                  else "penalised"),
+                                 # Events fixed on the fit split (atom sets): ranked at their
+                                 # selection rates, as choose() compared them.
+                                 **({"selection_alpha": 0.5} if fixed else {}))
     eps_best = eps_sweep.best(cfg.test_events)
     if (kind == "continuous" and eps_best and not eps_best[0].rank_value > 0
             and flatten_outputs(probes[0]).shape[1] > 1):
@@ -429,7 +436,7 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
     n_fit = n_train // 2
     n_select = n_train - n_fit
     scalar = flatten_outputs(probes[0]).shape[1] == 1
-    order_free = all(c.name in ("identity", "histogram") for c in family)
+    order_free = all(c.name in ("identity", "histogram", "atoms") for c in family)
     with _quiet_floats():  # like the updates below (and the gate's _refit): huge outputs overflow
         for c in family:
             c.fitter.prepare(probes[0], probes[1])
