@@ -110,12 +110,16 @@ def test_band_release_is_violated_at_2e4() -> None:
 
 def test_clipped_release_is_violated_at_2e5() -> None:
     # Test split 1.8 x 10^5 per input: the clip points hit about 2 x 2.3e-4 x 1.8e5 = 84 runs per
-    # input against none; measured bounds 2.7-3.6 over seeds 0-4. At 2 x 10^4 the fit split
-    # (2500 runs) rarely sees a clip point twice, and the bound stays below 1.
-    r = dpaudit.audit(clipped_release, 0.0, 1.0, epsilon=1.0, delta=1e-5, samples=200_000,
-                      seed=0)
-    assert r.verdict == "violated" and r.epsilon_lower_bound > 2.0
-    assert r.statistic["name"] == "atoms"
+    # input against none; measured bounds 3.2-3.8 over seeds 0-4 (the outer clip points are also
+    # the identity's extreme tails, so the atom statistic competes with the identity's hedge
+    # event there and wins on seeds 1 and 4). At 2 x 10^4 even the oracle event (the two clip
+    # points of data1, pooled with data0's mirror: about 14 of 30000 test runs against 0) bounds
+    # epsilon by about 0.70 (Clopper-Pearson at the pooled level), below the claim.
+    for seed in (0, 1):
+        r = dpaudit.audit(clipped_release, 0.0, 1.0, epsilon=1.0, delta=1e-5, samples=200_000,
+                          seed=seed)
+        assert r.verdict == "violated" and r.epsilon_lower_bound > 2.5
+        assert r.statistic["name"] == ("identity", "atoms")[seed]
 
 
 def test_vector_atoms_are_named_by_column() -> None:

@@ -636,8 +636,12 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     mechanism : callable ``(data, n, rng) -> array``
         Returns the outputs of ``n`` independent runs on ``data`` with leading axis ``n``:
         scalars ``(n,)``, vectors ``(n, d)``, trajectories ``(n, T, d)`` (flattened), or discrete
-        outputs (integers, booleans, strings, small tuples as integer rows). Object arrays of
-        numbers are audited as numbers; NaN, infinities or ``None`` in any run of any call are
+        outputs (integers, booleans, strings, small tuples as integer rows). Structured
+        releases (a dict of arrays, a list of ``n`` per-run records, a tuple of arrays such as
+        ``(weights, bias)``) are audited as the table of their numbers
+        (:func:`dpaudit.release_outputs.release_table`, whose docstring states the rule that
+        tells them apart), their column names in :attr:`AuditResult.output_columns`. Object
+        arrays of numbers are audited as numbers; NaN, infinities or ``None`` in any run of any call are
         a ValueError naming the mechanism, the input and the run. ``rng`` is a
         ``numpy.random.Generator``; the mechanism must draw all its randomness from it.
     data0, data1 : any
@@ -710,8 +714,10 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         The family of learned statistics compared on the selection split for continuous outputs
         (:mod:`dpaudit.blackbox.learned_statistics`): names from ``"identity"``, ``"histogram"``
         (scalars), ``"linear"``, ``"naive-bayes"``, ``"sequence"`` (vectors), ``"logistic"``,
-        ``"gradient-boosting"``, ``"knn"``. Default: identity and histogram ratios for scalars;
-        linear discriminant, naive Bayes, logistic regression and sequence features for vectors.
+        ``"gradient-boosting"``, ``"knn"``, ``"atoms"`` (both). Default: identity and histogram
+        ratios for scalars; linear discriminant, naive Bayes, logistic regression and sequence
+        features for vectors; atoms (repeated values separating the inputs,
+        :mod:`dpaudit.blackbox.atom_statistics`) for both.
         Each is fitted on the fit split only; the one whose best event projects the highest bound
         on the selection split is used; the test split is drawn afterwards and only the chosen
         statistic's events are counted on it (no extra Bonferroni factor). Discrete outputs always

@@ -85,7 +85,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from dpaudit.blackbox.statistics import (IdentityScorer,
+from dpaudit.blackbox.statistics import (HEDGE_SELECTION_LEVEL, IdentityScorer,
                                          LinearDiscriminantFitter, RankedEvent,
                                          projected_log_ratio, sweep_thresholds)
 from dpaudit.blackbox.fitters_binned import HistogramRatioFitter, NaiveBayesFitter
@@ -192,8 +192,12 @@ def check_statistics(statistics: Sequence[str] | None) -> tuple[str, ...] | None
     return names
 
 
-def candidates_for(dimension: int, statistics: tuple[str, ...] | None) -> list[Candidate]:
+def candidates_for(dimension: int, statistics: tuple[str, ...] | None, *,
+                   default_atoms: bool = True) -> list[Candidate]:
     """The family compared for continuous outputs of flattened ``dimension``.
+
+    ``default_atoms=False`` leaves the atom statistic out of the *default* family (the sequential
+    gate: its mixture of bettors keeps the members it had; named explicitly it is kept).
 
     Scalars: identity and histogram ratios by default; vectors: linear discriminant, naive Bayes,
     location shift, logistic regression, sequence features. ``statistics`` restricts or extends the family (names
@@ -202,6 +206,8 @@ def candidates_for(dimension: int, statistics: tuple[str, ...] | None) -> list[C
     scalar = dimension == 1
     names = statistics if statistics is not None else (DEFAULT_SCALAR if scalar
                                                        else DEFAULT_VECTOR)
+    if statistics is None and not default_atoms:
+        names = tuple(s for s in names if s != "atoms")
     out: list[Candidate] = []
     for s in names:
         if s == "identity" and scalar:
@@ -431,11 +437,27 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
                                       (select0[c], select1[c])))
             if fixed[c]:
                 # Events fixed on the fit split (atom sets): a rare atom's selection count of 0
-                # on the other input has no useful delta-method error (ln of a zero count), and
-                # no threshold was picked on these runs; the margin is the classical event's own
-                # selection noise.
+                # on the other input has no useful delta-method error (ln of a zero count) and
+                # no threshold was picked on these runs, so the margin is the classical event's
+                # own selection noise; both are compared at their selection rates (plug-in), as
+                # the scalars' conservative projection would set a rare tail event of the
+                # classical statistic (which may hold the same atom: a clipping point in the
+                # upper tail) against the challenger's plug-in.
+                # For delta > 0 the classical statistic also gets the audit's hedge event (its
+                # sparse-tail pick at one standard error), so it is valued by the better of the two.
+                v0 = values[0]
+                if delta > 0:
+                    hedge = sweep_thresholds(select0[0], select1[0], n_test0=n_test,
+                                             n_test1=n_test, alpha=alpha, delta=delta,
+                                             objective="epsilon",
+                                             selection_alpha=HEDGE_SELECTION_LEVEL).best(1)
+                    if hedge:
+                        v0 = max(v0, plug_in_test_bound(hedge[0], n_test, alpha=alpha,
+                                                        delta=delta))
                 se = _log_ratio_se(tops[0][0])
-            if rank[c] > rank[0] + SWITCH_MARGIN_SE * se:
+                if values[c] > v0 + SWITCH_MARGIN_SE * se:
+                    best_i = c
+            elif rank[c] > rank[0] + SWITCH_MARGIN_SE * se:
                 best_i = c
     table = []
     for i, sc in enumerate(scorers):
