@@ -422,7 +422,9 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
     conservative = scalar
     rank = projected if conservative else values
     best_i = 0
-    challengers = [i for i in range(1, len(scorers)) if rank[i] > -math.inf]
+    # The rule of the other statistics, unchanged (the atom statistic is weighed after it, so
+    # where it loses the choice is exactly what it was without it).
+    challengers = [i for i in range(1, len(scorers)) if rank[i] > -math.inf and not fixed[i]]
     if challengers:
         c = max(challengers, key=lambda i: (rank[i], -i))
         if not tops[0] or rank[0] == -math.inf:
@@ -435,30 +437,33 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
             se = (math.hypot(_log_ratio_se(tops[0][0]), _log_ratio_se(tops[c][0])) if conservative
                   else _difference_se(tops[0][0], tops[c][0], (select0[0], select1[0]),
                                       (select0[c], select1[c])))
-            if fixed[c]:
-                # Events fixed on the fit split (atom sets): a rare atom's selection count of 0
-                # on the other input has no useful delta-method error (ln of a zero count) and
-                # no threshold was picked on these runs, so the margin is the classical event's
-                # own selection noise; both are compared at their selection rates (plug-in), as
-                # the scalars' conservative projection would set a rare tail event of the
-                # classical statistic (which may hold the same atom: a clipping point in the
-                # upper tail) against the challenger's plug-in.
-                # For delta > 0 the classical statistic also gets the audit's hedge event (its
-                # sparse-tail pick at one standard error), so it is valued by the better of the two.
-                v0 = values[0]
-                if delta > 0:
-                    hedge = sweep_thresholds(select0[0], select1[0], n_test0=n_test,
-                                             n_test1=n_test, alpha=alpha, delta=delta,
-                                             objective="epsilon",
-                                             selection_alpha=HEDGE_SELECTION_LEVEL).best(1)
-                    if hedge:
-                        v0 = max(v0, plug_in_test_bound(hedge[0], n_test, alpha=alpha,
-                                                        delta=delta))
-                se = _log_ratio_se(tops[0][0])
-                if values[c] > v0 + SWITCH_MARGIN_SE * se:
-                    best_i = c
-            elif rank[c] > rank[0] + SWITCH_MARGIN_SE * se:
+            if rank[c] > rank[0] + SWITCH_MARGIN_SE * se:
                 best_i = c
+    atom = [i for i in range(1, len(scorers)) if fixed[i] and values[i] > -math.inf]
+    if atom:
+        f = max(atom, key=lambda i: (values[i], -i))
+        if not tops[0] or rank[0] == -math.inf:
+            v0, se = -math.inf, 0.0
+        else:
+            # Events fixed on the fit split (atom sets): a rare atom's selection count of 0 on
+            # the other input has no useful delta-method error (ln of a zero count) and no
+            # threshold was picked on these runs, so the margin is the classical event's own
+            # selection noise; both are compared at their selection rates (plug-in): the
+            # scalars' conservative projection would set a rare tail event of the classical
+            # statistic (which may hold the same atom: a clipping point in the upper tail)
+            # against the challenger's plug-in. For delta > 0 the classical statistic also gets
+            # the audit's hedge event (its sparse-tail pick at one standard error), so it is
+            # valued by the better of the two.
+            v0 = values[0]
+            if delta > 0:
+                hedge = sweep_thresholds(select0[0], select1[0], n_test0=n_test, n_test1=n_test,
+                                         alpha=alpha, delta=delta, objective="epsilon",
+                                         selection_alpha=HEDGE_SELECTION_LEVEL).best(1)
+                if hedge:
+                    v0 = max(v0, plug_in_test_bound(hedge[0], n_test, alpha=alpha, delta=delta))
+            se = _log_ratio_se(tops[0][0])
+        if values[f] > v0 + SWITCH_MARGIN_SE * se and (best_i == 0 or values[f] > values[best_i]):
+            best_i = f
     table = []
     for i, sc in enumerate(scorers):
         info = sc.to_dict() if hasattr(sc, "to_dict") else {"name": repr(sc)}
