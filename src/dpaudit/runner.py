@@ -248,7 +248,7 @@ def _registered_ids() -> list[str]:
 #: paper folder): the engine, the noise, the learners, claims-as-data and input checks.
 _ENGINE_SOURCES = ("blackbox", "formal", "greybox", "claims", "execution", "mechanisms", "learners",
                    "neighbours.py", "hypothesis_seeding.py", "_validation.py", "_rowwise.py",
-                   "evidence.py")
+                   "evidence.py", "release_outputs.py")
 
 
 #: Cap on the files and bytes hashed for one claim module's own source (a plugin in a big folder).

@@ -101,7 +101,8 @@ from dpaudit.blackbox.result import (AuditResult, EvaluatedEvent, Verdict, _even
                                      _json_float, _no_ranked_event_record)
 from dpaudit.blackbox.sampling import (_NOT_GIVEN, PROBE_ROWS, OutputKind, callable_name,
                                        _check_pairs, _chunk_rows, _describe_input, _is_discrete,
-                                       _is_strategy, _Stream, available_memory_bytes,
+                                       _is_strategy, _Stream, as_output_array,
+                                       available_memory_bytes,
                                        check_callables, check_comparable, check_memory_budget,
                                        harmonize_exact)
 
@@ -215,6 +216,10 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
     probes = [s.draw(probe_rows) for s in streams]
     harmonize_exact(streams, probes)
     check_comparable(mechanism, probes)
+    if streams[0].columns != streams[1].columns:
+        raise ValueError(f"mechanism {callable_name(mechanism)}: its structured outputs on data0 "
+                         f"and data1 release different fields ({list(streams[0].columns or ())[:8]}"
+                         f" vs {list(streams[1].columns or ())[:8]}); they must be comparable")
     chunk_rows = _chunk_rows(probes[0], cfg.chunk_size)
 
     fitter: LikelihoodRatioFitter | None = None
@@ -233,6 +238,9 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
         # Issue 15: a family of learned statistics, fitted on the fit split and chosen on the
         # selection split (dpaudit.blackbox.learned_statistics).
         family = candidates_for(flatten_outputs(probes[0]).shape[1], cfg.statistics)
+        for c in family:
+            if c.name == "atoms":
+                c.fitter.columns = streams[0].columns  # the description names the columns
         if len(family) == 1 and not family[0].fitted:
             scorer = family[0].fitter.finish()[0]
             family = []
@@ -266,11 +274,15 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
 
     bonf = Bonferroni(cfg.alpha, cfg.test_events)
     ss = SortedScores.of(sc[0], sc[1])  # sorted once for both sweeps and the histogram
+    fixed = bool(getattr(scorer, "events_fixed_on_fit", False))
     eps_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
                                  alpha=bonf.per_interval_alpha, delta=cfg.delta,
                                  objective="epsilon", pooled=cfg.pooled, sorted_scores=ss,
                                  selection_level=(DISCRETE_SELECTION_LEVEL if kind == "discrete"
-                                                  else "penalised"))
+                                                  else "penalised"),
+                                 # Events fixed on the fit split (atom sets): ranked at their
+                                 # selection rates, as choose() compared them.
+                                 **({"selection_alpha": 0.5} if fixed else {}))
     eps_best = eps_sweep.best(cfg.test_events)
     if (kind == "continuous" and eps_best and not eps_best[0].rank_value > 0
             and flatten_outputs(probes[0]).shape[1] > 1):
@@ -330,6 +342,9 @@ class _CountJob:
     dtypes: tuple[Any, Any] = (None, None)
     exact: tuple[bool, bool] = (False, False)
     seen: frozenset = frozenset()
+    #: Each stream's layout and columns of a structured release (sampling._Stream).
+    layouts: tuple[Any, Any] = (None, None)
+    columns: tuple[Any, Any] = (None, None)
 
 
 @dataclass(frozen=True)
@@ -366,7 +381,8 @@ def _count_block(job: _CountJob, block: _Block) -> _BlockCounts:
                      row_shape=job.row_shape[block.label], drawn=block.first_run,
                      reseed_globals=job.reseed_globals,
                      dtype=job.dtypes[block.label], exact_objects=job.exact[block.label],
-                     seen=set(job.seen))
+                     seen=set(job.seen), layout=job.layouts[block.label],
+                     columns=job.columns[block.label])
     counter = ChunkCounter(job.events, job.edges, block.chunk_rows)
     hist = np.zeros(counter.bins, dtype=np.int64)
     counts = np.zeros(len(job.events), dtype=np.int64)
@@ -420,7 +436,7 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
     n_fit = n_train // 2
     n_select = n_train - n_fit
     scalar = flatten_outputs(probes[0]).shape[1] == 1
-    order_free = all(c.name in ("identity", "histogram") for c in family)
+    order_free = all(c.name in ("identity", "histogram", "atoms") for c in family)
     with _quiet_floats():  # like the updates below (and the gate's _refit): huge outputs overflow
         for c in family:
             c.fitter.prepare(probes[0], probes[1])
@@ -588,8 +604,8 @@ def _same_outputs(mechanism: Callable[..., Any], d0: Any, d1: Any, seed: int,
     if cfg.reseed_globals:
         return None
     ss = np.random.SeedSequence([seed, 0x5A3E])
-    a = np.asarray(mechanism(d0, PROBE_RUNS, np.random.default_rng(ss)))
-    b = np.asarray(mechanism(d1, PROBE_RUNS, np.random.default_rng(ss)))
+    a = as_output_array(mechanism(d0, PROBE_RUNS, np.random.default_rng(ss)), PROBE_RUNS)
+    b = as_output_array(mechanism(d1, PROBE_RUNS, np.random.default_rng(ss)), PROBE_RUNS)
     if a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes() and \
             a.dtype.kind != "O":
         return f"its outputs were identical on both inputs over {PROBE_RUNS} runs with a common seed"
@@ -620,8 +636,12 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     mechanism : callable ``(data, n, rng) -> array``
         Returns the outputs of ``n`` independent runs on ``data`` with leading axis ``n``:
         scalars ``(n,)``, vectors ``(n, d)``, trajectories ``(n, T, d)`` (flattened), or discrete
-        outputs (integers, booleans, strings, small tuples as integer rows). Object arrays of
-        numbers are audited as numbers; NaN, infinities or ``None`` in any run of any call are
+        outputs (integers, booleans, strings, small tuples as integer rows). Structured
+        releases (a dict of arrays, a list of ``n`` per-run records, a tuple of arrays such as
+        ``(weights, bias)``) are audited as the table of their numbers
+        (:func:`dpaudit.release_outputs.release_table`, whose docstring states the rule that
+        tells them apart), their column names in :attr:`AuditResult.output_columns`. Object
+        arrays of numbers are audited as numbers; NaN, infinities or ``None`` in any run of any call are
         a ValueError naming the mechanism, the input and the run. ``rng`` is a
         ``numpy.random.Generator``; the mechanism must draw all its randomness from it.
     data0, data1 : any
@@ -694,8 +714,10 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         The family of learned statistics compared on the selection split for continuous outputs
         (:mod:`dpaudit.blackbox.learned_statistics`): names from ``"identity"``, ``"histogram"``
         (scalars), ``"linear"``, ``"naive-bayes"``, ``"sequence"`` (vectors), ``"logistic"``,
-        ``"gradient-boosting"``, ``"knn"``. Default: identity and histogram ratios for scalars;
-        linear discriminant, naive Bayes, logistic regression and sequence features for vectors.
+        ``"gradient-boosting"``, ``"knn"``, ``"atoms"`` (both). Default: identity and histogram
+        ratios for scalars; linear discriminant, naive Bayes, logistic regression and sequence
+        features for vectors; atoms (repeated values separating the inputs,
+        :mod:`dpaudit.blackbox.atom_statistics`) for both.
         Each is fitted on the fit split only; the one whose best event projects the highest bound
         on the selection split is used; the test split is drawn afterwards and only the chosen
         statistic's events are counted on it (no extra Bonferroni factor). Discrete outputs always
@@ -888,7 +910,9 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
                     tr.histogram.edges, cfg.reseed_globals,
                     (tr.streams[0].dtype, tr.streams[1].dtype),
                     (tr.streams[0].exact_objects, tr.streams[1].exact_objects),
-                    frozenset(tr.streams[0].seen))
+                    frozenset(tr.streams[0].seen),
+                    (tr.streams[0].layout, tr.streams[1].layout),
+                    (tr.streams[0].columns, tr.streams[1].columns))
     ex = open_executor(executor, scheduler, preload=(__name__,))
     try:
         blocks = _test_blocks(tr.streams, n_test, tr.chunk_rows, ex.workers)
@@ -937,4 +961,5 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         seconds=time.perf_counter() - t_start, sampling_seconds=clock[0], histogram=histogram,
         pair_index=pair_index, pilot=tuple(pilot), pilot_samples=n_pilot,
         event_outcomes=event_outcomes, power=power, chosen_pair=chosen_pair,
-        rng={} if probe is None else probe.to_dict(), dropped_pairs=tuple(dropped))
+        rng={} if probe is None else probe.to_dict(), dropped_pairs=tuple(dropped),
+        output_columns=tr.streams[0].columns)

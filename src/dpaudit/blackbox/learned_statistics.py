@@ -57,6 +57,11 @@ different shape, and the bookkeeping that lets the engine pick one:
   values of all positions pooled in one histogram (issue 36: numerical SVT at 10^6 runs, seeds
   0-3, bounds 0.024-0.028 against the default family's mean 0.004; the oracle's 0.036). In the
   default family; it gives no candidate unless the probe has both atoms and released values.
+* :class:`~dpaudit.blackbox.atom_statistics.AtomFitter` (scalars and vectors): values that
+  repeat, per coordinate, on one input's fit runs and are rare on the other's (atoms inside a
+  continuous output: a raw sum released in a band of the noise, clipping points); its events are
+  "the output hits an atom of data1 / of data0". In the default families; it gives no candidate
+  when no value separating the inputs repeats (see :mod:`dpaudit.blackbox.atom_statistics`).
 * :class:`SequenceFeatureFitter` (discrete trajectories: which branch, expert or flag at each
   round): the sequence is summarised by counts of each value, the first change time, the first
   and last value and the first time each value occurs, and scored by naive Bayes on these
@@ -80,7 +85,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from dpaudit.blackbox.statistics import (IdentityScorer,
+from dpaudit.blackbox.statistics import (HEDGE_SELECTION_LEVEL, IdentityScorer,
                                          LinearDiscriminantFitter, RankedEvent,
                                          projected_log_ratio, sweep_thresholds)
 from dpaudit.blackbox.fitters_binned import HistogramRatioFitter, NaiveBayesFitter
@@ -90,6 +95,7 @@ from dpaudit.blackbox.fitters_location import LocationShiftFitter
 from dpaudit.blackbox.coordinate_statistics import PooledShiftFitter, WhitenedShiftFitter
 from dpaudit.blackbox.pattern_statistics import PatternHistogramFitter
 from dpaudit.blackbox.halting_statistics import HaltingValueFitter
+from dpaudit.blackbox.atom_statistics import AtomFitter
 
 __all__ = [
     "STATISTIC_NAMES",
@@ -106,18 +112,19 @@ __all__ = [
     "candidates_for",
     "choose",
     "plug_in_test_bound",
+    "fixed_event_ranking",
     "check_statistics",
 ]
 
 #: Names accepted by ``audit(..., statistics=[...])``.
 STATISTIC_NAMES = ("identity", "histogram", "linear", "naive-bayes", "location-shift",
                    "logistic", "sequence", "pattern", "halting-values", "gradient-boosting", "knn",
-                   "pooled-shift", "whitened-shift")
+                   "pooled-shift", "whitened-shift", "atoms")
 #: Default family for scalar continuous outputs.
-DEFAULT_SCALAR = ("identity", "histogram")
+DEFAULT_SCALAR = ("identity", "histogram", "atoms")
 #: Default family for vector / trajectory outputs.
 DEFAULT_VECTOR = ("linear", "naive-bayes", "location-shift", "logistic", "sequence",
-                  "halting-values", "pooled-shift", "whitened-shift")
+                  "halting-values", "pooled-shift", "whitened-shift", "atoms")
 
 # ----------------------------------------------------------------------------------------------
 # Wrappers of the engine's original statistics, and the choice
@@ -185,8 +192,12 @@ def check_statistics(statistics: Sequence[str] | None) -> tuple[str, ...] | None
     return names
 
 
-def candidates_for(dimension: int, statistics: tuple[str, ...] | None) -> list[Candidate]:
+def candidates_for(dimension: int, statistics: tuple[str, ...] | None, *,
+                   default_atoms: bool = True) -> list[Candidate]:
     """The family compared for continuous outputs of flattened ``dimension``.
+
+    ``default_atoms=False`` leaves the atom statistic out of the *default* family (the sequential
+    gate: its mixture of bettors keeps the members it had; named explicitly it is kept).
 
     Scalars: identity and histogram ratios by default; vectors: linear discriminant, naive Bayes,
     location shift, logistic regression, sequence features. ``statistics`` restricts or extends the family (names
@@ -195,6 +206,8 @@ def candidates_for(dimension: int, statistics: tuple[str, ...] | None) -> list[C
     scalar = dimension == 1
     names = statistics if statistics is not None else (DEFAULT_SCALAR if scalar
                                                        else DEFAULT_VECTOR)
+    if statistics is None and not default_atoms:
+        names = tuple(s for s in names if s != "atoms")
     out: list[Candidate] = []
     for s in names:
         if s == "identity" and scalar:
@@ -222,6 +235,8 @@ def candidates_for(dimension: int, statistics: tuple[str, ...] | None) -> list[C
             out.append(Candidate(s, PatternHistogramFitter()))
         elif s == "halting-values" and not scalar:
             out.append(Candidate(s, HaltingValueFitter()))
+        elif s == "atoms":
+            out.append(Candidate(s, AtomFitter()))
         elif s in ("gradient-boosting", "knn"):
             out.append(Candidate(s, SklearnClassifierFitter(kind=s)))
     if not out:
@@ -325,6 +340,13 @@ def best_events(scores0: np.ndarray, scores1: np.ndarray, *, m: int = 1,
     return top
 
 
+def fixed_event_ranking(scores0: np.ndarray, scores1: np.ndarray, **sweep: Any) -> Any:
+    """``sweep_thresholds`` for a statistic whose events were fixed on the fit split (its score
+    takes a few values, each threshold one of those events): the selection rates are taken as
+    they are (level 1/2), since no threshold is chosen among many on them."""
+    return sweep_thresholds(scores0, scores1, **{**sweep, "selection_alpha": 0.5})
+
+
 def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.ndarray],
            select1: Sequence[np.ndarray], *, n_test: int, alpha: float, delta: float,
            scalar: bool) -> Choice:
@@ -367,6 +389,14 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
             else best_events(select0[i], select1[i], n_test0=n_test, n_test1=n_test,
                              alpha=alpha, delta=delta, objective="epsilon")
             for i, sw in enumerate(sweeps)]
+    # A statistic whose events were fixed on the fit split (the atom sets of atom_statistics) has
+    # no threshold to pick on the selection split: its rates there are fresh estimates, not a
+    # maximum over thresholds, so it is ranked and compared at them (level 1/2, the plug-in).
+    fixed = [bool(getattr(sc, "events_fixed_on_fit", False)) for sc in scorers]
+    for i in range(len(scorers)):
+        if fixed[i]:
+            tops[i] = fixed_event_ranking(select0[i], select1[i], n_test0=n_test, n_test1=n_test,
+                                          alpha=alpha, delta=delta, objective="epsilon").best(1)
     n_max = max([sw.thresholds.size for sw in sweeps] + [1])
     projected, values = [], []
     for i, top in enumerate(tops):
@@ -377,8 +407,10 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
         r = top[0]
         cp, npp = (r.count1, r.nobs1) if r.event.numerator == 1 else (r.count0, r.nobs0)
         cq, nq = (r.count0, r.nobs0) if r.event.numerator == 1 else (r.count1, r.nobs1)
-        projected.append(float(projected_log_ratio(cp, npp, cq, nq, n_test, n_test, alpha=alpha,
-                                                   delta=delta, candidates=4 * n_max)))
+        projected.append(plug_in_test_bound(r, n_test, alpha=alpha, delta=delta) if fixed[i]
+                         else float(projected_log_ratio(cp, npp, cq, nq, n_test, n_test,
+                                                        alpha=alpha, delta=delta,
+                                                        candidates=4 * n_max)))
         # Issue 36: an event that projects no positive bound (the ranking's fallback, typically
         # the whole output space) is compared by that projection: its plug-in value at the
         # selection rates is meaningless (a tail count of 1 against 0 plugs in at 4.5).
@@ -390,7 +422,9 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
     conservative = scalar
     rank = projected if conservative else values
     best_i = 0
-    challengers = [i for i in range(1, len(scorers)) if rank[i] > -math.inf]
+    # The rule of the other statistics, unchanged (the atom statistic is weighed after it, so
+    # where it loses the choice is exactly what it was without it).
+    challengers = [i for i in range(1, len(scorers)) if rank[i] > -math.inf and not fixed[i]]
     if challengers:
         c = max(challengers, key=lambda i: (rank[i], -i))
         if not tops[0] or rank[0] == -math.inf:
@@ -405,6 +439,31 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
                                       (select0[c], select1[c])))
             if rank[c] > rank[0] + SWITCH_MARGIN_SE * se:
                 best_i = c
+    atom = [i for i in range(1, len(scorers)) if fixed[i] and values[i] > -math.inf]
+    if atom:
+        f = max(atom, key=lambda i: (values[i], -i))
+        if not tops[0] or rank[0] == -math.inf:
+            v0, se = -math.inf, 0.0
+        else:
+            # Events fixed on the fit split (atom sets): a rare atom's selection count of 0 on
+            # the other input has no useful delta-method error (ln of a zero count) and no
+            # threshold was picked on these runs, so the margin is the classical event's own
+            # selection noise; both are compared at their selection rates (plug-in): the
+            # scalars' conservative projection would set a rare tail event of the classical
+            # statistic (which may hold the same atom: a clipping point in the upper tail)
+            # against the challenger's plug-in. For delta > 0 the classical statistic also gets
+            # the audit's hedge event (its sparse-tail pick at one standard error), so it is
+            # valued by the better of the two.
+            v0 = values[0]
+            if delta > 0:
+                hedge = sweep_thresholds(select0[0], select1[0], n_test0=n_test, n_test1=n_test,
+                                         alpha=alpha, delta=delta, objective="epsilon",
+                                         selection_alpha=HEDGE_SELECTION_LEVEL).best(1)
+                if hedge:
+                    v0 = max(v0, plug_in_test_bound(hedge[0], n_test, alpha=alpha, delta=delta))
+            se = _log_ratio_se(tops[0][0])
+        if values[f] > v0 + SWITCH_MARGIN_SE * se and (best_i == 0 or values[f] > values[best_i]):
+            best_i = f
     table = []
     for i, sc in enumerate(scorers):
         info = sc.to_dict() if hasattr(sc, "to_dict") else {"name": repr(sc)}

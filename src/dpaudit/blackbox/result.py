@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from dpaudit.blackbox.confidence import (Bonferroni, ProportionBound)
 from dpaudit.blackbox.power import PowerStatement
+from dpaudit.release_outputs import short_columns
 from dpaudit.blackbox.statistics import (OutcomeScorer, PooledEvent, RankedEvent,
                                        ThresholdEvent)
 
@@ -171,6 +172,11 @@ class AuditResult:
         With every "not violated" result that has an event: the smallest epsilon whose loss on
         the chosen event would have been detected with probability >= 0.8 at this budget
         (:mod:`dpaudit.blackbox.power`), so that a pass is never read as "private".
+    output_columns : tuple of str or None
+        The names of the released numbers of a structured release (a dict of arrays, per-run
+        records, a tuple of arrays; :func:`dpaudit.release_outputs.release_table`), one per
+        column of the flattened output the statistics see; None for a plain array. The record
+        (:meth:`to_dict`) keeps at most :data:`~dpaudit.release_outputs.MAX_COLUMN_NAMES`.
     """
 
     claimed_epsilon: float
@@ -209,6 +215,7 @@ class AuditResult:
     rng: Mapping[str, Any] = field(default_factory=dict)
     #: Candidate pairs the search dropped (identical inputs or identical outputs), with the reason.
     dropped_pairs: tuple[Mapping[str, Any], ...] = ()
+    output_columns: tuple[str, ...] | None = None
 
     @property
     def rng_ignored(self) -> bool:
@@ -246,6 +253,10 @@ class AuditResult:
             lines.append("no event: the scores never differed between the inputs")
         stat = str(self.statistic.get("description", self.statistic.get("name", "")))
         lines.append(f"statistic: {stat.split(';')[0]}")
+        if self.output_columns is not None:
+            shown = short_columns(self.output_columns, 8)
+            lines.append(f"output: {len(self.output_columns)} released numbers "
+                         f"({', '.join(shown)})")
         lines.append(f"{self.samples} runs per input (test {self.n_test}), seed {self.seed}")
         if self.chosen_pair:
             lines.append(f"pair: {self.chosen_pair}")
@@ -321,6 +332,10 @@ class AuditResult:
             **({"rng": dict(self.rng)} if self.rng_ignored else {}),
             **({"dropped_pairs": [dict(p) for p in self.dropped_pairs]}
                if self.dropped_pairs else {}),
+            # Only for structured releases: plain arrays' records are unchanged.
+            **({"output_columns": short_columns(self.output_columns),
+                "output_columns_total": len(self.output_columns)}
+               if self.output_columns is not None else {}),
         }
 
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     pass
 
 from dpaudit.blackbox.statistics import (outcome_keys)
+from dpaudit.release_outputs import is_structured, release_table
 from dpaudit.execution.executors import reseed_global_state
 
 
@@ -324,6 +325,10 @@ class _Stream:
     #: Kinds of object numbers read as doubles so far (shared by the two inputs' streams).
     seen: set = field(default_factory=set)
     exact_objects: bool = False  # keep numbers as exact objects (the other input needed them)
+    #: A structured release (dicts, per-run records, tuples of arrays): how its first call was
+    #: read and the names of its columns (dpaudit.release_outputs); None for plain arrays.
+    layout: str | None = None
+    columns: tuple[str, ...] | None = None
 
     def draw(self, n: int) -> np.ndarray:
         child = self.seed_seq.spawn(1)[0]
@@ -340,6 +345,16 @@ class _Stream:
     def _check(self, out: Any, n: int) -> np.ndarray:
         name = callable_name(self.mechanism)
         who = f"mechanism {name}(data{self.label}, n={n}, rng)"
+        if self.layout is not None or is_structured(out, n):
+            # Dicts, per-run records, tuples of arrays: their numbers, one named column each
+            # (an object array of dicts would make every run its own outcome: no power).
+            table = release_table(out, n, layout=self.layout, who=who)
+            if self.columns is not None and table.columns != self.columns:
+                raise TypeError(f"{who} released the columns {list(table.columns)[:8]}..., "
+                                f"earlier calls {list(self.columns)[:8]}...; every call must "
+                                "release the same fields in the same shapes")
+            self.layout, self.columns = table.layout, table.columns
+            out = table.values
         try:
             arr = np.asarray(out)
         except (TypeError, ValueError, OverflowError) as exc:
@@ -412,6 +427,13 @@ class _Stream:
             m = min(chunk_rows, total - done)
             yield self.draw(m)
             done += m
+
+def as_output_array(out: Any, n: int) -> np.ndarray:
+    """What a mechanism returned for ``n`` runs as an array (a structured release as its table of
+    numbers, :func:`~dpaudit.release_outputs.release_table`), for quick comparisons outside the
+    streams' checks."""
+    return release_table(out, n).values if is_structured(out, n) else np.asarray(out)
+
 
 def _is_discrete(probe0: np.ndarray, probe1: np.ndarray, output_kind: OutputKind) -> bool:
     if output_kind != "auto":

@@ -146,7 +146,7 @@ def _refit(bettors: list[_Bettor], history: list[list[np.ndarray]], discrete: bo
         fitters: list[Any] = [LikelihoodRatioFitter()]
     else:
         fitters = [c.fitter for c in candidates_for(flatten_outputs(fit[0][:2]).shape[1],
-                                                    statistics)]
+                                                    statistics, default_atoms=False)]
     for b, f in zip(bettors, fitters):
         scores: list[np.ndarray] = []
         try:
@@ -249,7 +249,7 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
     lam_max = BET_CAP / (e + delta)
     names = (["outcome likelihood ratio"] if discrete else
              [c.name for c in candidates_for(flatten_outputs(history[0][0][:2]).shape[1],
-                                             stats_names)])
+                                             stats_names, default_atoms=False)])
     bettors = [_Bettor(nm) for nm in names]
     k = len(bettors)
     _refit(bettors, history, discrete, stats_names, e, delta, lam_max)

@@ -138,6 +138,66 @@ def _certifies_nothing(points: list[GridPoint], above: list[GridPoint],
             f"{len(points)} audited points)" if len(above) > 1 else "") + ".")
 
 
+#: Discrete outputs with at least this fraction of distinct outcomes among the training runs give
+#: the black box no usable event (each outcome is seen about once on one input).
+DISTINCT_OUTCOMES_NO_POWER = 0.99
+
+
+def powerless_test(point: GridPoint) -> str | None:
+    """Why the black-box test at ``point`` had no power at all, or None (it had some, or did not
+    run).
+
+    No power: its lower bound is 0 and no event separated the two inputs' outputs, because the
+    scores never differed (no event was chosen), or the chosen event held on every test run of
+    both inputs, or on none (an event that is the whole output space as sampled: e.g. every
+    output distinct, so no outcome ever repeats and the only event with both rates estimable is
+    "any outcome"), or discrete outputs whose training runs were (almost) all distinct outcomes
+    (:data:`DISTINCT_OUTCOMES_NO_POWER`: a leak hidden in unrepeated labels). Such a test would report the same whatever the release leaked, so a
+    ``holds`` resting on it says so (AUDIT-METHOD section 2: "where a check had no power, say so
+    in the verdict sentence"). A test with a separating event but too few runs to reach the
+    claim is weak, not powerless: its power statement says how weak.
+    """
+    emp = point.evidence.get("empirical") if isinstance(point.evidence, Mapping) else None
+    if not isinstance(emp, Mapping) or "verdict" not in emp:
+        return None
+    lb = _num(emp.get("epsilon_lower_bound"))
+    if lb is None or lb > 0:
+        return None
+    stat, split = emp.get("statistic"), emp.get("samples")
+    if (emp.get("output_kind") == "discrete" and isinstance(stat, Mapping)
+            and isinstance(split, Mapping)):
+        outcomes, runs = stat.get("outcomes"), 2 * int(split.get("select") or 0)
+        if isinstance(outcomes, int) and runs and outcomes >= DISTINCT_OUTCOMES_NO_POWER * runs:
+            return (f"{outcomes} distinct outcomes in {runs} training runs: outputs (almost) "
+                    "never repeat, so no event could be told apart")
+    ev = emp.get("event")
+    if not isinstance(ev, Mapping) or ev.get("event") is None:
+        return "the scores never differed between the inputs"
+    test = ev.get("test")
+    if not isinstance(test, Mapping):
+        return None
+    try:
+        c0, c1, n0, n1 = (int(test[k]) for k in ("count0", "count1", "nobs0", "nobs1"))
+    except (KeyError, TypeError, ValueError):
+        return None
+    if (c0 == n0 and c1 == n1) or (c0 == 0 and c1 == 0):
+        return "no event separated the inputs (the chosen event held on every test run or none)"
+    return None
+
+
+def _no_power_clause(points: list[GridPoint]) -> str:
+    """The sentence a ``holds`` gets when its black-box test had no power at some points."""
+    bad = [(p, why) for p in points if (why := powerless_test(p)) is not None]
+    if not bad:
+        return ""
+    p, why = bad[0]
+    where = (f"at every audited point ({len(points)} of {len(points)})" if len(bad) == len(points)
+             else f"at {len(bad)} of {len(points)} audited points")
+    at = f"at {format_parameters(p.parameters)}, " if p.parameters else ""
+    return (f" The black-box test had no power {where} ({at}{why}): it would have passed "
+            "whatever the release leaked.")
+
+
 def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[Verdict, str]:
     """Apply the verdict rules of the module docstring; return (verdict, one-sentence reason).
 
@@ -216,8 +276,10 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
                          f"{_user_supplied(points)} is at or below the claim at every point and "
                          f"{lemma_text}."
                          + (f" {proved} of the lemmas {'were' if proved > 1 else 'was'} proved "
-                            "by SMT over the encoded class." if proved else ""))
+                            "by SMT over the encoded class." if proved else "")
+                         + _no_power_clause(points))
     return "holds", (f"No counterexample at {len(points)} audited points; the accountant"
                      f"{_user_supplied(points)} is at or below the claim at every point and "
                      f"{lemma_text}"
-                     + (f" ({proved} proved by SMT over the encoded class)." if proved else "."))
+                     + (f" ({proved} proved by SMT over the encoded class)." if proved else ".")
+                     + _no_power_clause(points))
