@@ -72,6 +72,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from scipy import optimize, special, stats
 
+from dpaudit.release_outputs import is_structured, release_table
 from dpaudit.formal.exact_laws import DiscreteLaw, LinearGaussian, ProductLaplace
 
 __all__ = ["LawTest", "Component", "check_declared_law", "POWER"]
@@ -163,7 +164,10 @@ def _two_sided(dist: Any, s: float) -> float:
 
 
 def _runs(mechanism: Mechanism, data: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-    out = np.asarray(mechanism(data, n, rng), dtype=np.float64)
+    raw = mechanism(data, n, rng)
+    if is_structured(raw, n):
+        return release_table(raw, n).values
+    out = np.asarray(raw, dtype=np.float64)
     if out.ndim == 0 or out.shape[0] != n:
         raise ValueError(f"the release returned shape {out.shape} for {n} runs (leading axis n)")
     return out.reshape(n, -1)

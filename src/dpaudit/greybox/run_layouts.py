@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from dpaudit.greybox.replay import Draw, ReplayGenerator
+from dpaudit.release_outputs import is_structured, release_table
 
 __all__ = ["LAYOUTS", "Misaligned", "replay_runs", "layouts_for", "as_runs"]
 
@@ -48,7 +49,11 @@ def layouts_for(draws: Sequence[Draw]) -> tuple[str, ...]:
 
 
 def as_runs(out: Any, n: int) -> np.ndarray:
-    """``out`` as an ``(n, m)`` float array; ValueError when its leading axis is not ``n``."""
+    """``out`` as an ``(n, m)`` float array (a structured release, dicts, records or tuples of
+    arrays, read by :func:`dpaudit.release_outputs.release_table` as the black box reads it);
+    ValueError when its leading axis is not ``n``."""
+    if is_structured(out, n):
+        return release_table(out, n, who="the release under replay").values
     arr = np.asarray(out, dtype=np.float64)
     if arr.ndim == 0 or arr.shape[0] != n:
         raise ValueError(f"mechanism(data, {n}, rng) must return {n} run(s) (leading axis {n}), "
