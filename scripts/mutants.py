@@ -63,6 +63,7 @@ NOISE_LAWS = "tests/test_noise_and_exact_laws.py"
 GREYBOX = "tests/test_greybox.py"
 GREYBOX_DPFTRL = "tests/test_greybox_dpftrl.py"
 LAW_COMPONENTS = "tests/test_law_components.py"
+HOSTILE = "tests/test_hostile_releases.py"
 LAW_SHAPE = "tests/test_law_shape.py"
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -417,13 +418,15 @@ MUTANTS: tuple[Mutant, ...] = (
            "eps = float(np.max(np.log(a[m]) - np.log(b[m]))) if m.any() else 0.0", (NOISE_LAWS,)),
     # -- grey-box evidence: replay, derived laws, declared-law tests, noise sites --------------
     Mutant("greybox-batched-impulses-shifted", "greybox/derivation.py",
-           "batch = _batched(mechanism, data, seed, np.eye(k), g.draws)",
-           "batch = _batched(mechanism, data, seed, np.eye(k, k=1), g.draws)", (GREYBOX,)),
+           "batch = replay_runs(mechanism, data, seed, np.eye(k), draws, layout)",
+           "batch = replay_runs(mechanism, data, seed, np.eye(k, k=1), draws, layout)",
+           (GREYBOX,)),
     Mutant("greybox-single-impulse-shifted", "greybox/derivation.py",
            "            z[i - offset] = 1.0", "            z[(i + 1 - offset) % z.size] = 1.0",
            (GREYBOX,)),
     Mutant("greybox-affinity-check-skipped", "greybox/derivation.py",
-           "if not np.allclose(out, predicted, rtol=RTOL, atol=RTOL * scale):", "if False:",
+           "np.abs(out - law.predict(Zj)[0]) <= law.tolerance(Zj)[0] + RTOL * np.abs(out)):",
+           "np.abs(out - law.predict(Zj)[0]) <= np.inf):",
            (GREYBOX,), "a clip after the noise would be read as a linear-Gaussian law"),
     Mutant("greybox-laplace-injectivity-ignored", "greybox/derivation.py",
            "if B.size and np.linalg.matrix_rank(B) < B.shape[1]:", "if False:", (GREYBOX,)),
@@ -497,8 +500,36 @@ MUTANTS: tuple[Mutant, ...] = (
            "scale = float(np.abs(d.scale).max()) * f0", "scale = float(np.abs(d.scale).max())",
            (GREYBOX_DPFTRL,), "sigma * rng.standard_normal(...) read at scale 1"),
     Mutant("noise-sites-relation-factor-dropped", "claims/noise_site_check.py",
-           "per_unit = calibration_ratio(sched, distance_factor(user.neighbours))",
-           "per_unit = calibration_ratio(sched, 1.0)", (GREYBOX_DPFTRL,)),
+           "factor = distance_factor(user.neighbours)", "factor = 1.0", (GREYBOX_DPFTRL,)),
+    # -- the code's runs confirm a derived law; the replay owns the release's randomness -------
+    Mutant("verification-departures-ignored", "greybox/verification.py",
+           "rows = np.flatnonzero(~ok.all(axis=1))", "rows = np.flatnonzero(ok.all(axis=1) & False)",
+           (HOSTILE,), "a raw value on a rare branch of the noise would keep its derived law"),
+    Mutant("verification-residual-not-split-over-inputs", "greybox/verification.py",
+           "a = self.alpha / max(1, self.inputs)", "a = self.alpha", (HOSTILE,)),
+    Mutant("verification-rejection-keeps-the-derived-exact", "claims/derived_law_check.py",
+           "plan = (_drop_exact(plan, ev, \"the law derived from the code departs from runs of \"\n"
+           "                                \"the code\") if from_code else replace(plan, evidence=ev))",
+           "plan = replace(plan, evidence=ev)", (HOSTILE,)),
+    Mutant("verification-robust-check-skipped", "claims/derived_law_check.py",
+           "if robust is not None and robust <= plan.claimed_epsilon:", "if False:", (HOSTILE,),
+           "a derived excess smaller than the verification's residual would decide violated"),
+    Mutant("verification-outside-the-family", "claims/driver.py",
+           "+ len(law_tested) + len(verified)", "+ len(law_tested)", (HOSTILE,)),
+    Mutant("guard-bits-unguarded", "greybox/replay.py",
+           "        g._guard(f\"bit_generator.{name}\")\n", "", (HOSTILE,)),
+    Mutant("guard-consumed-bits-unseen", "greybox/derivation.py",
+           "return out, g, supply is not None and g.bits_state() != before",
+           "return out, g, False", (HOSTILE,)),
+    Mutant("guard-copy-not-replayed", "greybox/replay.py",
+           "return self._child(_copied_bits(self), self._stream, self._cursor)",
+           "return np.random.Generator(_copied_bits(self))", (HOSTILE,)),
+    Mutant("guard-check-does-not-block", "claims/derived_law_check.py",
+           "    return [LemmaCheck(GUARD_STATEMENT, \"violated\", counterexample={",
+           "    return [LemmaCheck(GUARD_STATEMENT, \"holds\", counterexample={", (HOSTILE,)),
+    Mutant("noise-transforms-unseen", "greybox/noise_transforms.py",
+           "for index, name in g.transforms:", "for index, name in []:", (HOSTILE,),
+           "noise clipped at 4 sigma would hold on its accountant"),
 )
 
 

@@ -664,3 +664,14 @@ def test_a_holds_sentence_names_a_user_supplied_accountant_and_exact_value() -> 
     own = dpaudit.audit_claim(claim("r4/own-holds", samples=2_000, accountant=lambda p: (
         dpaudit.noise.LaplaceNoise(1.0, sensitivity=1.0))))
     assert own.verdict == "holds" and "user-supplied" not in own.verdict_and_reason[1]
+
+
+def test_a_record_holding_nan_is_refused_with_a_message_saying_so() -> None:
+    from dpaudit.claims.pair_relation import neighbour_violation
+
+    for rel in ("add-remove", "replace-one"):
+        why = neighbour_violation([[1.0, float("nan")], [0.0, 0.0]], [[1.0, 0.0], [0.0, 0.0]]
+                                  if rel == "replace-one" else [[0.0, 0.0]], rel)
+        assert why is not None and "record 0 of data0 holds NaN" in why
+    # Records are compared in order (docs/claim-api.md): a reordered pair is not a neighbour.
+    assert "2 positions differ" in neighbour_violation([1, 0, 0, 0], [0, 0, 0, 1], "replace-one")

@@ -1,4 +1,4 @@
-"""Are two declared inputs neighbours under the claim's relation? (issue 32, item 4)
+"""Are two declared inputs neighbours under the claim's relation?
 
 A user's :class:`dpaudit.Claim` hands dpaudit explicit pairs ``(data0, data1)``; the exact values
 and the empirical bounds computed on them refute a claim only if the two inputs really are
@@ -39,6 +39,14 @@ def _records(x: Any) -> list[Any] | None:
     return None
 
 
+def _holds_nan(record: Any) -> bool:
+    try:
+        arr = np.asarray(record)
+        return arr.dtype.kind in "fc" and bool(np.isnan(arr).any())
+    except (TypeError, ValueError):
+        return False
+
+
 def _key(record: Any) -> Any:
     """A hashable identity of one record (numbers compare by value: 1 and 1.0 are one record)."""
     try:
@@ -56,6 +64,11 @@ def neighbour_violation(data0: Any, data1: Any, relation: str) -> str | None:
     r0, r1 = _records(data0), _records(data1)
     if r0 is None or r1 is None:
         return None
+    for name, records in (("data0", r0), ("data1", r1)):
+        for i, rec in enumerate(records):
+            if _holds_nan(rec):
+                return (f"record {i} of {name} holds NaN, which equals no record, so no "
+                        "neighbouring relation can be read from the pair; give finite records")
     k0, k1 = [_key(r) for r in r0], [_key(r) for r in r1]
     if relation == "replace-one":
         if len(k0) != len(k1):
