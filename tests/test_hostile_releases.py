@@ -325,3 +325,36 @@ def test_a_derived_violation_that_does_not_survive_the_residual_does_not_decide(
     assert p.evidence["derived_exact_unconfirmed"] == pytest.approx(1.0, rel=1e-6)
     assert p.exact_kind == "certified lower bound (numerical)" and p.epsilon_exact < 0.999
     assert result.verdict != "violated"
+
+
+def test_a_rejected_derived_law_leaves_no_exact_value() -> None:
+    result = dpaudit.audit_claim(claim("band", band), budget="quick", seed=0)
+    (p,) = result.points
+    assert p.epsilon_exact is None and "derived_exact_rejected" in p.evidence
+    assert p.evidence["derived_law_verification"]["rejected"] is True
+
+
+def test_a_small_derived_excess_is_confirmed_by_as_many_runs_as_it_needs() -> None:
+    # Noise 7% below the calibration: the law's epsilon exceeds 1 by a few percent, too little
+    # to survive the first verification's residual at the quick budget (2e5 runs): the runs are
+    # extended to what the decision needs (runs_to_confirm, by hand below) and it is violated.
+    s7 = SIGMA / 1.07
+
+    def thin(x, n, rng):
+        return _s(x) + rng.normal(0.0, s7, size=n)
+
+    c = dpaudit.Claim(
+        id="hostile/thin", statement="s", source=dpaudit.Source(title="t"),
+        claimed=lambda p: (1.0, DELTA), neighbours="add-remove", grid=[{}],
+        release=lambda p: thin, pairs=lambda p: [([1.0, 1.0], [1.0])],
+        accountant=lambda p: dpaudit.noise.GaussianNoise(s7, sensitivity=1.0))
+    result = dpaudit.audit_claim(c, budget="quick", seed=0)
+    (p,) = result.points
+    assert result.verdict == "violated"
+    assert p.epsilon_exact == pytest.approx(gaussian_eps(1.07 / SIGMA, DELTA), rel=1e-6)
+    runs = p.evidence["derived_law_verification"]["runs_per_input"]
+    # delta_law(1) - delta over (1 + e), with the 10% margins and ln(2 / a), a the share.
+    a = p.evidence["derived_law_verification"]["alpha"]
+    margin = gaussian_delta(1.07 / SIGMA, 1.0) - DELTA
+    need = math.ceil(1.1 * math.log(2 / a) / (0.9 * margin / (1 + math.e)))
+    assert runs > 200_000 and runs == pytest.approx(need, rel=1e-6)

@@ -244,7 +244,7 @@ def _records(items: Sequence[Any], n: int, prefix: str, who: str
                 if len(rec) != width:
                     raise TypeError(f"{who}: run {run}'s record at {_where(prefix)} has "
                                     f"{len(rec)} items, run 0's has {width}; records must not be "
-                                    f"ragged. {RETURN_HINT}")
+                                    f"ragged (pad them to one length). {RETURN_HINT}")
             names, blocks = [], []
             for i in range(width):
                 nm, bl = _records([rec[i] for rec in items], n, f"{prefix}[{i}]", who)
@@ -254,7 +254,7 @@ def _records(items: Sequence[Any], n: int, prefix: str, who: str
         shapes = {np.shape(x) for x in items if isinstance(x, np.ndarray)}
         raise TypeError(f"{who}: the runs' values at {_where(prefix)} differ in shape or kind "
                         f"({', '.join(str(s) for s in sorted(shapes)) or 'mixed types'}); "
-                        f"records must not be ragged. {RETURN_HINT}")
+                        f"records must not be ragged (pad them to one length). {RETURN_HINT}")
     kinds = sorted({type(x).__name__ for x in items})
     raise TypeError(f"{who}: the runs' values at {_where(prefix)} are of types "
                     f"{', '.join(kinds)}; a structured release must hold only real numbers and "

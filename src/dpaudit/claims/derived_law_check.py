@@ -62,7 +62,7 @@ def verify_derived_laws(plans: list[Any], points: list[GridPoint], indices: Sequ
         return []
     rejected: list[tuple[Any, Any]] = []
     passed: list[tuple[Any, Any, float]] = []
-    unconfirmed: list[tuple[Any, float, float]] = []
+    unconfirmed: list[tuple[Any, float, float, int | None]] = []
     runs = 0
     for i in indices:
         plan = plans[i]
@@ -88,7 +88,7 @@ def verify_derived_laws(plans: list[Any], points: list[GridPoint], indices: Sequ
                 record["robust_epsilon"] = robust
                 if robust is not None and robust <= plan.claimed_epsilon:
                     ev["derived_exact_unconfirmed"] = plan.exact
-                    unconfirmed.append((plan, plan.exact, robust))
+                    unconfirmed.append((plan, plan.exact, robust, res.confirm_runs))
                     plan = replace(plan, exact=robust, exact_kind=CERTIFIED, exact_upper=None,
                                    evidence=ev)
                 else:
@@ -119,12 +119,14 @@ def verify_derived_laws(plans: list[Any], points: list[GridPoint], indices: Sequ
         + ("." if r < plan.claimed_delta else
            ": there the exact epsilon rests on the law holding on events rarer than the runs "
            "could show."))
-    for plan, law_eps, robust in unconfirmed:
+    for plan, law_eps, robust, need in unconfirmed:
         findings.append(
             f"At ({format_parameters(plan.parameters)}) the law derived from the code gives "
             f"epsilon {_num(law_eps)} > claimed {_num(plan.claimed_epsilon)}, but it does not "
             "survive the verification's residual: the code's epsilon is certified only >= "
-            f"{_num(robust)} at the claimed delta, which does not refute the claim.")
+            f"{_num(robust)} at the claimed delta, which does not refute the claim"
+            + (f" (confirming it would take about {need:,} verified runs per input, beyond this "
+               "budget)." if need else "."))
     return [LemmaCheck(VERIFIED_STATEMENT, "holds", examples=runs,
                        details={"kind": _KIND, "points": len(indices),
                                 "residual_probability": res.residual,

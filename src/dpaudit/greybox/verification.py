@@ -41,7 +41,7 @@ from dpaudit.greybox.replay import ReplayGenerator
 from dpaudit.greybox.run_layouts import Misaligned, as_runs, replay_runs
 
 __all__ = ["Departure", "InputVerification", "LawVerification", "verify_input", "verify_pair",
-           "verification_runs", "CHUNK", "MAX_SCALARS", "PER_CALL_RUNS", "MAX_CALLS",
+           "verification_runs", "runs_to_confirm", "MAX_CONFIRM_SCALARS", "CHUNK", "MAX_SCALARS", "PER_CALL_RUNS", "MAX_CALLS",
            "VERIFIED_STATEMENT"]
 
 #: The statement of the check that the law derived from the code describes every run.
@@ -51,6 +51,9 @@ VERIFIED_STATEMENT = ("the law derived from the code describes every run of the 
 CHUNK = 10_000
 #: Most standardised scalars replayed per input (runs x draws per run): bounds cost and memory.
 MAX_SCALARS = 50_000_000
+#: Most replayed draws per input when a violation read from the law needs more runs to survive
+#: the residual (the quick budget's; larger budgets scale it with their samples).
+MAX_CONFIRM_SCALARS = 150_000_000
 #: Most runs verified one call per run (a release whose runs do not batch).
 PER_CALL_RUNS = 2_000
 #: Most noise calls replayed per input when the release draws each run's noise in calls of its
@@ -111,6 +114,9 @@ class LawVerification:
     per_input: tuple[InputVerification, ...]
     pair: PairLaw | None = field(default=None, repr=False)
     law: str = "derived law"
+    #: Runs per input a violation read from the law would need to survive the residual, when
+    #: that is beyond the budget's reach (else None).
+    confirm_runs: int | None = None
 
     @property
     def inputs(self) -> int:
@@ -179,6 +185,7 @@ class LawVerification:
         return {"law": self.law, "rejected": self.rejected, "alpha": self.alpha,
                 "runs_per_input": self.runs, "inputs": self.inputs, "power": self.power,
                 "detail": self.detail(), "residual_probability": self.residual,
+                "confirm_runs": self.confirm_runs,
                 "per_input": [{"input": v.label, "runs": v.runs, "target": v.target,
                                "departures": v.departures, "failure": v.failure,
                                "capped": v.capped,
@@ -223,8 +230,28 @@ def _single(mechanism: Mechanism, data: Any, law: DerivedLaw, z: np.ndarray, see
     return out
 
 
+def runs_to_confirm(pair: PairLaw, epsilon: float, delta: float, alpha: float,
+                    *, iterations: int = 40) -> int | None:
+    """Runs per input after which a clean verification makes the law's violation of the claim
+    ``(epsilon, delta)`` survive its residual: ``p (1 + e^epsilon) < delta_law(epsilon) - delta``
+    with ``p ~ ln(2 / alpha) / n`` (10% margin); ``delta_law(epsilon)`` by bisection of the law's
+    ``epsilon(delta)`` in ``log delta``. None when the law does not exceed the claim."""
+    if float(pair.epsilon(delta).value) <= epsilon:
+        return None
+    lo, hi = math.log(max(delta, 1e-300)), 0.0  # eps_law(lo) > epsilon >= eps_law(hi = log 1)
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if float(pair.epsilon(math.exp(mid)).value) > epsilon else (lo, mid)
+    margin = math.exp(lo) - delta
+    if margin <= 0:
+        return None
+    p_needed = 0.9 * margin / (1.0 + math.exp(min(epsilon, 700.0)))
+    return int(math.ceil(1.1 * math.log(2.0 / alpha) / p_needed))
+
+
 def verify_input(mechanism: Mechanism, data: Any, law: DerivedLaw, *, runs: int, seed: int,
-                 label: str = "the input", progress: Progress | None = None
+                 label: str = "the input", progress: Progress | None = None,
+                 max_scalars: int = MAX_SCALARS, max_calls: int = MAX_CALLS
                  ) -> InputVerification:
     """Check ``runs`` runs of ``mechanism`` on ``data`` against ``law`` (module docstring)."""
     if not isinstance(runs, int) or runs < 1:
@@ -232,18 +259,18 @@ def verify_input(mechanism: Mechanism, data: Any, law: DerivedLaw, *, runs: int,
     k = law.A.shape[1]
     target = runs
     capped = ""
-    cap = max(1, MAX_SCALARS // max(1, k))
+    cap = max(1, max_scalars // max(1, k))
     if law.layout is None and runs > PER_CALL_RUNS:
         runs, capped = PER_CALL_RUNS, (f"{PER_CALL_RUNS:,} of {target:,} runs: the release's "
                                        "runs do not batch, so each costs one call")
     if runs > cap:
-        runs, capped = cap, (f"{cap:,} of {target:,} runs: at most {MAX_SCALARS:,} replayed "
+        runs, capped = cap, (f"{cap:,} of {target:,} runs: at most {max_scalars:,} replayed "
                              f"draws ({k} per run)")
     per_run_calls = len(law.draws) if law.layout != "vector" else 0
-    if per_run_calls and runs * per_run_calls > MAX_CALLS:
-        runs = max(1, MAX_CALLS // per_run_calls)
+    if per_run_calls and runs * per_run_calls > max_calls:
+        runs = max(1, max_calls // per_run_calls)
         capped = (f"{runs:,} of {target:,} runs: the release makes {per_run_calls:,} noise calls "
-                  f"per run, and at most {MAX_CALLS:,} are replayed")
+                  f"per run, and at most {max_calls:,} are replayed")
     rng = np.random.default_rng(seed)
     done = bad = 0
     first: Departure | None = None
@@ -291,12 +318,15 @@ def verify_input(mechanism: Mechanism, data: Any, law: DerivedLaw, *, runs: int,
 
 def verify_pair(mechanism: Mechanism, pair: PairLaw, inputs: Sequence[Any], *, runs: int,
                 seed: int, alpha: float, labels: Sequence[str] = ("data0", "data1"),
-                progress: Progress | None = None) -> LawVerification:
-    """Verify both laws of ``pair`` on ``inputs = (data0, data1)`` at level ``alpha``."""
+                progress: Progress | None = None, max_scalars: int = MAX_SCALARS,
+                max_calls: int = MAX_CALLS) -> LawVerification:
+    """Verify both laws of ``pair`` on ``inputs = (data0, data1)`` at level ``alpha`` (caps:
+    ``max_scalars`` replayed draws and ``max_calls`` per-run noise calls per input)."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     laws = (pair.law0, pair.law1)
     checks = tuple(verify_input(mechanism, x, law, runs=runs, seed=seed + 104729 * i,
-                                label=labels[i], progress=progress)
+                                label=labels[i], progress=progress, max_scalars=max_scalars,
+                                max_calls=max_calls)
                    for i, (x, law) in enumerate(zip(inputs, laws)))
     return LawVerification(alpha, checks, pair)
