@@ -8,8 +8,8 @@
   the evidence records, ``dpaudit.evidence``) <- mechanisms <- learners <- engine (black-box,
   formal, claims, execution) <- papers <- the top layers (``api``, ``noise``, ``exact``,
   ``reporting``, ``cli``, ``testing``). Nothing imports ``dpaudit.papers``; the engine and the
-  papers never import the reports or the CLI; the deprecated ``dpaudit.audits`` shims are
-  imported by nothing.
+  papers never import the reports or the CLI; the ``dpaudit.audits`` shims of the old layout are
+  gone (removed after their one release, docs/layout.md's changelog).
 * The resume hash covers every module the engine imports.
 * The black-box statistics and the accountant live in different packages, and neither imports the
   other.
@@ -229,13 +229,6 @@ def test_base_modules_import_nothing_of_the_engine() -> None:
         assert not {t for t in graph[base] if _layer(t) not in BASE}, base
 
 
-def test_the_deprecated_shims_are_imported_by_nothing() -> None:
-    graph = _graph()
-    users = sorted(m for m, targets in graph.items() if not m.startswith("dpaudit.audits")
-                   and any(t.startswith("dpaudit.audits") for t in targets))
-    assert users == []
-
-
 def test_blackbox_and_accountant_live_apart() -> None:
     graph = _graph()
     assert "dpaudit.formal.accounting" in graph and "dpaudit.blackbox.empirical_audit" in graph
@@ -250,21 +243,15 @@ def test_no_source_file_over_1000_lines() -> None:
     assert long == {}
 
 
-def test_old_import_paths_still_work_and_warn() -> None:
+def test_the_old_import_paths_are_removed() -> None:
+    # dpaudit.audits.* forwarded to the new layout for one release; that release is over, so the
+    # old paths must fail at import (a shim left behind would keep warning and hide stale code).
     import importlib
-    import sys
-    import warnings
 
-    for old, name in [("dpaudit.audits.empirical", "audit"),
-                      ("dpaudit.audits.accounting", "gaussian_epsilon"),
-                      ("dpaudit.audits.registry", "BUDGETS"),
-                      ("dpaudit.audits.claim_audit", "decide_verdict")]:
-        sys.modules.pop(old, None)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            module = importlib.import_module(old)
-        assert any(issubclass(w.category, DeprecationWarning) for w in caught), old
-        assert callable(getattr(module, name)) or isinstance(getattr(module, name), dict)
+    for old in ("dpaudit.audits", "dpaudit.audits.empirical", "dpaudit.audits.registry"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
+    assert not (PACKAGE / "audits").exists()
 
 
 #: The packages whose source decides a claim's result (besides the claim's own module).

@@ -60,7 +60,8 @@ def close(a: float | None, b: float | None, rtol: float = RTOL) -> bool:
 def rendered(request) -> tuple[dict[str, Any], dict[str, plots.Plot], str, str]:
     record = json.loads(request.param.read_text(encoding="utf-8"))
     drawn, problems = plots.render_plots(record)
-    assert not problems, problems
+    # A one-point figure is replaced by a sentence with its numbers; nothing else may be missing.
+    assert not [p for p in problems if not plots.is_replacement(p)], problems
     return (record, {p.name: p for p in drawn}, render_claim_html(record, drawn),
             render_claim_markdown(record, drawn))
 
@@ -162,6 +163,30 @@ def test_sensitivity_figure_agrees_with_the_lemma_table(rendered) -> None:
     assert f"{peak:.4g}x" in plot.caption
     if lemma["status"] == "violated":  # a violation is visible on the ratio axis
         assert peak > 1
+
+
+def test_a_one_point_sensitivity_figure_is_a_sentence_with_its_numbers(rendered) -> None:
+    # A trace of one round (T = 2 gives t = 1 only) is one dot on an axis: it is replaced by a
+    # sentence whose numbers are the trace's (observed / claimed from the JSON) and which, like
+    # the figure's caption, holds the ratio against the lemma table's worst ratio.
+    record, figs, _, _ = rendered
+    spec = (record.get("figures") or {}).get("sensitivity")
+    if not spec or len(spec["t"]) != 1:
+        pytest.skip("no one-round sensitivity trace in this record")
+    assert "sensitivity" not in figs
+    _, problems = plots.render_plots(record)
+    [sentence] = [p for p in problems if plots.is_replacement(p)]
+    ratio = spec["observed"][0] / spec["claimed"][0]
+    assert f"{spec['observed'][0]:.4g} against the claimed sensitivity " \
+           f"{spec['claimed'][0]:.4g}, {ratio:.4g}x the bound" in sentence
+    checks = [lem["worst_ratio"] for lem in record["lemmas"] if lem.get("worst_ratio") is not None
+              and (lem["statement"] == spec["statement"]
+                   or lem["statement"].startswith(spec["statement"] + " ["))]
+    if checks and not any(close(ratio, r, plots.FIGURE_RTOL) for r in checks):
+        assert f"{max(checks):.4g}x" in sentence
+    drawn, problems = plots.render_plots(record)
+    page = render_claim_html(record, drawn, problems).replace("&#39;", "'")
+    assert sentence in page and sentence in render_claim_markdown(record, drawn, problems)
 
 
 class _Text(html.parser.HTMLParser):

@@ -280,7 +280,9 @@ def test_markdown_report_has_every_required_section(rendered: Path) -> None:
            "**violated** | sampled | 1.1 | 300 |" in md
     assert "| position | 3 |" in md  # the counterexample, as a readable field / value table
     assert "- The printed scale is half of what the proof needs." in md
-    assert "## Recommended recalibration\n\nLap(Delta/epsilon)" in md
+    # The recommendation sits under the verdict, before the claim, not below the figures.
+    assert "**Recommended recalibration.** Lap(Delta/epsilon)" in md
+    assert md.index("**Recommended recalibration.**") < md.index("## The claim")
     assert "dpaudit audit demo-colt/half-laplace --budget quick --seed 7 --alpha 0.05" in md
     assert "Mironov 2012" in md
     # Figures are linked as the PNG files next to the page.
@@ -465,9 +467,9 @@ def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:
     assert rows == [
         "| `demo-arxiv/gauss` | **holds** |  | (2, 1e-05) | (2, 1e-05) | — | 1.9 | 1.2 | "
         "[demo](papers/demo.md) | Theorem 9 | [md](demo-arxiv/gauss.md) · [json](demo-arxiv/gauss.json) |",
-        "| `demo-colt/half-laplace` | **violated** | Violated by a factor of 2 at (epsilon=0.5, T=1), "
-        "at every audited point (6 of 6); the worst pair's epsilon(delta) is above the claimed 0.5 "
-        "for delta from 1e-08 to 0.1 (privacy curve). | (1, 0) | "
+        # "where" is one short line; the full severity sentence is on the claim page.
+        "| `demo-colt/half-laplace` | **violated** | factor 2 · at every audited point (6 of 6) "
+        "| (1, 0) | "
         "(0.5, 0) | 1 | 0.5 | 0.8 | [demo](papers/demo.md) | Theorem 3 | "
         "[md](demo-colt/half-laplace.md) · [json](demo-colt/half-laplace.json) |",
     ]
@@ -477,7 +479,9 @@ def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:
             "--alpha 0.05 --out reports") in md
     page = check_html(render_index_html(records, "reports"))
     links = [u for tag, u in page.urls if tag == "a" and u.startswith("demo-")]
-    assert links == ["demo-arxiv/gauss.html", "demo-colt/half-laplace.html"]
+    # "Start here" links the violated claim first, then the claims table links every claim.
+    assert links == ["demo-colt/half-laplace.html", "demo-arxiv/gauss.html",
+                     "demo-colt/half-laplace.html"]
 
 
 def test_reproduce_commands_of_plugin_and_script_claims() -> None:

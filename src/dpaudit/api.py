@@ -20,7 +20,7 @@ from typing import Any
 
 from dpaudit.claims.context import BUDGETS, AuditContext
 from dpaudit.claims.record import ClaimAudit
-from dpaudit.claims.registry import get, register, unregister
+from dpaudit.claims.registry import get, register, unknown_claim_message, unregister
 from dpaudit.claims.user_claims import Claim, declaration_of
 
 __all__ = ["register_claim", "audit_claim"]
@@ -65,28 +65,73 @@ def audit_claim(claim: Claim | str, *, budget: str = "quick", seed: int = 0, alp
         claim_id = register_claim(claim)
     elif isinstance(claim, str):
         claim_id = claim
-        get(claim_id)  # KeyError listing the known ids
+        try:
+            get(claim_id)
+        except KeyError:  # the CLI's sentence, with the near misses
+            raise ValueError(unknown_claim_message(claim_id)) from None
     else:
         raise TypeError(f"claim must be a dpaudit.Claim or a claim id, got {type(claim).__name__}")
     if budget not in BUDGETS:
         raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
+    from dpaudit.runner import (EXIT_OK, EXIT_USAGE, EXIT_VIOLATED, RunSettings, UsageError,
+                                audit_into, relation_hint)
+
     if out is None:
-        result = get(claim_id).audit(AuditContext(BUDGETS[budget], seed, alpha))
+        try:
+            result = get(claim_id).audit(AuditContext(BUDGETS[budget], seed, alpha))
+        except (ValueError, TypeError) as exc:
+            hint = relation_hint(exc, claim_id)
+            if hint:
+                raise ValueError(f"{exc}{hint}") from exc
+            raise
         result.budget, result.seed, result.alpha = budget, seed, alpha
         return result
     from dpaudit.reporting.writer import claim_paths
-    from dpaudit.runner import EXIT_OK, EXIT_VIOLATED, RunSettings, UsageError, audit_into
 
     settings = RunSettings(out=os.fspath(out), budget=budget, seed=seed, alpha=alpha, fresh=fresh,
                            quiet=quiet)
-    stdout, stderr = io.StringIO(), io.StringIO()
+    stdout, stderr = io.StringIO(), _ErrorsKept(None if quiet else sys.stderr)
     try:
-        code = audit_into([claim_id], settings, out=stdout,
-                          err=stderr if quiet else sys.stderr)
+        code = audit_into([claim_id], settings, out=stdout, err=stderr)
     except UsageError as exc:
         raise ValueError(f"out: {exc}") from None
     if code not in (EXIT_OK, EXIT_VIOLATED):
-        raise ValueError(f"the audit of {claim_id} failed (exit {code}): "
-                         f"{stderr.getvalue().strip() or stdout.getvalue().strip()}")
+        # The error is raised, not also printed (with quiet=False only the progress is shown).
+        reason = stderr.errors().strip() or stdout.getvalue().strip()
+        if not reason.startswith("the "):
+            verb = "input was rejected" if code == EXIT_USAGE else "audit failed"
+            reason = f"the {verb} of {claim_id}: {reason}"
+        raise ValueError(f"{reason} (exit {code})")
     record: dict[str, Any] = json.loads(claim_paths(out, claim_id).json.read_text(encoding="utf-8"))
     return ClaimAudit.from_dict(record)
+
+
+class _ErrorsKept(io.StringIO):
+    """The run's stderr: keeps every line; forwards the progress lines, not the errors, to
+    ``shown`` (the errors are raised as a ``ValueError``, so they are shown once)."""
+
+    _ERROR = "dpaudit: error: "
+
+    def __init__(self, shown: Any) -> None:
+        super().__init__()
+        self.shown = shown
+        self._in_error = False
+
+    def write(self, text: str) -> int:
+        super().write(text)
+        if self.shown is not None:
+            if text.startswith(self._ERROR):
+                self._in_error = not text.endswith("\n")
+            elif self._in_error:
+                self._in_error = not text.endswith("\n")
+            else:
+                self.shown.write(text)
+        return len(text)
+
+    def errors(self) -> str:
+        """The error lines written so far."""
+        return "\n".join(line[len(self._ERROR):] for line in self.getvalue().splitlines()
+                         if line.startswith(self._ERROR))
+
+    def isatty(self) -> bool:
+        return False

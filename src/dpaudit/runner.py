@@ -83,6 +83,9 @@ class _Outcome:
     error_log: str | None = None
     seconds: float = 0.0
     traceback: str | None = None  # of a failed audit that ran where the log cannot be written
+    #: The audit stopped on the claim's own input (a declared pair that is not a neighbour of its
+    #: relation, a release breaking the output contract): exit 2, not "an audit failed" (3).
+    input_error: bool = False
 
 
 def _error_log_path(out: str, claim_id: str) -> Path:
@@ -200,15 +203,70 @@ def _run_task(task: _Task, progress: Callable[[int, int, str], None] | None = No
         except (OSError, ValueError):
             pass
         log_name = _save(task, None, traceback.format_exc())
-        return _Outcome(task.claim_id, None, _error_text(exc), log_name,
-                        time.perf_counter() - t0)
+        return _Outcome(task.claim_id, None, _error_text(exc, task.claim_id), log_name,
+                        time.perf_counter() - t0,
+                        input_error=is_input_error(exc, task.claim_id))
 
 
-def _error_text(exc: BaseException) -> str:
+#: Modules whose ValueError/TypeError is a check of what a claim declares, not a failure of the
+#: engine: the public Claim's own checks (pairs against the relation, the claimed values), the
+#: relation check of a pair, and the output contract of a release (shape, dtype, comparability).
+_INPUT_CHECKS = ("dpaudit.claims.user_claims", "dpaudit.claims.pair_relation",
+                 "dpaudit.blackbox.sampling")
+
+
+def is_input_error(exc: BaseException, claim_id: str) -> bool:
+    """Whether ``exc``, raised by the audit of ``claim_id``, rejects the claim's own input.
+
+    True for a ``ValueError`` or ``TypeError`` raised inside one of :data:`_INPUT_CHECKS` while
+    auditing a claim that dpaudit does not bundle (a bundled paper's pairs and releases are
+    dpaudit's own code, so an error there is a failed audit, exit 3). Such a run exits 2 (usage or
+    input error), as a bad command line does.
+    """
+    if not isinstance(exc, (ValueError, TypeError)):
+        return False
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb.tb_frame.f_globals.get("__name__") not in _INPUT_CHECKS:
+        return False
+    from dpaudit.claims.registry import get
+
+    try:
+        return get(claim_id).origin.kind != "bundled"
+    except (KeyError, ValueError):
+        return False
+
+
+def relation_hint(exc: BaseException, claim_id: str) -> str:
+    """A sentence naming the relation when a release's outputs on the two inputs of a pair differ
+    in shape under ``add-remove`` (the two inputs hold different numbers of records, so a release
+    with one output per record, a fixed-length stream, cannot compare them); ``""`` otherwise."""
+    if "differ in shape or type" not in str(exc):
+        return ""
+    from dpaudit.claims.registry import get
+
+    try:
+        relation = getattr(get(claim_id).claim.neighbour, "value", None)
+    except (KeyError, ValueError):
+        return ""
+    if relation != "add-remove":
+        return ""
+    return ("; the claim's relation is add-remove, so the two inputs of a pair hold different "
+            "numbers of records: a release whose output has one row per record (a fixed-length "
+            "stream) cannot compare them. If a removed record is a zero row of a stream of fixed "
+            "length, declare pairs of equal length that differ in one zeroed record and pass "
+            "Claim(..., neighbour_check=False); if a record is replaced, declare "
+            "neighbours=\"replace-one\"")
+
+
+def _error_text(exc: BaseException, claim_id: str = "") -> str:
     if isinstance(exc, SystemExit):
         return (f"SystemExit: the audited code called sys.exit({exc.code!r}) during the audit "
                 "(a release must return its outputs, not end the process)")
-    return f"{type(exc).__name__}: {exc}"
+    return f"{type(exc).__name__}: {exc}{relation_hint(exc, claim_id) if claim_id else ''}"
 
 
 def _pool_task(shared: Any, task: _Task) -> _Outcome:
@@ -234,8 +292,9 @@ def _remote_task(shared: Any, item: tuple[_Task, Any]) -> _Outcome:
             record = _audit_record(task, registered=registered)
         return _Outcome(task.claim_id, record, seconds=time.perf_counter() - t0)
     except (Exception, SystemExit) as exc:
-        return _Outcome(task.claim_id, None, _error_text(exc), None,
-                        time.perf_counter() - t0, traceback.format_exc())
+        return _Outcome(task.claim_id, None, _error_text(exc, task.claim_id), None,
+                        time.perf_counter() - t0, traceback.format_exc(),
+                        input_error=is_input_error(exc, task.claim_id))
 
 
 def _registered_ids() -> list[str]:
@@ -477,8 +536,10 @@ class _Progress:
             self.inner.close()
             self.inner = None
         self.done += 1
+        # The error itself is printed once, with the summary (not here as well).
         what = (outcome.record["verdict"] if outcome.record is not None
-                else f"FAILED ({outcome.error})")
+                else "input rejected (the error follows)" if outcome.input_error
+                else "FAILED (the error follows)")
         self.message(f"[{self.done}/{self.total}] {outcome.claim_id}: {what} "
                      f"({outcome.seconds:.1f} s)")
         if self.bar is not None:
@@ -577,16 +638,9 @@ def _run_tasks_on(name: str, tasks: Sequence[_Task], jobs: int, progress: _Progr
 
 def _unknown_claim_message(cid: str) -> str:
     """``unknown claim id 'jkt12-colt/pgid'; did you mean jkt12-colt/pigd? ...``"""
-    import difflib
+    from dpaudit.claims.registry import unknown_claim_message
 
-    from dpaudit.claims.registry import all_claims
-
-    ids = [rc.claim.id for rc in all_claims()]
-    near = difflib.get_close_matches(cid, ids, n=3, cutoff=0.6)
-    if not near:  # a bare algorithm name ("pigd") or paper prefix matches ids that contain it
-        near = [i for i in ids if cid and cid.lower() in i.lower()][:3]
-    hint = f"; did you mean {' or '.join(near)}?" if near else ""
-    return (f"unknown claim id {cid!r}{hint} (`dpaudit list` shows the registered claims)")
+    return unknown_claim_message(cid)
 
 
 def _resolve_claim_ids(ids: Sequence[str], use_all: bool, patterns: bool = True) -> list[str]:
@@ -721,6 +775,18 @@ def _audit_many(claim_ids: Sequence[str], args: argparse.Namespace | RunSettings
         lock.__exit__(None, None, None)
 
 
+def _print_failures(failures: Sequence[_Outcome], kept_ids: Sequence[str], err: TextIO) -> None:
+    """One line per claim that was not audited: ``the input of X was rejected`` (exit 2) or ``the
+    audit of X failed`` (exit 3), the reason and where its traceback is."""
+    for f in failures:
+        where = f" (traceback in {f.error_log})" if f.error_log else ""
+        if f.claim_id in kept_ids:
+            where += "; its previous result of the same settings and code is kept"
+        kind = "input of" if f.input_error else "audit of"
+        verb = "was rejected" if f.input_error else "failed"
+        print(f"dpaudit: error: the {kind} {f.claim_id} {verb}: {f.error}{where}", file=err)
+
+
 def _audit_many_locked(claim_ids: Sequence[str], args: argparse.Namespace | RunSettings, jobs: int,
                        out: TextIO, err: TextIO, out_dir: Path, executor: str | None,
                        scheduler: str | None) -> int:
@@ -818,6 +884,8 @@ def _audit_many_locked(claim_ids: Sequence[str], args: argparse.Namespace | RunS
             raise
         print(f"dpaudit: error: cannot write the index of {args.out} ({exc})", file=err)
     done = [records[cid] for cid in claim_ids if cid in records]
+    if interrupted is not None or backend_error is not None:
+        _print_failures(failures, kept_ids, err)  # the claims that failed before the stop
     if isinstance(backend_error, OSError):
         print(f"dpaudit: error: {backend_error}; {len(done)} of {len(tasks)} claims are finished "
               f"and saved in {args.out}; free the space and run the same command again to "
@@ -836,13 +904,17 @@ def _audit_many_locked(claim_ids: Sequence[str], args: argparse.Namespace | RunS
         return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     if done:
         out.write(_summary_table(done) + "\n\n")
-    out.write(f"{_counts_sentence(done)} Reports: {out_dir / 'index.html'}\n")
-    for f in failures:
-        where = f" (traceback in {f.error_log})" if f.error_log else ""
-        if f.claim_id in kept_ids:
-            where += "; its previous result of the same settings and code is kept"
-        print(f"dpaudit: error: the audit of {f.claim_id} failed: {f.error}{where}", file=err)
-    # A crashed audit is never hidden by another claim's violation (issue 32): exit 3 first.
-    if failures:
+        out.write(f"{_counts_sentence(done)} Reports: {out_dir / 'index.html'}\n")
+    unaudited = [cid for cid in claim_ids if cid not in records]
+    if unaudited:  # never "0 claims: 0 violated": say what was not audited, and why (below)
+        out.write(f"{len(unaudited)} of {len(claim_ids)} claim{'s' if len(claim_ids) != 1 else ''}"
+                  f" not audited ({', '.join(unaudited)}): see the error"
+                  f"{'s' if len(unaudited) != 1 else ''} on stderr.\n")
+    _print_failures(failures, kept_ids, err)
+    # A crashed audit is never hidden by another claim's violation (issue 32): exit 3 first; a
+    # claim whose own input was rejected is a usage or input error (2), as a bad command line is.
+    if any(not f.input_error for f in failures):
         return EXIT_FAILED
+    if failures:
+        return EXIT_USAGE
     return EXIT_VIOLATED if any(r["verdict"] == "violated" for r in done) else EXIT_OK

@@ -441,13 +441,25 @@ def assert_claim(claim: Any, *, budget: str = "quick", seed: int = 0, alpha: flo
             lines.append(
                 f"  worst point: {dict(worst.parameters)}; claimed ({_fmt(worst.claimed_epsilon)}, "
                 f"{_fmt(worst.claimed_delta)}); exact {_fmt(worst.epsilon_exact)} "
-                f"({worst.exact_kind}); accountant {_fmt(worst.epsilon_accountant)}; empirical "
+                f"({_exact_words(worst)}); accountant {_fmt(worst.epsilon_accountant)}; empirical "
                 f"lower bound {_fmt(worst.epsilon_lower_bound)}")
         lines.append(f"  reproduce: {result.reproduce}")
         if target is not None:
             lines.append(f"  report: {target}")
         raise AssertionError("\n".join(lines))
     return result
+
+
+def _exact_words(point: Any) -> str:
+    """``exact, derived from the code`` / ``exact, declared`` / ``user-supplied`` / ``exact``: the
+    kind of a point's exact value and which evidence it is, as the reports label it."""
+    from dpaudit.reporting.view import exact_origin
+
+    origin = exact_origin({"epsilon_exact": point.epsilon_exact, "exact_kind": point.exact_kind,
+                           "evidence": dict(point.evidence or {})})
+    if not origin or origin == point.exact_kind:
+        return str(point.exact_kind)
+    return f"{point.exact_kind}, {origin}"
 
 
 def assert_sensitivity(statement: str, pairs: Any, quantity: Callable[[Any, Any], float],

@@ -141,6 +141,11 @@ def register(claim: PrivacyClaim, audit: AuditFunction | Any, kind: str = "learn
         raise ValueError(f"claim id {claim.id!r} is registered by both "
                          f"{existing.origin.describe()} and {origin.describe()}; rename one of "
                          "them, or load only one")
+    if existing is not None and existing.claim == claim and origin.kind == "code":
+        # The same claim registered again by running code (assert_claim, audit_claim on a claim a
+        # module registered at import): the module that registered it first is the one a rerun
+        # must import, so it stays the origin the reproduce command names (not the test file).
+        origin = existing.origin
     _REGISTRY[claim.id] = RegisteredClaim(claim, _reproducible(audit, claim.id, origin), kind,
                                           origin)
     return claim
@@ -340,14 +345,29 @@ def loaded_plugins() -> list[str]:
     return list(_PLUGINS)
 
 
+def unknown_claim_message(claim_id: str) -> str:
+    """The sentence for an id no claim is registered under, with its near misses:
+    ``unknown claim id 'jkt12-colt/pgid'; did you mean jkt12-colt/pigd? (`dpaudit list` shows the
+    registered claims)``. Close matches by :func:`difflib.get_close_matches`; a bare name or
+    namespace (``pigd``) suggests up to three ids that contain it."""
+    import difflib
+
+    ids = sorted(_REGISTRY)
+    near = difflib.get_close_matches(claim_id, ids, n=3, cutoff=0.6)
+    if not near:  # a bare algorithm name ("pigd") or paper prefix matches ids that contain it
+        near = [i for i in ids if claim_id and claim_id.lower() in i.lower()][:3]
+    hint = f"; did you mean {' or '.join(near)}?" if near else ""
+    return f"unknown claim id {claim_id!r}{hint} (`dpaudit list` shows the registered claims)"
+
+
 def get(claim_id: str) -> RegisteredClaim:
-    """The registered claim with this id; ``KeyError`` listing the known ids otherwise."""
+    """The registered claim with this id; ``KeyError`` with :func:`unknown_claim_message` (its
+    near misses, not every known id) otherwise."""
     _load()
     try:
         return _REGISTRY[claim_id]
     except KeyError:
-        known = ", ".join(sorted(_REGISTRY)) or "(none)"
-        raise KeyError(f"unknown claim id {claim_id!r}; known ids: {known}") from None
+        raise KeyError(unknown_claim_message(claim_id)) from None
 
 
 def all_claims() -> Iterator[RegisteredClaim]:

@@ -49,8 +49,9 @@ def _concrete_classes(package: str, base: type, problems: list[str]) -> list[dic
 def _provenance_text(claim: Any) -> str:
     p = claim.provenance
     parts = [f"{p.paper} ({p.version})" if p.version else p.paper, p.theorem]
-    if p.equation:  # printed whole: --long wraps it
-        parts.append(f"eq. {' '.join(p.equation.split())}")
+    if p.equation:  # printed whole: --long wraps it (a Source's quote, a paper's equation)
+        label = "eq." if p.kind == "paper" else "quote:"
+        parts.append(f"{label} {' '.join(p.equation.split())}")
     return ", ".join(x for x in parts if x)
 
 
@@ -68,7 +69,12 @@ def _fit(text: str, width: int) -> str:
 
 
 def _short_theorem(claim: Any) -> str:
+    """What the statement column shows: a paper's theorem number (and version); a claim stated
+    elsewhere (a :class:`dpaudit.Source` that is not a paper) in its own words."""
     p = claim.provenance
+    own = " ".join(str(getattr(claim, "statement", "") or "").split())
+    if own and p.kind != "paper":
+        return own
     version = p.version.split(",")[0]
     return f"{p.theorem} ({version})" if version else p.theorem
 

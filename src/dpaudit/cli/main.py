@@ -27,7 +27,8 @@ finishes; a lost scheduler is an error (exit 3) that keeps every finished claim.
 
 Exit status: 0 when no audited claim is violated (``dpaudit report``: 0 whenever it rendered; it
 re-renders, it does not audit), 1 when one is, 2 for usage or input errors (a claim module or
-entry point that fails to import, or calls ``sys.exit``), 3 when an audit or the tool itself
+entry point that fails to import, or calls ``sys.exit``; a user claim's own input rejected before
+sampling, :func:`dpaudit.runner.is_input_error`), 3 when an audit or the tool itself
 failed (even if another claim is violated: a crash is never hidden behind exit 1) (the traceback of a failed audit is saved next to its
 report as ``<claim>.error.log``), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM, how
 CI cancels a job); both write the index of the claims finished so far. Errors are one sentence on

@@ -14,6 +14,7 @@ import jinja2
 
 from dpaudit._version import __version__
 from dpaudit.reporting.plots import Plot, data_uri
+from dpaudit.reporting.triage import start_here, where_short
 from dpaudit.reporting.view import (claim_context, count_phrase, index_reproduce_command,
                                     index_rows, paper_sections, run_settings, verdict_counts)
 
@@ -44,9 +45,16 @@ def render_index_html(records: Sequence[Mapping[str, Any]], out: str = "DIR",
     """The standalone HTML index: the papers, then one row per claim with its verdict and a link
     to its page."""
     return _ENV.get_template("index.html.j2").render(
-        rows=index_rows(records), counts=verdict_counts(records), total=len(records),
+        rows=_rows_with_where(records), start=start_here(records), counts=verdict_counts(records), total=len(records),
         papers=paper_sections(records), settings=run_settings(records),
         reproduce=index_reproduce_command(records, out, registered), version=__version__)
+
+
+def _rows_with_where(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    rows = index_rows(records)
+    for row, record in zip(rows, records):
+        row["where"] = where_short(record)
+    return rows
 
 
 def render_paper_html(paper: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:

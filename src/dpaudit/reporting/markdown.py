@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 import jinja2
 
 from dpaudit.reporting.plots import Plot
+from dpaudit.reporting.triage import start_here, where_short
 from dpaudit.reporting.view import (claim_context, count_phrase, index_reproduce_command,
                                     index_rows, paper_sections, run_settings, verdict_counts)
 
@@ -102,8 +103,11 @@ def render_claim_markdown(record: Mapping[str, Any], plots: Sequence[Plot] = (),
 def render_index_markdown(records: Sequence[Mapping[str, Any]], out: str = "DIR",
                           registered: Sequence[str] | None = None) -> str:
     """The Markdown index: the papers, then one row per claim, linking each claim's pages."""
+    rows = index_rows(records)
+    for row, record in zip(rows, records):
+        row["where"] = where_short(record)
     return _collapse_blank_lines(_ENV.get_template("index.md.j2").render(
-        rows=index_rows(records), counts=verdict_counts(records), total=len(records),
+        rows=rows, start=start_here(records), counts=verdict_counts(records), total=len(records),
         papers=paper_sections(records), settings=run_settings(records),
         reproduce=index_reproduce_command(records, out, registered)))
 

@@ -717,11 +717,46 @@ _CAPTIONS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], str]] = {
 }
 
 
+#: How a sentence that replaces a one-point figure begins (:func:`is_replacement`).
+REPLACED = "one round only"
+
+
+def is_replacement(sentence: str) -> bool:
+    """Whether a sentence of :func:`render_plots`' second list replaces a one-point figure (its
+    numbers said in words), rather than reporting a figure whose data could not be drawn."""
+    return REPLACED in sentence.split(":", 1)[-1][:40]
+
+
+def _degenerate_sentence(name: str, spec: Mapping[str, Any],
+                         record: Mapping[str, Any] | None = None) -> str:
+    """The sentence that replaces a figure with a single point to draw (a sensitivity over one
+    round, e.g. at T = 2), or ``""`` when the figure has something to show."""
+    if name != "sensitivity":
+        return ""
+    ratios = _sensitivity_ratios(spec)
+    try:
+        t = [x for x in _floats(spec.get("t"), "t") if x is not None]
+        observed = _floats(spec.get("observed"), "observed")
+        claimed = _floats(spec.get("claimed"), "claimed")
+    except PlotError:
+        return ""
+    if len(t) != 1 or len(ratios) != 1 or observed[0] is None or claimed[0] is None:
+        return ""
+    # Which pair it is, held against the lemma table's worst ratio, as the figure's caption says.
+    tail = _sensitivity_caption(record or {}, spec).split("the lemma is violated.", 1)[-1]
+    tail = tail.replace("The pair drawn is", "That pair is")
+    return (f"Observed vs claimed sensitivity: {REPLACED} (t = {t[0]:g}), so no figure: the "
+            f"distance observed there is {observed[0]:.4g} against the claimed sensitivity "
+            f"{claimed[0]:.4g}, {ratios[0]:.4g}x the bound.{tail}")
+
+
 def render_plots(record: Mapping[str, Any]) -> tuple[list[Plot], list[str]]:
     """Draw every figure the saved audit has data for.
 
     Returns ``(plots, problems)``: the drawn figures in reading order, and one sentence per figure
-    whose saved data could not be drawn (reports print these instead of failing).
+    not drawn: its saved data could not be drawn (reports print these instead of failing), or it
+    would show a single point and a sentence with that point's numbers replaces it
+    (:func:`is_replacement` tells these apart).
     """
     plots: list[Plot] = []
     problems: list[str] = []
@@ -746,6 +781,10 @@ def render_plots(record: Mapping[str, Any]) -> tuple[list[Plot], list[str]]:
         try:
             if not isinstance(spec, Mapping):
                 raise PlotError("its data is not a JSON object")
+            sentence = _degenerate_sentence(name, spec, record)
+            if sentence:  # one point on an axis says nothing a sentence does not
+                problems.append(sentence)
+                continue
             png, data = draw(spec)
             plots.append(Plot(name, title, _CAPTIONS[name](record, spec), png, data))
         except (PlotError, TypeError, ValueError) as exc:

@@ -43,6 +43,11 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]],
 SUMMARY_WIDTH = 100
 
 
+#: The exact column's tag for where the value comes from (spelled out in the table's note).
+_ORIGIN_TAG = {"derived from the code": "code", "declared": "declared",
+               "user-supplied": "user-supplied"}
+
+
 def _summary_table(records: Sequence[dict[str, Any]], width: int = SUMMARY_WIDTH) -> str:
     """One row per claim: the claim instantiated at its worst audited point, then the evidence
     there (">=": a certified lower bound from a numerical bracket) and the verdict.
@@ -50,17 +55,22 @@ def _summary_table(records: Sequence[dict[str, Any]], width: int = SUMMARY_WIDTH
     No line is wider than ``width``: the claimed formulas (one can be 70 characters) are left to
     ``dpaudit list`` and the reports, a claim id too long for its column gets a line of its own
     above its row, and the note is wrapped."""
-    from dpaudit.reporting.view import exact_kind, worst_claimed
+    from dpaudit.reporting.view import exact_kind, exact_origin, worst_claimed, worst_point_record
 
     header = ["claim", "claimed at worst", "exact eps", "accountant", "lower bound", "verdict"]
     rows = []
     certified = False
+    origins: set[str] = set()
     for r in records:
         w = r.get("worst_case", {})
         eps, delta = worst_claimed(r)
         exact = _num(w.get("epsilon_exact"))
         if w.get("epsilon_exact") is not None and exact_kind(w) != "exact":
             exact, certified = ">=" + exact, True
+        origin = exact_origin(worst_point_record(r))
+        if origin:  # which evidence the number is: read from the code, declared, or the user's
+            exact += f" ({_ORIGIN_TAG[origin]})"
+            origins.add(origin)
         rows.append([str(r["id"]), f"({_num(eps)}, {_num(delta)})", exact,
                      _num(w.get("epsilon_accountant")), _num(w.get("epsilon_lower_bound")),
                      str(r["verdict"])])
@@ -78,6 +88,8 @@ def _summary_table(records: Sequence[dict[str, Any]], width: int = SUMMARY_WIDTH
             "are read; the claimed formulas are in dpaudit list and the reports")
     if certified:
         note += "; >= x: certified lower bound (numerical)"
+    for origin in sorted(origins):
+        note += f"; ({_ORIGIN_TAG[origin]}): {origin}"
     note += "; lower bound - : not run, 0: ran without evidence"
     return "\n".join(lines + textwrap.wrap(f"({note})", width))
 

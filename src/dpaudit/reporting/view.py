@@ -188,6 +188,12 @@ def citation(record: Mapping[str, Any]) -> str:
     return f"{paper} ({version})" if version else paper
 
 
+def is_paper_claim(record: Mapping[str, Any]) -> bool:
+    """Whether the claim is stated in a paper (the bundled papers), not in a design document, a
+    library's documentation or code (a :class:`dpaudit.Source` of another ``kind``)."""
+    return record.get("claim", {}).get("provenance", {}).get("kind", "paper") == "paper"
+
+
 def claim_statement(record: Mapping[str, Any]) -> str:
     """The claim as a sentence a reviewer can check against the paper.
 
@@ -197,6 +203,11 @@ def claim_statement(record: Mapping[str, Any]) -> str:
     """
     claim = record["claim"]
     prov = claim.get("provenance", {})
+    own = str(claim.get("statement") or "").strip()
+    if own and not is_paper_claim(record):
+        # A user's (or a library's) claim is quoted in its own words, then where it is stated.
+        where = ", ".join(x for x in (citation(record), prov.get("theorem", "")) if x)
+        return f"{own}{'' if own.endswith('.') else '.'} (Stated in {where}.)" if where else own
     where = prov.get("theorem") or "A statement"
     src = citation(record)
     src = f" of {src}" if src else ""
@@ -276,6 +287,35 @@ def exact_header(points: Sequence[Mapping[str, Any]]) -> str:
     if kinds == {EXACT, CERTIFIED}:
         return "exact or certified ε"
     return "exact ε"
+
+
+#: What ``evidence["exact_source"]`` of a point says about its exact value, in the reports' words.
+_EXACT_ORIGIN = {"derived from the code": "derived from the code", "declared law": "declared",
+                 "user-supplied": "user-supplied"}
+
+
+def exact_origin(point: Mapping[str, Any]) -> str:
+    """Where a point's exact value comes from: ``"derived from the code"`` (a law dpaudit read by
+    replaying the release's draws), ``"declared"`` (a law the claim declared, tested against runs
+    of the release), ``"user-supplied"`` (a number the user computed) or ``""`` (dpaudit's own
+    closed form of a bundled paper's mechanism, or no exact value)."""
+    if as_float(point.get("epsilon_exact")) is None:
+        return ""
+    if point.get("exact_kind") == "user-supplied":
+        return "user-supplied"
+    evidence = point.get("evidence") or {}
+    return _EXACT_ORIGIN.get(str(evidence.get("exact_source", "")), "")
+
+
+def worst_point_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The saved point the record's ``worst_case`` summarises (with its evidence), or the
+    ``worst_case`` itself when no point matches."""
+    worst = record.get("worst_case", {}) or {}
+    for point in record.get("points", []) or []:
+        if (point.get("parameters") == worst.get("parameters")
+                and point.get("claimed_epsilon") == worst.get("claimed_epsilon")):
+            return point
+    return worst
 
 
 def format_exact(point: Mapping[str, Any]) -> str:
@@ -693,13 +733,17 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
     ev, ev_kind = evidence_epsilon(worst)
     reproduce = reproduce_command(record)  # a command, or a note when none reproduces it
     note = reproduce[1:-1] if reproduce.startswith("(") and reproduce.endswith(")") else ""
+    # A dpaudit.Source's fields under their own labels (title, kind, version, location, quote,
+    # url); a paper's provenance under the paper's (statement number, equation, location).
+    source_rows = ((("Source", citation(record)), ("Kind", prov.get("kind", "")),
+                    ("Version", prov.get("version", "")), ("Location", prov.get("theorem", "")),
+                    ("Quote", prov.get("equation", "")), ("URL", prov.get("location", "")))
+                   if not is_paper_claim(record) else
+                   (("Paper", citation(record)), ("Source file", prov.get("paper", "")),
+                    ("Version", prov.get("version", "")), ("Statement", prov.get("theorem", "")),
+                    ("Equation", prov.get("equation", "")), ("Location", prov.get("location", ""))))
     provenance_rows = [(label, value) for label, value in (
-        ("Paper", citation(record)),
-        ("Source file", prov.get("paper", "")),
-        ("Version", prov.get("version", "")),
-        ("Statement", prov.get("theorem", "")),
-        ("Equation", prov.get("equation", "")),
-        ("Location", prov.get("location", "")),
+        *source_rows,
         ("Printed calibration", claim.get("calibration", "")),
         ("Neighbouring inputs", claim.get("neighbour", "")),
         ("Released", claim.get("release", "")),
@@ -736,6 +780,7 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
             "exact_label": ("certified lower bound ε (numerical)"
                             if exact_v is not None and exact_kind(worst) == CERTIFIED
                             else "exact ε"),
+            "exact_origin": exact_origin(worst_point_record(record)),
             "exact_bad": (exact_v is not None and claimed_at_worst is not None
                           and exact_v > claimed_at_worst * (1 + 1e-6)),
             "lower_bound_bad": (lb is not None and claimed_at_worst is not None
@@ -813,6 +858,7 @@ def index_rows(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "exact": format_exact(worst),
             "exact_kind": (exact_kind(worst) if as_float(worst.get("epsilon_exact")) is not None
                            else ""),
+            "exact_origin": exact_origin(worst_point_record(r)),
             "accountant": format_epsilon(worst.get("epsilon_accountant")),
             "lower_bound": format_epsilon(worst.get("epsilon_lower_bound")),
             "lower_bound_state": lower_bound_state(worst),

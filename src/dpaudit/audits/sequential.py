@@ -1,9 +1,0 @@
-"""Deprecated: ``dpaudit.audits.sequential`` moved to :mod:`dpaudit.blackbox.sequential` (removed in the next release).
-
-Importing this module warns once; every name (public or private) is looked up in the new
-module dpaudit.blackbox.sequential.
-"""
-
-from dpaudit.audits import _forward
-
-__getattr__, __dir__ = _forward(__name__, ('dpaudit.blackbox.sequential',))
