@@ -358,3 +358,19 @@ def test_a_small_derived_excess_is_confirmed_by_as_many_runs_as_it_needs() -> No
     margin = gaussian_delta(1.07 / SIGMA, 1.0) - DELTA
     need = math.ceil(1.1 * math.log(2 / a) / (0.9 * margin / (1 + math.e)))
     assert runs > 200_000 and runs == pytest.approx(need, rel=1e-6)
+
+
+def test_a_long_one_call_per_impulse_derivation_shows_progress() -> None:
+    # A release whose n-run calls do not line up with its single run (it draws one shared
+    # vector for all runs): the derivation falls back to one call per impulse and reports it.
+    from dpaudit.greybox import derive_law
+
+    def shared(x, n, rng):
+        z = rng.normal(0.0, 1.0, size=200)  # the same 200 draws for every run
+        return np.tile(_s(x) + z[:2], (n, 1))
+
+    seen: list[tuple[int, int, str]] = []
+    law = derive_law(shared, [1.0], progress=lambda d, t, w: seen.append((d, t, w)))
+    assert not hasattr(law, "reason") and law.layout is None
+    assert [d for d, _, _ in seen] == list(range(0, 200, 64)) and all(t == 200 for _, t, _ in seen)
+    assert "impulse" in seen[0][2]

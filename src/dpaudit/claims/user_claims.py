@@ -354,7 +354,7 @@ class _UserDeclaration:
         u = self.user
         return exact_evidence(
             mechanism, pairs, delta=delta, law=self._law(params),
-            seed=ctx.seed_for(self.claim.id, "replay", _fmt(params)),
+            seed=ctx.seed_for(self.claim.id, "replay", _fmt(params)), progress=ctx.progress,
             user_value=(None if u.exact_value is None
                         else lambda d0, d1: self._user_exact(params, d0, d1)))
 

@@ -323,13 +323,13 @@ class PairLaw:
                           f"{B.shape[1]} Laplace draws): " + v.method)
 
 
-def derive_pair(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int = 0
-                ) -> PairLaw | NotDerivable:
+def derive_pair(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int = 0,
+                progress: Progress | None = None) -> PairLaw | NotDerivable:
     """Both inputs' derived laws when they share one noise map (else why not)."""
-    law0 = derive_law(mechanism, data0, seed=seed)
+    law0 = derive_law(mechanism, data0, seed=seed, progress=progress)
     if isinstance(law0, NotDerivable):
         return law0
-    law1 = derive_law(mechanism, data1, seed=seed)
+    law1 = derive_law(mechanism, data1, seed=seed, progress=progress)
     if isinstance(law1, NotDerivable):
         return law1
     if law0.family != law1.family or law0.A.shape != law1.A.shape or not np.allclose(

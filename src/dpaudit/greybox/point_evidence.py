@@ -67,7 +67,8 @@ def _best(cands: list[ExactChoice]) -> ExactChoice | None:
 def exact_evidence(mechanism: Callable[..., Any], pairs: Sequence[tuple[Any, Any]], *,
                    delta: float, seed: int, law: Any = None,
                    user_value: Callable[[Any, Any], float] | None = None,
-                   derive: bool = True) -> CodeEvidence:
+                   derive: bool = True,
+                   progress: Callable[[int, int, str], None] | None = None) -> CodeEvidence:
     """The exact evidence of one point (module docstring). ``law``: the declared law (or None);
     ``user_value(data0, data1)``: the user's epsilon (or None); ``derive``: try the replay."""
     derived: dict[int, PairLaw] = {}
@@ -77,7 +78,7 @@ def exact_evidence(mechanism: Callable[..., Any], pairs: Sequence[tuple[Any, Any
     replays = 0
     if derive and pairs:
         for k, (d0, d1) in enumerate(pairs):
-            pl = derive_pair(mechanism, d0, d1, seed=seed)
+            pl = derive_pair(mechanism, d0, d1, seed=seed, progress=progress)
             if isinstance(pl, NotDerivable):
                 reasons.append(pl.reason)
                 if pl.guarded and not guarded:
