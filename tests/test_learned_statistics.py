@@ -69,6 +69,13 @@ def laplace_prefix_sums(d, n, g):
     return np.cumsum(0.2 * float(d) + g.laplace(0.0, 1.0, size=(n, 5)), axis=1)
 
 
+def gaussian_prefix_sums(d, n, g):
+    """Prefix sums of 6 Gaussian increments, the first shifted by 0.5 * d (correlated, Gaussian)."""
+    inc = g.normal(size=(n, 6))
+    inc[:, 0] += 0.5 * float(d)
+    return np.cumsum(inc, axis=1)
+
+
 def laplace_vector8(d, n, g):
     """8 coordinates of Laplace(1), each shifted by d / 8: exactly 1-DP (l1 shift 1)."""
     return float(d) / 8 + g.laplace(0.0, 1.0, size=(n, 8))
@@ -152,6 +159,7 @@ PEEK_CASES = {
     "knn": (gaussian_vector, 0, 1),
     "pooled-shift": (gaussian_vector, 0, 1),
     "whitened-shift": (laplace_prefix_sums, 0, 1),
+    "whitened-direction": (gaussian_prefix_sums, 0, 1),
 }
 
 

@@ -439,6 +439,11 @@ def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.n
     order_free = all(c.name in ("identity", "histogram", "atoms") for c in family)
     with _quiet_floats():  # like the updates below (and the gate's _refit): huge outputs overflow
         for c in family:
+            if hasattr(c.fitter, "configure"):
+                # A fitter whose fixed event depends on the test it will face (its size, level,
+                # delta): the whitened direction's Gaussian-DP halfspaces. Power only.
+                c.fitter.configure(n_test=n_test, delta=cfg.delta, pooled=cfg.pooled,
+                                   alpha=Bonferroni(cfg.alpha, cfg.test_events).per_interval_alpha)
             c.fitter.prepare(probes[0], probes[1])
     unfitted = [i for i, c in enumerate(family) if not c.fitted]
     fixed_scores: dict[int, list[list[np.ndarray]]] = {i: [[], []] for i in unfitted}
