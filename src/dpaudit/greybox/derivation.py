@@ -317,7 +317,18 @@ class PairLaw:
     def family(self) -> str:
         return self.law0.family
 
+    @property
+    def shapes_differ(self) -> bool:
+        """The two inputs' outputs have different shapes (every run of each, by its law)."""
+        return self.law0.mean.shape != self.law1.mean.shape
+
     def epsilon(self, delta: float) -> ExactValue:
+        if self.shapes_differ:
+            # Every run of data0 has one shape, every run of data1 another: the event "the
+            # output has data0's shape" has probability 1 and 0, so delta(eps) = 1 at every eps.
+            return ExactValue(math.inf, "exact", math.inf, "law derived from the code: the "
+                              f"output has shape {self.law0.mean.shape} on data0 and "
+                              f"{self.law1.mean.shape} on data1, so its shape reveals which ran")
         m = (self.law0.mean, self.law1.mean)
         if self.family == "gaussian":
             v = LinearGaussian(mean=lambda i: m[i], covariance=self.law0.A @ self.law0.A.T
@@ -348,6 +359,8 @@ def derive_pair(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int = 0
     law1 = derive_law(mechanism, data1, seed=seed)
     if isinstance(law1, NotDerivable):
         return law1
+    if law0.mean.shape != law1.mean.shape:
+        return PairLaw(law0, law1)  # the output's shape depends on the data: epsilon infinite
     if law0.family != law1.family or law0.A.shape != law1.A.shape or not np.allclose(
             law0.A, law1.A, rtol=RTOL, atol=RTOL * max(1.0, float(np.abs(law0.A).max()))):
         return NotDerivable("the noise reaches the output differently on the two inputs (the map "

@@ -309,6 +309,10 @@ def _derived(law: PairLaw, allowed: float, family: str, formula: str
     if law.family != family:
         return NotDerivable(f"the code draws {law.family} noise where the schedule accounts "
                             f"{family} noise, so the schedule does not describe it")
+    if law.shapes_differ:
+        return WholeCalibration(math.inf, DERIVED_LAW, family, math.inf, allowed,
+                                "derived law: the output's shape differs between the inputs "
+                                f"(the shape reveals which ran), against {formula}")
     if family == "gaussian":
         from dpaudit.formal.exact_laws import LinearGaussian
 
