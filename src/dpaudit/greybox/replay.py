@@ -297,6 +297,7 @@ class ReplayGenerator(np.random.Generator):
         self._record = _Record() if _record is None else _record
         self._stream = 0
         self._cursor = 0
+        self._side: np.random.Generator | None = None
 
     # -- the record ------------------------------------------------------------------------
 
@@ -498,8 +499,18 @@ class ReplayGenerator(np.random.Generator):
         as a candidate seed: when the release passes it to a draw source's seed (glue that only
         seeds numpy's global RNG, a ``RandomState`` or a ``Generator`` from the rng), the source
         owns the randomness it drives and the draw is taken off ``foreign``
-        (:func:`dpaudit.greybox.sources.intercepting`)."""
-        value = np.random.Generator.integers(self, low, high, size, dtype, endpoint)
+        (:func:`dpaudit.greybox.sources.intercepting`). With draws substituted, a scalar draw is
+        served from a side stream of the seed, so that the bits behind the rng stay untouched
+        (the check that a substituted run consumes none keeps its meaning)."""
+        if self.supply is not None and size is None:
+            if self._side is None:
+                bits = _BIT_GENERATOR.__get__(self)
+                ss = getattr(bits, "seed_seq", None)
+                key = ss.generate_state(4) if hasattr(ss, "generate_state") else [0]
+                self._side = np.random.Generator(np.random.PCG64([0x5EED, self._stream, *key]))
+            value = self._side.integers(low, high, size, dtype, endpoint)
+        else:
+            value = np.random.Generator.integers(self, low, high, size, dtype, endpoint)
         self.foreign.append("integers")
         if size is None and np.ndim(value) == 0:
             self._record.seed_candidates.append(int(value))

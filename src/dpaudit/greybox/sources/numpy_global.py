@@ -10,7 +10,8 @@ would outside; substitute; trace), every other global draw (``random_sample``, `
 noise). The real global state is never drawn from under replay, so a change in it on leaving the
 context is a draw the patch did not see (a function bound before the audit, ``from numpy.random
 import normal``, or compiled code using the global state, such as ``scipy.stats`` without a
-``random_state``): it is listed as foreign, so no law is derived.
+``random_state``): it is a guarded access (the replay does not own that randomness, like bits
+consumed behind the rng's guard), so no law is derived and no accountant decides.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ class NumpyGlobal:
         for name, fn in self._saved.items():
             setattr(np.random, name, fn)
         if not _same_state(self._before, _global_state()):
-            g.foreign.append(f"a draw from {NAME} the replay did not see (its state moved "
+            g._guard(f"a draw from {NAME} the replay did not see (its state moved "
                              "outside np.random's functions: a function bound before the audit, "
                              "such as `from numpy.random import normal`, or compiled code on the "
                              "global state)")

@@ -7,7 +7,7 @@ the replay, drawn in record mode from a private twin seeded like the instance (s
 same seed); every other draw is served from the twin and listed as foreign; ``get_state``,
 ``set_state``, ``seed`` with a state and copies or pickles are guarded accesses. The instance's own
 bits are never drawn from, so bits that moved by the end of the call are a draw the subclass did
-not see (compiled code on its bit generator), listed as foreign. A ``RandomState`` made before
+not see (compiled code on its bit generator), a guarded access. A ``RandomState`` made before
 the audit (at import time, by the library) is not intercepted: its draws are not in the record,
 and the derivation's replays of a fixed seed disagree with each other, so no law is derived.
 """
@@ -140,6 +140,6 @@ class RandomStates:
         del _MADE[self._made_before:]
         for rs in made:
             if not _same_state(rs._bits_before, rs._bit_generator.state):
-                g.foreign.append(f"a draw from a {NAME} the replay did not see (its bits moved "
+                g._guard(f"a draw from a {NAME} the replay did not see (its bits moved "
                                  "outside its methods: compiled code on its bit generator)")
                 break
