@@ -18,7 +18,7 @@ import copy
 import sys
 from typing import Any, TypeVar
 
-from dpaudit.greybox.sources import active
+from dpaudit.greybox.sources.base import active
 
 __all__ = ["same"]
 

@@ -29,46 +29,15 @@ replays concurrently with other numpy-random code in the same process.
 from __future__ import annotations
 
 import contextlib
-import threading
-from typing import Any, Callable, Iterator, Protocol
-
-import numpy as np
+from typing import Any, Callable, Iterator
 
 from dpaudit.greybox.replay import ReplayGenerator
+from dpaudit.greybox.sources.base import _ACTIVE, _LOCK, DrawSource, active, consume_seed
+from dpaudit.greybox.sources.numpy_generator import MadeGenerators
+from dpaudit.greybox.sources.numpy_global import NumpyGlobal
+from dpaudit.greybox.sources.random_state import RandomStates
 
 __all__ = ["DrawSource", "intercepting", "run_release", "active", "consume_seed", "SOURCES"]
-
-
-class DrawSource(Protocol):
-    """One place noise can come from. ``name``: how the report names it; ``open(g)``: start
-    routing its noise calls into the replay ``g``; ``close(g)``: restore, and list in
-    ``g.foreign`` any draw made behind the patched calls."""
-
-    name: str
-
-    def open(self, g: ReplayGenerator) -> None: ...
-
-    def close(self, g: ReplayGenerator) -> None: ...
-
-
-_LOCK = threading.RLock()
-_ACTIVE: list[ReplayGenerator] = []
-
-
-def active() -> ReplayGenerator | None:
-    """The replay of the release now running under :func:`intercepting` (None outside)."""
-    return _ACTIVE[-1] if _ACTIVE else None
-
-
-def consume_seed(g: ReplayGenerator, source: str, seed: Any) -> None:
-    """Note that ``source`` was seeded with ``seed`` in the release (see the module docstring)."""
-    try:
-        value = int(seed)
-    except (TypeError, ValueError, OverflowError):
-        return
-    if np.ndim(seed) != 0:
-        return
-    g._record.seeds.append((source, value))
 
 
 def _reconcile(g: ReplayGenerator) -> None:
@@ -85,10 +54,6 @@ def _reconcile(g: ReplayGenerator) -> None:
 
 
 def _sources() -> list[DrawSource]:
-    from dpaudit.greybox.sources.numpy_generator import MadeGenerators
-    from dpaudit.greybox.sources.numpy_global import NumpyGlobal
-    from dpaudit.greybox.sources.random_state import RandomStates
-
     return [NumpyGlobal(), RandomStates(), MadeGenerators()]
 
 

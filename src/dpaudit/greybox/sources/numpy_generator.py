@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.greybox.replay import GENERATOR_SOURCE, INTERNAL_MODULES, ReplayGenerator
-from dpaudit.greybox.sources import consume_seed
+from dpaudit.greybox.sources.base import consume_seed
 
 __all__ = ["MadeGenerators", "NAME", "RNG_NAME"]
 

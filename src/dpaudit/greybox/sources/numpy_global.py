@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.greybox.replay import INTERNAL_MODULES, ReplayGenerator
-from dpaudit.greybox.sources import consume_seed
+from dpaudit.greybox.sources.base import consume_seed
 
 __all__ = ["NumpyGlobal", "NAME", "NOISE", "FOREIGN"]
 

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.greybox.replay import INTERNAL_MODULES, ReplayGenerator
-from dpaudit.greybox.sources import active, consume_seed
+from dpaudit.greybox.sources.base import active, consume_seed
 from dpaudit.greybox.sources.numpy_global import FOREIGN, _same_state
 
 __all__ = ["RandomStates", "ReplayRandomState", "NAME"]
