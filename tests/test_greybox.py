@@ -7,6 +7,7 @@ dpaudit's own output.
 from __future__ import annotations
 
 import math
+import random
 
 import numpy as np
 import pytest
@@ -80,7 +81,10 @@ def test_the_derived_law_of_an_additive_laplace_release_gives_the_pure_epsilon()
 
 @pytest.mark.parametrize("mechanism,words", [
     (lambda x, n, rng: np.clip(x + rng.normal(0, 1, size=(n, 1)), -1, 1), "not affine"),
-    (lambda x, n, rng: x + np.random.normal(0, 1, size=(n, 1)), "other than the rng"),
+    # python's random module is not a draw source dpaudit intercepts (numpy's global functions
+    # are: tests/test_draw_sources.py)
+    (lambda x, n, rng: x + np.array([[random.gauss(0, 1)] for _ in range(n)]),
+     "does not intercept"),
     (lambda x, n, rng: x + rng.uniform(size=(n, 1)), "rng.uniform"),
     (lambda x, n, rng: x + rng.normal(size=(n, 1)) + rng.laplace(size=(n, 1)), "mixes"),
 ])
@@ -259,14 +263,16 @@ def test_a_non_injective_image_of_laplace_draws_is_not_derived() -> None:
 
 
 def test_a_rejected_declared_law_certifies_nothing_and_shares_the_family() -> None:
-    # numpy's global state: no law can be derived, so the declared law is the only exact evidence.
+    # python's random module (not a draw source dpaudit intercepts): no law can be derived, so
+    # the declared law is the only exact evidence.
     # It says sigma = 0.1 while the code draws sigma = 1: its epsilon on (1 vs 0) (mu = 10, eps
     # ~ 50) would refute the claim of 10, but the runs reject it (variance 1 vs 0.01), so it is
     # dropped; the code's true eps (mu = 1, ~4.2) is below 10: not violated.
     claim = dpaudit.Claim(
         id="test-greybox/wrong-law", statement="x + N(0, 1)", source=dpaudit.Source(title="t"),
         claimed=lambda p: (10.0, 1e-5), neighbours="add-remove", grid=[{}],
-        release=lambda p: (lambda x, n, rng: x + np.random.normal(0.0, 1.0, size=(n, 1))),
+        release=lambda p: (lambda x, n, rng: x + np.array([[random.gauss(0.0, 1.0)]
+                                                           for _ in range(n)])),
         pairs=lambda p: [(np.array([1.0]), np.array([0.0]))],
         # The data is the released statistic itself (a sum), not a list of records.
         neighbour_check=False,

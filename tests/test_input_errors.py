@@ -11,6 +11,7 @@ before any sampling, so the tests cost milliseconds.
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 import textwrap
 from pathlib import Path
@@ -42,6 +43,14 @@ PLUGIN = textwrap.dedent('''
             return x[None, :] + rng.laplace(0.0, 1.0, size=(n, x.size))
         return mechanism
 
+    def unseen_stream(p):  # the same stream, its noise from python's random (no source reads it)
+        def mechanism(data, n, rng):
+            import random
+            x = np.asarray(data, float)
+            draw = random.Random(int(rng.integers(2**32)))
+            return x[None, :] + np.asarray([[draw.gauss(0.0, 1.0) for _ in x] for _ in range(n)])
+        return mechanism
+
     def crashing(p):
         def mechanism(data, n, rng):
             raise ValueError("the user's own release raised this")
@@ -53,12 +62,13 @@ PLUGIN = textwrap.dedent('''
             ("inp/not-neighbour", release, ([0.0, 1.0], [1.0, 1.0]), "add-remove"),
             ("inp/shape", one_run_too_many, ([0.0, 1.0], [0.0]), "add-remove"),
             ("inp/stream", stream, ([0.0, 1.0], [0.0]), "add-remove"),
+            ("inp/stream-unseen", unseen_stream, ([0.0, 1.0], [0.0]), "add-remove"),
             ("inp/crash", crashing, ([0.0, 1.0], [0.0]), "add-remove")]:
         dpaudit.register_claim(Claim(id=cid, statement="The sum is eps-DP", neighbours=relation,
                                      release=rel, pairs=lambda p, pair=pair: [pair], **COMMON))
 ''')
 
-IDS = ("inp/not-neighbour", "inp/shape", "inp/stream", "inp/crash")
+IDS = ("inp/not-neighbour", "inp/shape", "inp/stream", "inp/stream-unseen", "inp/crash")
 
 
 @pytest.fixture()
@@ -100,11 +110,29 @@ def test_progress_does_not_repeat_the_error(plugin, tmp_path, capsys) -> None:
 
 def test_shapes_that_differ_on_an_add_remove_pair_name_the_relation(plugin, tmp_path,
                                                                     capsys) -> None:
-    status, _, err = _run(capsys, "audit-claims", "inp/stream", "--plugin", plugin, "--quiet",
-                          "--out", str(tmp_path / "r"))
+    # The black box compares runs of one shape: with no law read from the code, outputs of two
+    # shapes are an input error (exit 2) whose message names the relation as the cause.
+    status, _, err = _run(capsys, "audit-claims", "inp/stream-unseen", "--plugin", plugin,
+                          "--quiet", "--out", str(tmp_path / "r"))
     assert status == 2
     assert "differ in shape or type" in err
     assert "the claim's relation is add-remove" in err and "neighbour_check=False" in err
+
+
+def test_a_shape_read_from_the_code_is_evidence_that_names_the_relation(plugin, tmp_path,
+                                                                        capsys) -> None:
+    # Where the law is read from the code, the output's shape itself is evidence: under add-remove
+    # a release with one output per record reveals by its length which input ran (epsilon
+    # infinite, by definition: the event "the output has 2 rows" has probability 1 and 0), so the
+    # claim is violated (exit 1) and the finding says what to declare if the stream is fixed.
+    status, _, err = _run(capsys, "audit-claims", "inp/stream", "--plugin", plugin, "--quiet",
+                          "--out", str(tmp_path / "r"))
+    assert status == 1, err
+    record = json.loads((tmp_path / "r" / "inp" / "stream.json").read_text(encoding="utf-8"))
+    assert record["verdict"] == "violated"
+    text = json.dumps(record)
+    assert "the claim's relation is add-remove" in text and "neighbour_check=False" in text
+    assert "its shape depends on the data" in text
 
 
 def test_an_error_in_the_users_own_code_is_a_failed_audit_not_an_input_error(
@@ -151,7 +179,7 @@ def test_the_python_api_raises_a_rejected_input_once_with_the_hint(plugin, tmp_p
     assert module is not None
     for out in (None, tmp_path / "r"):
         with pytest.raises(ValueError, match="the claim's relation is add-remove"):
-            dpaudit.audit_claim("inp/stream", out=out, quiet=False)
+            dpaudit.audit_claim("inp/stream-unseen", out=out, quiet=False)
     err = capsys.readouterr().err
     assert "dpaudit: error:" not in err          # raised, not also printed
 

@@ -254,12 +254,9 @@ def relation_hint(exc: BaseException, claim_id: str) -> str:
         return ""
     if relation != "add-remove":
         return ""
-    return ("; the claim's relation is add-remove, so the two inputs of a pair hold different "
-            "numbers of records: a release whose output has one row per record (a fixed-length "
-            "stream) cannot compare them. If a removed record is a zero row of a stream of fixed "
-            "length, declare pairs of equal length that differ in one zeroed record and pass "
-            "Claim(..., neighbour_check=False); if a record is replaced, declare "
-            "neighbours=\"replace-one\"")
+    from dpaudit.claims.pair_relation import ADD_REMOVE_SHAPE_HINT
+
+    return "; " + ADD_REMOVE_SHAPE_HINT
 
 
 def _error_text(exc: BaseException, claim_id: str = "") -> str:

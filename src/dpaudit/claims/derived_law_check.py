@@ -23,10 +23,11 @@ from typing import Any, Mapping, Sequence
 from dpaudit.claims.evidence import CERTIFIED, EXACT, GridPoint, LemmaCheck
 from dpaudit.claims.verdict import format_parameters
 from dpaudit.greybox.derivation import DERIVED
+from dpaudit.greybox.invariance import INVARIANCE_STATEMENT
 from dpaudit.greybox.verification import VERIFIED_STATEMENT
 
-__all__ = ["verify_derived_laws", "guarded_randomness", "noise_as_drawn", "GUARD_STATEMENT",
-           "AS_DRAWN_STATEMENT", "VERIFIED_STATEMENT"]
+__all__ = ["verify_derived_laws", "guarded_randomness", "noise_as_drawn", "invariance",
+           "GUARD_STATEMENT", "AS_DRAWN_STATEMENT", "VERIFIED_STATEMENT", "INVARIANCE_STATEMENT"]
 
 #: The statement of the check that the replay owns the release's randomness.
 GUARD_STATEMENT = ("the release draws its randomness only through the rng's noise methods (no "
@@ -133,18 +134,41 @@ def verify_derived_laws(plans: list[Any], points: list[GridPoint], indices: Sequ
                                 "delta_residual": r})]
 
 
-def guarded_randomness(plans: Sequence[Any], findings: list[str]) -> list[LemmaCheck]:
-    """One failed check of :data:`GUARD_STATEMENT` when any point's release reached the bits
-    behind its rng (``evidence["rng_guard"]``), else none."""
-    hit = [p for p in plans if p.evidence.get("rng_guard")]
+def invariance(plans: Sequence[Any], findings: list[str]) -> list[LemmaCheck]:
+    """One failed check of :data:`INVARIANCE_STATEMENT` (:mod:`dpaudit.greybox.invariance`)
+    when any point's noise calls or public values differ between a declared pair's inputs given
+    the same draws (``evidence["invariance"]``), which blocks ``holds``; else none (a clean check
+    is recorded in the point's evidence, like the guard's)."""
+    checked = [p for p in plans if isinstance(p.evidence.get("invariance"), Mapping)]
+    hit = [p for p in checked if not p.evidence["invariance"].get("invariant", True)]
     if not hit:
         return []
+    rec = hit[0].evidence["invariance"]
+    words = "; ".join(f["what"] for f in rec.get("findings", [])[:3])
+    findings.append(f"At ({format_parameters(hit[0].parameters)}), replaying data0's draws on "
+                    f"data1 of declared pair {int(rec.get('pair', 0)) + 1}: {words}. A fixed "
+                    "noise schedule does not describe such a release, so no holds can rest on "
+                    "the accountant.")
+    return [LemmaCheck(INVARIANCE_STATEMENT, "violated", counterexample={
+        "parameters": dict(hit[0].parameters), "detail": words,
+        "findings": list(rec.get("findings", []))},
+        details={"kind": "one input's draws replayed on its neighbour", "points": len(hit)})]
+
+
+def guarded_randomness(plans: Sequence[Any], findings: list[str]) -> list[LemmaCheck]:
+    """One failed check of :data:`GUARD_STATEMENT` when any point's release reached the bits
+    behind its rng (``evidence["rng_guard"]``), else none; followed by the :func:`invariance`
+    check (both are the replay's guards on what the accountant assumes of the code)."""
+    hit = [p for p in plans if p.evidence.get("rng_guard")]
+    if not hit:
+        return invariance(plans, findings)
     reason = hit[0].evidence["rng_guard"]
     findings.append(f"At ({format_parameters(hit[0].parameters)}) {reason}; no holds can rest "
                     "on the accountant.")
     return [LemmaCheck(GUARD_STATEMENT, "violated", counterexample={
         "parameters": dict(hit[0].parameters), "detail": reason},
-        details={"kind": "the replay's guard on the rng", "points": len(hit)})]
+        details={"kind": "the replay's guard on the rng", "points": len(hit)})] + invariance(
+        plans, findings)
 
 
 def noise_as_drawn(plans: Sequence[Any], findings: list[str]) -> list[LemmaCheck]:

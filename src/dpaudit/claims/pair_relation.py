@@ -58,6 +58,17 @@ def _key(record: Any) -> Any:
     return ("object", repr(record))
 
 
+#: Why outputs of an add/remove pair may differ in shape, and what to declare instead: appended to
+#: the black box's shape error (``runner.relation_hint``) and to the finding of a derived law whose
+#: output shape depends on the data.
+ADD_REMOVE_SHAPE_HINT = (
+    "the claim's relation is add-remove, so the two inputs of a pair hold different numbers of "
+    "records: a release whose output has one row per record (a fixed-length stream) gives "
+    "them outputs of different shapes, and the shape alone reveals which input ran. If a removed record is a zero row of a stream of fixed length, declare pairs "
+    "of equal length that differ in one zeroed record and pass Claim(..., neighbour_check=False); "
+    "if a record is replaced, declare neighbours=\"replace-one\"")
+
+
 def neighbour_violation(data0: Any, data1: Any, relation: str) -> str | None:
     """Why ``(data0, data1)`` are not neighbours under ``relation`` (``"replace-one"`` or
     ``"add-remove"``), or None when they are, or when their types do not say (module docstring)."""

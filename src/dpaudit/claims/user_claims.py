@@ -56,7 +56,7 @@ from dpaudit._validation import check_delta, check_epsilon
 from dpaudit.claims.context import AuditContext
 from dpaudit.claims.driver import EmpiricalPlan, PointPlan
 from dpaudit.claims.evidence import EXACT, USER_SUPPLIED, LemmaCheck, LemmaOutcome
-from dpaudit.claims.pair_relation import neighbour_violation
+from dpaudit.claims.pair_relation import ADD_REMOVE_SHAPE_HINT, neighbour_violation
 from dpaudit.claims.registry import check_namespace
 from dpaudit.claims.model import (NeighbourRelation, PrivacyClaim, Provenance, Release,
                                   SensitivityLemma)
@@ -410,6 +410,9 @@ class _UserDeclaration:
             evidence["accountant"] = acc_text
         law_test = self._law_test(params, pairs, mechanism, ctx)
         verification = self._verification(code, mechanism, eps, delta, ctx)
+        invariance = self._invariance(pairs, mechanism, ctx, params)
+        if invariance:
+            evidence["invariance"] = invariance
         if code.guarded:
             evidence["rng_guard"] = code.guarded
         elif pairs and acc is not None and (exact is None or exact.source != "derived from the code"):
@@ -420,7 +423,16 @@ class _UserDeclaration:
             if seen:
                 evidence["noise_transforms"] = seen
         empirical = None
-        if pairs or u.pair_search is not None:
+        shape_reveals = code.chosen_law is not None and code.chosen_law.shapes_differ
+        if shape_reveals:
+            # The black box compares runs of one shape; here the shape itself is the evidence
+            # (the exact value, infinite, verified on runs of each input).
+            evidence["empirical_skipped"] = ("the output's shape depends on the data (it reveals "
+                                             "which input ran); the exact value derived from the "
+                                             "code decides")
+            if getattr(self.claim.neighbour, "value", None) == "add-remove":
+                evidence["empirical_skipped"] += "; " + ADD_REMOVE_SHAPE_HINT
+        if (pairs or u.pair_search is not None) and not shape_reveals:
             # Both given: the explicit pairs seed the search (piloted before generated ones).
             both = bool(pairs) and u.pair_search is not None
             pair_arg: Any = self._search(params) if u.pair_search is not None else pairs
@@ -439,6 +451,27 @@ class _UserDeclaration:
                          exact_upper=None if exact is None else exact.upper,
                          accountant=acc, empirical=empirical, evidence=evidence,
                          law_test=law_test, law_verification=verification)
+
+    def _invariance(self, pairs: list[tuple[Any, Any]], mechanism: Any, ctx: AuditContext,
+                    params: Params) -> dict[str, Any] | None:
+        """The invariance check on every declared pair (:mod:`dpaudit.greybox.invariance`):
+        the record of the first pair with a finding, else of all pairs checked; None without
+        pairs."""
+        if not pairs:
+            return None
+        from dpaudit.greybox.invariance import check_invariance
+
+        seed = ctx.seed_for(self.claim.id, "replay", _fmt(params))
+        results = [check_invariance(mechanism, d0, d1, seed=seed) for d0, d1 in pairs]
+        bad = next((k for k, r in enumerate(results) if r.findings), None)
+        if bad is None:
+            return {"invariant": True, "pairs": len(pairs),
+                    "calls": max(r.calls for r in results),
+                    "sources": sorted({s for r in results for s in r.sources}),
+                    "failures": [r.failure for r in results if r.failure]}
+        record = results[bad].to_dict()
+        record.update(pairs=len(pairs), pair=bad)
+        return record
 
     def _verification(self, code: Any, mechanism: Any, eps: float, delta: float,
                       ctx: AuditContext) -> Any:

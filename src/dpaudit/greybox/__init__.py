@@ -7,7 +7,9 @@ nothing of the claim driver.
 
 from dpaudit.greybox.derivation import (DERIVED, DerivedLaw, NotDerivable, PairLaw, derive_law,
                                         derive_pair)
+from dpaudit.greybox.invariance import Invariance, check_invariance
+from dpaudit.greybox.public_values import same
 from dpaudit.greybox.replay import ReplayGenerator
 
 __all__ = ["ReplayGenerator", "DerivedLaw", "NotDerivable", "PairLaw", "derive_law",
-           "derive_pair", "DERIVED"]
+           "derive_pair", "DERIVED", "same", "check_invariance", "Invariance"]

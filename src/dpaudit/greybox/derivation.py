@@ -37,8 +37,9 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.formal.exact_laws import ExactValue, LinearGaussian, ProductLaplace
-from dpaudit.greybox.replay import GUARD_SENTENCE, Draw, ReplayGenerator
+from dpaudit.greybox.replay import GUARD_SENTENCE, Draw, ReplayGenerator, describe_foreign
 from dpaudit.greybox.run_layouts import Misaligned, as_runs, layouts_for, replay_runs
+from dpaudit.greybox.sources import run_release
 
 __all__ = ["DerivedLaw", "NotDerivable", "derive_law", "derive_pair", "PairLaw", "MAX_DRAWS",
            "DERIVED", "Progress"]
@@ -106,7 +107,7 @@ def _run(mechanism: Mechanism, data: Any, seed: int, supply: Any = None
     g = ReplayGenerator(seed, supply)
     before = g.bits_state()
     try:
-        raw = mechanism(data, 1, g)
+        raw = run_release(mechanism, data, 1, g)
     except Exception as exc:
         if g.state_reads:
             raise _FailedAfterStateRead(f"{type(exc).__name__}: {str(exc)[:80]}") from exc
@@ -116,7 +117,7 @@ def _run(mechanism: Mechanism, data: Any, seed: int, supply: Any = None
 
 
 def _signature(draws: list[Draw]) -> list[tuple[Any, ...]]:
-    return [(d.method, d.shape, d.site) for d in draws]
+    return [(d.method, d.shape, d.site, d.source) for d in draws]
 
 
 def _zeros(offset: int, shape: tuple[int, ...], family: str) -> np.ndarray:
@@ -164,9 +165,9 @@ def _foreign_reason(g: ReplayGenerator) -> NotDerivable:
         elif what.startswith("bit_generator"):
             what = f"rng.{what}"
         return guarded_reason(what)
-    return NotDerivable(f"the release draws rng.{g.foreign[0]}, which dpaudit does not "
-                        "substitute, so its output is not a function of Gaussian or Laplace "
-                        "draws alone")
+    return NotDerivable(f"the release draws {describe_foreign(g.foreign[0])}, which dpaudit "
+                        "does not substitute, so its output is not a function of Gaussian or "
+                        "Laplace draws alone")
 
 
 _CONSUMED = guarded_reason("its bits were consumed outside the noise calls")
@@ -218,10 +219,13 @@ def _derive(mechanism: Mechanism, data: Any, seed: int, progress: Progress | Non
     if not g.draws:
         other, _, _ = _run(mechanism, data, seed + 1)
         if not np.array_equal(real, other):
-            return NotDerivable("the release draws its randomness from a source other than the "
-                                "rng dpaudit passes (a global or its own generator), so dpaudit "
-                                "cannot see into it")
-        return NotDerivable("the release draws no noise from the rng dpaudit passes")
+            return NotDerivable("the release draws its randomness from a source dpaudit does not "
+                                "intercept (not the rng it passes, numpy's global functions, a "
+                                "RandomState or default_rng made in the release; such as a "
+                                "generator made before the audit, python's random module, or "
+                                "torch), so dpaudit cannot see into it")
+        return NotDerivable("the release draws no noise from the rng dpaudit passes or any "
+                            "source it intercepts")
     families = {d.family for d in g.draws}
     if len(families) > 1:
         return NotDerivable("the release mixes Gaussian and Laplace draws, a law dpaudit does not "
@@ -244,6 +248,18 @@ def _derive(mechanism: Mechanism, data: Any, seed: int, progress: Progress | Non
     if _signature(g0.draws) != signature:
         return NotDerivable("the noise calls the release makes depend on the values drawn, so "
                             "its output is not an affine map of a fixed set of draws")
+    if g.seeded:
+        # A seed drawn from the rng drives an intercepted source: with every draw substituted the
+        # output must not depend on it (else the value reaches the output another way).
+        other, g2, _ = _run(mechanism, data, seed + 1, _zeros)
+        calls += 1
+        if g2.foreign or _signature(g2.draws) != signature or other.shape != mean.shape or \
+                not np.allclose(other, mean, rtol=RTOL, atol=RTOL * max(1.0, float(
+                    np.abs(mean).max(initial=0.0)))):
+            return NotDerivable(f"the value of rng.integers the release passes as a seed to "
+                                f"{g.seeded[0][0]} also reaches its output another way (the "
+                                "noise-free output changes with it), so its output is not a "
+                                "function of the noise draws alone")
     rng = np.random.default_rng(seed + 7)
     checks = [z_real] + [(10.0 if r % 2 else 1.0) *
                          (rng.standard_normal(k) if family == "gaussian" else rng.laplace(size=k))
@@ -301,7 +317,18 @@ class PairLaw:
     def family(self) -> str:
         return self.law0.family
 
+    @property
+    def shapes_differ(self) -> bool:
+        """The two inputs' outputs have different shapes (every run of each, by its law)."""
+        return self.law0.mean.shape != self.law1.mean.shape
+
     def epsilon(self, delta: float) -> ExactValue:
+        if self.shapes_differ:
+            # Every run of data0 has one shape, every run of data1 another: the event "the
+            # output has data0's shape" has probability 1 and 0, so delta(eps) = 1 at every eps.
+            return ExactValue(math.inf, "exact", math.inf, "law derived from the code: the "
+                              f"output has shape {self.law0.mean.shape} on data0 and "
+                              f"{self.law1.mean.shape} on data1, so its shape reveals which ran")
         m = (self.law0.mean, self.law1.mean)
         if self.family == "gaussian":
             v = LinearGaussian(mean=lambda i: m[i], covariance=self.law0.A @ self.law0.A.T
@@ -332,6 +359,8 @@ def derive_pair(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int = 0,
     law1 = derive_law(mechanism, data1, seed=seed, progress=progress)
     if isinstance(law1, NotDerivable):
         return law1
+    if law0.mean.shape != law1.mean.shape:
+        return PairLaw(law0, law1)  # the output's shape depends on the data: epsilon infinite
     if law0.family != law1.family or law0.A.shape != law1.A.shape or not np.allclose(
             law0.A, law1.A, rtol=RTOL, atol=RTOL * max(1.0, float(np.abs(law0.A).max()))):
         return NotDerivable("the noise reaches the output differently on the two inputs (the map "

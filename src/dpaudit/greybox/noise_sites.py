@@ -77,7 +77,8 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.greybox.derivation import NotDerivable, PairLaw, derive_pair
-from dpaudit.greybox.replay import Draw, ReplayGenerator
+from dpaudit.greybox.replay import Draw, ReplayGenerator, describe_foreign
+from dpaudit.greybox.sources import run_release
 
 __all__ = ["SiteDistance", "site_distances", "calibration_ratio", "worst_ratio",
            "WholeCalibration", "PairCalibration", "schedule_budget", "pair_calibration",
@@ -105,9 +106,12 @@ class SiteDistance:
     scale: float
     assumed: float | None
     ratio: float | None
+    #: The draw source of the site's calls (:mod:`dpaudit.greybox.sources`).
+    source: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"site": self.site, "family": self.family, "draws": self.draws,
+        return {"site": self.site, "source": self.source, "family": self.family,
+                "draws": self.draws,
                 "distance": self.distance, "scale": self.scale, "assumed": self.assumed,
                 "ratio": self.ratio}
 
@@ -208,12 +212,13 @@ class _DrawMove:
     distance: float
     scale: float
     whitened: float | None
+    source: str = ""
 
 
 def _trace(mechanism: Mechanism, data: Any, seed: int
            ) -> tuple[list[Draw], dict[int, tuple[float, np.ndarray]], list[str]]:
     g = ReplayGenerator(seed, trace=True)
-    mechanism(data, 1, g)
+    run_release(mechanism, data, 1, g)
     first: dict[int, tuple[float, np.ndarray]] = {}
     for index, factor, value in g.added:
         first.setdefault(index, (factor, value))
@@ -230,12 +235,13 @@ def _draw_moves(mechanism: Mechanism, data0: Any, data1: Any, seed: int
         return NotDerivable(f"the release failed while its noise calls were traced "
                             f"({type(exc).__name__}: {str(exc)[:120]})")
     if foreign0 or foreign1:
-        return NotDerivable(f"the release draws rng.{(foreign0 or foreign1)[0]}, which dpaudit "
-                            "does not trace")
+        return NotDerivable(f"the release draws {describe_foreign((foreign0 or foreign1)[0])}, "
+                            "which dpaudit does not trace")
     if not draws0:
-        return NotDerivable("the release draws no noise from the rng dpaudit passes")
-    if [(d.method, d.shape, d.site) for d in draws0] != \
-            [(d.method, d.shape, d.site) for d in draws1]:
+        return NotDerivable("the release draws no noise from the rng dpaudit passes or any "
+                            "source it intercepts")
+    if [(d.method, d.shape, d.site, d.source) for d in draws0] != \
+            [(d.method, d.shape, d.site, d.source) for d in draws1]:
         return NotDerivable("the two inputs make different noise calls, so their sites cannot be "
                             "matched")
     moves: list[_DrawMove] = []
@@ -261,7 +267,7 @@ def _draw_moves(mechanism: Mechanism, data0: Any, data1: Any, seed: int
             with np.errstate(divide="ignore", invalid="ignore"):
                 w = np.where(move > 0, move / b, 0.0)  # a moved coordinate with no noise: inf
             whitened = float(np.sqrt(np.sum(w ** 2)) if gauss else np.sum(w))
-        moves.append(_DrawMove(d.site, d.family, dist, scale, whitened))
+        moves.append(_DrawMove(d.site, d.family, dist, scale, whitened, d.source))
     return moves, unseen
 
 
@@ -277,7 +283,7 @@ def _sites(moves: list[_DrawMove], per_unit: tuple[float, str] | None) -> list[S
             assumed = worst.scale / per_unit[0]
             ratio = worst.distance / assumed
         out.append(SiteDistance(site, worst.family, len(ms), worst.distance, worst.scale,
-                                assumed, ratio))
+                                assumed, ratio, worst.source))
     return out
 
 
@@ -303,6 +309,10 @@ def _derived(law: PairLaw, allowed: float, family: str, formula: str
     if law.family != family:
         return NotDerivable(f"the code draws {law.family} noise where the schedule accounts "
                             f"{family} noise, so the schedule does not describe it")
+    if law.shapes_differ:
+        return WholeCalibration(math.inf, DERIVED_LAW, family, math.inf, allowed,
+                                "derived law: the output's shape differs between the inputs "
+                                f"(the shape reveals which ran), against {formula}")
     if family == "gaussian":
         from dpaudit.formal.exact_laws import LinearGaussian
 
@@ -328,8 +338,8 @@ def _earlier_noise(mechanism: Mechanism, data: Any, seed: int) -> int:
         draws_b, added_b, _ = _trace(mechanism, data, seed + 1)
     except Exception:  # the user's code failed under tracing: nothing is proven
         return 1
-    if [(d.method, d.shape, d.site) for d in draws_a] != \
-            [(d.method, d.shape, d.site) for d in draws_b]:
+    if [(d.method, d.shape, d.site, d.source) for d in draws_a] != \
+            [(d.method, d.shape, d.site, d.source) for d in draws_b]:
         return len(draws_a) or 1
     return sum(1 for i, (_, v) in added_a.items()
                if i not in added_b or not np.array_equal(v, added_b[i][1]))

@@ -20,6 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.greybox.replay import ReplayGenerator
+from dpaudit.greybox.sources import run_release
 
 __all__ = ["noise_transforms"]
 
@@ -32,7 +33,7 @@ def noise_transforms(mechanism: Mechanism, data: Any, *, seed: int) -> list[str]
     None when the traced run fails (the trace then shows nothing)."""
     g = ReplayGenerator(seed, trace=True)
     try:
-        mechanism(data, 1, g)
+        run_release(mechanism, data, 1, g)
     except Exception:
         return None
     out: list[str] = []

@@ -36,7 +36,13 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["Draw", "ReplayGenerator", "TracedNoise", "StateToken", "STANDARD_FAMILY",
-           "GUARD_SENTENCE"]
+           "GUARD_SENTENCE", "GENERATOR_SOURCE", "INTERNAL_MODULES", "describe_foreign"]
+
+#: The name of the draw source of the rng dpaudit passes (``Draw.source``).
+GENERATOR_SOURCE = "numpy Generator (the rng dpaudit passes)"
+
+#: Modules whose frames are not the drawing code (a noise site is the first frame outside them).
+INTERNAL_MODULES: set[str] = {__name__}
 
 #: The standardised law of each substitutable method's ``z`` (``loc + scale * z``).
 STANDARD_FAMILY = {"normal": "gaussian", "standard_normal": "gaussian", "laplace": "laplace",
@@ -79,6 +85,8 @@ class Draw:
     scale: np.ndarray
     site: str
     z: np.ndarray
+    #: The draw source that made the call (:mod:`dpaudit.greybox.sources`).
+    source: str = GENERATOR_SOURCE
 
     @property
     def size(self) -> int:
@@ -106,6 +114,14 @@ class _Record:
     blocks: dict[tuple[int, int], tuple[int, int, str]] = field(default_factory=dict)
     streams: int = 1
     state_reads: int = 0
+    #: Scalar ``rng.integers`` values drawn (candidate seeds of another draw source).
+    seed_candidates: list[int] = field(default_factory=list)
+    #: ``(source, seed)`` of every seed a draw source was given in the release.
+    seeds: list[tuple[str, int]] = field(default_factory=list)
+    #: ``(source, seed)`` of the seeds drawn from the rng and consumed by a draw source.
+    seeded: list[tuple[str, int]] = field(default_factory=list)
+    #: ``(name, value, site)`` of every value the code marked public (``greybox.same``).
+    public: list[tuple[str, Any, str]] = field(default_factory=list)
 
     def place(self, stream: int, cursor: int, size: int, family: str) -> int | None:
         """The offset of a draw of ``size`` at ``(stream, cursor)``: a new one, the earlier
@@ -190,9 +206,15 @@ class _Bits:
         setattr(_BIT_GENERATOR.__get__(g), name, value)
 
 
+def describe_foreign(entry: str) -> str:
+    """A foreign entry in words: a bare name is a method of the rng (``rng.uniform``); a draw
+    source lists its own phrase (``np.random.random_sample (numpy's global RNG)``)."""
+    return f"rng.{entry}" if entry.isidentifier() else entry
+
+
 def _caller_site() -> str:
     frame = sys._getframe(2)  # the frame that called the Generator method
-    while frame is not None and frame.f_globals.get("__name__") == __name__:
+    while frame is not None and frame.f_globals.get("__name__") in INTERNAL_MODULES:
         frame = frame.f_back
     if frame is None:
         return "<unknown>"
@@ -275,6 +297,7 @@ class ReplayGenerator(np.random.Generator):
         self._record = _Record() if _record is None else _record
         self._stream = 0
         self._cursor = 0
+        self._side: np.random.Generator | None = None
 
     # -- the record ------------------------------------------------------------------------
 
@@ -307,6 +330,17 @@ class ReplayGenerator(np.random.Generator):
     def state_reads(self) -> int:
         """How often ``bit_generator.state`` was read (a replayed position each time)."""
         return self._record.state_reads
+
+    @property
+    def seeded(self) -> list[tuple[str, int]]:
+        """``(source, seed)`` of each ``rng.integers`` value the release used only to seed a
+        draw source (:mod:`dpaudit.greybox.sources`)."""
+        return self._record.seeded
+
+    @property
+    def public(self) -> list[tuple[str, Any, str]]:
+        """``(name, value, site)`` of each value the code marked public (``greybox.same``)."""
+        return self._record.public
 
     @property
     def scalars(self) -> int:
@@ -385,9 +419,10 @@ class ReplayGenerator(np.random.Generator):
         return offset
 
     def _log(self, method: str, family: str, shape: tuple[int, ...], loc: np.ndarray,
-             scale: np.ndarray, site: str, z: np.ndarray, value: Any, offset: int) -> Any:
+             scale: np.ndarray, site: str, z: np.ndarray, value: Any, offset: int,
+             source: str = GENERATOR_SOURCE) -> Any:
         rec = self._record
-        rec.draws.append(Draw(method, family, offset, shape, loc, scale, site, z))
+        rec.draws.append(Draw(method, family, offset, shape, loc, scale, site, z, source))
         if self.trace:
             if method != "multivariate_normal" and np.any(loc != 0):
                 # rng.normal(value, scale): the draw is added to its loc
@@ -398,10 +433,18 @@ class ReplayGenerator(np.random.Generator):
             return out
         return value
 
-    def _draw(self, method: str, loc: Any, scale: Any, size: Any, real: Callable[[], Any]) -> Any:
+    def source_draw(self, source: str, method: str, loc: Any, scale: Any, size: Any,
+                    real: Callable[[], Any]) -> Any:
+        """A noise call of another draw source (:mod:`dpaudit.greybox.sources`) routed through
+        this replay: recorded, substituted or traced like the rng's own, named ``source``;
+        ``real()`` makes the real draw (record mode)."""
+        return self._draw(method, loc, scale, size, real, source)
+
+    def _draw(self, method: str, loc: Any, scale: Any, size: Any, real: Callable[[], Any],
+              source: str = GENERATOR_SOURCE) -> Any:
         family = STANDARD_FAMILY[method]
         if size is None and not self.trace and type(loc) in _SCALARS and type(scale) in _SCALARS:
-            return self._scalar_draw(method, family, float(loc), float(scale), real)
+            return self._scalar_draw(method, family, float(loc), float(scale), real, source)
         loc_a = np.asarray(loc, dtype=np.float64)
         scale_a = np.asarray(scale, dtype=np.float64)
         if size is None:
@@ -428,13 +471,13 @@ class ReplayGenerator(np.random.Generator):
             value = loc_a + scale_a * z
         loc_b = np.array(np.broadcast_to(loc_a, shape))  # copies: the code may reuse its arrays
         scale_b = np.array(np.broadcast_to(scale_a, shape))
-        out = self._log(method, family, shape, loc_b, scale_b, site, z, value, offset)
+        out = self._log(method, family, shape, loc_b, scale_b, site, z, value, offset, source)
         if self.trace:
             return out
         return value if size is not None or np.ndim(value) else float(value)
 
     def _scalar_draw(self, method: str, family: str, loc: float, scale: float,
-                     real: Callable[[], Any]) -> float:
+                     real: Callable[[], Any], source: str = GENERATOR_SOURCE) -> float:
         """The common case of one scalar draw at a scalar location and scale, without the
         array bookkeeping (the replay's cost per draw is what makes long loops affordable)."""
         site = _caller_site()
@@ -447,7 +490,30 @@ class ReplayGenerator(np.random.Generator):
             value = loc + scale * z
         f64 = np.float64
         self._record.draws.append(Draw(method, family, offset, (), f64(loc), f64(scale), site,
-                                       f64(z)))
+                                       f64(z), source))
+        return value
+
+    def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
+                 endpoint: bool = False) -> Any:
+        """``Generator.integers``, served and listed in ``foreign``; a scalar draw is also kept
+        as a candidate seed: when the release passes it to a draw source's seed (glue that only
+        seeds numpy's global RNG, a ``RandomState`` or a ``Generator`` from the rng), the source
+        owns the randomness it drives and the draw is taken off ``foreign``
+        (:func:`dpaudit.greybox.sources.intercepting`). With draws substituted, a scalar draw is
+        served from a side stream of the seed, so that the bits behind the rng stay untouched
+        (the check that a substituted run consumes none keeps its meaning)."""
+        if self.supply is not None and size is None:
+            if self._side is None:
+                bits = _BIT_GENERATOR.__get__(self)
+                ss = getattr(bits, "seed_seq", None)
+                key = ss.generate_state(4) if hasattr(ss, "generate_state") else [0]
+                self._side = np.random.Generator(np.random.PCG64([0x5EED, self._stream, *key]))
+            value = self._side.integers(low, high, size, dtype, endpoint)
+        else:
+            value = np.random.Generator.integers(self, low, high, size, dtype, endpoint)
+        self.foreign.append("integers")
+        if size is None and np.ndim(value) == 0:
+            self._record.seed_candidates.append(int(value))
         return value
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:  # noqa: D102
@@ -514,5 +580,7 @@ def _foreign_method(name: str) -> Callable[..., Any]:
 
 
 for _name in _FOREIGN:
+    if _name == "integers":
+        continue
     if hasattr(np.random.Generator, _name):
         setattr(ReplayGenerator, _name, _foreign_method(_name))

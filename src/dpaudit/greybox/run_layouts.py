@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from dpaudit.greybox.replay import Draw, ReplayGenerator
+from dpaudit.greybox.sources import run_release
 from dpaudit.release_outputs import is_structured, release_table
 
 __all__ = ["LAYOUTS", "Misaligned", "replay_runs", "layouts_for", "as_runs"]
@@ -96,14 +97,14 @@ def replay_runs(mechanism: Mechanism, data: Any, seed: int, Z: np.ndarray,
 
     g = ReplayGenerator(seed, supply)
     before = g.bits_state()
-    out = mechanism(data, n, g)
+    out = run_release(mechanism, data, n, g)
     if calls[0] != len(plan):
         raise Misaligned(f"{calls[0]} noise calls, expected {len(plan)}")
     if g.foreign:
         raise Misaligned(f"a foreign draw ({g.foreign[0]})")
     if g.bits_state() != before:
         raise Misaligned("bits consumed outside the noise calls")
-    sites = [draws[j].site for _, j in plan]
-    if [d.site for d in g.draws] != sites:
+    sites = [(draws[j].site, draws[j].source) for _, j in plan]
+    if [(d.site, d.source) for d in g.draws] != sites:
         raise Misaligned("noise calls from other sites")
     return as_runs(out, n)

@@ -39,6 +39,7 @@ import numpy as np
 from dpaudit.greybox.derivation import RTOL, DerivedLaw, PairLaw, Progress
 from dpaudit.greybox.replay import ReplayGenerator
 from dpaudit.greybox.run_layouts import Misaligned, as_runs, replay_runs
+from dpaudit.greybox.sources import run_release
 
 __all__ = ["Departure", "InputVerification", "LawVerification", "verify_input", "verify_pair",
            "verification_runs", "runs_to_confirm", "MAX_CONFIRM_SCALARS", "CHUNK", "MAX_SCALARS", "PER_CALL_RUNS", "MAX_CALLS",
@@ -210,7 +211,7 @@ def _draws(rng: np.random.Generator, family: str, shape: tuple[int, int]) -> np.
 def _single(mechanism: Mechanism, data: Any, law: DerivedLaw, z: np.ndarray, seed: int
             ) -> np.ndarray:
     """One run with draws ``z`` supplied by offset; Misaligned when its calls differ."""
-    sig = [(d.method, d.shape, d.site) for d in law.draws]
+    sig = [(d.method, d.shape, d.site, d.source) for d in law.draws]
 
     def supply(offset: int, shape: tuple[int, ...], family: str) -> np.ndarray:
         size = int(np.prod(shape, dtype=np.int64))
@@ -220,12 +221,12 @@ def _single(mechanism: Mechanism, data: Any, law: DerivedLaw, z: np.ndarray, see
 
     g = ReplayGenerator(seed, supply)
     before = g.bits_state()
-    out = as_runs(mechanism(data, 1, g), 1)
+    out = as_runs(run_release(mechanism, data, 1, g), 1)
     if g.foreign:
         raise Misaligned(f"a foreign draw ({g.foreign[0]})")
     if g.bits_state() != before:
         raise Misaligned("bits consumed outside the noise calls")
-    if [(d.method, d.shape, d.site) for d in g.draws] != sig:
+    if [(d.method, d.shape, d.site, d.source) for d in g.draws] != sig:
         raise Misaligned("other noise calls than the derived law's")
     return out
 
