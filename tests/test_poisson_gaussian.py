@@ -138,9 +138,10 @@ def test_agrees_with_dp_accounting_on_the_whole_grid(z, q, T):
     check_against_dp_accounting(z, q, T)
 
 
+@pytest.mark.libraries
 @pytest.mark.parametrize("z, q, T", [(1.0, 0.01, 1000), (4.0, 0.1, 100), (0.5, 0.001, 1000)])
 def test_agrees_with_prv_accountant_within_its_error_bounds(z, q, T):
-    prv = pytest.importorskip("prv_accountant")
+    import prv_accountant as prv
     from prv_accountant.dpsgd import DPSGDAccountant
 
     acc = DPSGDAccountant(noise_multiplier=z, sampling_probability=q, max_steps=T,
@@ -150,6 +151,31 @@ def test_agrees_with_prv_accountant_within_its_error_bounds(z, q, T):
     # prv-accountant certifies [low, up] around the truth; the pessimistic PLD is above the truth
     # by less than its grid error, so it lands in [low, up + 1e-3].
     assert prv is not None and low - 1e-9 <= got <= up + 1e-3
+
+
+@pytest.mark.libraries
+def test_where_prv_accountant_disagrees_dp_accountings_two_certified_sides_bracket_dpaudit():
+    # z 0.5, q 0.01, T 10^4: prv-accountant 0.2.0 certifies [43.3680, 43.3881] (eps_error 0.01);
+    # dp-accounting's optimistic PLD (privacy buckets, a lower bound on the truth) on a 2e-5 grid
+    # and its pessimistic one (connect-the-dots, an upper bound) bracket the truth in
+    # [43.2664, 43.3665], disjoint from prv's interval by 1.5e-3. dpaudit reports the pessimistic
+    # side, inside the bracket; prv-accountant's lower end is the one that does not hold here (its
+    # 0.2.0 discretisation error exceeding its stated bound is reported upstream, prv_accountant
+    # issue #36). Pinned so a change of either library shows up.
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+    from prv_accountant.dpsgd import DPSGDAccountant
+
+    z, q, T = 0.5, 0.01, 10_000
+    got = noise.PoissonSampledGaussian(z, q, T).epsilon(1e-5, neighbours="add-remove")
+    low_side = pld_lib.from_gaussian_mechanism(
+        z, sampling_prob=q, pessimistic_estimate=False, value_discretization_interval=2e-5,
+        use_connect_dots=False).self_compose(T).get_epsilon_for_delta(1e-5)
+    assert low_side == pytest.approx(43.2664, abs=1e-3)
+    assert low_side <= got == pytest.approx(43.3665, abs=1e-3)
+    prv_low, _, prv_up = DPSGDAccountant(noise_multiplier=z, sampling_probability=q, max_steps=T,
+                                         eps_error=0.01, delta_error=1e-10).compute_epsilon(
+                                             delta=1e-5, num_steps=T)
+    assert got < prv_low <= got + 2e-3 < prv_up
 
 
 def test_epsilon_grows_with_sampling_rate_and_steps_and_falls_with_noise():
