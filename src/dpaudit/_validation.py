@@ -63,7 +63,7 @@ def check_probability(p: object, name: str, open_interval: bool = True) -> float
 
 
 #: Smallest level an audit accepts: below it ``1 / alpha`` and the per-interval levels of a
-#: Bonferroni split underflow or overflow double precision (issue 25: ``alpha=5e-324`` was
+#: Bonferroni split underflow or overflow double precision (``alpha=5e-324`` was
 #: reported as "got 0.0" by an internal check).
 MIN_ALPHA = 1e-300
 

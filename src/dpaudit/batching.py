@@ -1,4 +1,4 @@
-"""Turn a one-draw-per-call sampler into the batch mechanism dpaudit audits (issue 24).
+"""Turn a one-draw-per-call sampler into the batch mechanism dpaudit audits.
 
 Library releases are usually written as ``sampler(data) -> one output`` (OpenDP's measurements,
 diffprivlib's ``randomise``, a jax-privacy privatizer step), while :func:`dpaudit.audit` and a

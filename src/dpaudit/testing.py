@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 try:  # only the plugin's hooks and its fixture need pytest: the assertions import without it
     import pytest
-except ImportError:  # e.g. a notebook or a CI script without pytest (issue 35)
+except ImportError:  # e.g. a notebook or a CI script without pytest
     pytest = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:  # the engine is imported lazily: this module loads in every pytest run

@@ -5,7 +5,7 @@ scores to a few integers: for every watched threshold event its count, and the c
 report's histogram (:class:`~dpaudit.blackbox.statistics.HistogramAccumulator`). The reference way
 sorts the chunk once and answers everything by binary search
 (:meth:`HistogramAccumulator.update_sorted`, :meth:`ThresholdEvent.count_sorted`). Sorting was
-a third of a scalar audit's overhead on top of sampling (issue 36 item 4), so
+a third of a scalar audit's overhead on top of sampling, so
 :class:`ChunkCounter` gets the same integers in a few linear passes over buffers reused from
 chunk to chunk:
 

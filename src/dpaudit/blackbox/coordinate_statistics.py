@@ -1,4 +1,4 @@
-"""Location-shift statistics that share information across coordinates (issue 36, item 2).
+"""Location-shift statistics that share information across coordinates.
 
 The location-shift statistic of :mod:`dpaudit.blackbox.fitters_location` estimates every
 coordinate's shift on its own. Two kinds of vector output defeat it, and the oracle ratio of
@@ -262,7 +262,7 @@ def _laplace_form_event(fitter: LocationShiftFitter, base: LocationShiftScorer
     per-coordinate histograms give under independence: each term
     ``(2 clip(x, lo, hi) - lo - hi) / b`` takes its two end values with the histogram's mass
     beyond ``lo`` and ``hi`` and the values in between bin by bin; the terms are rounded onto a
-    lattice of :data:`EVENT_LATTICE_STEPS` steps per largest end value and convolved. Issue 36:
+    lattice of :data:`EVENT_LATTICE_STEPS` steps per largest end value and convolved. Why:
     the best event of a large shift in many coordinates (the counter with fresh noise in
     ``benchmarks/oracle_ratio.py``: every coordinate at its upper end, probability 0.02 on one
     input and 10^-5 on the other) has about one run of the other input on the selection split,

@@ -235,7 +235,7 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
         if probes[0].dtype.kind not in "biuf":
             raise TypeError(f"continuous outputs must be numeric, got dtype {probes[0].dtype}; use "
                             "output_kind='discrete' or a statistic")
-        # Issue 15: a family of learned statistics, fitted on the fit split and chosen on the
+        # A family of learned statistics, fitted on the fit split and chosen on the
         # selection split (dpaudit.blackbox.learned_statistics).
         family = candidates_for(flatten_outputs(probes[0]).shape[1], cfg.statistics)
         for c in family:
@@ -251,7 +251,7 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
             family, streams, probes, cfg, n_train, n_test, chunk_rows)
     else:
         if fitter is not None:
-            # Issue 36: the outcome ratios are fitted, and the prefix chosen, on all training
+            # The outcome ratios are fitted, and the prefix chosen, on all training
             # runs (dpaudit.blackbox.outcome_selection says why and what it measured).
             n_fit, n_select = 0, n_train
             scorer, fitted_scores = fit_outcomes_in_sample(streams, probes, n_train, chunk_rows)
@@ -286,7 +286,7 @@ def _train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.r
     eps_best = eps_sweep.best(cfg.test_events)
     if (kind == "continuous" and eps_best and not eps_best[0].rank_value > 0
             and flatten_outputs(probes[0]).shape[1] > 1):
-        # Issue 36 (vector outputs): no event projects a positive bound; rank again at one
+        # Vector outputs: no event projects a positive bound; rank again at one
         # standard error (learned_statistics.best_events).
         eps_best = best_events(sc[0], sc[1], m=cfg.test_events, n_test0=n_test, n_test1=n_test,
                                alpha=bonf.per_interval_alpha, delta=cfg.delta,
@@ -422,14 +422,14 @@ def _test_blocks(streams: Sequence[_Stream], n_test: int, chunk_rows: int,
 def _fit_and_choose(family: list[Any], streams: list[_Stream], probes: list[np.ndarray],
                     cfg: _Config, n_train: int, n_test: int, chunk_rows: int
                     ) -> tuple[list[np.ndarray], int, int, Any, tuple[dict[str, Any], ...]]:
-    """Issue 15: fit every statistic of ``family`` on the fit split, score the selection split with
+    """Fit every statistic of ``family`` on the fit split, score the selection split with
     each and keep the one whose best event projects the highest bound
     (:func:`dpaudit.blackbox.learned_statistics.choose`). The test split is not drawn here.
 
     Returns the chosen statistic's selection scores per input, ``n_fit``, ``n_select``, the scorer
     and the table of candidates. Scalars are drawn as one sequence of training runs routed by row
     index (their selection rows are kept, 8 bytes each), so that when the identity is chosen its
-    threshold is picked, as before issue 15, on all training runs (it learned nothing from the fit
+    threshold is picked, as it was before the family existed, on all training runs (it learned nothing from the fit
     split); vectors are drawn fit split first, then the selection split streamed.
     """
     probe_rows = probes[0].shape[0]
@@ -755,7 +755,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         ``False`` skips the probe (for mechanisms whose calls must be counted exactly).
     joint_test : bool
         Decide each threshold event with the exact unconditional joint test of its two counts
-        (:mod:`dpaudit.blackbox.joint_test`, issue 36) instead of the product of two
+        (:mod:`dpaudit.blackbox.joint_test`) instead of the product of two
         Clopper-Pearson intervals: valid at the same level, never below the product at the
         statistic's level, typically 2-10% closer to the exact epsilon at 10^6-10^7 runs; costs
         about 0.2-3 s per event. Pooled pairs keep their intervals. Default ``False``.
@@ -837,7 +837,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     root = np.random.SeedSequence(seed)
     main_seq = root.spawn(1)[0]
     clock = [0.0]
-    # Issue 24: does the mechanism draw from its rng? (a few calls with controlled seeds)
+    # Does the mechanism draw from its rng? (a few calls with controlled seeds)
     first_input = (data0 if data0 is not _NOT_GIVEN and data0 is not None
                    else (seeds or candidates or [(None, None)])[0][0])
     if rng_probe and strategy is not None and not seeds:

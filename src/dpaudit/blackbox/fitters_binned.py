@@ -80,7 +80,7 @@ class _Binning:
         return {"atoms": int(self.atoms.size), "bins": int(self.edges.size + 1)}
 
 
-# Speed (issue 15: whole audit <= 2 x sampling time for trajectories). The vector statistics bin
+# Speed (whole audit <= 2 x sampling time for trajectories). The vector statistics bin
 # every coordinate; the helpers below do the per-coordinate work on the whole (runs x coordinates)
 # block at once with the SAME results as the per-coordinate code (which stays the path for
 # coordinates with atoms): the fitted statistics and the audit's outputs are bit-identical.
@@ -172,7 +172,7 @@ class BinnedRatioScorer:
         """``np.sort(self(x))`` for scalar outputs ``x`` sorted ascending, bit for bit: without
         atoms, bin ``k`` holds the outputs in ``(edges[k-1], edges[k]]``, so the sorted scores are
         each bin's log ratio repeated by its count, the bins in the order of their ratios (the
-        engine uses selection scores as a multiset; issue 36 item 4). Atoms, or a zero or NaN
+        engine uses selection scores as a multiset). Atoms, or a zero or NaN
         ratio (whose tie order is the sort's), take ``np.sort(self(x))``."""
         x = flatten_outputs(sorted_outputs)[:, 0].astype(np.float64, copy=False)
         lr = self.log_ratios
@@ -245,8 +245,7 @@ class HistogramRatioFitter:
 def _atom_free_counts(chunks: Sequence[np.ndarray], binning: _Binning) -> np.ndarray:
     """``bincount(binning.index(concatenate(chunks)))`` for a binning without atoms, where bin
     ``k`` is ``(edges[k-1], edges[k]]``: a sorted chunk (the engine feeds the scalar fit split
-    sorted) is counted by binary searches of the edges, any other chunk bin by bin (issue 36
-    item 4: the same counts, without locating 10^5 runs)."""
+    sorted) is counted by binary searches of the edges, any other chunk bin by bin (the same counts, without locating 10^5 runs)."""
     total = np.zeros(binning.size, dtype=np.int64)
     for a in chunks:
         if a.size > 1 and not np.any(a[1:] < a[:-1]) and not np.isnan(a).any():

@@ -1,4 +1,4 @@
-"""Sparse-vector outputs that release values: halting pattern plus pooled released values (issue 36).
+"""Sparse-vector outputs that release values: halting pattern plus pooled released values.
 
 Sparse-vector variants that release a noisy value at every "above" answer (numerical SVT, Wang,
 Ding, Wang, Kifer and Zhang, PLDI 2019; Lyu, Su and Li, PVLDB 10(6), 2017, Alg. 3) produce rows

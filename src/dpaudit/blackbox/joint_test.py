@@ -1,4 +1,4 @@
-"""Exact unconditional joint test of ``P[M(D) in S] <= e^eps P[M(D') in S] + delta`` (issue 36).
+"""Exact unconditional joint test of ``P[M(D) in S] <= e^eps P[M(D') in S] + delta``.
 
 An audit observes one event's count ``X ~ Bin(n_p, p)`` on ``D`` and ``Y ~ Bin(n_q, q)`` on
 ``D'`` (independent). The product of two Clopper-Pearson intervals

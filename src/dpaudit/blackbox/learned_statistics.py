@@ -1,4 +1,4 @@
-"""A family of learned test statistics for the black-box audit (issue 15), and how one is picked.
+"""A family of learned test statistics for the black-box audit, and how one is picked.
 
 The engine (:mod:`dpaudit.blackbox.empirical_audit`) reduces every output to one real score and then uses a
 threshold event on it. With a fixed score family it misses bugs whose likelihood ratio is not
@@ -34,7 +34,7 @@ different shape, and the bookkeeping that lets the engine pick one:
   robust to any heavy tail. Medians come from a fine streaming histogram (``LOCATION_GRID``
   bins over the probe's central 99% per coordinate), so memory does not grow with the fit split.
 * :class:`~dpaudit.blackbox.coordinate_statistics.PooledShiftFitter` and
-  :class:`~dpaudit.blackbox.coordinate_statistics.WhitenedShiftFitter` (vectors, issue 36): the
+  :class:`~dpaudit.blackbox.coordinate_statistics.WhitenedShiftFitter` (vectors): the
   location-shift statistic with its shifts pooled across coordinates (James-Stein, one common
   shift) and the best event of the pooled weighted sign test, its cut fixed on the fit split;
   the same on Cholesky-whitened outputs (prefix sums: the independent increments). See
@@ -54,7 +54,7 @@ different shape, and the bookkeeping that lets the engine pick one:
   not in the default family: see :mod:`dpaudit.blackbox.pattern_statistics` for why.
 * :class:`~dpaudit.blackbox.halting_statistics.HaltingValueFitter` (sparse vectors that release
   values): the log ratio of the row's pattern of atoms plus that of each released value, the
-  values of all positions pooled in one histogram (issue 36: numerical SVT at 10^6 runs, seeds
+  values of all positions pooled in one histogram (numerical SVT at 10^6 runs, seeds
   0-3, bounds 0.024-0.028 against the default family's mean 0.004; the oracle's 0.036). In the
   default family; it gives no candidate unless the probe has both atoms and released values.
 * :class:`~dpaudit.blackbox.atom_statistics.AtomFitter` (scalars and vectors): values that
@@ -233,7 +233,7 @@ def candidates_for(dimension: int, statistics: tuple[str, ...] | None, *,
         elif s == "location-shift" and not scalar:
             out.append(Candidate(s, LocationShiftFitter()))
         elif s == "pooled-shift" and not scalar:
-            # Issue 36: shares the location-shift member's medians when both are in the family.
+            # Shares the location-shift member's medians when both are in the family.
             shared = next((c.fitter for c in out if c.name == "location-shift"), None)
             out.append(Candidate(s, PooledShiftFitter() if shared is None
                                  else PooledShiftFitter(shared, feeds=False)))
@@ -343,7 +343,7 @@ def best_events(scores0: np.ndarray, scores1: np.ndarray, *, m: int = 1,
     penalised level (a lucky tail count does not win); for one whose event was fixed on the fit
     split (a 0/1 score, ``C <= 4``: one threshold, its two directions and complements) the
     selection rates are taken as they are (level 1/2): no threshold was chosen on them, so
-    they are not a maximum over thresholds. Issue 36: a small effect spread over many
+    they are not a maximum over thresholds. A small effect spread over many
     coordinates (DP-Sniper's parallel Laplace at 10^6 runs: the best event at ratio e^0.044 and
     probability 0.058, its selection-split log ratio known to +-0.026) does not clear the
     penalised level although the test split, 18 times larger, confirms it. Uses the selection
@@ -402,7 +402,7 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
     sweeps = [sweep_thresholds(select0[i], select1[i], n_test0=n_test, n_test1=n_test,
                                alpha=alpha, delta=delta, objective="epsilon")
               for i in range(len(scorers))]
-    # Issue 36: a statistic none of whose events projects a positive bound is compared by the
+    # A statistic none of whose events projects a positive bound is compared by the
     # best event of the one-standard-error ranking (best_events), the event the engine would test.
     tops = [sw.best(1) if scalar or not sw.best(1) or sw.best(1)[0].rank_value > 0
             else best_events(select0[i], select1[i], n_test0=n_test, n_test1=n_test,
@@ -430,7 +430,7 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
                          else float(projected_log_ratio(cp, npp, cq, nq, n_test, n_test,
                                                         alpha=alpha, delta=delta,
                                                         candidates=4 * n_max)))
-        # Issue 36: an event that projects no positive bound (the ranking's fallback, typically
+        # An event that projects no positive bound (the ranking's fallback, typically
         # the whole output space) is compared by that projection: its plug-in value at the
         # selection rates is meaningless (a tail count of 1 against 0 plugs in at 4.5).
         values.append(plug_in_test_bound(r, n_test, alpha=alpha, delta=delta)
@@ -449,7 +449,7 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
         if not tops[0] or rank[0] == -math.inf:
             best_i = c if rank[c] > -math.inf else 0
         elif not conservative and not rank[0] > 0:
-            # Issue 36: the classical statistic projects no positive bound (its event would test
+            # The classical statistic projects no positive bound (its event would test
             # at 0): no margin protects it.
             best_i = c if rank[c] > rank[0] else 0
         else:

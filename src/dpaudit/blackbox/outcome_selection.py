@@ -1,10 +1,10 @@
 """Discrete outputs: the outcome likelihood ratio fitted, and its event chosen, on the whole
-training split (issue 36).
+training split.
 
 For discrete outputs (a report-noisy-max index, a sparse vector's halting pattern, a truncated
 geometric count, an exponential-mechanism choice) the engine's statistic is the estimated log
 likelihood ratio of each outcome (:class:`~dpaudit.blackbox.statistics.OutcomeScorer`), and its
-threshold events are the prefix sets of the outcomes sorted by that estimate. Until issue 36 the
+threshold events are the prefix sets of the outcomes sorted by that estimate. Earlier the
 estimate came from one half of the training runs (the *fit* split) and the prefix was chosen on
 the other half (the *selection* split). With few outcomes this halves the runs behind the one
 thing that limits power, the ranking of the outcomes: on DP-Sniper's sparse vector SVT1 (eleven

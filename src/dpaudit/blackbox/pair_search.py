@@ -1,4 +1,4 @@
-"""Black-box search for a neighbouring pair from a declared input space (issue 15).
+"""Black-box search for a neighbouring pair from a declared input space.
 
 ``audit(mechanism, pairs=strategy)`` accepts a Hypothesis strategy of neighbouring pairs instead
 of a list. The engine then runs a *targeted* Hypothesis search (:func:`search_pairs`): each pair
@@ -17,7 +17,7 @@ reference answer vector ``(1, ..., 1)`` against "one above", "one below", and, f
 neighbourhoods (every query may change by at most 1), "one above rest below", "one below rest
 above", "half half", "all above", "all below", plus the "X shape" pair, each in both orders.
 
-Seeds, duplicates and vacuous pairs (issue 24): ``audit(..., pair_seeds=[...])`` hands the search
+Seeds, duplicates and vacuous pairs: ``audit(..., pair_seeds=[...])`` hands the search
 pairs to pilot *before* any generated one (the declared class's extreme pairs: the caller computes
 them, e.g. from :func:`dpaudit.formal.strategies.extreme_pairs`; this module imports nothing from
 ``formal``). A candidate is piloted at most once (keyed by its bytes), a candidate whose two inputs

@@ -1,4 +1,4 @@
-"""Joint law of mixed discrete/continuous outputs: a pattern-conditional histogram ratio (issue 15).
+"""Joint law of mixed discrete/continuous outputs: a pattern-conditional histogram ratio.
 
 Mechanisms that release a noisy value when a test passes and a sentinel otherwise (sparse-vector
 variants that release values, Lyu, Su and Li, PVLDB 10(6), 2017, Alg. 3; numerical SVT) produce

@@ -1,4 +1,4 @@
-"""What a pass is worth: the power of an audit that did not find a violation (issue 15).
+"""What a pass is worth: the power of an audit that did not find a violation.
 
 A "not violated" verdict only says that the chosen event's test-split counts did not give a lower
 bound above the claim. How large a privacy loss could have hidden behind it depends on the budget

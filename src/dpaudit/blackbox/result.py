@@ -325,7 +325,7 @@ class AuditResult:
                       / self.samples,
                       "pilot": [dict(p) for p in self.pilot]},
             "power": None if self.power is None else self.power.to_dict(),
-            # Issue 24 keys appear only when they carry news (so the records of bundled claims,
+            # The rng-probe keys appear only when they carry news (so the records of bundled claims,
             # whose mechanisms draw from their rng and whose pairs are all admissible, are
             # unchanged); chosen_pair is an attribute, stated in str(result), in assert_dp's
             # message and, for user claims, in the report's evidence.

@@ -1,4 +1,4 @@
-"""Does a mechanism draw its randomness from the ``rng`` it is given? A cheap probe (issue 24).
+"""Does a mechanism draw its randomness from the ``rng`` it is given? A cheap probe.
 
 Library samplers often ignore the generator they are handed: they draw from numpy's legacy global
 state (``np.random.normal``), Python's ``random``, or a generator of their own (a seeded object in
@@ -105,7 +105,7 @@ def probe_rng(mechanism: Callable[..., Any], data: Any, seed: int,
         unused = _same(a, c) and _varies(a)
         if unused and not elsewhere and _same(call(s3, 3), a):
             # Identical under a different rng seed AND different global seeds (twice): the
-            # mechanism seeds itself (issue 32), its "runs" repeat on every call.
+            # mechanism seeds itself, its "runs" repeat on every call.
             raise ValueError(
                 f"mechanism {callable_name(mechanism)} returned identical outputs under different "
                 "rng seeds and different global seeds: it seeds its own generator with a constant "

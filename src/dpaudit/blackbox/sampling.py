@@ -155,7 +155,7 @@ def _coerce_objects(arr: np.ndarray, who: str, first_run: int, exact: bool = Fal
     Other objects (strings, tuples) stay discrete outcomes.
 
     Numbers become int64 or float64 only when *every* value is exactly representable there
-    (issue 25: ``2**64`` and ``2**64 + 1``, ``Fraction(1, 3)`` and ``1/3 + 1e-30``, Decimals with
+    (``2**64`` and ``2**64 + 1``, ``Fraction(1, 3)`` and ``1/3 + 1e-30``, Decimals with
     more digits than a double were merged into one outcome, hiding a violation); a Decimal that is
     the shortest decimal spelling of a double (``Decimal(str(x))``) is read as that double, which
     is one-to-one, unless plain floats sit beside it. Otherwise they
@@ -274,7 +274,7 @@ def check_comparable(mechanism: Any, probes: Sequence[np.ndarray]) -> None:
 
 def _check_strings(out: Any, arr: np.ndarray, who: str, first_run: int) -> None:
     """Labels ending in NUL characters given as a list: numpy drops trailing NULs when it builds a
-    string array, which would merge ``"x"`` and ``"x\\x00"`` into one outcome (issue 25)."""
+    string array, which would merge ``"x"`` and ``"x\\x00"`` into one outcome."""
     if isinstance(out, np.ndarray) or arr.dtype.kind not in "US":
         return
     objs = np.asarray(out, dtype=object).reshape(arr.shape[0], -1)

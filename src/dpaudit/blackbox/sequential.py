@@ -1,4 +1,4 @@
-"""Anytime-valid sequential audit for CI gates: testing by betting (issue 15).
+"""Anytime-valid sequential audit for CI gates: testing by betting.
 
 A fixed-budget audit spends its whole budget (often 10^6 runs per input) even when a violation is
 obvious after a few hundred. :func:`sequential_audit` samples in rounds and stops as soon as the
@@ -49,7 +49,7 @@ BET_CAP = 0.5
 #: First betting round (runs per input), growth factor of the rounds.
 FIRST_ROUND = 64
 ROUND_GROWTH = 1.5
-#: Cap on the runs per input of one betting round (issue 25: uncapped rounds of 64 x 1.5^k held
+#: Cap on the runs per input of one betting round (uncapped rounds of 64 x 1.5^k held
 #: 3.7 GiB after 38 s with ``max_samples=10**12``); also at most 16 of the engine's output chunks,
 #: so that wide outputs are held in bounded memory. Budgets up to about 3 x 10^6 never reach it.
 MAX_ROUND = 1 << 20
@@ -143,7 +143,7 @@ def sequential_audit(mechanism: Callable[[Any, int, np.random.Generator], np.nda
         train_samples = min(1_000, max_samples // 4)
     train_samples = check_int(train_samples, "train_samples", minimum=20,
                               maximum=max_samples - 10)
-    # The same argument checks as audit() (issue 25: raw TypeErrors from inside the engine).
+    # The same argument checks as audit() (raw TypeErrors from inside the engine).
     check_callables(mechanism, statistic)
     _check_pairs(data0, data1, None)  # both None: a vacuous audit
     cfg = _Config(epsilon, delta, alpha, 1, "auto", statistic, None, check_statistics(statistics))

@@ -1,4 +1,4 @@
-"""A sequential CI gate that re-chooses its events as evidence accrues (issue 36).
+"""A sequential CI gate that re-chooses its events as evidence accrues.
 
 :func:`dpaudit.blackbox.sequential.sequential_audit` bets on one event chosen from 1,000
 training runs; subtle bugs (a sparse vector that releases noisy values, a tree that redraws its
@@ -217,7 +217,7 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
     check_callables(mechanism, None)
     _check_pairs(data0, data1, None)
     stats_names = check_statistics(statistics)
-    # As in dpaudit.audit (issue 24/32): a mechanism that seeds its own generator is refused (its
+    # As in dpaudit.audit: a mechanism that seeds its own generator is refused (its
     # "runs" repeat, betting on them would be invalid); one that draws from numpy's or Python's
     # global RNG gets them reseeded in every round from that round's own seed.
     probe = probe_rng(mechanism, data0, seed)

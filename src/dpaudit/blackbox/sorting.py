@@ -1,6 +1,6 @@
 """Sorting score arrays the engine sorts again and again, with the same results, faster.
 
-Issue 36 item 4 (the whole audit within 2x of sampling): the training step sorts score arrays that
+Speed (the whole audit within 2x of sampling): the training step sorts score arrays that
 are sorted already (a scalar selection split's scores, sorted to be scored) or two sorted runs
 (the pooled scores of both inputs), and numpy's default sort does not exploit runs. Its stable
 sort (timsort) does. The two sorts give the same array bit for bit unless two elements compare equal

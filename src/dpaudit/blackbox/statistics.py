@@ -662,7 +662,7 @@ DELTA_SELECTION_PENALTY_EXPONENT = 0.0
 HEDGE_SELECTION_LEVEL = 0.15865525393145707
 
 
-#: Discrete outputs (outcome likelihood ratio statistic, issue 15): the selection-split bounds are
+#: Discrete outputs (outcome likelihood ratio statistic): the selection-split bounds are
 #: taken at level ``1 / C`` for ``C`` candidate events (``sweep_thresholds(...,
 #: selection_level="one-lucky")``), the level at which about one of the ``C`` candidates clears its
 #: bound by luck, so the maximum over candidates is not driven by selection noise, without the
@@ -914,7 +914,7 @@ class HistogramAccumulator:
             uniq = uniq if ends_finite else uniq[np.isfinite(uniq)]
         if finite.size == 0:
             return cls(np.array([-0.5, 0.5]))
-        # Scores near +-1.8e308 overflow their differences (issue 25: NaN edges, RuntimeWarnings).
+        # Scores near +-1.8e308 overflow their differences (NaN edges, RuntimeWarnings).
         with np.errstate(over="ignore", invalid="ignore"):
             return cls._edges_of(finite, uniq, bins)
 

@@ -1,4 +1,4 @@
-"""``dpaudit gate``: the anytime-valid sequential gate as a CI step (issue 36).
+"""``dpaudit gate``: the anytime-valid sequential gate as a CI step.
 
 Two forms::
 

@@ -1,6 +1,6 @@
 """Where independent audit tasks run: in this process, in a local process pool, or on Dask.
 
-One execution layer serves both levels of parallelism in dpaudit (issue 12):
+One execution layer serves both levels of parallelism in dpaudit:
 
 * :func:`dpaudit.audit` sends *blocks of chunks of runs* of its test split
   (:mod:`dpaudit.blackbox.empirical_audit`); each task gets the mechanism (by reference when it is
@@ -29,7 +29,7 @@ Every task is a pure function of its arguments (all randomness comes from seeds 
 task is submitted), and results are combined by exact integer sums or in submission order, so the
 result never depends on the executor, the number of workers or the order in which tasks finish.
 
-Mechanisms that ignore their ``rng`` (issue 24): a forked worker inherits the parent's numpy
+Mechanisms that ignore their ``rng``: a forked worker inherits the parent's numpy
 legacy global state (``np.random.seed``) and Python's ``random`` state, so a mechanism drawing from
 them would repeat the same draws in every worker: correlated chunks, an invalid bound. The audit
 detects such mechanisms (:mod:`dpaudit.blackbox.rng_probe`) and then, in every chunk, wherever it
@@ -239,7 +239,7 @@ _FORK_PARENT: int | None = None
 
 
 def _die_with_parent() -> None:
-    """A worker dies with the process that forked it (issue 25: after a SIGKILL of the parent
+    """A worker dies with the process that forked it (after a SIGKILL of the parent
     alone, orphan workers ran ~30 s more): ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` on Linux, and an
     exit at once when the parent is already gone."""
     if sys.platform.startswith("linux"):

@@ -1,4 +1,4 @@
-"""SMT checks of one-step sensitivity lemmas (issue 13): proofs and replayed counterexamples.
+"""SMT checks of one-step sensitivity lemmas: proofs and replayed counterexamples.
 
 The lemma checks of :mod:`dpaudit.formal.sensitivity` are *sampled*: Hypothesis searches for
 neighbouring streams that break a bound, so they can refute a lemma, never establish one. The
@@ -464,7 +464,7 @@ def _scope(statement: str) -> str:
 
 def agreement_findings(sampled: Sequence[LemmaCheck], smt: Sequence[LemmaCheck]) -> list[str]:
     """Prose for a claim report: a summary of the SMT records and, for each statement checked
-    both ways, whether the SMT verdict agrees in kind with the sampled one (issue 13: refuted
+    both ways, whether the SMT verdict agrees in kind with the sampled one (refuted
     with violated, proved with holds), with the reason when it does not."""
     smt = [c for c in smt if c.method.startswith("smt-")]
     if not smt:
