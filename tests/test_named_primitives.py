@@ -196,6 +196,17 @@ def test_a_non_numeric_value_is_a_finding_not_a_crash():
     assert res.verdict != "holds"
 
 
+def test_a_nan_value_or_scale_is_a_problem_never_a_silent_distance():
+    # NaN - NaN is NaN, and NaN > declared is False: a NaN value must be named, not pass.
+    def mechanism(data, n, rng):
+        lib.laplace_noise(float("nan"), 1.0)
+        lib.laplace_noise(1.0, float("nan"))
+        return rng.laplace(0.0, 1.0, size=n)
+    calls = record_release(mechanism, [1.0], [LAPLACE], seed=0).calls
+    assert "value 'value' is not finite" in calls[0].problem
+    assert "scale is not finite" in calls[1].problem
+
+
 def test_the_patch_is_restored_and_other_threads_are_not_recorded():
     original = lib.laplace_noise
     seen = []
@@ -253,3 +264,41 @@ def test_the_claim_api_example_runs():
     scope: dict = {"__name__": "claim_api_primitives"}
     exec(compile(block, "docs/claim-api.md", "exec"), scope)
     assert scope["result"].verdict == "holds"
+
+
+@pytest.mark.libraries
+def test_an_opendp_measurement_named_as_a_primitive():
+    # OpenDP draws from the OS's entropy (no draw source sees it); its Measurement.__call__ is
+    # named, the scale read through OpenDP's own privacy map (Laplace: map(d_in) = d_in / b).
+    # Glue calls it twice at b = 2 on the count, declared D = 1: epsilon = 2 * 1 / 2 = 1.
+    pytest.importorskip("opendp")
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    meas = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
+                             scale=2.0)
+    prim = Primitive(path="opendp.mod.Measurement.__call__", family="laplace", value="arg",
+                     scale=lambda call: 1.0 / float(call["self"].map(1.0)), sensitivity=1.0)
+
+    def release(factor):
+        def mechanism(data, n, rng):
+            count = float(np.clip(data, 0, 1).sum()) * factor
+            return np.array([[meas(count), meas(count)] for _ in range(n)])
+        return lambda p: mechanism
+
+    # The black box is not reproducible from the seed (OpenDP's own entropy): its valid lower
+    # bound exceeds the truth (1, the accountant) with probability at most alpha = 1e-3, so
+    # holds is the verdict except on such an event (claimed at 2, above the truth).
+    res = dpaudit.audit_claim(_claim(release(1.0), 2.0, primitives=[prim], cid="prim/opendp",
+                                     samples=2_000), budget="quick", seed=0, alpha=1e-3)
+    w = res.worst_point()
+    assert w.epsilon_accountant == pytest.approx(1.0, rel=1e-12)
+    assert w.evidence["accountant_source"] == TRUSTED_SOURCE
+    assert res.verdict == "holds"
+    # The same glue passing twice the count while declaring D = 1: measured 2 > declared 1.
+    res = dpaudit.audit_claim(_claim(release(2.0), 2.0, primitives=[prim],
+                                     cid="prim/opendp-double", samples=2_000),
+                              budget="quick", seed=0)
+    chk = _check(res, SENSITIVITY_STATEMENT)
+    assert chk.status == "violated" and chk.worst_ratio == pytest.approx(2.0)
+    assert res.verdict != "holds"

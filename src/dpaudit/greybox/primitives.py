@@ -348,6 +348,9 @@ def _note(index: int, prim: Primitive, sig: inspect.Signature | None, method: bo
         if value is None:
             problems.append(f"its value {prim.value!r} is a non-numeric "
                             f"{type(raw).__name__}")
+        elif not np.all(np.isfinite(value)):
+            problems.append(f"its value {prim.value!r} is not finite (a distance to it means "
+                            "nothing)")
     for what in ("scale", "sensitivity"):
         try:
             got = _as_numbers(_read(getattr(prim, what), call, what))
@@ -357,10 +360,15 @@ def _note(index: int, prim: Primitive, sig: inspect.Signature | None, method: bo
             continue
         if got is None:
             problems.append(f"its {what} is not numeric")
+        elif not np.all(np.isfinite(got)):
+            problems.append(f"its {what} is not finite")
         elif what == "scale":
             scale = got
         elif got.size != 1:
             problems.append(f"its declared sensitivity is not one number (shape {got.shape})")
+        elif float(got.reshape(-1)[0]) < 0:
+            problems.append(f"its declared sensitivity {float(got.reshape(-1)[0]):g} is "
+                            "negative")
         else:
             sens = float(got.reshape(-1)[0])
     return PrimitiveCall(index, prim.path, prim.family, site, value, scale, sens,
