@@ -65,10 +65,10 @@ def _check(result, statement):
     return next(c for c in result.lemmas if c.statement == statement)
 
 
-def test_correct_glue_is_accounted_from_the_primitives_laws():
+def test_correct_glue_is_accounted_from_the_primitives_laws(tmp_path):
     # k = 3 Laplace calls at b = 4, declared D = 1: epsilon = 3 * 1 / 4 = 0.75 (pure composition).
     release = _laplace_release(3, 4.0)
-    res = dpaudit.audit_claim(_claim(release, 0.75), budget="quick", seed=0)
+    res = dpaudit.audit_claim(_claim(release, 0.75), budget="quick", seed=0, out=tmp_path)
     w = res.worst_point()
     assert w.epsilon_accountant == pytest.approx(0.75, rel=1e-12)
     assert w.evidence["accountant_source"] == TRUSTED_SOURCE
@@ -83,6 +83,9 @@ def test_correct_glue_is_accounted_from_the_primitives_laws():
     # the JSON carries the label as its own origin (not "derived from the code", not the user's)
     ev = res.to_dict()["points"][0]["evidence"]
     assert ev["evidence_origin"]["accountant"] == TRUSTED
+    md = next(tmp_path.rglob("lap.md")).read_text()
+    assert "accountant epsilon (trusted primitives) 0.75" in md
+    assert "trusted primitives" in next(tmp_path.rglob("lap.html")).read_text()
 
 
 def test_a_claim_below_the_primitives_epsilon_does_not_hold():
