@@ -23,6 +23,7 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 
 import _primitive_lib as lib
+from _primitive_lib import laplace_noise as bound_laplace  # bound at import: the patch misses it
 import dpaudit
 from dpaudit import Claim, Primitive, Source
 from dpaudit.claims.primitive_check import (INVARIANCE_STATEMENT, REACHED_STATEMENT,
@@ -184,6 +185,19 @@ def test_a_primitive_never_called_is_a_finding_not_an_empty_accounting():
     assert res.verdict != "holds"
 
 
+def test_a_primitive_bound_before_the_audit_is_said_to_be_never_called():
+    # `from module import function` at import time holds the original: nothing is recorded, and
+    # the check says so instead of accounting zero calls.
+    def mechanism(data, n, rng):
+        random.seed(int(rng.integers(2**31)))
+        return np.array([bound_laplace(float(np.sum(data)), 1.0) for _ in range(n)])
+    res = dpaudit.audit_claim(_claim(lambda p: mechanism, 10.0, cid="prim/bound"),
+                              budget="quick", seed=0)
+    chk = _check(res, REACHED_STATEMENT)
+    assert chk.status == "violated" and "bound before the audit" in chk.counterexample["detail"]
+    assert res.verdict != "holds"
+
+
 def test_a_non_numeric_value_is_a_finding_not_a_crash():
     prim = Primitive(path="_primitive_lib.GaussianMechanism.helper", family="gaussian",
                      value="value", scale="scale", sensitivity=1.0)
@@ -224,6 +238,44 @@ def test_the_patch_is_restored_and_other_threads_are_not_recorded():
     assert rec.calls[0].site.endswith(f"test_named_primitives.py:{_line_of('return lib.lap')}")
     assert lib.laplace_noise is original
     assert "randomise" in vars(lib.GaussianMechanism)
+
+
+def test_values_are_read_by_name_or_position_for_functions_methods_and_classmethods():
+    by_pos = Primitive(path="_primitive_lib.SubMechanism.randomise", family="gaussian", value=0,
+                       scale=lambda call: call["self"].sigma, sensitivity=0.5)
+    cls_m = Primitive(path="_primitive_lib.SubMechanism.noisy", family="gaussian", value="value",
+                      scale=1, sensitivity="sigma")
+    static = Primitive(path="_primitive_lib.GaussianMechanism.helper", family="laplace",
+                       value=0, scale="scale", sensitivity=1.0)
+
+    def mechanism(data, n, rng):
+        m = lib.SubMechanism(2.0, 1.0)
+        m.randomise([1.0, 2.0])                     # position 0 after self
+        m.randomise(value=[3.0])                    # the same argument by keyword
+        lib.SubMechanism.noisy(4.0, sigma=0.25)     # a classmethod: cls not counted
+        lib.GaussianMechanism.helper(5.0, scale=3.0)
+        return rng.laplace(0.0, 1.0, size=n)
+    calls = record_release(mechanism, [0.0], [by_pos, cls_m, static], seed=0).calls
+    got = [(c.path.rsplit(".", 1)[-1], c.value.tolist(), float(c.scale), c.sensitivity)
+           for c in calls]
+    assert got == [("randomise", [1.0, 2.0], 2.0, 0.5), ("randomise", [3.0], 2.0, 0.5),
+                   ("noisy", 4.0, 1.0, 0.25), ("helper", 5.0, 3.0, 1.0)]
+    assert all(not c.problem for c in calls)
+    # restored: the subclass inherits again (no attribute of its own), the others are the originals
+    assert "randomise" not in vars(lib.SubMechanism)
+    assert isinstance(vars(lib.SubMechanism)["noisy"], classmethod)
+    assert isinstance(vars(lib.GaussianMechanism)["helper"], staticmethod)
+
+
+def test_an_attribute_the_instance_lacks_is_a_problem_of_the_call():
+    prim = Primitive(path="_primitive_lib.GaussianMechanism.randomise", family="gaussian",
+                     value="value", scale="self.noise_scale", sensitivity=1.0)
+
+    def mechanism(data, n, rng):
+        lib.GaussianMechanism(1.0, 1.0).randomise(1.0)
+        return rng.laplace(0.0, 1.0, size=n)
+    call = record_release(mechanism, [0.0], [prim], seed=0).calls[0]
+    assert "scale could not be read (AttributeError" in call.problem
 
 
 def _line_of(text: str) -> int:
