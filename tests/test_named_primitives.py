@@ -160,6 +160,25 @@ def test_gaussian_primitive_matches_dp_accounting_and_the_analytic_gaussian():
     assert res.verdict == "holds"
 
 
+def test_discrete_laplace_calls_match_dp_accountings_own_pld():
+    # k = 5 geometric-mechanism calls at t = 4 (P(k) ~ exp(-|k|/4)), declared D = 1.5 -> the
+    # integer distance 2: pure epsilon 5 * 2 / 4 = 2.5; at delta = 1e-5 dp-accounting's own PLD
+    # of the discrete Laplace (parameter 1/t, sensitivity 2) composed 5 times (same
+    # discretisation as the guarded accountant's: equal to 1e-6).
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    from dpaudit.claims.primitive_check import accounted_epsilon
+    from dpaudit.greybox.primitives import PrimitiveCall
+
+    calls = [PrimitiveCall(0, "lib.geometric", "discrete laplace", "glue.py:1", np.array(3.0),
+                           np.array(4.0), 1.5)] * 5
+    assert accounted_epsilon(calls, 0.0, "add-remove")[0] == pytest.approx(2.5, rel=1e-12)
+    want = pld.from_discrete_laplace_mechanism(0.25, sensitivity=2).self_compose(5) \
+        .get_epsilon_for_delta(1e-5)
+    got = accounted_epsilon(calls, 1e-5, "replace-one")[0]   # a distance: the relation is moot
+    assert got == pytest.approx(want, rel=1e-6) and got <= 2.5
+
+
 def test_replace_one_reads_the_declared_sensitivity_as_the_distance():
     # Under replace-one the declared sensitivity is already the distance (not doubled): one
     # Laplace call at b = 2 declared D = 1 is 0.5-DP under either relation.
@@ -357,3 +376,18 @@ def test_an_opendp_measurement_named_as_a_primitive():
     chk = _check(res, SENSITIVITY_STATEMENT)
     assert chk.status == "violated" and chk.worst_ratio == pytest.approx(2.0)
     assert res.verdict != "holds"
+    # OpenDP's integer Laplace is the discrete Laplace (geometric) mechanism at t = scale:
+    # three calls on the integer count at t = 2, D = 1: pure epsilon 3 / 2.
+    imeas = dp.m.make_laplace(dp.atom_domain(T=int), dp.absolute_distance(T=int), scale=2.0)
+    iprim = Primitive(path="opendp.mod.Measurement.__call__", family="discrete laplace",
+                      value="arg", scale=lambda call: 1.0 / float(call["self"].map(1)),
+                      sensitivity=1)
+
+    def integer_mechanism(data, n, rng):
+        count = int(np.clip(data, 0, 1).sum())
+        return np.array([[imeas(count) for _ in range(3)] for _ in range(n)], dtype=float)
+    res = dpaudit.audit_claim(_claim(lambda p: integer_mechanism, 3.0, primitives=[iprim],
+                                     cid="prim/opendp-int", samples=2_000),
+                              budget="quick", seed=0, alpha=1e-3)
+    assert res.worst_point().epsilon_accountant == pytest.approx(1.5, rel=1e-12)
+    assert res.verdict == "holds"    # claimed at twice the truth (see above for the black box)

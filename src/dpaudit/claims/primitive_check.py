@@ -23,9 +23,12 @@ decides ``violated`` on its own (it is not an epsilon).
 Laplace with scale ``b_k`` and declared sensitivity ``D_k`` is ``D_k / b_k``-DP, a Gaussian call is
 the Gaussian mechanism with noise multiplier ``sigma_k / D_k``; the calls compose (sequential
 composition) through :func:`dpaudit.formal.noise_schedules.compose` (``dpaudit.noise.compose``),
-i.e. dp-accounting's PLD or an exact closed form, cross-checked with RDP. Sensitivities are
-distances under the claim's relation, so each piece is given to the noise schedules as the
-contribution ``D / distance_factor`` (which they turn back into ``D``). A scale that is an array counts at its smallest entry (an upper bound). The
+i.e. dp-accounting's PLD or an exact closed form, cross-checked with RDP. A discrete Laplace
+call (``P(k) ~ exp(-|k| / t)``) is dp-accounting's ``DiscreteLaplaceDpEvent(1 / t, ceil(D))``,
+composed with the rest by the guarded accountant and capped by the pure sum when no piece is
+Gaussian. Sensitivities are distances under the claim's relation, so each piece is given to the
+noise schedules as the contribution ``D / distance_factor`` (which they turn back into ``D``).
+A scale that is an array counts at its smallest entry (an upper bound). The
 inputs of the declared pairs may make different calls (then (a) fails); the accounting is the
 largest over every recorded input. It is labelled :data:`TRUSTED` in ``evidence_origin`` and
 ``accountant_source``: the primitives' laws are taken on trust (their code is not read), and the
@@ -85,7 +88,7 @@ def _arr_text(a: np.ndarray | None) -> str:
 
 def _distance(c0: PrimitiveCall, c1: PrimitiveCall) -> float:
     d = (np.asarray(c0.value, float) - np.asarray(c1.value, float)).reshape(-1)
-    return float(np.abs(d).sum() if c0.family == "laplace" else np.sqrt(np.sum(d * d)))
+    return float(np.sqrt(np.sum(d * d)) if c0.family == "gaussian" else np.abs(d).sum())
 
 
 def _finding(kind: str, site: str, what: str, v0: str, v1: str) -> dict[str, Any]:
@@ -163,6 +166,12 @@ def _pieces(calls: Sequence[PrimitiveCall], factor: float
         groups[(c.family, float(np.min(c.scale)), float(c.sensitivity))] += 1
     pieces, rows = [], []
     for (family, scale, sens), k in groups.items():
+        if family == "discrete laplace":  # accounted by accounted_epsilon, as its own event
+            s = math.ceil(sens - 1e-12)
+            rows.append({"family": family, "scale": scale, "sensitivity": sens, "calls": k,
+                         "integer_sensitivity": s, "per_call": s / scale,
+                         "noise_multiplier": None})
+            continue
         kind = LaplaceNoise if family == "laplace" else GaussianNoise
         arg = {"scale": scale} if family == "laplace" else {"sigma": scale}
         pieces.append(kind(**arg, sensitivity=sens / factor, releases=k))
@@ -183,13 +192,41 @@ def accounted_epsilon(calls: Sequence[PrimitiveCall], delta: float, neighbours: 
         return math.inf, [], (f"a non-positive noise scale {_arr_text(bad[0].scale)} at "
                               f"{_short(bad[0].site)}: no privacy")
     pieces, rows = _pieces(calls, distance_factor(neighbours))
-    if not pieces:
+    discrete = [r for r in rows if r["family"] == "discrete laplace"]
+    if not pieces and not discrete:
         return None, rows, "no primitive call carries a privacy cost"
-    eps = float(compose(pieces).epsilon(delta, neighbours=neighbours))
+    if not discrete:
+        eps = float(compose(pieces).epsilon(delta, neighbours=neighbours))
+    else:
+        eps = _with_discrete(pieces, discrete, delta, neighbours)
     text = ("; ".join(f"{r['calls']} {r['family']} call(s) at scale {r['scale']:.6g}, declared "
                       f"sensitivity {r['sensitivity']:.6g}" for r in rows)
             + f", composed by dpaudit (dp-accounting) under {neighbours}")
     return eps, rows, text
+
+
+def _with_discrete(pieces: list[Any], discrete: list[dict[str, Any]], delta: float,
+                   neighbours: str) -> float:
+    """epsilon(delta) of the pieces plus discrete Laplace calls: dp-accounting's
+    ``DiscreteLaplaceDpEvent(1 / t, s)`` (integer distance ``s``, read as a distance) composed
+    with the other pieces' distance events by the guarded accountant, capped by the pure
+    composition (the sum of the pure pieces' epsilons) when no piece is Gaussian."""
+    import dp_accounting
+
+    from dpaudit.formal.accounting import epsilon_of_event
+    from dpaudit.formal.noise_schedules import GaussianNoise, compose
+
+    events = [compose(pieces).dp_event(neighbours=neighbours)] if pieces else []
+    for r in discrete:
+        event = dp_accounting.dp_event.DiscreteLaplaceDpEvent(1.0 / r["scale"],
+                                                              r["integer_sensitivity"])
+        events += [event] * r["calls"]
+    eps = float(epsilon_of_event(dp_accounting.ComposedDpEvent(events), delta))
+    if not any(isinstance(p, GaussianNoise) for p in pieces):
+        pure = sum(r["calls"] * r["per_call"] for r in discrete) + sum(
+            p.epsilon(0.0, neighbours=neighbours) for p in pieces)
+        eps = min(eps, float(pure))
+    return eps
 
 
 def primitive_evidence(primitives: Sequence[Primitive], mechanism: Any,

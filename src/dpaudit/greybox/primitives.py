@@ -42,11 +42,13 @@ from dpaudit.greybox.sources.base import _LOCK
 __all__ = ["Primitive", "PrimitiveCall", "Recording", "FAMILIES", "recording", "record_release"]
 
 #: The families a primitive may declare, and the norm its sensitivity is measured in.
-FAMILIES = {"laplace": "l1", "gaussian": "l2"}
+FAMILIES = {"laplace": "l1", "gaussian": "l2", "discrete laplace": "l1"}
 
 #: What ``scale`` means for each family.
 SCALE_MEANING = {"laplace": "the Laplace scale b (density exp(-|x|/b) / 2b)",
-                 "gaussian": "the Gaussian standard deviation sigma"}
+                 "gaussian": "the Gaussian standard deviation sigma",
+                 "discrete laplace": "t of the discrete Laplace P(k) ~ exp(-|k| / t) on the "
+                                     "integers (the geometric mechanism)"}
 
 Spec = str | int | float | Callable[[Mapping[str, Any]], Any]
 
@@ -98,8 +100,10 @@ class Primitive:
         Its dotted path: ``"package.module.function"`` or ``"package.module.Class.method"``
         (where the release looks it up when it calls it).
     family
-        ``"laplace"`` (sensitivity in l1, ``scale`` the Laplace scale b) or ``"gaussian"``
-        (sensitivity in l2, ``scale`` the standard deviation sigma).
+        ``"laplace"`` (sensitivity in l1, ``scale`` the Laplace scale b), ``"gaussian"``
+        (sensitivity in l2, ``scale`` the standard deviation sigma) or ``"discrete laplace"``
+        (integer noise ``P(k) ~ exp(-|k| / t)``, the geometric mechanism; sensitivity in l1,
+        rounded up to an integer; ``scale`` is t, as OpenDP's integer ``then_laplace`` reads it).
     value
         The argument that carries the value the noise is added to: its name, or its position
         among the call's arguments (``self`` of a method not counted).
