@@ -179,6 +179,30 @@ def test_discrete_laplace_calls_match_dp_accountings_own_pld():
     assert got == pytest.approx(want, rel=1e-6) and got <= 2.5
 
 
+def test_with_a_declared_accountant_too_the_larger_decides():
+    from dpaudit.claims.primitive_check import with_primitives
+
+    rec = {"epsilon": 0.75, "accountant": "3 laplace call(s)"}
+    # the claim's accountant under-states the primitives' composition: theirs is the accountant
+    assert with_primitives(0.5, "dpaudit", "schedule", rec)[:2] == (0.75, TRUSTED_SOURCE)
+    # it is above theirs: it stays, and its text names the primitives' number
+    acc, source, text = with_primitives(0.9, "dpaudit", "schedule", rec)
+    assert (acc, source) == (0.9, "dpaudit") and "0.75" in text
+    assert with_primitives(None, "", "", {"epsilon": None}) == (None, "", "")
+
+
+def test_a_claim_without_primitives_gets_no_primitive_checks():
+    def mechanism(data, n, rng):
+        return float(np.sum(data)) + rng.laplace(0.0, 1.0, size=n)
+    claim = Claim(id="prim/none", statement="s", source=Source(title="t"),
+                  claimed=lambda p: (1.0, 0.0), neighbours="add-remove", grid=[{"k": 1}],
+                  release=lambda p: mechanism, pairs=lambda p: [PAIR])
+    res = dpaudit.audit_claim(claim, budget="quick", seed=0)
+    statements = {c.statement for c in res.lemmas}
+    assert not statements & {REACHED_STATEMENT, INVARIANCE_STATEMENT, SENSITIVITY_STATEMENT}
+    assert "primitives" not in res.worst_point().evidence
+
+
 def test_replace_one_reads_the_declared_sensitivity_as_the_distance():
     # Under replace-one the declared sensitivity is already the distance (not doubled): one
     # Laplace call at b = 2 declared D = 1 is 0.5-DP under either relation.
