@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from dpaudit._version import __version__
 
 __all__ = ["audit", "AuditResult", "sequential_audit", "sequential_gate", "SequentialResult",
-           "Claim", "Source", "Lemma", "audit_claim", "register_claim", "noise", "exact", "batch",
+           "Claim", "Source", "Lemma", "Primitive", "audit_claim", "register_claim", "noise", "exact", "batch",
            "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from dpaudit import exact, noise
     from dpaudit.api import audit_claim, register_claim
     from dpaudit.claims.user_claims import Claim, Lemma, Source
+    from dpaudit.greybox.primitives import Primitive
     from dpaudit.batching import batch
 
 # Exported lazily so that `import dpaudit` stays cheap (scipy/statsmodels load on first use).
@@ -26,7 +27,8 @@ _LAZY = {"audit": "dpaudit.blackbox.empirical_audit", "AuditResult": "dpaudit.bl
          "SequentialResult": "dpaudit.blackbox.sequential",
          "sequential_gate": "dpaudit.blackbox.sequential_gate",
          "Claim": "dpaudit.claims.user_claims", "Source": "dpaudit.claims.user_claims",
-         "Lemma": "dpaudit.claims.user_claims", "audit_claim": "dpaudit.api",
+         "Lemma": "dpaudit.claims.user_claims", "Primitive": "dpaudit.greybox.primitives",
+         "audit_claim": "dpaudit.api",
          "register_claim": "dpaudit.api", "batch": "dpaudit.batching"}
 #: Public submodules, imported on first attribute access.
 _SUBMODULES = ("noise", "exact")

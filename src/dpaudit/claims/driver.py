@@ -43,6 +43,7 @@ from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 from dpaudit.claims.model import PrivacyClaim
 from dpaudit.claims.derived_law_check import (guarded_randomness, noise_as_drawn,
                                               verify_derived_laws)
+from dpaudit.claims.primitive_check import primitive_checks
 
 __all__ = ["EmpiricalPlan", "PointPlan", "Skip", "LemmaOutcome", "ClaimDeclaration", "ClaimRun",
            "TestedPoint", "AddedPoints", "run_claim", "coarse", "fmt", "MIRONOV_CAVEAT", "BONFERRONI_NOTE",
@@ -454,6 +455,7 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
                                       findings_tail)
     law_checks += guarded_randomness(plans, findings_tail)
     law_checks += noise_as_drawn(plans, findings_tail)
+    law_checks += primitive_checks(plans, findings_tail)
 
     def record(index: int, plan: PointPlan, key: tuple[Any, ...], rank: int) -> GridPoint:
         assert plan.empirical is not None

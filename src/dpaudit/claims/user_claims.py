@@ -138,6 +138,24 @@ class Lemma:
         return value
 
 
+def _check_primitives(claim: Any) -> None:
+    """``Claim.primitives`` as a tuple of distinct :class:`Primitive` objects, else an error."""
+    from dpaudit.greybox.primitives import Primitive
+
+    value = claim.primitives
+    if isinstance(value, (str, bytes, Primitive)) or not isinstance(value, Sequence):
+        raise TypeError("Claim.primitives must be a list of dpaudit.Primitive objects")
+    prims = tuple(value)
+    for p in prims:
+        if not isinstance(p, Primitive):
+            raise TypeError(f"Claim.primitives must hold dpaudit.Primitive objects, got "
+                            f"{type(p).__name__}")
+    paths = [p.path for p in prims]
+    if len(set(paths)) != len(paths):
+        raise ValueError(f"Claim.primitives names a path twice: {paths}")
+    object.__setattr__(claim, "primitives", prims)
+
+
 def _callable(value: Any, name: str, signature: str) -> None:
     if value is not None and not callable(value):
         raise TypeError(f"Claim.{name} must be callable as {signature}, got "
@@ -170,6 +188,12 @@ class Claim:
     * ``exact_value(params, data0, data1) -> float``: an exact epsilon the user computed
       (user-supplied).
     * ``lemmas``: :class:`Lemma` statements checked at every grid point.
+    * ``primitives``: :class:`~dpaudit.greybox.primitives.Primitive` objects naming the library
+      functions that add the noise where no draw source sees it (compiled samplers, a library's
+      own mechanism class); dpaudit records what reaches them on each declared pair, checks
+      invariance and the declared sensitivity against the values' actual distance, and accounts
+      the release from their laws (labelled "trusted primitives";
+      :mod:`dpaudit.claims.primitive_check`).
     * ``statistic``: a row-wise score for the empirical test (default: learned by the engine).
     * ``samples``: runs per input of the empirical test (default: the budget's).
     * ``neighbour_check``: ``True`` (default) checks every declared or generated pair against
@@ -203,6 +227,7 @@ class Claim:
     formula: str = ""
     kind: str = "mechanism"
     neighbour_check: bool = True
+    primitives: Sequence[Any] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or len(self.id) > _MAX_ID or not _ID.match(self.id) \
@@ -247,6 +272,7 @@ class Claim:
             raise ValueError(f"Claim.kind must be 'mechanism' or 'learner', got {self.kind!r}")
         if self.samples is not None and (not isinstance(self.samples, int) or self.samples < 10):
             raise ValueError(f"Claim.samples must be an integer >= 10, got {self.samples!r}")
+        _check_primitives(self)
         if not isinstance(self.neighbour_check, bool):
             raise TypeError(f"Claim.neighbour_check must be True or False, got "
                             f"{self.neighbour_check!r}")
@@ -405,6 +431,13 @@ class _UserDeclaration:
         evidence.update(code.evidence)
         if code.findings:
             evidence["code_findings"] = list(code.findings)
+        if u.primitives:  # the named primitives' record, accountant and checks' evidence
+            from dpaudit.claims.primitive_check import point_primitives
+
+            acc, acc_source, acc_text = point_primitives(
+                u.primitives, mechanism, pairs, (acc, acc_source, acc_text), evidence,
+                neighbours=u.neighbours, delta=delta,
+                seed=ctx.seed_for(self.claim.id, "primitives", _fmt(params)))
         if acc is not None:
             evidence["accountant_source"] = acc_source
             evidence["accountant"] = acc_text
@@ -609,12 +642,17 @@ def _origin_sentence(plans: Sequence[PointPlan]) -> list[str]:
              + (f", the exact epsilon at {derived} of {len(plans)} point(s) (law derived by "
                 "replaying the rng)" if derived else "")
              + (f", the declared law's test at {tested} point(s)" if tested else "")]
+    trusted = sum(pl.evidence.get("accountant_source") == "trusted primitives" for pl in plans)
     declared = ["the accountant's noise schedule"] if any(
-        pl.accountant is not None for pl in plans) else []
+        pl.accountant is not None and pl.evidence.get("accountant_source") != "trusted primitives"
+        for pl in plans) else []
     if any(pl.evidence.get("exact_source") in ("declared law", USER_SUPPLIED) for pl in plans):
         declared.append("the exact epsilon" + (" at the other points" if derived else ""))
     if declared:
         parts.append("declared: " + " and ".join(declared))
+    if trusted:
+        parts.append(f"trusted: the accountant at {trusted} of {len(plans)} point(s), accounted "
+                     "from the named primitives' laws, not read from their code")
     text = "; ".join(parts) + "."
     if reason and not derived:
         text += f" No law is derived from the code: {reason}."

@@ -122,7 +122,13 @@ def _user_supplied(points: list[GridPoint]) -> str:
              f"the exact epsilon user-supplied at {exact} of {len(points)} points" if exact
              else ""]
     text = "; ".join(x for x in parts if x)
-    return f" ({text}, not computed by dpaudit)" if text else ""
+    out = f" ({text}, not computed by dpaudit)" if text else ""
+    trusted = sum(1 for p in points if isinstance(p.evidence, Mapping)
+                  and p.evidence.get("accountant_source") == "trusted primitives")
+    if trusted:  # dpaudit's composition of laws the user named and dpaudit did not read
+        out += (f" (accounted from the named primitives' laws at {trusted} of {len(points)} "
+                "points: trusted primitives, not read from their code)")
+    return out
 
 
 def _certifies_nothing(points: list[GridPoint], above: list[GridPoint],

@@ -307,6 +307,15 @@ def exact_origin(point: Mapping[str, Any]) -> str:
     return _EXACT_ORIGIN.get(str(evidence.get("exact_source", "")), "")
 
 
+def accountant_origin(point: Mapping[str, Any]) -> str:
+    """``"trusted primitives"`` when a point's accountant was composed from the laws of the
+    primitives the claim named (``Claim(primitives=...)``: taken on trust, not read from their
+    code), else ``""`` (the claim's noise schedule, or a user-supplied number, said elsewhere)."""
+    evidence = point.get("evidence") or {}
+    return ("trusted primitives" if evidence.get("accountant_source") == "trusted primitives"
+            else "")
+
+
 def worst_point_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
     """The saved point the record's ``worst_case`` summarises (with its evidence), or the
     ``worst_case`` itself when no point matches."""
@@ -787,6 +796,7 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
                                 and lb > claimed_at_worst),
             "lower_bound_state": lower_bound_state(worst),
             "accountant": format_epsilon(worst.get("epsilon_accountant")),
+            "accountant_origin": accountant_origin(worst_point_record(record)),
             "lower_bound": format_epsilon(worst.get("epsilon_lower_bound")),
             "evidence": ev,
             "evidence_kind": ev_kind,
