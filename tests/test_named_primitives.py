@@ -26,7 +26,8 @@ import _primitive_lib as lib
 from _primitive_lib import laplace_noise as bound_laplace  # bound at import: the patch misses it
 import dpaudit
 from dpaudit import Claim, Primitive, Source
-from dpaudit.claims.primitive_check import (INVARIANCE_STATEMENT, REACHED_STATEMENT,
+from dpaudit.claims.primitive_check import (INVARIANCE_STATEMENT, POSTPROCESSING_STATEMENT,
+                                            REACHED_STATEMENT,
                                             SENSITIVITY_STATEMENT, TRUSTED, TRUSTED_SOURCE)
 from dpaudit.greybox.primitives import record_release
 
@@ -415,3 +416,53 @@ def test_an_opendp_measurement_named_as_a_primitive():
                               budget="quick", seed=0, alpha=1e-3)
     assert res.worst_point().epsilon_accountant == pytest.approx(1.5, rel=1e-12)
     assert res.verdict == "holds"    # claimed at twice the truth (see above for the black box)
+
+
+# ------------------------------------------------------- (d) the release is a post-processing
+
+
+def _leaky_release(leak: float):
+    """Correct glue plus ``leak * len(data)`` added after the noise: outside the primitive."""
+    def release(p):
+        def mechanism(data, n, rng):
+            random.seed(int(rng.integers(2**31)))
+            x = np.clip(np.asarray(data, dtype=float), 0.0, 1.0)
+            out = np.empty((n, 3))
+            for r in range(n):
+                for j in range(3):
+                    out[r, j] = lib.laplace_noise(x.sum(), 4.0) + leak * len(x)
+            return out
+        return mechanism
+    return release
+
+
+def test_a_served_replay_hands_back_the_given_values_and_counts_them():
+    served = record_release(lambda d, n, rng: [lib.laplace_noise(np.sum(d), 1.0) for _ in "ab"],
+                            [1.0], [LAPLACE], seed=3, serve=[np.array(10.0)])
+    assert served.served == 1 and float(served.output[0]) == 10.0   # the first call is served
+    assert float(served.output[1]) != 10.0 and len(served.calls) == 2  # the second one ran
+
+
+def test_correct_glue_passes_the_post_processing_check(tmp_path):
+    res = dpaudit.audit_claim(_claim(_laplace_release(3, 4.0), 0.75), budget="quick", seed=0,
+                              out=tmp_path)
+    assert _check(res, POSTPROCESSING_STATEMENT).status == "holds"
+    assert res.worst_point().evidence["primitives"]["postprocessing"] == []
+    assert res.verdict == "holds"
+
+
+def test_data_reaching_the_output_outside_the_primitives_blocks_holds(tmp_path):
+    # x.sum() + Lap(4) + 1e-3 * len(x), three times: on the pair the output moves by 1.001 per
+    # call, so the true epsilon is 3 * 1.001 / 4 = 0.75075 > the claimed 0.75, which the
+    # primitives' laws (0.75) and no black box at the quick budget can tell apart. The served
+    # replay answers data1's calls with data0's noisy values: data1's output is then data0's
+    # minus 1e-3 (one record fewer), a finding with both numbers.
+    res = dpaudit.audit_claim(_claim(_leaky_release(1e-3), 0.75, cid="prim/leak"),
+                              budget="quick", seed=0, out=tmp_path)
+    w = res.worst_point()
+    assert w.epsilon_accountant == pytest.approx(0.75, rel=1e-12)   # the laws alone say 0.75
+    (f, *_) = w.evidence["primitives"]["postprocessing"]
+    assert float(f["data0"]) - float(f["data1"]) == pytest.approx(1e-3, abs=1e-9)
+    assert "outside the named primitives" in f["what"]
+    assert _check(res, POSTPROCESSING_STATEMENT).status == "violated"
+    assert res.verdict != "holds"

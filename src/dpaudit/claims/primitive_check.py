@@ -14,9 +14,20 @@ At every grid point each declared pair's two inputs are run once with the primit
     declares a sensitivity smaller than what the data moves is caught on the pair;
 (c) **reach**: every named primitive must be called at some point, with numeric value, scale and
     sensitivity (:data:`REACHED_STATEMENT`): a primitive never called (a wrong path, or a function
-    bound before the audit) would make an accounting of nothing.
+    bound before the audit) would make an accounting of nothing;
+(d) **post-processing**: accounting the release from the primitives' laws presumes that the data
+    reaches the output only through them. That is checked by a *served replay*
+    (:func:`~dpaudit.greybox.primitives.record_release` with ``serve``): each input of the pair is
+    run again, same seed, with every primitive call answered by what the primitives returned on
+    the other input; the output must then be the other input's output
+    (:data:`POSTPROCESSING_STATEMENT`). A release that adds a data-dependent term after the noise,
+    outputs a statistic beside the noisy one, or branches on the data outside the primitives
+    gives a different output, a finding naming where it differs and both values. One served
+    replay per input at one seed: a branch outside the primitives that the seed does not take
+    (a rare randomised leak) is not seen; the black box and the claim's delta are then the
+    only evidence against it.
 
-A failure of any of the three blocks ``holds`` (a check of the claim that failed) and never
+A failure of any of the four blocks ``holds`` (a check of the claim that failed) and never
 decides ``violated`` on its own (it is not an epsilon).
 
 **Accounting.** The release is accounted from the primitives' own laws: call ``k`` of family
@@ -32,7 +43,7 @@ A scale that is an array counts at its smallest entry (an upper bound). The
 inputs of the declared pairs may make different calls (then (a) fails); the accounting is the
 largest over every recorded input. It is labelled :data:`TRUSTED` in ``evidence_origin`` and
 ``accountant_source``: the primitives' laws are taken on trust (their code is not read), and the
-release is assumed to be a post-processing of their outputs.
+release must be a post-processing of their outputs, which check (d) tests on the pairs.
 """
 
 from __future__ import annotations
@@ -50,7 +61,7 @@ from dpaudit.greybox.primitives import Primitive, PrimitiveCall, Recording, reco
 __all__ = ["primitive_evidence", "with_primitives", "primitive_checks", "accounted_epsilon",
            "point_primitives",
            "TRUSTED", "TRUSTED_SOURCE", "INVARIANCE_STATEMENT", "SENSITIVITY_STATEMENT",
-           "REACHED_STATEMENT"]
+           "REACHED_STATEMENT", "POSTPROCESSING_STATEMENT"]
 
 #: The evidence origin of an accountant computed from the named primitives.
 TRUSTED = ("trusted primitives: accounted from the named primitives' laws, not read from their "
@@ -64,6 +75,10 @@ INVARIANCE_STATEMENT = ("the named primitives are called in the same sequence (p
 SENSITIVITY_STATEMENT = ("the values reaching each named primitive move by at most its declared "
                          "sensitivity between neighbouring inputs (l1 for Laplace, l2 for "
                          "Gaussian)")
+POSTPROCESSING_STATEMENT = ("the release's output is a post-processing of the named primitives' "
+                            "outputs: with every primitive call answered by the other input's "
+                            "values (same seed), each input of a declared pair gives the other "
+                            "input's output")
 REACHED_STATEMENT = ("every named primitive is called by the release, with a numeric value, "
                      "scale and sensitivity")
 
@@ -151,6 +166,67 @@ def _compare(r0: Recording, r1: Recording, primitives: Sequence[Primitive]
                 f"{_arr_text(c1.value)} on data1: they move by {dist:.6g} ({norm}), above the "
                 f"declared sensitivity {declared:.6g}", f"{dist:.6g}", f"{declared:.6g}"))
     return inv, sens, worst
+
+
+def _flat(x: Any) -> tuple[list[float] | None, list[str]]:
+    """A release's output as numbers (``None`` with its text when it has non-numbers)."""
+    nums: list[float] = []
+    texts: list[str] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            for k in sorted(v, key=repr):
+                texts.append(repr(k))
+                walk(v[k])
+            return
+        if isinstance(v, (list, tuple)):
+            texts.append(f"<{len(v)}>")
+            for e in v:
+                walk(e)
+            return
+        if hasattr(v, "detach") and hasattr(v, "numpy"):  # a torch tensor, without importing it
+            v = v.detach().cpu().numpy()
+        arr = np.asarray(v)
+        texts.append(str(arr.shape))
+        if arr.dtype.kind in "biuf":
+            nums.extend(arr.astype(float).ravel().tolist())
+        else:
+            texts.append(repr(arr.tolist()))
+    walk(x)
+    return nums, texts
+
+
+def _postprocessing(mechanism: Any, d: tuple[Any, Any], r: tuple[Recording, Recording],
+                    primitives: Sequence[Primitive], seed: int) -> list[dict[str, Any]]:
+    """Check (d) of the module docstring on one pair whose two inputs made the same calls."""
+    out: list[dict[str, Any]] = []
+    for this, other in ((1, 0), (0, 1)):
+        if r[other].failure or r[this].failure:
+            return out
+        served = record_release(mechanism, d[this], primitives, seed=seed,
+                                serve=r[other].returns)
+        if served.failure:
+            out.append(_finding("post-processing", "<output>", f"data{this} under a served "
+                                f"replay of data{other}'s primitive outputs: {served.failure}",
+                                "", ""))
+            break
+        got, want = _flat(served.output), _flat(r[other].output)
+        same = got[1] == want[1] and len(got[0]) == len(want[0]) and bool(
+            np.allclose(got[0], want[0], rtol=RTOL, atol=1e-12))
+        if same:
+            continue
+        if got[1] != want[1] or len(got[0]) != len(want[0]):
+            where, a, b = "its structure", str(want[1])[:60], str(got[1])[:60]
+        else:
+            i = int(np.argmax(~np.isclose(got[0], want[0], rtol=RTOL, atol=1e-12)))
+            where, a, b = f"output number {i + 1}", f"{want[0][i]:.6g}", f"{got[0][i]:.6g}"
+        out.append(_finding(
+            "post-processing", "<output>", f"with every named primitive returning data{other}'s "
+            f"values, data{this} gives a different output from data{other} ({where}: {a} on "
+            f"data{other}, {b} on data{this}): the data reaches the output outside the named "
+            "primitives, so their laws do not account the release", a, b))
+        break
+    return out
 
 
 def _pieces(calls: Sequence[PrimitiveCall], factor: float
@@ -245,6 +321,7 @@ def primitive_evidence(primitives: Sequence[Primitive], mechanism: Any,
     inv: list[dict[str, Any]] = []
     sens: list[dict[str, Any]] = []
     reach: list[dict[str, Any]] = []
+    post: list[dict[str, Any]] = []
     worst = 0.0
     eps_max: float | None = None
     text, rows = "", []
@@ -269,14 +346,19 @@ def primitive_evidence(primitives: Sequence[Primitive], mechanism: Any,
                 eps_max, rows, text = eps, r_rows, r_text
         i, s, w = _compare(r0, r1, primitives)
         worst = max(worst, w)
-        for f in i + s:
+        same_calls = not any(f["kind"] in ("call", "shape") for f in i)
+        pp = (_postprocessing(mechanism, (d0, d1), (r0, r1), primitives, seed)
+              if same_calls and len(r0.calls) else [])
+        for f in i + s + pp:
             f["pair"] = k
         inv += i
         sens += s
+        post += pp
     missing = [p.path for j, p in enumerate(primitives) if j not in called]
     rec.update(calls=calls_per_input, called=sorted(called), missing=missing,
                invariance=inv[:MAX_FINDINGS], sensitivity=sens[:MAX_FINDINGS],
-               reach=reach[:MAX_FINDINGS], worst_ratio=worst, epsilon=eps_max, pieces=rows,
+               reach=reach[:MAX_FINDINGS], postprocessing=post[:MAX_FINDINGS],
+               worst_ratio=worst, epsilon=eps_max, pieces=rows,
                accountant=text)
     return rec
 
@@ -336,7 +418,9 @@ def primitive_checks(plans: Sequence[Any], findings: list[str]) -> list[LemmaChe
             (INVARIANCE_STATEMENT, "invariance", "A fixed noise schedule does not describe such "
              "a release, so no holds can rest on an accountant."),
             (SENSITIVITY_STATEMENT, "sensitivity", "The primitives' declared sensitivity does "
-             "not cover what the data moves, so their accounting certifies nothing.")):
+             "not cover what the data moves, so their accounting certifies nothing."),
+            (POSTPROCESSING_STATEMENT, "postprocessing", "The named primitives' laws account "
+             "only what passes through them, so their accounting certifies nothing here.")):
         hit = [(p, r) for p, r in checked if r.get(key)]
         if not hit:
             out.append(LemmaCheck(statement, "holds", examples=calls,

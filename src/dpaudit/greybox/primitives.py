@@ -24,6 +24,7 @@ in a process.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import importlib
 import inspect
@@ -229,10 +230,29 @@ class PrimitiveCall:
 @dataclass
 class Recording:
     """What one run of a release did with the named primitives: ``calls`` in order,
-    ``failure`` (the release raised: why, else ``""``)."""
+    ``returns`` (what each call returned, in the same order), ``output`` (what the release
+    returned), ``failure`` (the release raised: why, else ``""``), ``served`` (under a served
+    replay: how many calls got a served value; ``None`` when the primitives ran)."""
 
     calls: list[PrimitiveCall] = field(default_factory=list)
+    returns: list[Any] = field(default_factory=list)
+    output: Any = None
     failure: str = ""
+    served: int | None = None
+
+
+class _Served:
+    """The values a served replay hands back, call by call (:func:`record_release`)."""
+
+    def __init__(self, values: Sequence[Any] | None):
+        self.values = None if values is None else list(values)
+        self.used = 0
+
+    def next(self) -> tuple[bool, Any]:
+        if self.values is None or self.used >= len(self.values):
+            return False, None
+        self.used += 1
+        return True, copy.deepcopy(self.values[self.used - 1])
 
 
 def _attribute(obj: Any, chain: str) -> Any:
@@ -288,7 +308,8 @@ def _as_numbers(x: Any) -> np.ndarray | None:
 class _Patch:
     """One primitive patched where its path points, restored by :meth:`restore`."""
 
-    def __init__(self, index: int, prim: Primitive, calls: list[PrimitiveCall], thread: int):
+    def __init__(self, index: int, prim: Primitive, calls: list[PrimitiveCall], thread: int,
+                 returns: list[Any] | None = None, served: _Served | None = None):
         owner, attr, obj = _resolve(prim.path)
         self.owner, self.attr = owner, attr
         self.had = attr in getattr(owner, "__dict__", {})
@@ -308,6 +329,16 @@ class _Patch:
                 site = f"{frame.f_code.co_filename}:{frame.f_lineno}"
                 call_args = args[1:] if isinstance(raw, classmethod) else args
                 calls.append(_note(index, prim, sig, method, call_args, kwargs, site))
+                if served is not None:
+                    hit, value = served.next()
+                    if hit:
+                        if returns is not None:
+                            returns.append(value)
+                        return value
+                result = func(*args, **kwargs)
+                if returns is not None:
+                    returns.append(result)
+                return result
             return func(*args, **kwargs)
 
         if isinstance(raw, staticmethod):
@@ -380,15 +411,17 @@ def _note(index: int, prim: Primitive, sig: inspect.Signature | None, method: bo
 
 
 @contextlib.contextmanager
-def recording(primitives: Sequence[Primitive]) -> Iterator[list[PrimitiveCall]]:
+def recording(primitives: Sequence[Primitive], *, returns: list[Any] | None = None,
+              served: _Served | None = None) -> Iterator[list[PrimitiveCall]]:
     """Patch every named primitive while the block runs; yields the list the calls of this
-    thread are appended to (module docstring)."""
+    thread are appended to (module docstring). ``returns`` collects what each call returned;
+    ``served`` hands back given values instead of running the primitives."""
     with _LOCK:
         calls: list[PrimitiveCall] = []
         patches: list[_Patch] = []
         try:
             for i, prim in enumerate(primitives):
-                patches.append(_Patch(i, prim, calls, threading.get_ident()))
+                patches.append(_Patch(i, prim, calls, threading.get_ident(), returns, served))
             yield calls
         finally:
             for p in reversed(patches):
@@ -396,24 +429,33 @@ def recording(primitives: Sequence[Primitive]) -> Iterator[list[PrimitiveCall]]:
 
 
 def record_release(mechanism: Callable[[Any, int, np.random.Generator], Any], data: Any,
-                   primitives: Sequence[Primitive], *, seed: int) -> Recording:
+                   primitives: Sequence[Primitive], *, seed: int,
+                   serve: Sequence[Any] | None = None) -> Recording:
     """One run (``n = 1``) of ``mechanism`` on ``data`` with ``primitives`` recorded.
 
     The rng is ``np.random.default_rng(seed)``, and numpy's global state and Python's ``random``
     are seeded from ``seed`` too (and restored afterwards), so the two inputs of a pair recorded
     with one seed get the same draws from every generator the release may use.
+
+    ``serve``: a *served replay*. The primitives are not run; call ``k`` returns (a copy of)
+    ``serve[k]``, e.g. what the primitives returned on the other input of a pair; calls beyond
+    ``len(serve)`` run the primitive. If the release is a post-processing of its primitives'
+    outputs (the premise of accounting it from their laws), its output under a served replay
+    of the other input's values is that input's output, whatever data it is given.
     """
     np_state, py_state = np.random.get_state(), random.getstate()
     out = Recording()
+    served = None if serve is None else _Served(serve)
     try:
         np.random.seed(seed % 2**32)
         random.seed(seed)
-        with recording(primitives) as calls:
+        with recording(primitives, returns=out.returns, served=served) as calls:
             try:
-                mechanism(data, 1, np.random.default_rng(seed))
+                out.output = mechanism(data, 1, np.random.default_rng(seed))
             except Exception as exc:
                 out.failure = f"the release raised {type(exc).__name__}: {str(exc)[:120]}"
             out.calls = list(calls)
+            out.served = None if served is None else served.used
     finally:
         np.random.set_state(np_state)
         random.setstate(py_state)
