@@ -514,7 +514,7 @@ def _alg2_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
             "float_caveat": "exact arithmetic (Algorithm 2 as printed): the float64 learner's Lbar* "
                             "overflows to inf after 1024 doublings, after which nothing fires; the "
                             "path needs " + str(cx.passes) + " doublings"}
-        ev["severity"] = alg2_event_severity(cx.passes)
+        ev["severity"] = alg2_event_severity(p, cx.passes)
     return PointPlan(parameters=params, claimed_epsilon=params["epsilon"], claimed_delta=0.0,
                      exact=exact, exact_kind=CERTIFIED, accountant=acc, evidence=ev,
                      recommendation=lambda: (f"Cap the applications of Algorithm 1 at log2 T = "
