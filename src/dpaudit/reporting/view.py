@@ -138,7 +138,9 @@ def format_value(x: Any) -> str:
     if isinstance(x, float):
         if math.isinf(x):
             return "∞" if x > 0 else "−∞"
-        return f"{x:.4g}"
+        text = f"{x:.4g}"
+        # 4 digits turn 0.99999 into "1", a value outside a range such as (0, 1): print it whole
+        return text if float(text) != round(float(text)) or x.is_integer() else repr(x)
     if isinstance(x, (list, tuple)):
         return "(" + ", ".join(format_value(v) for v in x) + ")"
     return str(x)
