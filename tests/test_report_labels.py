@@ -142,3 +142,14 @@ def test_where_is_one_short_line_and_start_here_orders_by_severity() -> None:
     assert order[len(order) - len(near_one):] == near_one
     factors = [violated[cid]["severity"]["factor"] for cid in order[:len(order) - len(near_one)]]
     assert factors == sorted(factors, reverse=True)
+
+
+def test_parameters_near_one_do_not_print_as_one() -> None:
+    """A gamma of 1 - 1e-7 lies inside (0, 1); %g (6 digits) and the reports' 4 digits would print
+    it as "1", the excluded end. Other values keep their short form."""
+    from dpaudit.claims.verdict import format_parameters as sentence_form
+    from dpaudit.reporting.view import format_parameters as report_form
+
+    params = {"gamma": 1 - 1e-7, "g2": 0.99999, "eps": 1064.4783885006582, "one": 1.0}
+    assert sentence_form(params) == "gamma=0.9999999, g2=0.99999, eps=1064.48, one=1"
+    assert report_form(params) == "gamma=0.9999999, g2=0.99999, eps=1064, one=1"

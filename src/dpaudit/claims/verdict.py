@@ -33,7 +33,7 @@ def format_parameters(parameters: Mapping[str, Any]) -> str:
             return str(v)
         text = f"{v:g}"
         # %g keeps 6 digits: 1 - 1e-7 would read "1", a value outside a range such as (0, 1)
-        return text if float(text) != round(float(text)) or v.is_integer() else repr(v)
+        return f"{v:.12g}" if text in ("1", "-1") and v not in (1.0, -1.0) else text
     return ", ".join(f"{k}={fmt(v)}" for k, v in parameters.items()) or "(no parameters)"
 
 

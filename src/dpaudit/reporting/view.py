@@ -139,8 +139,8 @@ def format_value(x: Any) -> str:
         if math.isinf(x):
             return "∞" if x > 0 else "−∞"
         text = f"{x:.4g}"
-        # 4 digits turn 0.99999 into "1", a value outside a range such as (0, 1): print it whole
-        return text if float(text) != round(float(text)) or x.is_integer() else repr(x)
+        # 4 digits turn 0.99999 into "1", a value outside a range such as (0, 1): more digits
+        return f"{x:.12g}" if text in ("1", "-1") and x not in (1.0, -1.0) else text
     if isinstance(x, (list, tuple)):
         return "(" + ", ".join(format_value(v) for v in x) + ")"
     return str(x)
