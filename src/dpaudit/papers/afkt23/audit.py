@@ -812,11 +812,23 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                      exact=exact, exact_kind=exact_kind, accountant=acc, empirical=emp,
                      evidence=ev, followups=followups,
                      curve=_curve_from(pq[0], pq[1], lambda dl: alg5_accountant(p, dl)),
-                     recommendation=lambda: (
-                         f"At ({format_parameters(params)}): run at most floor(K) = "
-                         f"{math.floor(p.K)} phases, charge the draw exp(-eta s) as 2 eta, and "
-                         f"calibrate the sparse vector for query sensitivity 2 (threshold noise "
-                         f"Lap(4/eps_0), query noise Lap(8/eps_0))."))
+                     recommendation=lambda: _alg5_recommendation(params, p))
+
+
+def _alg5_recommendation(params: dict[str, Any], p: Any) -> str:
+    """What would deliver the claim at ``params`` (calibration ``p``): the proof charges K phases
+    of eps_0 (1-sensitive queries, eta per draw), the code runs ceil(K), its queries are up to
+    2-sensitive and a draw costs 2 eta. Below K = 1 (gamma > e^(-1/2)) the loop still runs one
+    phase and eps_0 itself is what must shrink."""
+    svt = ("calibrate the sparse vector for query sensitivity 2 (threshold noise Lap(4/eps_0), "
+           "query noise Lap(8/eps_0))")
+    if math.floor(p.K) >= 1:
+        return (f"At ({format_parameters(params)}): run at most floor(K) = {math.floor(p.K)} "
+                f"phases, charge the draw exp(-eta s) as 2 eta, and {svt}.")
+    return (f"At ({format_parameters(params)}): K = 2 ln(1/gamma) = {p.K:.3g} < 1, so the loop "
+            f"runs one phase, and its eps_0 = {p.epsilon0 / p.epsilon:.4g} eps alone exceeds the "
+            f"claim: choose eps_0 with eps_0 + 2 eta <= eps (eta = eps_0/(56 ln T)), i.e. eps_0 <= "
+            f"{p.epsilon / (1 + 2 / (56 * math.log(p.T))):.4g}, and {svt}.")
 
 
 def _alg5_findings(run: ClaimRun) -> list[str]:
