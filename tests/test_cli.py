@@ -273,8 +273,10 @@ def test_audit_one_claim(tmp_path, calls, capsys) -> None:
     status, out, _ = run(capsys, "audit", VIOLATED, "--budget", "quick", "--seed", "3",
                          "--alpha", "0.01", "--out", str(tmp_path))
     assert status == cli.EXIT_VIOLATED
-    assert f"The claimed (1, 0)-DP guarantee of {VIOLATED} is violated at every " \
-           "audited point (3 of 3); strongest at epsilon=0.5: exact epsilon 1 > claimed 0.5." in out
+    # quoted at the worst point (claimed 0.5 there), not the first grid point's (1, 0)
+    assert f"The claimed (0.5, 0)-DP guarantee of {VIOLATED} at (epsilon=0.5) is violated at " \
+           "every audited point (3 of 3); strongest at epsilon=0.5: exact epsilon 1 > claimed " \
+           "0.5." in out
     assert f"Report: {tmp_path / VIOLATED}.html" in out
     record = json.loads((tmp_path / f"{VIOLATED}.json").read_text())
     assert (record["seed"], record["alpha"]) == (3, 0.01)

@@ -153,3 +153,36 @@ def test_parameters_near_one_do_not_print_as_one() -> None:
     params = {"gamma": 1 - 1e-7, "g2": 0.99999, "eps": 1064.4783885006582, "one": 1.0}
     assert sentence_form(params) == "gamma=0.9999999, g2=0.99999, eps=1064.48, one=1"
     assert report_form(params) == "gamma=0.9999999, g2=0.99999, eps=1064, one=1"
+
+
+def test_verdict_sentence_quotes_the_claim_at_the_failing_point(record) -> None:
+    """The claim's epsilon varies over its grid (0.5, then 1): the sentence speaks of the worst
+    point, so it quotes the claim there, (1, 0) at epsilon=1, not the first grid point's (0.5, 0)."""
+    import copy
+
+    rec = copy.deepcopy(record)
+    at = next(p for p in rec["points"] if p["parameters"] == {"epsilon": 1.0})
+    rec["worst_case"] = {**rec["worst_case"], "parameters": dict(at["parameters"]),
+                         "claimed_epsilon": at["claimed_epsilon"],
+                         "claimed_delta": at["claimed_delta"]}
+    sentence = view.verdict_sentence(rec)
+    assert sentence.startswith("The claimed (1, 0)-DP guarantee of labels/half-count at "
+                               "(epsilon=1) is ")
+    first = copy.deepcopy(record)
+    first["worst_case"] = {**first["worst_case"], "parameters": {"epsilon": 0.5},
+                           "claimed_epsilon": 0.5, "claimed_delta": 0.0}
+    assert view.verdict_sentence(first).startswith(
+        "The claimed (0.5, 0)-DP guarantee of labels/half-count is ")
+
+
+def test_a_user_claim_citing_a_paper_keeps_its_statement_and_source_labels(record) -> None:
+    """Source(kind="paper") on a user's claim: still the user's statement and the Source's own
+    labels (location under Location, quote under Quote), not the bundled papers' template."""
+    import copy
+
+    rec = copy.deepcopy(record)
+    rec["claim"]["provenance"]["kind"] = "paper"
+    md = render_claim_markdown(rec)
+    assert f"> {STATEMENT}." in md
+    assert "| Location | Sec. 1 |" in md and "| Quote | Laplace(1/eps) noise makes it eps-DP. |" in md
+    assert "| Statement |" not in md and "| Equation |" not in md

@@ -58,6 +58,7 @@ __all__ = [
     "paper_version",
     "paper_page",
     "paper_sections",
+    "claim_formula_at_worst",
     "run_settings",
     "count_phrase",
     "reason_detail",
@@ -178,6 +179,25 @@ def claim_formula(record: Mapping[str, Any]) -> str:
                           claim.get("delta", record["claimed"]["delta"]))
 
 
+def claim_formula_at_worst(record: Mapping[str, Any]) -> tuple[str, str]:
+    """The claim as the verdict sentence quotes it, ``(formula, where)``: the formula when the
+    claim has one (``where`` empty), else the ``(epsilon, delta)`` claimed at the point the
+    sentence speaks of (the worst audited point) and, when that differs from the claim's
+    representative value (a claim whose epsilon varies over its grid, e.g. a library's accountant
+    at each setting), ``where`` = ``" at (parameters)"`` of that point."""
+    claim = record.get("claim", {})
+    if str(claim.get("formula") or "").strip():
+        return claim_formula(record), ""
+    eps, delta = worst_claimed(record)
+    rep = (claim.get("epsilon", record["claimed"]["epsilon"]),
+           claim.get("delta", record["claimed"]["delta"]))
+    if eps is None or delta is None or (as_float(eps), as_float(delta)) == (
+            as_float(rep[0]), as_float(rep[1])):
+        return claim_formula(record), ""
+    params = (record.get("worst_case") or {}).get("parameters") or {}
+    return format_privacy(eps, delta), (f" at ({format_parameters(params)})" if params else "")
+
+
 def citation(record: Mapping[str, Any]) -> str:
     """The paper in words (authors, title, venue, version); the file name when none was given."""
     claim = record.get("claim", {})
@@ -206,8 +226,9 @@ def claim_statement(record: Mapping[str, Any]) -> str:
     claim = record["claim"]
     prov = claim.get("provenance", {})
     own = str(claim.get("statement") or "").strip()
-    if own and not is_paper_claim(record):
-        # A user's (or a library's) claim is quoted in its own words, then where it is stated.
+    if own:
+        # A user's (or a library's) claim is quoted in its own words, then where it is stated
+        # (whatever its Source's kind: a user claim citing a paper keeps its own statement).
         where = ", ".join(x for x in (citation(record), prov.get("theorem", "")) if x)
         return f"{own}{'' if own.endswith('.') else '.'} (Stated in {where}.)" if where else own
     where = prov.get("theorem") or "A statement"
@@ -258,7 +279,8 @@ def verdict_sentence(record: Mapping[str, Any]) -> str:
     """
     verdict = _VERDICT_TEXT.get(record.get("verdict", ""), str(record.get("verdict")))
     reason = readable_reason(str(record.get("reason", "")).strip())
-    head = f"The claimed {claim_formula(record)}-DP guarantee of {record['id']}"
+    formula, where = claim_formula_at_worst(record)
+    head = f"The claimed {formula}-DP guarantee of {record['id']}{where}"
     if verdict == "violated" and reason.startswith("Violated "):
         return f"{head} is v{reason[1:]}"
     head = f"{head} {_verdict_verb(verdict)}"
@@ -740,7 +762,7 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
     source_rows = ((("Source", citation(record)), ("Kind", prov.get("kind", "")),
                     ("Version", prov.get("version", "")), ("Location", prov.get("theorem", "")),
                     ("Quote", prov.get("equation", "")), ("URL", prov.get("location", "")))
-                   if not is_paper_claim(record) else
+                   if not is_paper_claim(record) or claim.get("statement") else
                    (("Paper", citation(record)), ("Source file", prov.get("paper", "")),
                     ("Version", prov.get("version", "")), ("Statement", prov.get("theorem", "")),
                     ("Equation", prov.get("equation", "")), ("Location", prov.get("location", ""))))
