@@ -186,3 +186,29 @@ def test_a_user_claim_citing_a_paper_keeps_its_statement_and_source_labels(recor
     assert f"> {STATEMENT}." in md
     assert "| Location | Sec. 1 |" in md and "| Quote | Laplace(1/eps) noise makes it eps-DP. |" in md
     assert "| Statement |" not in md and "| Equation |" not in md
+
+
+def test_the_float_caveat_names_a_float32_release(tmp_path, record) -> None:
+    """A release returning float32 (as jax's and torch's do by default): its dtype is recorded
+    with the empirical evidence and the floating-point caveat (finding and report) names it;
+    a float64 release (the module's claim) keeps the doubles wording and no dtype key."""
+    def release32(p):
+        def mechanism(data, n, rng):
+            return (float(np.sum(data)) + rng.laplace(0.0, 1.0 / p["epsilon"], size=n)).astype(
+                np.float32)
+        return mechanism
+
+    claim = Claim(id="labels/count-f32", statement=STATEMENT, source=Source(title="note"),
+                  claimed=lambda p: (p["epsilon"], 0.0), neighbours="add-remove",
+                  grid=[{"epsilon": 1.0}], release=release32, pairs=lambda p: [([1, 0, 1], [1, 0])])
+    try:
+        dpaudit.audit_claim(claim, budget="quick", seed=0, out=tmp_path)
+    finally:
+        registry.unregister(claim.id)
+    rec = json.loads((tmp_path / "labels" / "count-f32.json").read_text(encoding="utf-8"))
+    assert rec["points"][0]["evidence"]["empirical"]["release_dtype"] == "float32"
+    assert any("this release returns float32, not float64" in f for f in rec["findings"])
+    assert "the release audited here returns float32, not IEEE-754 doubles" in \
+        view.caveats_for(rec)[0]
+    assert all("release_dtype" not in p["evidence"].get("empirical", {}) for p in record["points"])
+    assert view.caveats_for(record) == view.CAVEATS

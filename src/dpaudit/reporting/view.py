@@ -19,12 +19,16 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from dpaudit.reporting.caveats import CAVEATS, caveats_for, release_dtypes
 from dpaudit.reporting.commands import (index_reproduce_command, needed_plugins,
                                         recorded_command, reproduce_command)
+
 
 __all__ = [
     "CLAIM_SCHEMA",
     "CAVEATS",
+    "caveats_for",
+    "release_dtypes",
     "as_float",
     "format_epsilon",
     "format_delta",
@@ -69,23 +73,6 @@ __all__ = [
 
 #: Schema tag of a saved claim audit (``DIR/<claim id>.json``).
 CLAIM_SCHEMA = "dpaudit.claim/1"
-
-#: Caveats printed in every report (AUDIT-METHOD sections 3 and 5).
-CAVEATS: tuple[str, ...] = (
-    "Floating-point samplers are not exactly differentially private (Mironov 2012, \"On "
-    "significance of the least significant bits for differential privacy\", CCS 2012): the "
-    "mechanisms audited here draw noise in IEEE-754 doubles, so every epsilon on this page is that "
-    "of the idealised real-valued mechanism; an attacker who sees the raw bits of the outputs can "
-    "do better. No claim in the audited papers addresses this.",
-    "Exact and accountant epsilons are computed in floating point; an exact epsilon counts as a "
-    "counterexample only when it exceeds the claim by more than a relative 1e-6.",
-    "An empirical lower bound is a one-sided (1 - alpha) Clopper-Pearson bound with the event chosen "
-    "on a training split and evaluated on a fresh split (Bonferroni-corrected). It is valid for the "
-    "implementation as run, and a claim can fail in ways a finite sample does not reveal: a bound "
-    "at or below the claim is not evidence that the claim holds.",
-    "Gaussian-DP (mu) summaries, where shown, assume a Gaussian trade-off curve and are never used "
-    "to declare a claim violated.",
-)
 
 _VERDICT_TEXT = {
     "violated": "violated",
@@ -828,7 +815,7 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
         "confidence": format_value(100 * (1 - float(record.get("alpha", 0.05)))),
         "seconds": f"{float(record.get('seconds', 0.0)):.1f}",
         "version": record.get("dpaudit_version", ""),
-        "caveats": CAVEATS,
+        "caveats": caveats_for(record),
         "index_prefix": _depth_prefix(record["id"]),
         "basename": record["id"].rsplit("/", 1)[-1],
     }
