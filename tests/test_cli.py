@@ -273,8 +273,10 @@ def test_audit_one_claim(tmp_path, calls, capsys) -> None:
     status, out, _ = run(capsys, "audit", VIOLATED, "--budget", "quick", "--seed", "3",
                          "--alpha", "0.01", "--out", str(tmp_path))
     assert status == cli.EXIT_VIOLATED
-    assert f"The claimed (1, 0)-DP guarantee of {VIOLATED} is violated at every " \
-           "audited point (3 of 3); strongest at epsilon=0.5: exact epsilon 1 > claimed 0.5." in out
+    # quoted at the worst point (claimed 0.5 there), not the first grid point's (1, 0)
+    assert f"The claimed (0.5, 0)-DP guarantee of {VIOLATED} at (epsilon=0.5) is violated at " \
+           "every audited point (3 of 3); strongest at epsilon=0.5: exact epsilon 1 > claimed " \
+           "0.5." in out
     assert f"Report: {tmp_path / VIOLATED}.html" in out
     record = json.loads((tmp_path / f"{VIOLATED}.json").read_text())
     assert (record["seed"], record["alpha"]) == (3, 0.01)
@@ -540,3 +542,21 @@ def test_ctrl_c_with_worker_processes_keeps_results_and_stops_the_workers(tmp_pa
         time.sleep(0.1)
     with pytest.raises(ProcessLookupError):
         os.killpg(proc.pid, 0)
+
+
+def test_the_resume_key_hashes_the_engine_files_themselves() -> None:
+    """The claims layer gives the runner a claim's key in one call, and the files behind it are
+    the engine's own modules (dpaudit/evidence.py, dpaudit/claims/verdict.py, ...), not paths
+    beside the package (where a change would never invalidate a saved result)."""
+    from pathlib import Path
+
+    import dpaudit
+    from dpaudit.claims.resume_key import resume_key, resume_key_sources
+
+    assert runner.audit_code_hash is resume_key
+    package = Path(dpaudit.__file__).resolve().parent
+    files = set(resume_key_sources("afkt23/alg2"))
+    for part in ("evidence.py", "claims/verdict.py", "blackbox/empirical_audit.py",
+                 "papers/afkt23/audit.py"):
+        assert package / part in files, part
+    assert not any(package / "reporting" in f.parents for f in files)

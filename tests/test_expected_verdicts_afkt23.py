@@ -422,13 +422,14 @@ def test_alg5_hypothesis_reading_refuted_at_small_eps() -> None:
 def test_alg5_grid_audits_gamma_at_both_sides_of_every_phase_jump() -> None:
     """'k < K' allows ceil(K) phases, K = 2 ln(1/gamma): the count jumps at gamma = e^(-n/2)
     (0.6065, 0.3679). The quick grid audits gamma = 0.61 | 0.6 (K = 0.9886 | 1.0217: 1 | 2 phases)
-    and 0.37 | 0.36 (K = 1.9885 | 2.0433: 2 | 3), and gamma = 0.99; every other point is at
-    gamma = 1/d (the DP-OPE corollary)."""
+    and 0.37 | 0.36 (K = 1.9885 | 2.0433: 2 | 3), and gamma = 0.99 (alg5-approx also gamma near
+    1, from 0.9999 to 1 - 1e-8); every other point is at gamma = 1/d (the DP-OPE corollary)."""
     for cid in ("afkt23/alg5", "afkt23/alg5-approx"):
         pts = grid(cid)
         gammas = {g["gamma"] for g in pts}
         assert {0.99, 0.61, 0.6, 0.37, 0.36} <= gammas
-        near_one = (0.9999, 0.99999) if cid == "afkt23/alg5-approx" else ()
+        near_one = ((0.9999, 0.99995, 0.99999, 0.999999, 1 - 1e-7, 1 - 1e-8)
+                    if cid == "afkt23/alg5-approx" else ())
         for g in pts:
             assert g["gamma"] in (0.99, 0.61, 0.6, 0.37, 0.36, *near_one) or g["gamma"] == 1 / g["d"]
             if g["gamma"] != 1 / g["d"] and g["T"] == 4096:  # accountant-only points: cheap
@@ -554,3 +555,56 @@ def test_l_star_is_the_ceil_gamma_d_th_smallest_total_loss() -> None:
     bound = math.log(1 / 0.99) ** 2 * math.log(6) / 1.0
     ((name, a2, b2),) = pairs_meeting_hypothesis([("unit", a, b)], 1.0, 0.99, 6)
     assert "scaled" in name and b2[0, 1] == pytest.approx(bound, rel=1e-12) and not a2.any()
+
+
+@pytest.mark.parametrize("gamma, zero_loss, every_loses", [(0.99995, 0.83157, 0.83985),
+                                                           (1.0 - 1e-7, 0.0, 18.3419)])
+def test_alg5_approx_gamma_near_one_with_every_expert_losing(gamma: float, zero_loss: float,
+                                                            every_loses: float) -> None:
+    """alg5-approx (Theorem 7, eps0-formula) at eps = 0.9, delta = 1e-6, T = 6, d = 2 near gamma
+    = 1: K = 2 ln(1/gamma), eps_0 = eps/(sqrt(K) ln(1/delta)) (7.24 eps at 0.99995, 161.9 eps at
+    1 - 1e-7), eta = eps_0/(56 ln 6). Laws enumerated here (:func:`alg5_sequence_law`, cap 1),
+    epsilon(1e-6) by the hockey-stick divergence. Zero-loss-expert pairs: 'advance' at round 4
+    (0.99995) and 'kill-all' at round 1 (1 - 1e-7: nothing comes near the threshold, epsilon 0);
+    every expert loses every round: 1/2 each round vs round 1 raised to 1 for all (18.34 = 20.4x
+    the claim at 1 - 1e-7; 0.840 <= 0.9 at 0.99995). So the refuted set is not 'gamma >=
+    0.99999' read off the zero-loss pairs: at 1 - 1e-7 only the second family refutes."""
+    eps, delta, T, d = 0.9, 1e-6, 6, 2
+    K = 2 * math.log(1 / gamma)
+    e0 = eps / (math.sqrt(K) * math.log(1 / delta))
+    eta = e0 / (56 * math.log(T))
+    if gamma < 0.9999999:
+        a = np.zeros((T, d)); b = a.copy(); b[3, 1] = 1.0           # advance, round 4
+    else:
+        a = np.zeros((T, d)); a[:, 1] = 1.0; b = a.copy(); b[0, 1] = 0.0   # kill-all, round 1
+    zl = _approx_epsilon(alg5_sequence_law(a, e0, eta, 1), alg5_sequence_law(b, e0, eta, 1), delta) \
+        if zero_loss > 0 else 0.0
+    if zero_loss == 0:   # both laws equal to within the quadrature: total variation below delta
+        la, lb = alg5_sequence_law(a, e0, eta, 1), alg5_sequence_law(b, e0, eta, 1)
+        tv = 0.5 * sum(abs(la.get(o, 0.0) - lb.get(o, 0.0)) for o in set(la) | set(lb))
+        assert tv <= delta
+    a = np.full((T, d), 0.5); b = a.copy(); b[0, :] = 1.0
+    el = _approx_epsilon(alg5_sequence_law(a, e0, eta, 1), alg5_sequence_law(b, e0, eta, 1), delta)
+    assert zl == pytest.approx(zero_loss, rel=1e-3, abs=1e-9)
+    assert el == pytest.approx(every_loses, rel=1e-3)
+    pt = dict(epsilon=eps, d=d, T=T, eps0_reading="eps0-formula", delta=delta, gamma=gamma,
+              pair="every expert loses")
+    assert pt in grid("afkt23/alg5-approx")
+    p = plan("afkt23/alg5-approx", pt)
+    fam = p.evidence["pair_families"]
+    assert fam["zero-loss expert"]["exact"] == pytest.approx(zero_loss, rel=2e-3, abs=1e-6)
+    assert fam["every expert loses"]["exact"] == pytest.approx(every_loses, rel=2e-3)
+    assert fam["every expert loses"]["pair"] == "all lose, round 1 raised"
+    assert p.exact == pytest.approx(max(zero_loss, every_loses), rel=2e-3)
+    assert (p.exact > eps) == (every_loses > eps)
+
+
+def test_alg5_approx_near_one_gamma_finding_states_the_set() -> None:
+    """The finding names the refuted gammas as found (derived in the test above: 0.99995 is not
+    refuted, 0.840 <= 0.9; from 0.99999 on the every-expert-loses pair is above 0.9)."""
+    from dpaudit.papers.afkt23.gamma import GAMMA_POINTS_NEAR_ONE, near_one_gamma_finding
+    plans = [plan("afkt23/alg5-approx", dict(g)) for g in GAMMA_POINTS_NEAR_ONE]
+    (text,) = near_one_gamma_finding(plans)
+    assert ("As found: refuted at gamma in {0.99999, 0.999999, 1 - 1e-07, 1 - 1e-08}, not at "
+            "{0.99995}") in text
+    assert "zero-loss-expert pairs 0 (kill-all (round 1))" in text

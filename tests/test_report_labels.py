@@ -142,3 +142,73 @@ def test_where_is_one_short_line_and_start_here_orders_by_severity() -> None:
     assert order[len(order) - len(near_one):] == near_one
     factors = [violated[cid]["severity"]["factor"] for cid in order[:len(order) - len(near_one)]]
     assert factors == sorted(factors, reverse=True)
+
+
+def test_parameters_near_one_do_not_print_as_one() -> None:
+    """A gamma of 1 - 1e-7 lies inside (0, 1); %g (6 digits) and the reports' 4 digits would print
+    it as "1", the excluded end. Other values keep their short form."""
+    from dpaudit.claims.verdict import format_parameters as sentence_form
+    from dpaudit.reporting.view import format_parameters as report_form
+
+    params = {"gamma": 1 - 1e-7, "g2": 0.99999, "eps": 1064.4783885006582, "one": 1.0}
+    assert sentence_form(params) == "gamma=0.9999999, g2=0.99999, eps=1064.48, one=1"
+    assert report_form(params) == "gamma=0.9999999, g2=0.99999, eps=1064, one=1"
+
+
+def test_verdict_sentence_quotes_the_claim_at_the_failing_point(record) -> None:
+    """The claim's epsilon varies over its grid (0.5, then 1): the sentence speaks of the worst
+    point, so it quotes the claim there, (1, 0) at epsilon=1, not the first grid point's (0.5, 0)."""
+    import copy
+
+    rec = copy.deepcopy(record)
+    at = next(p for p in rec["points"] if p["parameters"] == {"epsilon": 1.0})
+    rec["worst_case"] = {**rec["worst_case"], "parameters": dict(at["parameters"]),
+                         "claimed_epsilon": at["claimed_epsilon"],
+                         "claimed_delta": at["claimed_delta"]}
+    sentence = view.verdict_sentence(rec)
+    assert sentence.startswith("The claimed (1, 0)-DP guarantee of labels/half-count at "
+                               "(epsilon=1) is ")
+    first = copy.deepcopy(record)
+    first["worst_case"] = {**first["worst_case"], "parameters": {"epsilon": 0.5},
+                           "claimed_epsilon": 0.5, "claimed_delta": 0.0}
+    assert view.verdict_sentence(first).startswith(
+        "The claimed (0.5, 0)-DP guarantee of labels/half-count is ")
+
+
+def test_a_user_claim_citing_a_paper_keeps_its_statement_and_source_labels(record) -> None:
+    """Source(kind="paper") on a user's claim: still the user's statement and the Source's own
+    labels (location under Location, quote under Quote), not the bundled papers' template."""
+    import copy
+
+    rec = copy.deepcopy(record)
+    rec["claim"]["provenance"]["kind"] = "paper"
+    md = render_claim_markdown(rec)
+    assert f"> {STATEMENT}." in md
+    assert "| Location | Sec. 1 |" in md and "| Quote | Laplace(1/eps) noise makes it eps-DP. |" in md
+    assert "| Statement |" not in md and "| Equation |" not in md
+
+
+def test_the_float_caveat_names_a_float32_release(tmp_path, record) -> None:
+    """A release returning float32 (as jax's and torch's do by default): its dtype is recorded
+    with the empirical evidence and the floating-point caveat (finding and report) names it;
+    a float64 release (the module's claim) keeps the doubles wording and no dtype key."""
+    def release32(p):
+        def mechanism(data, n, rng):
+            return (float(np.sum(data)) + rng.laplace(0.0, 1.0 / p["epsilon"], size=n)).astype(
+                np.float32)
+        return mechanism
+
+    claim = Claim(id="labels/count-f32", statement=STATEMENT, source=Source(title="note"),
+                  claimed=lambda p: (p["epsilon"], 0.0), neighbours="add-remove",
+                  grid=[{"epsilon": 1.0}], release=release32, pairs=lambda p: [([1, 0, 1], [1, 0])])
+    try:
+        dpaudit.audit_claim(claim, budget="quick", seed=0, out=tmp_path)
+    finally:
+        registry.unregister(claim.id)
+    rec = json.loads((tmp_path / "labels" / "count-f32.json").read_text(encoding="utf-8"))
+    assert rec["points"][0]["evidence"]["empirical"]["release_dtype"] == "float32"
+    assert any("this release returns float32, not float64" in f for f in rec["findings"])
+    assert "the release audited here returns float32, not IEEE-754 doubles" in \
+        view.caveats_for(rec)[0]
+    assert all("release_dtype" not in p["evidence"].get("empirical", {}) for p in record["points"])
+    assert view.caveats_for(record) == view.CAVEATS

@@ -267,9 +267,11 @@ def test_markdown_report_has_every_required_section(rendered: Path) -> None:
         assert text in md
     assert "`` b = Delta / (2 eps) \\| see `eq. 7` ``" in md  # pipes and backticks survive
     # Verdict in one sentence, worst point, evidence table with one row per point.
-    assert ("**Verdict.** The claimed (1, 0)-DP guarantee of demo-colt/half-laplace is violated "
-            "at every audited point (6 of 6); strongest at epsilon=0.5, T=1: "
-            "exact epsilon 1 > claimed 0.5.") in md
+    # The claim is quoted where the sentence speaks: (0.5, 0) at the worst point, not the
+    # representative (1, 0) of the first grid point.
+    assert ("**Verdict.** The claimed (0.5, 0)-DP guarantee of demo-colt/half-laplace at "
+            "(epsilon=0.5, T=1) is violated at every audited point (6 of 6); strongest at "
+            "epsilon=0.5, T=1: exact epsilon 1 > claimed 0.5.") in md
     assert "At **epsilon=0.5, T=1**, where the claim (1, 0) is (0.5, 0)-DP: exact ε 1, accountant " \
            "epsilon 0.5, empirical lower bound 0.8 (one-sided 95%)." in md
     # Evidence columns first (claimed, delta, exact, accountant, lower bound, ratio), then the point.

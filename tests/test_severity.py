@@ -156,19 +156,53 @@ def test_alg5_approx_headline_delta_from_independent_bisection() -> None:
 
 # -- afkt23/alg2: pure DP through an event of probability < 1e-300 --------------------------------
 
+def _laplace_difference_log_sf(t: float, b1: float, b2: float) -> float:
+    """log P(nu2 - nu1 > t), t >= 0, nu1 ~ Lap(b1), nu2 ~ Lap(b2), b2 > b1: the closed form
+    (b2^2 e^(-t/b2) - b1^2 e^(-t/b1)) / (2 (b2^2 - b1^2)) (convolution of the two densities),
+    taken in logs so that it stays exact far below the float range."""
+    assert t >= 0 and b2 > b1
+    return (-t / b2 + 2 * math.log(b2) + math.log1p(-(b1 / b2) ** 2 * math.exp(t / b2 - t / b1))
+            - math.log(2 * (b2 ** 2 - b1 ** 2)))
+
+
+def test_laplace_difference_tail_closed_form() -> None:
+    """The closed form above against a Monte Carlo estimate where the tail is not tiny (t = b1:
+    P ~ 0.36; 200000 draws give a standard error ~0.0011, so 0.006 is over 5 sigma)."""
+    rng = np.random.default_rng(7)
+    b1, b2, t = 1.0, 2.0, 1.0
+    x = rng.laplace(0, b2, 200_000) - rng.laplace(0, b1, 200_000)
+    assert abs(np.mean(x > t) - math.exp(_laplace_difference_log_sf(t, b1, b2))) < 0.006
+
+
 def test_alg2_headline_event_probability() -> None:
     """The witnessing sequence alternates two experts over T' = 2^30 - 1 rounds (T = 2^30, odd
     part): it needs the first expert (1/2 at d = 2), and at each of the N = (T' - 1)/2 = 2^29 - 1
     passes the drawn expert among equal scores (1/2) and the restart's fresh x_0 (1/2) to be the
-    other one: P_D(o) <= 2^-(2N + 1), log10 P <= -(2^30 - 1) log10 2 = -3.2323e8 < -300."""
-    N = (2 ** 30 - 1 - 1) // 2
-    bound = -(2 * N + 1) * math.log10(2)
-    assert bound == pytest.approx(-3.23228e8, rel=1e-5)
-    p = plan("afkt23/alg2", dict(epsilon=0.1, d=2, T=2 ** 30, beta=0.1, cap="none"))
-    assert p.evidence["severity"]["event_log10_probability_upper"] == pytest.approx(bound, rel=1e-12)
+    other one, and the pass's sparse vector (Lap(4/eps_0) threshold noise, Lap(8/eps_0) query
+    noise at eps_0/2, eps_0 = eps/(2 log2 T)) to fire on a zero query against 2^n + 4/eta +
+    8B/eps_0 >= 1 + 4/eta + 8B/eps_0 (eta = eps_0/(2K), K = 6 ceil(log2 d) + 24 ln(T/beta), B =
+    ln(2 T^3/beta)): at eps = 10, threshold 30034.94 and log10 P <= -1.4631e11."""
+    T, eps, beta, d = 2 ** 30, 10.0, 0.1, 2
+    N = (T - 1 - 1) // 2
+    eps0 = eps / (2 * math.log2(T))
+    K = 6 * math.ceil(math.log2(d)) + 24 * math.log(T / beta)
+    eta = eps0 / (2 * K)
+    B = math.log(2 * T ** 3 / beta)
+    threshold = 1 + 4 / eta + 8 * B / eps0
+    assert threshold == pytest.approx(30034.94, abs=0.01)
+    b1, b2 = 2 / (eps0 / 2), 4 / (eps0 / 2)
+    log_fire = _laplace_difference_log_sf(threshold, b1, b2)
+    bound = (math.log(0.5) + N * (2 * math.log(0.5) + log_fire)) / math.log(10)
+    assert bound == pytest.approx(-1.46312e11, rel=1e-5)
+    assert bound < -(2 * N + 1) * math.log10(2)   # tighter than the coin flips alone
+    p = plan("afkt23/alg2", dict(epsilon=eps, d=d, T=T, beta=beta, cap="none"))
+    assert p.evidence["severity"]["event_log10_probability_upper"] == pytest.approx(bound, rel=1e-9)
     sev = assess_severity("violated", [p.grid_point()])
     assert sev["sentence"].startswith("Violated for pure DP through one released sequence (the two "
-                                      "experts alternate every round) of probability < 1e-300")
+                                      "experts alternate every round; each of its 536870911 draws "
+                                      "also needs the sparse vector to fire on a zero query "
+                                      "against a threshold >= 30035")
+    assert "of probability < 1e-300 (log10 P <= -1.463e+11)" in sev["sentence"]
 
 
 # -- afkt23/dp-ftrl: holds on dpaudit's own calibration ------------------------------------------

@@ -967,4 +967,4 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
         pair_index=pair_index, pilot=tuple(pilot), pilot_samples=n_pilot,
         event_outcomes=event_outcomes, power=power, chosen_pair=chosen_pair,
         rng={} if probe is None else probe.to_dict(), dropped_pairs=tuple(dropped),
-        output_columns=tr.streams[0].columns)
+        output_columns=tr.streams[0].columns, release_dtype=tr.streams[0].release_dtype)

@@ -177,6 +177,10 @@ class AuditResult:
         records, a tuple of arrays; :func:`dpaudit.release_outputs.release_table`), one per
         column of the flattened output the statistics see; None for a plain array. The record
         (:meth:`to_dict`) keeps at most :data:`~dpaudit.release_outputs.MAX_COLUMN_NAMES`.
+    release_dtype : str or None
+        The dtype of the release's own outputs (``"float32"`` for a jax or torch release in single
+        precision), None when it returned no typed array. The record keeps it only for a
+        floating-point type other than float64 (the reports' floating-point caveat names it).
     """
 
     claimed_epsilon: float
@@ -216,6 +220,7 @@ class AuditResult:
     #: Candidate pairs the search dropped (identical inputs or identical outputs), with the reason.
     dropped_pairs: tuple[Mapping[str, Any], ...] = ()
     output_columns: tuple[str, ...] | None = None
+    release_dtype: str | None = None
 
     @property
     def rng_ignored(self) -> bool:
@@ -336,7 +341,16 @@ class AuditResult:
             **({"output_columns": short_columns(self.output_columns),
                 "output_columns_total": len(self.output_columns)}
                if self.output_columns is not None else {}),
+            # Only for a floating-point release narrower or wider than float64 (so the records
+            # of float64 releases are unchanged): the floating-point caveat names it.
+            **({"release_dtype": self.release_dtype} if self.narrow_float else {}),
         }
+
+    @property
+    def narrow_float(self) -> bool:
+        """Whether the release's outputs are floating point of another width than float64."""
+        d = self.release_dtype or ""
+        return "float" in d and d != "float64"
 
 
 #: Outcomes listed by name in the description of a discrete event (the count is always given).

@@ -329,6 +329,9 @@ class _Stream:
     #: read and the names of its columns (dpaudit.release_outputs); None for plain arrays.
     layout: str | None = None
     columns: tuple[str, ...] | None = None
+    #: The dtype of the release's own first output (numpy, jax or torch array), by name
+    #: (``"float32"``), before any conversion; None for lists, scalars and structured outputs.
+    release_dtype: str | None = None
 
     def draw(self, n: int) -> np.ndarray:
         child = self.seed_seq.spawn(1)[0]
@@ -338,6 +341,8 @@ class _Stream:
         t0 = time.perf_counter()
         out = self.mechanism(self.data, n, rng)
         self.clock[0] += time.perf_counter() - t0
+        if self.release_dtype is None and getattr(out, "dtype", None) is not None:
+            self.release_dtype = str(out.dtype).replace("torch.", "")
         arr = self._check(out, n)
         self.drawn += n
         return arr

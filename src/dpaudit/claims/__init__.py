@@ -23,8 +23,9 @@ pytest plugin and user code. It imports the evidence packages (:mod:`dpaudit.bla
 from __future__ import annotations
 
 from dpaudit.claims.model import (NeighbourRelation, ParameterRange, PrivacyClaim, Provenance,
-                                  ReadingChoice, Release, SensitivityLemma, WindowBoundary,
-                                  WindowScope)
+                                  RangeReading, ReadingChoice, Release, SensitivityLemma,
+                                  WindowBoundary, WindowScope)
 
 __all__ = ["NeighbourRelation", "Release", "WindowBoundary", "WindowScope", "Provenance",
-           "SensitivityLemma", "ReadingChoice", "ParameterRange", "PrivacyClaim"]
+           "SensitivityLemma", "ReadingChoice", "RangeReading", "ParameterRange",
+           "PrivacyClaim"]

@@ -46,13 +46,30 @@ from dpaudit.claims.derived_law_check import (guarded_randomness, noise_as_drawn
 from dpaudit.claims.primitive_check import primitive_checks
 
 __all__ = ["EmpiricalPlan", "PointPlan", "Skip", "LemmaOutcome", "ClaimDeclaration", "ClaimRun",
-           "TestedPoint", "AddedPoints", "run_claim", "coarse", "fmt", "MIRONOV_CAVEAT", "BONFERRONI_NOTE",
+           "TestedPoint", "AddedPoints", "run_claim", "coarse", "fmt", "MIRONOV_CAVEAT",
+           "mironov_caveat", "BONFERRONI_NOTE",
            "LAW_STATEMENT"]
 
 #: The caveat every report carries once (AUDIT-METHOD section 5).
 MIRONOV_CAVEAT = ("Floating-point samplers are not exactly differentially private (Mironov, CCS "
                   "2012); the empirical bounds are about the mechanisms as implemented and "
                   "sampled.")
+
+def mironov_caveat(points: Sequence[GridPoint]) -> str:
+    """:data:`MIRONOV_CAVEAT`, naming the release's dtype when its outputs are floating point of
+    another width than float64 (``evidence["empirical"]["release_dtype"]``: a float32 jax or torch
+    release rounds its noise to a 24-bit significand, far coarser than the doubles Mironov's
+    attack is usually stated for)."""
+    dtypes = sorted({str(p.evidence.get("empirical", {}).get("release_dtype"))
+                     for p in points if isinstance(p.evidence.get("empirical"), Mapping)
+                     and p.evidence["empirical"].get("release_dtype")})
+    if not dtypes:
+        return MIRONOV_CAVEAT
+    return (f"Floating-point samplers are not exactly differentially private (Mironov, CCS 2012), "
+            f"and this release returns {' and '.join(dtypes)}, not float64: its noise is rounded "
+            "to far fewer bits, which widens the gap between the idealised mechanism and the one "
+            "implemented; the empirical bounds are about the mechanism as implemented and sampled.")
+
 
 BONFERRONI_NOTE = ("every empirical lower bound of this claim is a (1 - alpha/tests) statement, so "
                    "all of them hold jointly with probability >= 1 - alpha (Bonferroni; the number "
@@ -558,7 +575,7 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
     findings.extend(f"Skipped grid point ({format_parameters(s.parameters)}), not audited and no "
                     f"share of alpha: {s.reason}." for s in skipped)
     findings.extend(findings_tail)
-    findings.append(MIRONOV_CAVEAT)
+    findings.append(mironov_caveat(run.points))
     audit.findings = findings
     audit.figures = figures
     audit.points = run.points

@@ -19,7 +19,8 @@ from dpaudit._validation import check_delta, check_epsilon, check_int
 from dpaudit.neighbours import NeighbourRelation
 
 __all__ = ["NeighbourRelation", "Release", "WindowBoundary", "WindowScope", "Provenance",
-           "SensitivityLemma", "ReadingChoice", "ParameterRange", "PARAMETER_ROLES", "PrivacyClaim"]
+           "SensitivityLemma", "ReadingChoice", "RangeReading", "ParameterRange", "PARAMETER_ROLES",
+           "PrivacyClaim"]
 
 
 class Release(str, enum.Enum):
@@ -208,6 +209,57 @@ class ReadingChoice:
         return cls(d["parameter"], d["primary"], d["rationale"], d.get("labels", {}))
 
 
+@dataclass(frozen=True)
+class RangeReading:
+    """An auditor's reading that restricts one parameter of a claim to a narrower range than the
+    claim states (e.g. a range printed only in a proposition the proof rests on, read as a
+    precondition of the theorem).
+
+    ``parameter``: the grid key (``"epsilon"``); ``stated``: the range in symbols, parsed like
+    :attr:`ParameterRange.stated` (``"(0, 1)"``); ``rationale``: one sentence saying where the
+    range is printed and why it is a reading; ``label``: words for it in verdict sentences
+    (default ``"<parameter> in <stated>"``). Its verdict is decided on the primary reading's
+    points whose value lies in the range and is reported beside the claim's; it never decides
+    the claim's own verdict.
+    """
+
+    parameter: str
+    stated: str
+    rationale: str
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.parameter, str) or not self.parameter:
+            raise ValueError("RangeReading.parameter must name a grid parameter")
+        if ParameterRange(self.parameter, self.stated, note="range reading").stated_ends() is None:
+            raise ValueError(f"RangeReading.stated must be a numeric range such as '(0, 1)', "
+                             f"got {self.stated!r}")
+        if not isinstance(self.rationale, str) or not self.rationale.strip():
+            raise ValueError("RangeReading.rationale must say where the range is printed")
+
+    @property
+    def name(self) -> str:
+        return self.label or f"{self.parameter} in {self.stated}"
+
+    def contains(self, value: Any) -> bool:
+        """Whether the numeric ``value`` lies in the range (a symbolic end admits nothing)."""
+        ends = ParameterRange(self.parameter, self.stated, note="range reading").stated_ends()
+        assert ends is not None
+        (lo, lo_closed), (hi, hi_closed) = ends
+        if isinstance(lo, str) or isinstance(hi, str) or not isinstance(value, (int, float)):
+            return False
+        return ((value > lo or (lo_closed and value == lo))
+                and (value < hi or (hi_closed and value == hi)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"parameter": self.parameter, "stated": self.stated, "rationale": self.rationale,
+                "label": self.label}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "RangeReading":
+        return cls(d["parameter"], d["stated"], d["rationale"], d.get("label", ""))
+
+
 #: What a grid key of a claim is: a parameter the claim is quantified over, a reading of an
 #: ambiguous passage (:class:`ReadingChoice`), or a label of the audited point (the pair, the
 #: statistic, the setting a point reproduces), which is no parameter of the claim.
@@ -354,6 +406,10 @@ class PrivacyClaim:
     window:
         For window-DP claims (``release=Release.WINDOW``) the :class:`WindowScope`; ``None``
         otherwise. A window claim without an explicit scope gets the default (strict) one.
+    range_readings:
+        :class:`RangeReading` objects: narrower ranges of a parameter an auditor may read the
+        claim under (a range printed only in a proposition the proof uses); each gets its own
+        verdict beside the claim's, on the primary points inside it.
     """
 
     id: str
@@ -372,6 +428,7 @@ class PrivacyClaim:
     statement: str = ""
     readings: tuple[ReadingChoice, ...] = ()
     ranges: tuple[ParameterRange, ...] = ()
+    range_readings: tuple[RangeReading, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or "/" not in self.id:
@@ -384,6 +441,9 @@ class PrivacyClaim:
         for r in self.readings:
             if not isinstance(r, ReadingChoice):
                 raise TypeError(f"readings must hold ReadingChoice objects, got {type(r).__name__}")
+        object.__setattr__(self, "range_readings", tuple(self.range_readings))
+        if any(not isinstance(r, RangeReading) for r in self.range_readings):
+            raise TypeError("range_readings must hold RangeReading objects")
         object.__setattr__(self, "ranges", tuple(self.ranges))
         names = [r.name for r in self.ranges]
         if any(not isinstance(r, ParameterRange) for r in self.ranges):
@@ -436,7 +496,9 @@ class PrivacyClaim:
         } | ({} if self.window is None else {"window": self.window.to_dict()}) | (
             {"statement": self.statement} if self.statement else {}) | (
             {"readings": [r.to_dict() for r in self.readings]} if self.readings else {}) | (
-            {"ranges": [r.to_dict() for r in self.ranges]} if self.ranges else {})
+            {"ranges": [r.to_dict() for r in self.ranges]} if self.ranges else {}) | (
+            {"range_readings": [r.to_dict() for r in self.range_readings]}
+            if self.range_readings else {})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "PrivacyClaim":
@@ -455,6 +517,7 @@ class PrivacyClaim:
             statement=d.get("statement", ""),
             readings=tuple(ReadingChoice.from_dict(r) for r in d.get("readings", [])),
             ranges=tuple(ParameterRange.from_dict(r) for r in d.get("ranges", [])),
+            range_readings=tuple(RangeReading.from_dict(r) for r in d.get("range_readings", [])),
         )
 
     def range_of(self, name: str) -> ParameterRange | None:

@@ -82,7 +82,7 @@ class ClaimAudit:
         """One entry per reading audited: ``name``, ``parameters`` (the reading's values),
         ``primary`` (exactly one true), ``verdict``, ``reason``, ``points`` audited and the
         ``worst_point``. Empty when the claim declares no reading choice."""
-        if not self.claim.readings:
+        if not self.claim.readings and not self.claim.range_readings:
             return []
         groups: dict[tuple[Any, ...], list[GridPoint]] = {self._primary_key(): []}
         for p in self.points:
@@ -99,16 +99,31 @@ class ClaimAudit:
                 "worst_point": None if worst is None else _summary(worst),
                 "rationale": ("; ".join(r.rationale for r in self.claim.readings) if primary
                               else "")})
+        primary_pts = self.primary_points()
+        for rr in self.claim.range_readings:
+            # the primary points inside the range (a point without the parameter is kept: it
+            # does not depend on it)
+            pts = [p for p in primary_pts if rr.parameter not in p.parameters
+                   or rr.contains(p.parameters[rr.parameter])]
+            verdict, reason = decide_verdict(pts, self.lemmas)
+            worst = _worst(pts)
+            out.append({
+                "name": rr.name, "parameters": {rr.parameter: rr.stated}, "primary": False,
+                "range": True, "verdict": verdict, "reason": reason, "points": len(pts),
+                "excluded_points": len(primary_pts) - len(pts),
+                "worst_point": None if worst is None else _summary(worst),
+                "rationale": rr.rationale})
         return out
 
     @property
     def verdict_and_reason(self) -> tuple[Verdict, str]:
         verdict, reason = decide_verdict(self.primary_points(), self.lemmas)
-        if not self.claim.readings:
+        if not self.claim.readings and not self.claim.range_readings:
             return verdict, reason
         primary = "; ".join(r.label(r.primary) for r in self.claim.readings)
         others = [r for r in self.reading_verdicts() if not r["primary"]]
-        text = f"{verdict.capitalize()} under the primary reading ({primary}). {reason}"
+        text = (f"{verdict.capitalize()} under the primary reading ({primary}). {reason}"
+                if primary else reason)
         if others:
             # A reading's name joins its choices with "; ": written with commas here, so that
             # the readings stay apart (issue 35: "holds under a=1; b=2; holds under a=2; ...").

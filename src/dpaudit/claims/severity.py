@@ -23,8 +23,12 @@ The verdict rule (:mod:`dpaudit.claims.verdict`) is unchanged: this module says 
   paper does not print, the caveat (``calibration_caveat``);
 * the other readings' verdicts (:meth:`ClaimAudit.reading_verdicts`).
 
-It returns a JSON-serialisable dict (``None`` when there is nothing to say: an inconclusive claim, or
-a plain ``holds``) whose ``sentence`` is the headline reports print next to the verdict.
+It returns a JSON-serialisable dict (``None`` when there is nothing to say: an inconclusive claim
+without a range reading, or a plain ``holds``) whose ``sentence`` is the headline reports print
+next to the verdict. For an ``inconclusive`` claim that declares a
+:class:`~dpaudit.claims.model.RangeReading`, the headline says at which values of that parameter
+the open points sit (the points whose accountant is above the claim without a counterexample) and
+what the range reading's verdict is.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from dpaudit.claims.evidence import GridPoint, _json_float
+from dpaudit.claims.model import RangeReading
 from dpaudit.claims.verdict import format_parameters, violation_region
 
 __all__ = ["SEVERITY_EVIDENCE_KEYS", "PURE_DP_NEGLIGIBLE_LOG10", "assess_severity",
@@ -94,7 +99,45 @@ def assess_severity(verdict: str, points: Sequence[GridPoint],
         return _violated(points, others, curve)
     if verdict == "holds":
         return _holds_on_own_calibration(points, others)
+    if verdict == "inconclusive":
+        return _inconclusive_hinge(points, others)
     return None
+
+
+def _inconclusive_hinge(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]]
+                        ) -> dict[str, Any] | None:
+    """For an ``inconclusive`` claim with a range reading (``others`` entries with ``range``):
+    which values of that parameter the open points (accountant above the claim, no
+    counterexample) sit at, and the range reading's verdict. ``None`` without either."""
+    ranged = [r for r in others if r.get("range")]
+    open_pts = [p for p in points if p.counterexample() is None
+                and p.epsilon_accountant is not None and p.epsilon_accountant > p.claimed_epsilon]
+    if not ranged or not open_pts:
+        return None
+    factor = max(p.epsilon_accountant / p.claimed_epsilon for p in open_pts)  # type: ignore[operator]
+    parts = []
+    for r in ranged:
+        (param, stated), = r["parameters"].items()
+        values = sorted({p.parameters[param] for p in open_pts if param in p.parameters})
+        where = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+        w = r.get("worst_point") or {}
+        acc, c = w.get("epsilon_accountant"), w.get("claimed_epsilon")
+        verb = "it holds" if r["verdict"] == "holds" else f"it is {r['verdict']}"
+        if r["verdict"] == "holds" and isinstance(acc, (int, float)) and c:
+            verb += f" (accountant at most {float(acc) / float(c):.3g}x the claim)"
+        rng = RangeReading(param, stated, r.get("rationale") or "range reading")
+        outside = values and not any(rng.contains(v) for v in values)
+        parts.append(f"it hinges on {param} = {where}" + (f", outside {stated}" if outside else "")
+                     + f"; under {r['name']} {verb}")
+    sentence = (f"Inconclusive only through {len(open_pts)} of {len(points)} audited point(s) "
+                f"whose accountant is above the claim (up to {factor:.3g}x) with no "
+                f"counterexample; " + "; ".join(parts))
+    rest = [r for r in others if not r.get("range")]
+    if rest:
+        sentence += "; " + _other_readings_text(rest)
+    return {"sentence": sentence + ".", "factor": _num(factor),
+            "other_readings": [{"name": r["name"], "verdict": r["verdict"],
+                                "factor": _num(_reading_factor(r))} for r in others]}
 
 
 def _reading_factor(reading: Mapping[str, Any]) -> float | None:

@@ -29,7 +29,11 @@ from dpaudit.claims.evidence import (CERTIFIED, EXACT_TOLERANCE, NOT_CHECKED, US
 def format_parameters(parameters: Mapping[str, Any]) -> str:
     """``{"epsilon": 1.0, "T": 64}`` -> ``"epsilon=1, T=64"`` (for sentences in reports)."""
     def fmt(v: Any) -> str:
-        return f"{v:g}" if isinstance(v, float) else str(v)
+        if not isinstance(v, float):
+            return str(v)
+        text = f"{v:g}"
+        # %g keeps 6 digits: 1 - 1e-7 would read "1", a value outside a range such as (0, 1)
+        return f"{v:.12g}" if text in ("1", "-1") and v not in (1.0, -1.0) else text
     return ", ".join(f"{k}={fmt(v)}" for k, v in parameters.items()) or "(no parameters)"
 
 

@@ -19,12 +19,16 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from dpaudit.reporting.caveats import CAVEATS, caveats_for, release_dtypes
 from dpaudit.reporting.commands import (index_reproduce_command, needed_plugins,
                                         recorded_command, reproduce_command)
+
 
 __all__ = [
     "CLAIM_SCHEMA",
     "CAVEATS",
+    "caveats_for",
+    "release_dtypes",
     "as_float",
     "format_epsilon",
     "format_delta",
@@ -58,6 +62,7 @@ __all__ = [
     "paper_version",
     "paper_page",
     "paper_sections",
+    "claim_formula_at_worst",
     "run_settings",
     "count_phrase",
     "reason_detail",
@@ -68,23 +73,6 @@ __all__ = [
 
 #: Schema tag of a saved claim audit (``DIR/<claim id>.json``).
 CLAIM_SCHEMA = "dpaudit.claim/1"
-
-#: Caveats printed in every report (AUDIT-METHOD sections 3 and 5).
-CAVEATS: tuple[str, ...] = (
-    "Floating-point samplers are not exactly differentially private (Mironov 2012, \"On "
-    "significance of the least significant bits for differential privacy\", CCS 2012): the "
-    "mechanisms audited here draw noise in IEEE-754 doubles, so every epsilon on this page is that "
-    "of the idealised real-valued mechanism; an attacker who sees the raw bits of the outputs can "
-    "do better. No claim in the audited papers addresses this.",
-    "Exact and accountant epsilons are computed in floating point; an exact epsilon counts as a "
-    "counterexample only when it exceeds the claim by more than a relative 1e-6.",
-    "An empirical lower bound is a one-sided (1 - alpha) Clopper-Pearson bound with the event chosen "
-    "on a training split and evaluated on a fresh split (Bonferroni-corrected). It is valid for the "
-    "implementation as run, and a claim can fail in ways a finite sample does not reveal: a bound "
-    "at or below the claim is not evidence that the claim holds.",
-    "Gaussian-DP (mu) summaries, where shown, assume a Gaussian trade-off curve and are never used "
-    "to declare a claim violated.",
-)
 
 _VERDICT_TEXT = {
     "violated": "violated",
@@ -138,7 +126,9 @@ def format_value(x: Any) -> str:
     if isinstance(x, float):
         if math.isinf(x):
             return "∞" if x > 0 else "−∞"
-        return f"{x:.4g}"
+        text = f"{x:.4g}"
+        # 4 digits turn 0.99999 into "1", a value outside a range such as (0, 1): more digits
+        return f"{x:.12g}" if text in ("1", "-1") and x not in (1.0, -1.0) else text
     if isinstance(x, (list, tuple)):
         return "(" + ", ".join(format_value(v) for v in x) + ")"
     return str(x)
@@ -176,6 +166,25 @@ def claim_formula(record: Mapping[str, Any]) -> str:
                           claim.get("delta", record["claimed"]["delta"]))
 
 
+def claim_formula_at_worst(record: Mapping[str, Any]) -> tuple[str, str]:
+    """The claim as the verdict sentence quotes it, ``(formula, where)``: the formula when the
+    claim has one (``where`` empty), else the ``(epsilon, delta)`` claimed at the point the
+    sentence speaks of (the worst audited point) and, when that differs from the claim's
+    representative value (a claim whose epsilon varies over its grid, e.g. a library's accountant
+    at each setting), ``where`` = ``" at (parameters)"`` of that point."""
+    claim = record.get("claim", {})
+    if str(claim.get("formula") or "").strip():
+        return claim_formula(record), ""
+    eps, delta = worst_claimed(record)
+    rep = (claim.get("epsilon", record["claimed"]["epsilon"]),
+           claim.get("delta", record["claimed"]["delta"]))
+    if eps is None or delta is None or (as_float(eps), as_float(delta)) == (
+            as_float(rep[0]), as_float(rep[1])):
+        return claim_formula(record), ""
+    params = (record.get("worst_case") or {}).get("parameters") or {}
+    return format_privacy(eps, delta), (f" at ({format_parameters(params)})" if params else "")
+
+
 def citation(record: Mapping[str, Any]) -> str:
     """The paper in words (authors, title, venue, version); the file name when none was given."""
     claim = record.get("claim", {})
@@ -204,8 +213,9 @@ def claim_statement(record: Mapping[str, Any]) -> str:
     claim = record["claim"]
     prov = claim.get("provenance", {})
     own = str(claim.get("statement") or "").strip()
-    if own and not is_paper_claim(record):
-        # A user's (or a library's) claim is quoted in its own words, then where it is stated.
+    if own:
+        # A user's (or a library's) claim is quoted in its own words, then where it is stated
+        # (whatever its Source's kind: a user claim citing a paper keeps its own statement).
         where = ", ".join(x for x in (citation(record), prov.get("theorem", "")) if x)
         return f"{own}{'' if own.endswith('.') else '.'} (Stated in {where}.)" if where else own
     where = prov.get("theorem") or "A statement"
@@ -256,7 +266,8 @@ def verdict_sentence(record: Mapping[str, Any]) -> str:
     """
     verdict = _VERDICT_TEXT.get(record.get("verdict", ""), str(record.get("verdict")))
     reason = readable_reason(str(record.get("reason", "")).strip())
-    head = f"The claimed {claim_formula(record)}-DP guarantee of {record['id']}"
+    formula, where = claim_formula_at_worst(record)
+    head = f"The claimed {formula}-DP guarantee of {record['id']}{where}"
     if verdict == "violated" and reason.startswith("Violated "):
         return f"{head} is v{reason[1:]}"
     head = f"{head} {_verdict_verb(verdict)}"
@@ -747,7 +758,7 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
     source_rows = ((("Source", citation(record)), ("Kind", prov.get("kind", "")),
                     ("Version", prov.get("version", "")), ("Location", prov.get("theorem", "")),
                     ("Quote", prov.get("equation", "")), ("URL", prov.get("location", "")))
-                   if not is_paper_claim(record) else
+                   if not is_paper_claim(record) or claim.get("statement") else
                    (("Paper", citation(record)), ("Source file", prov.get("paper", "")),
                     ("Version", prov.get("version", "")), ("Statement", prov.get("theorem", "")),
                     ("Equation", prov.get("equation", "")), ("Location", prov.get("location", ""))))
@@ -814,7 +825,7 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
         "confidence": format_value(100 * (1 - float(record.get("alpha", 0.05)))),
         "seconds": f"{float(record.get('seconds', 0.0)):.1f}",
         "version": record.get("dpaudit_version", ""),
-        "caveats": CAVEATS,
+        "caveats": caveats_for(record),
         "index_prefix": _depth_prefix(record["id"]),
         "basename": record["id"].rsplit("/", 1)[-1],
     }

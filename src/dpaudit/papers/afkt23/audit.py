@@ -56,9 +56,11 @@ from dpaudit.papers.afkt23.exact import (alg1_accountant, alg1_law, alg2_account
                                          discrete_epsilon,
                                          dp_ftrl_accountant, law_arrays, law_conformance_pvalue,
                                          max_selections, MIN_MASS, ALG5_QUERY_SENSITIVITY_BOUND)
-from dpaudit.papers.afkt23.gamma import (GAMMA_POINTS_APPROX, GAMMA_POINTS_PURE,
-                                         HYPOTHESIS_POINTS, SCOPE_HYPOTHESIS,
+from dpaudit.papers.afkt23.gamma import (GAMMA_POINTS_APPROX, GAMMA_POINTS_NEAR_ONE,
+                                         GAMMA_POINTS_PURE, HYPOTHESIS_POINTS,
+                                         PAIR_EVERY_EXPERT_LOSES, SCOPE_HYPOTHESIS,
                                          algorithm5_parameters_at_gamma, gamma_finding,
+                                         near_one_gamma_finding,
                                          gamma_severity, hypothesis_bound, hypothesis_finding,
                                          l_star, pairs_meeting_hypothesis)
 from dpaudit.papers.afkt23.lemmas import check_query_sensitivity
@@ -66,7 +68,7 @@ from dpaudit.papers.afkt23.severity import (DP_FTRL_CALIBRATION_CAVEAT, alg2_eve
                                             alg5_delta_severity)
 from dpaudit.papers.afkt23.smt_lemmas import smt_evidence
 from dpaudit.papers.afkt23.lower_bound import lower_bound_alarm, theorem5_rounds
-from dpaudit.papers.afkt23.pairs import threshold_pairs
+from dpaudit.papers.afkt23.pairs import losing_pairs, threshold_pairs
 from dpaudit.papers.afkt23.statistics import first_switch_round
 
 __all__ = ["Declaration", "DECLARATIONS", "CURVE_DELTAS"]
@@ -514,7 +516,7 @@ def _alg2_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
             "float_caveat": "exact arithmetic (Algorithm 2 as printed): the float64 learner's Lbar* "
                             "overflows to inf after 1024 doublings, after which nothing fires; the "
                             "path needs " + str(cx.passes) + " doublings"}
-        ev["severity"] = alg2_event_severity(cx.passes)
+        ev["severity"] = alg2_event_severity(p, cx.passes)
     return PointPlan(parameters=params, claimed_epsilon=params["epsilon"], claimed_delta=0.0,
                      exact=exact, exact_kind=CERTIFIED, accountant=acc, evidence=ev,
                      recommendation=lambda: (f"Cap the applications of Algorithm 1 at log2 T = "
@@ -680,9 +682,11 @@ def _alg5_grid(delta: float) -> Callable[[AuditContext], list[dict[str, Any]]]:
             pts.append(dict(NEAR_ONE_DELTA_POINT))
         for p in pts:  # the DP-OPE corollary's gamma = 1/d, stated on every point
             p.setdefault("gamma", 1.0 / p["d"])
-        # Theorems 6-7 are stated for every gamma in (0, 1) (module gamma): its extreme near 1 and
+        # Theorems 6-7 imply gamma in (0, 1) (gamma.GAMMA_RANGE_SENTENCE): its extreme near 1 and
         # both sides of the jumps of ceil(K) at K = 1 and K = 2
         pts += [dict(g) for g in (GAMMA_POINTS_APPROX if delta > 0 else GAMMA_POINTS_PURE)]
+        if delta > 0:  # gamma close to 1, with pairs in which every expert loses every round too
+            pts += [dict(g) for g in GAMMA_POINTS_NEAR_ONE]
         if delta == 0:  # Theorem 6's other reading: privacy only for pairs meeting its hypothesis
             pts += [dict(g) for g in HYPOTHESIS_POINTS]
         return pts
@@ -764,6 +768,25 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                                              NEAR_ONE_DELTA_REPLACED, NEAR_ONE_DELTA_J)
         ev["severity"] |= {"event": ev["counterexample"]["event"],
                            "event_probability_lower": fb.p_lower}
+    elif params.get("pair") == PAIR_EVERY_EXPERT_LOSES:  # exact laws of both pair families
+        if p.T > EXACT_T or p.d > EXACT_D:
+            raise ValueError(f"pair={PAIR_EVERY_EXPERT_LOSES!r} is audited by exact laws at T <= "
+                             f"{EXACT_T}, d <= {EXACT_D}; got {params!r}")
+        rounds = sorted({1, max(1, p.T - 2)})
+        families = {"zero-loss expert": _pair_candidates(p.T, p.d, rounds),
+                    "every expert loses": [tuple(x) for r in rounds
+                                           for x in losing_pairs(p.T, p.d, r)]}
+        ev["pair_families"] = {}
+        best: tuple[float, str, dict] = (-1.0, "", {})
+        for family, pairs in families.items():
+            e, name, _, _, laws = _best_exact(lambda L: alg5_law(L, p), p.T, p.d, delta,
+                                              pairs=pairs)
+            ev["pair_families"][family] = {"exact": e, "pair": name}
+            if e > best[0]:
+                best = (e, name, laws)
+        exact = best[0]
+        pq = (best[2]["p"], best[2]["q"])
+        ev["exact_pair"] = best[1]
     elif params.get("scope") == SCOPE_HYPOTHESIS:  # exact laws only, on the admitted pairs
         if delta > 0 or p.T > EXACT_T or p.d > EXACT_D:
             raise ValueError("scope='hypothesis pairs' is Theorem 6's (delta = 0), audited by exact "
@@ -789,11 +812,23 @@ def _alg5_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                      exact=exact, exact_kind=exact_kind, accountant=acc, empirical=emp,
                      evidence=ev, followups=followups,
                      curve=_curve_from(pq[0], pq[1], lambda dl: alg5_accountant(p, dl)),
-                     recommendation=lambda: (
-                         f"At ({format_parameters(params)}): run at most floor(K) = "
-                         f"{math.floor(p.K)} phases, charge the draw exp(-eta s) as 2 eta, and "
-                         f"calibrate the sparse vector for query sensitivity 2 (threshold noise "
-                         f"Lap(4/eps_0), query noise Lap(8/eps_0))."))
+                     recommendation=lambda: _alg5_recommendation(params, p))
+
+
+def _alg5_recommendation(params: dict[str, Any], p: Any) -> str:
+    """What would deliver the claim at ``params`` (calibration ``p``): the proof charges K phases
+    of eps_0 (1-sensitive queries, eta per draw), the code runs ceil(K), its queries are up to
+    2-sensitive and a draw costs 2 eta. Below K = 1 (gamma > e^(-1/2)) the loop still runs one
+    phase and eps_0 itself is what must shrink."""
+    svt = ("calibrate the sparse vector for query sensitivity 2 (threshold noise Lap(4/eps_0), "
+           "query noise Lap(8/eps_0))")
+    if math.floor(p.K) >= 1:
+        return (f"At ({format_parameters(params)}): run at most floor(K) = {math.floor(p.K)} "
+                f"phases, charge the draw exp(-eta s) as 2 eta, and {svt}.")
+    return (f"At ({format_parameters(params)}): K = 2 ln(1/gamma) = {p.K:.3g} < 1, so the loop "
+            f"runs one phase, and its eps_0 = {p.epsilon0 / p.epsilon:.4g} eps alone exceeds the "
+            f"claim: choose eps_0 with eps_0 + 2 eta <= eps (eta = eps_0/(56 ln T)), i.e. eps_0 <= "
+            f"{p.epsilon / (1 + 2 / (56 * math.log(p.T))):.4g}, and {svt}.")
 
 
 def _alg5_findings(run: ClaimRun) -> list[str]:
@@ -823,7 +858,8 @@ def _alg5_findings(run: ClaimRun) -> list[str]:
         out.append(f"Exact laws at T <= {EXACT_T}: largest exact epsilon {fmt(w.exact)} (claim "
                    f"{w.claimed_epsilon:g}) on the {w.evidence['exact_pair']} pair; no realisable "
                    "pair at the conventional points exceeds the claim.")
-    out += gamma_finding(run.plans) + hypothesis_finding(run.plans)
+    out += (gamma_finding(run.plans) + near_one_gamma_finding(run.plans)
+            + hypothesis_finding(run.plans))
     for x in run.plans:
         pb = x.evidence.get("path_bound")
         if pb is not None and x.evidence["calibration"]["gamma"] == 1.0 / x.parameters["d"]:

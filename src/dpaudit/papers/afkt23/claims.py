@@ -326,10 +326,12 @@ ALG5_APPROX = replace(ALG5_APPROX, ranges=(
     _R("delta", "(0, 1)", r"$\varepsilon_0 = \varepsilon/\sqrt{K} \log 1/\delta$", (1e-6, 0.997),
        note="no upper limit printed; eps_0 grows as 1/log(1/delta) near 1"),
     _ALG5_D, _ALG5_T,
-    replace(_GAMMA, extremes=(2.0 ** -20, 0.99999),
+    replace(_GAMMA, extremes=(2.0 ** -20, 1.0 - 1e-8),
             note=_GAMMA.note + "; Theorem 7's eps_0 exceeds eps only for gamma > 0.99738 at delta "
                                "= 1e-6 (eta-formula: > 0.982): exact laws at gamma = 0.9999 and "
-                               "0.99999 (T = 6, d = 2)"),
+                               "0.99999 (T = 6, d = 2), and from 0.99995 to 1 - 1e-8 with pairs "
+                               "in which every expert loses every round as well (the pairs with a "
+                               "zero-loss expert give 0 there)"),
     _EPS0_READING, _PAIR))
 ABOVE_THRESHOLD = replace(ABOVE_THRESHOLD, ranges=(
     _R("epsilon", "(0, inf)", r"there is an $\varepsilon$ -DP algorithm (AboveThreshold)",

@@ -39,7 +39,8 @@ from dpaudit.learners.potential_experts import Algorithm5Parameters, algorithm5_
 from dpaudit.learners.sparse_vector_experts import selection_cap
 
 __all__ = ["algorithm5_parameters_at_gamma", "phase_jump_gamma", "GAMMA_EXTREME", "GAMMA_JUMPS",
-           "GAMMA_EXTREME_APPROX",
+           "GAMMA_EXTREME_APPROX", "GAMMA_RANGE_SENTENCE", "PAIR_EVERY_EXPERT_LOSES", "GAMMA_NEAR_ONE",
+           "GAMMA_POINTS_NEAR_ONE", "near_one_gamma_finding", "gamma_text",
            "GAMMA_POINTS_PURE", "GAMMA_POINTS_APPROX", "gamma_finding", "gamma_severity",
            "SCOPE_ALL", "SCOPE_HYPOTHESIS", "HYPOTHESIS_POINTS", "l_star", "hypothesis_bound",
            "pairs_meeting_hypothesis", "hypothesis_finding"]
@@ -49,6 +50,14 @@ __all__ = ["algorithm5_parameters_at_gamma", "phase_jump_gamma", "GAMMA_EXTREME"
 GAMMA_EXTREME = 0.99
 #: Both sides of the jumps of ceil(K): K = 0.989 | 1.022 (1 | 2 phases), K = 1.989 | 2.043 (2 | 3).
 GAMMA_JUMPS = (0.61, 0.6, 0.37, 0.36)
+
+#: Where the range of gamma comes from: the paper prints no range; Theorems 6-7 set "K = 2 log
+#: 1/gamma", which is positive only for gamma < 1, and Lemma C.3 introduces gamma as a prior mass
+#: ("For some gamma > 0, let L*(gamma) be such that Pr_{x ~ mu}[...] >= gamma").
+GAMMA_RANGE_SENTENCE = ("Theorems 6-7 imply gamma in (0, 1) without printing the range: their 'K = 2 "
+                        "log 1/gamma' is positive only for gamma < 1, and Lemma C.3 introduces "
+                        "gamma as a prior mass ('For some gamma > 0, let L*(gamma) be such that "
+                        "Pr_{x ~ mu}[...] >= gamma'); gamma = 1/d only 'in particular' for DP-OPE")
 
 _PAIR_T6 = dict(d=2, T=6, eps0_reading="eps0-formula")
 #: Theorem 6: the exact law at T = 6, d = 2 where the loop allows one phase (gamma = 0.99, 0.61);
@@ -74,6 +83,18 @@ GAMMA_POINTS_APPROX: tuple[dict[str, Any], ...] = tuple(
     dict(epsilon=0.9, d=2, T=6, eps0_reading=r, delta=1e-6, gamma=g)
     for r, g in (("eps0-formula", 0.9999), ("eps0-formula", GAMMA_EXTREME_APPROX),
                  ("eta-formula", 0.9999)))
+
+#: The label of the points that audit gamma close to 1 with both pair families (``pair`` key): the
+#: zero-loss-expert pairs of :func:`~dpaudit.papers.afkt23.pairs.threshold_pairs` and the pairs in
+#: which every expert loses every round (:func:`~dpaudit.papers.afkt23.pairs.losing_pairs`). Near
+#: gamma = 1 the first family's epsilon is not monotone in gamma and drops to 0 (from about gamma =
+#: 1 - 1e-7 on: nothing comes near the threshold), which the second family covers.
+PAIR_EVERY_EXPERT_LOSES = "every expert loses"
+#: Theorem 7 near gamma = 1 (eps0-formula, eps = 0.9, delta = 1e-6, T = 6, d = 2), both families.
+GAMMA_NEAR_ONE = (0.99995, 0.99999, 0.999999, 1.0 - 1e-7, 1.0 - 1e-8)
+GAMMA_POINTS_NEAR_ONE: tuple[dict[str, Any], ...] = tuple(
+    dict(epsilon=0.9, d=2, T=6, eps0_reading="eps0-formula", delta=1e-6, gamma=g,
+         pair=PAIR_EVERY_EXPERT_LOSES) for g in GAMMA_NEAR_ONE)
 
 #: The two readings of Theorem 6's "If L*(gamma) <= log^2 1/gamma log T/eps, then this algorithm
 #: satisfies eps-DP" (grid parameter ``scope``; a point without it is under the primary reading).
@@ -182,6 +203,7 @@ def gamma_finding(plans: Sequence[Any]) -> list[str]:
     :class:`~dpaudit.claims.driver.PointPlan` objects), worst first; empty when there are none."""
     pts = [x for x in plans if "gamma" in x.parameters and "statistic" not in x.parameters
            and "scope" not in x.parameters
+           and x.parameters.get("pair") != PAIR_EVERY_EXPERT_LOSES
            and x.evidence["calibration"]["gamma"] != 1.0 / x.parameters["d"]]
     if not pts:
         return []
@@ -192,12 +214,11 @@ def gamma_finding(plans: Sequence[Any]) -> list[str]:
                  f", {'certified' if 'path_bound' in x.evidence else 'exact'} epsilon "
                  f"{x.exact:.4g}{' > ' if x.exact > x.claimed_epsilon else ' <= '}"
                  f"{x.claimed_epsilon:g}")
-        rows.append(f"gamma = {cal['gamma']:g} (eps = {x.parameters['epsilon']:g}, T = "
+        rows.append(f"gamma = {gamma_text(cal['gamma'])} (eps = {x.parameters['epsilon']:g}, T = "
                     f"{x.parameters['T']}: K = {cal['K']:.4g}, {cal['selections']} phase(s) of "
                     f"eps_0 = {cal['epsilon0'] / x.parameters['epsilon']:.4g} eps; accountant "
                     f"{x.accountant:.4g}{lower})")
-    return ["Theorems 6-7 are stated for every gamma in (0, 1) ('K = 2 log 1/gamma'; gamma = 1/d "
-            "only 'in particular' for DP-OPE): at the upper end eps_0 = eps/K grows without bound, "
+    return [GAMMA_RANGE_SENTENCE + ": at the upper end eps_0 = eps/K grows without bound, "
             "and where K crosses an integer the loop 'k < K' gains a phase (ceil(K)) while the "
             "proof charges K. Audited: " + "; ".join(rows) + "."]
 
@@ -207,6 +228,43 @@ def gamma_severity(params: Algorithm5Parameters) -> dict[str, Any]:
     ``1/d``): what gamma does to the calibration there, for the headline of a violation."""
     if params.gamma == 1.0 / params.d:
         return {}
-    return {"where": (f"gamma = {params.gamma:g} (Theorems 6-7 state gamma in (0, 1); 1/d only for "
+    return {"where": (f"gamma = {gamma_text(params.gamma)} (Theorems 6-7 imply gamma in (0, 1); 1/d only for "
                       f"DP-OPE) gives K = 2 ln(1/gamma) = {params.K:.4g}, {params.selections} "
                       f"phase(s) ('k < K') of eps_0 = {params.epsilon0 / params.epsilon:.4g} eps")}
+
+
+def gamma_text(gamma: float) -> str:
+    """``gamma`` in a sentence: ``%g``, or ``1 - 1e-07`` where ``%g`` would round it to 1."""
+    text = f"{gamma:g}"
+    if text == "1" and gamma != 1.0:
+        return f"1 - {1.0 - gamma:.2g}"
+    return text
+
+
+def near_one_gamma_finding(plans: Sequence[Any]) -> list[str]:
+    """One finding on the points labelled :data:`PAIR_EVERY_EXPERT_LOSES` (empty if none): per
+    gamma, both families' best exact epsilon, and the set of audited gamma at which the claim is
+    refuted, as found."""
+    pts = sorted((x for x in plans if x.parameters.get("pair") == PAIR_EVERY_EXPERT_LOSES
+                  and x.exact is not None), key=lambda x: x.parameters["gamma"])
+    if not pts:
+        return []
+    rows, bad, good = [], [], []
+    for x in pts:
+        fam = x.evidence["pair_families"]
+        g = gamma_text(x.parameters["gamma"])
+        (bad if x.exact > x.claimed_epsilon else good).append(g)
+        rows.append(f"gamma = {g} (eps_0 = {x.evidence['calibration']['epsilon0'] / x.parameters['epsilon']:.4g}"
+                    f" eps): zero-loss-expert pairs {fam['zero-loss expert']['exact']:.4g} "
+                    f"({fam['zero-loss expert']['pair']}), every-expert-loses pairs "
+                    f"{fam['every expert loses']['exact']:.4g} ({fam['every expert loses']['pair']}): "
+                    f"{x.exact / x.claimed_epsilon:.3g}x the claim")
+    x0 = pts[0]
+    found = (f"refuted at gamma in {{{', '.join(bad)}}}" if bad else "refuted at no audited gamma")
+    found += f", not at {{{', '.join(good)}}}" if good else ""
+    return [f"Theorem 7 near gamma = 1 (eps = {x0.parameters['epsilon']:g}, delta = "
+            f"{x0.claimed_delta:g}, T = {x0.parameters['T']}, d = {x0.parameters['d']}; exact laws "
+            "of both pair families): the pairs that keep a zero-loss expert are not monotone in "
+            "gamma and give epsilon 0 once nothing comes near the threshold; pairs in which every "
+            "expert loses every round keep refuting. " + "; ".join(rows) + ". As found: " + found
+            + " (the audited gammas only; no claim is made between them)."]

@@ -12,6 +12,18 @@ the draw's scores, always with a zero-loss expert in both streams (realizable):
   opposite directions for two experts;
 * ``"kill-all"``: every expert but 0 loses 1 every round; the neighbour zeroes round ``r`` for all of
   them (every instance's query moves by one).
+
+Near gamma = 1 (``eps_0`` and ``eta`` huge) those pairs stop revealing anything: with a zero-loss
+expert the potential stays near its start, no query comes near the threshold and both streams
+release the same sequence. :func:`losing_pairs` are the pairs in which every expert loses every
+round in both streams, so every query grows by at least the smallest loss a round:
+
+* ``"all lose, round r raised"``: every expert loses 1/2 every round; the neighbour raises round
+  ``r`` to 1 for all of them (the queries cross the threshold one round earlier);
+* ``"all lose, round r halved"``: every expert loses 1 every round; the neighbour halves round ``r``
+  for experts ``1..d-1``;
+* ``"all lose, round r swapped"``: expert 0 loses 1/2, the others 1; the neighbour swaps round
+  ``r``'s values of experts 0 and 1 (moves the draw's scores).
 """
 
 from __future__ import annotations
@@ -20,7 +32,7 @@ import numpy as np
 
 from dpaudit._validation import check_int
 
-__all__ = ["NeighbourPair", "threshold_pairs", "is_replace_one"]
+__all__ = ["NeighbourPair", "threshold_pairs", "losing_pairs", "is_replace_one"]
 
 
 class NeighbourPair(tuple):
@@ -59,4 +71,25 @@ def threshold_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
         out.append(NeighbourPair(("flip", a, b)))
     for _, x, y in out:
         assert is_replace_one(x, y) and (x.sum(0).min() == 0) and (y.sum(0).min() == 0)
+    return out
+
+
+def losing_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
+    """The every-expert-loses pairs of the module docstring at replaced round ``r``
+    (1-based): every expert has a positive loss at every round in both streams."""
+    T = check_int(T, "T", minimum=2)
+    d = check_int(d, "d", minimum=2)
+    r = check_int(r, "r", minimum=1, maximum=T)
+    out = []
+    a = np.full((T, d), 0.5)
+    b = a.copy(); b[r - 1, :] = 1.0
+    out.append(NeighbourPair((f"all lose, round {r} raised", a, b)))
+    a = np.ones((T, d))
+    b = a.copy(); b[r - 1, 1:] = 0.5
+    out.append(NeighbourPair((f"all lose, round {r} halved", a, b)))
+    a = np.ones((T, d)); a[:, 0] = 0.5
+    b = a.copy(); b[r - 1, 0], b[r - 1, 1] = a[r - 1, 1], a[r - 1, 0]
+    out.append(NeighbourPair((f"all lose, round {r} swapped", a, b)))
+    for _, x, y in out:
+        assert is_replace_one(x, y) and x.min() > 0 and y.min() > 0
     return out

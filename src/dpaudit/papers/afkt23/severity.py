@@ -10,7 +10,11 @@ point's own evidence; :func:`dpaudit.claims.severity.assess_severity` turns it i
   and the largest delta up to which the accountant (same eps, d, T) is within it.
 * Algorithm 2 (``alg2``, uncapped): the witness is one released sequence; it needs ``2N + 1`` choices
   among ``d >= 2`` equally likely experts (the first expert, and per pass the drawn expert at equal
-  scores and the restart's fresh ``x_0``), so ``P_D(o) <= 2^-(2N+1)`` (:func:`alg2_event_severity`).
+  scores and the restart's fresh ``x_0``), and at each of the ``N`` passes the sparse vector must
+  fire on its first query, whose value 0 faces the threshold ``2^n + L - Lbar* >= 1 + 4/eta +
+  8B/eps_0`` (30,035 at eps = 10, T = 2^30), so ``P_D(o) <= 2^-(2N+1) * P_fire^N`` with ``P_fire`` the
+  sparse vector's probability of firing at the smallest of those thresholds
+  (:func:`alg2_event_severity`). The bound is loose: the thresholds double with ``n``.
 * DP-FTRL: AFKT23 prints no sigma; :data:`DP_FTRL_CALIBRATION_CAVEAT` says so in the headline of a
   ``holds`` (primary reading).
 """
@@ -20,7 +24,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
-from dpaudit.papers.afkt23.exact import alg5_accountant, alg5_first_switch_bound
+from dpaudit.learners.sparse_vector_experts import Algorithm2Parameters
+from dpaudit.mechanisms.sparse_vector import sparse_vector_scales
+from dpaudit.papers.afkt23.exact import (alg5_accountant, alg5_first_switch_bound,
+                                         svt_log_first_above)
 from dpaudit.papers.afkt23.gamma import algorithm5_parameters_at_gamma
 
 __all__ = ["DP_FTRL_CALIBRATION_CAVEAT", "alg2_event_severity", "alg5_delta_severity",
@@ -32,13 +39,28 @@ DP_FTRL_CALIBRATION_CAVEAT = (
     "Definition 2.1")
 
 
-def alg2_event_severity(passes: int) -> dict[str, Any]:
+def alg2_event_severity(params: Algorithm2Parameters, passes: int) -> dict[str, Any]:
     """Severity evidence of Algorithm 2's alternating-sequence witness with ``passes`` = N doubling
-    tests: ``log10 P_D(o) <= -(2N + 1) log10 2`` (see the module docstring)."""
+    tests at calibration ``params`` (see the module docstring).
+
+    ``log P_D(o) <= ln(1/2) + N (2 ln(1/2) + ln P_fire)``: the first expert and, per pass, the draw
+    among equal scores and the restart's fresh ``x_0`` (1/2 each at d = 2), and the sparse vector
+    (threshold noise ``Lap(b1)``, query noise ``Lap(b2)`` at ``eps_0/2``,
+    :func:`~dpaudit.mechanisms.sparse_vector.sparse_vector_scales`) firing on a zero query against
+    the threshold ``2^n + threshold_offset``, at most its probability at ``n = 0`` (the tail is
+    decreasing in the threshold); each doubling test's probability is bounded by 1. Returned as
+    ``event_log10_probability_upper``; ``event`` names the threshold and ``ln P_fire`` it used."""
     if not isinstance(passes, int) or passes < 0:
         raise ValueError(f"passes must be an integer >= 0, got {passes!r}")
-    return {"event_log10_probability_upper": -(2 * passes + 1) * math.log10(2.0),
-            "event": "one released sequence (the two experts alternate every round)"}
+    b1, b2 = sparse_vector_scales(params.epsilon0 / 2.0)
+    threshold = 1.0 + params.threshold_offset
+    log_fire = svt_log_first_above([-threshold], 0, b1, b2)
+    log_p = math.log(0.5) + passes * (2.0 * math.log(0.5) + log_fire)
+    return {"event_log10_probability_upper": float(log_p / math.log(10.0)),
+            "event": ("one released sequence (the two experts alternate every round; each of its "
+                      f"{passes} draws also needs the sparse vector to fire on a zero query "
+                      f"against a threshold >= {threshold:.5g}, probability <= e^{log_fire:.4g} "
+                      "each; loose, as the thresholds double)")}
 
 
 def first_crossing(f: Callable[[float], float], lo: float, hi: float, *, tol: float = 1e-7,

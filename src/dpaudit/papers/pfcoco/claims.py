@@ -41,6 +41,7 @@ from dpaudit.claims import (
     NeighbourRelation,
     PrivacyClaim,
     Provenance,
+    RangeReading,
     ReadingChoice,
     Release,
     SensitivityLemma,
@@ -53,7 +54,8 @@ __all__ = [
     "PAPER", "VERSION", "WINDOW_SCOPE", "SENSITIVITY_LEMMA", "NODE_COUNT_LEMMA",
     "STANDARD_TREE_COUNT_LEMMA", "WINDOW_TREE_GAMMA", "WINDOW_TREE_GAUSSIAN", "WDP_COCOP_GAMMA",
     "WDP_COCOP_GAUSSIAN", "WDP_COCOL_GAMMA", "WDP_COCOL_GAUSSIAN", "STANDARD_TREE", "PROP_A1",
-    "PROP_A3", "PROP_A6", "PFCOCO_CLAIMS", "ACCOUNTANT_BASIS", "ACCOUNTANT_SENSITIVITY_STATEMENT",
+    "PROP_A3", "PROP_A6", "PFCOCO_CLAIMS", "PROP_A3_EPSILON_RANGE", "ACCOUNTANT_BASIS",
+    "ACCOUNTANT_SENSITIVITY_STATEMENT",
     "PRIMARY_READINGS",
 ]
 
@@ -365,12 +367,25 @@ def _with_readings(claim: PrivacyClaim) -> PrivacyClaim:
                                          for parameter, value, why in PRIMARY_READINGS[claim.id]))
 
 
+#: Theorems 2 and 5 print no range for eps; the only one printed in their proof chain is
+#: Proposition A3's (the Gaussian mechanism, through Lemma 3). Read as a precondition of the
+#: theorem, the Gaussian learners claim window (eps, delta)-DP only for eps in (0, 1): that
+#: reading gets its own verdict, beside the claim's (eps in (0, inf), the theorem's own text).
+PROP_A3_EPSILON_RANGE = RangeReading(
+    "epsilon", "(0, 1)",
+    "Theorems 2 and 5 print no range for eps; the only range printed in their proof chain is "
+    "Proposition A3's 'For any eps in (0, 1), if c^2 > 2 ln(1.25/delta)' (the Gaussian mechanism "
+    "behind Lemma 3), read here as a precondition of the theorem",
+    label="epsilon in (0, 1) (Prop. A3's range as a precondition of the theorem)")
+
 WINDOW_TREE_GAMMA = _with_readings(WINDOW_TREE_GAMMA)
 WINDOW_TREE_GAUSSIAN = _with_readings(WINDOW_TREE_GAUSSIAN)
 WDP_COCOP_GAMMA = _with_readings(WDP_COCOP_GAMMA)
-WDP_COCOP_GAUSSIAN = _with_readings(WDP_COCOP_GAUSSIAN)
+WDP_COCOP_GAUSSIAN = replace(_with_readings(WDP_COCOP_GAUSSIAN),
+                             range_readings=(PROP_A3_EPSILON_RANGE,))
 WDP_COCOL_GAMMA = _with_readings(WDP_COCOL_GAMMA)
-WDP_COCOL_GAUSSIAN = _with_readings(WDP_COCOL_GAUSSIAN)
+WDP_COCOL_GAUSSIAN = replace(_with_readings(WDP_COCOL_GAUSSIAN),
+                             range_readings=(PROP_A3_EPSILON_RANGE,))
 
 PFCOCO_CLAIMS = (WINDOW_TREE_GAMMA, WINDOW_TREE_GAUSSIAN, WDP_COCOP_GAMMA, WDP_COCOP_GAUSSIAN,
                  WDP_COCOL_GAMMA, WDP_COCOL_GAUSSIAN, STANDARD_TREE, PROP_A1, PROP_A3, PROP_A6)
