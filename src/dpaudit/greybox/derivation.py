@@ -221,9 +221,10 @@ def _derive(mechanism: Mechanism, data: Any, seed: int, progress: Progress | Non
         if not np.array_equal(real, other):
             return NotDerivable("the release draws its randomness from a source dpaudit does not "
                                 "intercept (not the rng it passes, numpy's global functions, a "
-                                "RandomState or default_rng made in the release; such as a "
-                                "generator made before the audit, python's random module, or "
-                                "torch), so dpaudit cannot see into it")
+                                "RandomState or default_rng made in the release, or torch's "
+                                "CPU generators; such as a generator made before the audit, "
+                                "python's random module, or jax keys), so dpaudit cannot see "
+                                "into it")
         return NotDerivable("the release draws no noise from the rng dpaudit passes or any "
                             "source it intercepts")
     families = {d.family for d in g.draws}
