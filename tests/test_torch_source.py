@@ -363,17 +363,20 @@ def trainer(nm: float, dtype=F64):
     return release
 
 
+@pytest.mark.parametrize("dtype", [F64, torch.float32])
 @pytest.mark.parametrize("nm", [4 * SIGMA, 2 * SIGMA])
-def test_a_16_step_trajectory_law_is_derived_within_2_percent(nm: float) -> None:
+def test_a_16_step_trajectory_law_is_derived_within_2_percent(nm: float, dtype) -> None:
+    # float32 (torch's default) rounds at 6e-8: the derivation allows rtol_for(eps32) = 3.1e-5
     truth = gaussian_eps(math.sqrt(STEPS) / nm, DELTA)
-    pair = derive_pair(trainer(nm), X0, X1)
+    pair = derive_pair(trainer(nm, dtype), X0, X1)
     assert not isinstance(pair, NotDerivable), pair
     assert pair.law0.A.shape == (STEPS * 2, STEPS * 2)
     assert pair.law0.draws[0].site == f"{LIB}:{_line('NOISE-TRAIN')}"
     assert pair.epsilon(DELTA).value == pytest.approx(truth, rel=0.02)
 
 
-def test_a_16_step_trajectory_under_a_4_step_accountant_is_violated() -> None:
+@pytest.mark.parametrize("dtype", [F64, torch.float32])
+def test_a_16_step_trajectory_under_a_4_step_accountant_is_violated(dtype) -> None:
     # nm = 2 SIGMA over 16 steps: mu = 4 / (2 SIGMA) = 2 / SIGMA, epsilon 3.3 by hand; the
     # accountant believes 4 steps (mu 1 / SIGMA, epsilon 1).
     nm = 2 * SIGMA
@@ -381,7 +384,7 @@ def test_a_16_step_trajectory_under_a_4_step_accountant_is_violated() -> None:
     c = dpaudit.Claim(
         id="torch/trajectory", statement="16 noisy steps are (1, 1e-5)-DP.",
         source=dpaudit.Source(title="torch trajectory"), claimed=lambda p: (1.0, DELTA),
-        neighbours="add-remove", grid=[{}], release=lambda p: trainer(nm),
+        neighbours="add-remove", grid=[{}], release=lambda p: trainer(nm, dtype),
         pairs=lambda p: [(X0, X1)],
         accountant=lambda p: dpaudit.noise.GaussianNoise(nm * CLIP, sensitivity=CLIP,
                                                          releases=4))
@@ -390,6 +393,21 @@ def test_a_16_step_trajectory_under_a_4_step_accountant_is_violated() -> None:
     assert result.verdict == "violated"
     assert p.evidence["exact_source"] == "derived from the code"
     assert p.epsilon_exact == pytest.approx(truth, rel=0.02)
+
+
+def test_a_correct_float32_trajectory_holds() -> None:
+    # nm = 4 SIGMA over 16 steps: mu = 1 / SIGMA, epsilon 1 by hand, the accountant's too.
+    nm = 4 * SIGMA
+    c = dpaudit.Claim(
+        id="torch/trajectory-ok", statement="16 noisy steps are (1, 1e-5)-DP.",
+        source=dpaudit.Source(title="torch trajectory"), claimed=lambda p: (1.0, DELTA),
+        neighbours="add-remove", grid=[{}], release=lambda p: trainer(nm, torch.float32),
+        pairs=lambda p: [(X0, X1)],
+        accountant=lambda p: dpaudit.noise.GaussianNoise(nm * CLIP, sensitivity=CLIP,
+                                                         releases=STEPS))
+    result = dpaudit.audit_claim(c, budget="quick", seed=0)
+    assert result.verdict == "holds", [(x.statement, x.status) for x in result.lemmas]
+    assert result.points[0].evidence["exact_source"] == "derived from the code"
 
 
 # -- invariance -----------------------------------------------------------------------------

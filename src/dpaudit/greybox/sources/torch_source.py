@@ -253,6 +253,9 @@ class TorchSource:
         if not (dtype.is_floating_point and dtype.itemsize <= 8):
             g.foreign.append(f"{what} of dtype {dtype} (torch)")
             return real(gen)
+        if dtype != torch.float64:  # the code's arithmetic rounds at this dtype's level
+            rec = g._record
+            rec.precision = max(rec.precision, float(torch.finfo(dtype).eps))
         value = g.source_draw(name, method, _numpy(loc), _numpy(scale), shape,
                               lambda: _numpy(real(gen)))
         self._sync(gen_t)
