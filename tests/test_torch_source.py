@@ -506,3 +506,16 @@ def test_opacus_dp_optimizer_law_is_derived_from_its_code() -> None:
     # A full audit_claim of this release at the quick budget takes 6.5 minutes on this machine
     # (about 5 ms per opacus run, 3 optimizer steps, for 20,000 black-box runs per input plus
     # the verification's runs): the audit path is pinned by the float32 trajectory tests above.
+
+
+# -- jax: out of reach, never silently wrong --------------------------------------------------
+
+def test_a_jax_release_seeded_from_the_rng_is_not_derivable_and_says_why() -> None:
+    jax = pytest.importorskip("jax")
+
+    def glue(x, n, rng):  # jax.random.normal on a key from a seed drawn from the rng
+        key = jax.random.PRNGKey(int(rng.integers(2**31)))
+        return float(np.sum(x)) + np.asarray(jax.random.normal(key, (n,)), dtype=float) * SIGMA
+    res = derive_law(glue, [1.0, 1.0])
+    assert isinstance(res, NotDerivable) and "jax PRNGKey" in res.reason, res
+    assert not res.guarded  # the declared accountant may still decide; only no law is read

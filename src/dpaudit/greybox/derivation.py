@@ -181,6 +181,12 @@ def _foreign_reason(g: ReplayGenerator) -> NotDerivable:
         elif what.startswith("bit_generator"):
             what = f"rng.{what}"
         return guarded_reason(what)
+    if g.foreign[0] == "integers" and g._record.seed_candidates:
+        return NotDerivable("the release draws rng.integers and passes the value to no draw "
+                            "source dpaudit intercepts (a jax PRNGKey, python's random.seed, a "
+                            "torch.Generator or numpy generator made before the audit, or its "
+                            "output), so the randomness it drives is not seen and its output "
+                            "is not a function of Gaussian or Laplace draws alone")
     return NotDerivable(f"the release draws {describe_foreign(g.foreign[0])}, which dpaudit "
                         "does not substitute, so its output is not a function of Gaussian or "
                         "Laplace draws alone")
