@@ -519,3 +519,35 @@ def test_a_jax_release_seeded_from_the_rng_is_not_derivable_and_says_why() -> No
     res = derive_law(glue, [1.0, 1.0])
     assert isinstance(res, NotDerivable) and "jax PRNGKey" in res.reason, res
     assert not res.guarded  # the declared accountant may still decide; only no law is read
+
+
+# -- black-box runs on Dask workers -------------------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore")
+def test_black_box_runs_of_a_torch_release_are_the_same_on_dask_workers(monkeypatch) -> None:
+    # The black box's chunks get their own seeds (SeedSequence.spawn), the glue seeds torch from
+    # the chunk's rng, and torch draws the same values for a seed in any process: the bound must
+    # be the same number in-process and on two worker processes, exactly.
+    pytest.importorskip("distributed")
+    from distributed import LocalCluster
+
+    from dpaudit.blackbox.empirical_audit import audit
+    from dpaudit.execution.executors import DaskExecutor
+    here = os.path.dirname(os.path.abspath(__file__))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [here] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    mech = trainer(2 * SIGMA)
+    kw = dict(epsilon=1.0, delta=DELTA, samples=40_000, seed=3)
+    local = audit(mech, X0, X1, **kw)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    try:
+        ex = DaskExecutor(scheduler=cluster.scheduler_address)
+        try:
+            remote = audit(mech, X0, X1, executor=ex, **kw)
+        finally:
+            ex.close()
+    finally:
+        cluster.close()
+    assert remote.epsilon_lower_bound == local.epsilon_lower_bound
+    assert local.epsilon_lower_bound > 0  # the check had something to compare
