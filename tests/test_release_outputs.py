@@ -150,3 +150,35 @@ def test_structure_changing_between_calls_is_refused() -> None:
 
     with pytest.raises(TypeError, match="same fields"):
         dpaudit.audit(flips, 0.0, 1.0, epsilon=1.0, samples=2_000, seed=0, rng_probe=False)
+
+
+class _FakeTensor:
+    """Looks like a torch tensor to plain_arrays (its type's module is torch's), without torch."""
+
+    __module__ = "torch.fake"
+
+    def __init__(self, values):
+        self.values = np.asarray(values, dtype=float)
+        self.dtype = "torch.float32"
+
+    def detach(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        return self.values
+
+
+def test_plain_arrays_reads_tensor_like_objects_without_importing_torch() -> None:
+    import sys
+
+    from dpaudit.release_outputs import plain_arrays
+    had_torch = "torch" in sys.modules
+    out = plain_arrays({"w": _FakeTensor([[1.0, 2.0]]), "n": [3]})
+    assert isinstance(out["w"], np.ndarray) and out["w"].tolist() == [[1.0, 2.0]]
+    assert out["n"] == [3]
+    assert ("torch" in sys.modules) == had_torch
+    arr = np.zeros(2)
+    assert plain_arrays(arr) is arr

@@ -25,7 +25,7 @@ from typing import Any, Literal, Mapping, NamedTuple, Sequence
 import numpy as np
 
 __all__ = ["ReleaseTable", "Layout", "release_table", "is_structured", "MAX_COLUMN_NAMES",
-           "short_columns", "RETURN_HINT"]
+           "short_columns", "RETURN_HINT", "plain_arrays"]
 
 #: How the top level of a release is read: ``"array"`` (a plain array, leading axis n),
 #: ``"fields"`` (a mapping of fields, each with leading axis n), ``"records"`` (a list or tuple of
@@ -60,6 +60,43 @@ class ReleaseTable(NamedTuple):
     values: np.ndarray
     columns: tuple[str, ...]
     layout: str
+
+
+def _array_module(x: Any) -> str:
+    """``"torch"`` / ``"jax"`` for a tensor or array of those libraries (read from its type's
+    module, so neither is imported here), else ``""``."""
+    mod = (type(x).__module__ or "").split(".")[0]
+    if mod == "torch" and hasattr(x, "detach") and hasattr(x, "numpy"):
+        return "torch"
+    if mod in ("jax", "jaxlib") and hasattr(x, "__array__") and hasattr(x, "shape"):
+        return "jax"
+    return ""
+
+
+def plain_arrays(out: Any) -> Any:
+    """``out`` with every torch tensor and jax array in it (at the top, or inside dicts, lists
+    and tuples) as a numpy array: a tensor is detached from autograd and moved to the CPU first
+    (``bfloat16``, which numpy lacks, as float32; exact). Everything else is returned as it is,
+    the same object when nothing was converted. Neither library is imported."""
+    if isinstance(out, np.ndarray) or _is_number(out):
+        return out
+    kind = _array_module(out)
+    if kind == "torch":
+        t = out.detach().cpu()
+        if str(t.dtype) == "torch.bfloat16":
+            t = t.float()
+        return t.numpy()
+    if kind == "jax":
+        return np.asarray(out)
+    if isinstance(out, Mapping):
+        items = {k: plain_arrays(v) for k, v in out.items()}
+        return items if any(items[k] is not out[k] for k in out) else out
+    if isinstance(out, (list, tuple)):
+        conv = [plain_arrays(v) for v in out]
+        if all(a is b for a, b in zip(conv, out)):
+            return out
+        return tuple(conv) if isinstance(out, tuple) else conv
+    return out
 
 
 def _is_number(x: Any) -> bool:

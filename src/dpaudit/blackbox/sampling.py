@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     pass
 
 from dpaudit.blackbox.statistics import (outcome_keys)
-from dpaudit.release_outputs import is_structured, release_table
+from dpaudit.release_outputs import is_structured, plain_arrays, release_table
 from dpaudit.execution.executors import reseed_global_state
 
 
@@ -350,6 +350,7 @@ class _Stream:
     def _check(self, out: Any, n: int) -> np.ndarray:
         name = callable_name(self.mechanism)
         who = f"mechanism {name}(data{self.label}, n={n}, rng)"
+        out = plain_arrays(out)  # torch tensors and jax arrays as numpy
         if self.layout is not None or is_structured(out, n):
             # Dicts, per-run records, tuples of arrays: their numbers, one named column each
             # (an object array of dicts would make every run its own outcome: no power).
@@ -437,6 +438,7 @@ def as_output_array(out: Any, n: int) -> np.ndarray:
     """What a mechanism returned for ``n`` runs as an array (a structured release as its table of
     numbers, :func:`~dpaudit.release_outputs.release_table`), for quick comparisons outside the
     streams' checks."""
+    out = plain_arrays(out)
     return release_table(out, n).values if is_structured(out, n) else np.asarray(out)
 
 

@@ -86,15 +86,20 @@ def global_seed_of(seed_seq: Any) -> int:
 
 
 def reseed_global_state(seed_seq: Any) -> int:
-    """Seed numpy's legacy global RNG (``np.random.seed``) and Python's ``random`` from the chunk's
-    own seed (:func:`global_seed_of`); returns the seed used."""
+    """Seed numpy's legacy global RNG (``np.random.seed``), Python's ``random`` and, when a release
+    has imported it, torch's global CPU generator (``torch.manual_seed``; torch is never imported
+    here) from the chunk's own seed (:func:`global_seed_of`); returns the seed used."""
     import random
+    import sys
 
     import numpy as np
 
     value = global_seed_of(seed_seq)
     np.random.seed(value)
     random.seed(value)
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "manual_seed"):
+        torch.manual_seed(value)
     return value
 
 

@@ -13,8 +13,10 @@ ReplayGenerator`:
    :mod:`dpaudit.greybox.run_layouts` (checked by batched random replays), else one call per
    impulse (progress reported);
 4. the recorded run and ``REPLAYS`` random replays (at scales 1 and 10, so a clip or threshold
-   applied after the noise shows) must give ``m + A z`` within ``RTOL``; otherwise the output is
-   not affine in the draws and no law is derived.
+   applied after the noise shows) must give ``m + A z`` within ``RTOL`` (within
+   :func:`rtol_for` of the draws' precision when a draw source returned float32 noise, as torch
+   does by default: its arithmetic rounds at that level); otherwise the output is not affine in
+   the draws and no law is derived.
 
 The law so derived is a hypothesis about all of the noise space seen at a few points: it certifies
 nothing until the code's own runs confirm it (:mod:`dpaudit.greybox.verification`).
@@ -52,6 +54,17 @@ MAX_DRAWS = 4096
 REPLAYS = 3
 #: Relative tolerance of the affinity check (floating-point summation order differs).
 RTOL = 1e-7
+#: Multiple of a low-precision dtype's machine epsilon allowed to the affinity check: float32
+#: code rounds every operation at 6e-8 relative, and a map read from impulses cancels in
+#: ``out - mean`` (measured on a 16-step float32 noisy-gradient trajectory: runs agree with the
+#: map to 8e-8 of their magnitude over 5000 runs, the two inputs' maps to 3.2e-7; 256 ulps is
+#: 3.1e-5, a hundredfold margin).
+LOW_PRECISION_ULPS = 256
+
+
+def rtol_for(precision: float) -> float:
+    """The affinity tolerance for draws of machine epsilon ``precision`` (0: float64)."""
+    return max(RTOL, LOW_PRECISION_ULPS * float(precision))
 #: Impulses between two progress reports of the one-call-per-impulse fallback.
 PROGRESS_EVERY = 64
 
@@ -82,6 +95,8 @@ class DerivedLaw:
     draws: tuple[Draw, ...] = field(repr=False)
     replays: int = 0
     layout: str | None = None
+    #: The relative tolerance of comparisons with the map (:func:`rtol_for` of the draws).
+    rtol: float = RTOL
 
     @property
     def covariance(self) -> np.ndarray:
@@ -94,10 +109,11 @@ class DerivedLaw:
 
     def tolerance(self, Z: np.ndarray) -> np.ndarray:
         """Per run, the absolute slack of a comparison with :meth:`predict` (floating-point
-        summation order): ``RTOL`` times the largest magnitude the sum can reach."""
+        summation order): :attr:`rtol` times the largest magnitude the sum can reach."""
         row = float(np.abs(self.A).sum(axis=1).max()) if self.A.size else 0.0
         zmax = np.abs(Z).max(axis=1) if Z.shape[1] else np.zeros(Z.shape[0])
-        return RTOL * np.maximum(max(1.0, float(np.abs(self.mean).max(initial=0.0))), row * zmax)
+        return self.rtol * np.maximum(max(1.0, float(np.abs(self.mean).max(initial=0.0))),
+                                      row * zmax)
 
 
 def _run(mechanism: Mechanism, data: Any, seed: int, supply: Any = None
@@ -165,6 +181,12 @@ def _foreign_reason(g: ReplayGenerator) -> NotDerivable:
         elif what.startswith("bit_generator"):
             what = f"rng.{what}"
         return guarded_reason(what)
+    if g.foreign[0] == "integers" and g._record.seed_candidates:
+        return NotDerivable("the release draws rng.integers and passes the value to no draw "
+                            "source dpaudit intercepts (a jax PRNGKey, python's random.seed, a "
+                            "torch.Generator or numpy generator made before the audit, or its "
+                            "output), so the randomness it drives is not seen and its output "
+                            "is not a function of Gaussian or Laplace draws alone")
     return NotDerivable(f"the release draws {describe_foreign(g.foreign[0])}, which dpaudit "
                         "does not substitute, so its output is not a function of Gaussian or "
                         "Laplace draws alone")
@@ -174,7 +196,7 @@ _CONSUMED = guarded_reason("its bits were consumed outside the noise calls")
 
 
 def _batched_map(mechanism: Mechanism, data: Any, seed: int, k: int, mean: np.ndarray,
-                 draws: list[Draw], checks: np.ndarray
+                 draws: list[Draw], checks: np.ndarray, rtol: float = RTOL
                  ) -> tuple[np.ndarray, str, int] | None:
     """``(A, layout, calls)`` from one call of ``k`` impulse runs in the first layout whose
     batched random replays ``checks`` agree with the map; None when no layout lines up."""
@@ -186,14 +208,14 @@ def _batched_map(mechanism: Mechanism, data: Any, seed: int, k: int, mean: np.nd
             if batch.shape[1] != mean.size:
                 continue
             A = (batch - mean).T
-            law = DerivedLaw(mean, A, "gaussian", ())
+            law = DerivedLaw(mean, A, "gaussian", (), rtol=rtol)
             out = replay_runs(mechanism, data, seed + 1, checks, draws, layout)
             calls += 1
         except Exception:  # misaligned calls, or the code refuses n runs: try the next layout
             continue
         if out.shape == (len(checks), mean.size) and np.all(
                 np.abs(out - law.predict(checks)) <= law.tolerance(checks)[:, None]
-                + RTOL * np.abs(out)):
+                + rtol * np.abs(out)):
             return A, layout, calls
     return None
 
@@ -221,9 +243,10 @@ def _derive(mechanism: Mechanism, data: Any, seed: int, progress: Progress | Non
         if not np.array_equal(real, other):
             return NotDerivable("the release draws its randomness from a source dpaudit does not "
                                 "intercept (not the rng it passes, numpy's global functions, a "
-                                "RandomState or default_rng made in the release; such as a "
-                                "generator made before the audit, python's random module, or "
-                                "torch), so dpaudit cannot see into it")
+                                "RandomState or default_rng made in the release, or torch's "
+                                "CPU generators; such as a generator made before the audit, "
+                                "python's random module, or jax keys), so dpaudit cannot see "
+                                "into it")
         return NotDerivable("the release draws no noise from the rng dpaudit passes or any "
                             "source it intercepts")
     families = {d.family for d in g.draws}
@@ -236,6 +259,7 @@ def _derive(mechanism: Mechanism, data: Any, seed: int, progress: Progress | Non
         return NotDerivable(f"the release makes {k} scalar noise draws, more than the "
                             f"{MAX_DRAWS} the replay maps")
     signature = _signature(g.draws)
+    rtol = rtol_for(g._record.precision)
     z_real = np.zeros(k)
     for d in g.draws:  # by offset: a re-draw from a copied state repeats its block
         z_real[d.offset:d.offset + d.size] = d.z.reshape(-1)
@@ -254,7 +278,7 @@ def _derive(mechanism: Mechanism, data: Any, seed: int, progress: Progress | Non
         other, g2, _ = _run(mechanism, data, seed + 1, _zeros)
         calls += 1
         if g2.foreign or _signature(g2.draws) != signature or other.shape != mean.shape or \
-                not np.allclose(other, mean, rtol=RTOL, atol=RTOL * max(1.0, float(
+                not np.allclose(other, mean, rtol=rtol, atol=rtol * max(1.0, float(
                     np.abs(mean).max(initial=0.0)))):
             return NotDerivable(f"the value of rng.integers the release passes as a seed to "
                                 f"{g.seeded[0][0]} also reaches its output another way (the "
@@ -264,7 +288,7 @@ def _derive(mechanism: Mechanism, data: Any, seed: int, progress: Progress | Non
     checks = [z_real] + [(10.0 if r % 2 else 1.0) *
                          (rng.standard_normal(k) if family == "gaussian" else rng.laplace(size=k))
                          for r in range(REPLAYS)]
-    batched = _batched_map(mechanism, data, seed, k, mean, g.draws, np.stack(checks[1:]))
+    batched = _batched_map(mechanism, data, seed, k, mean, g.draws, np.stack(checks[1:]), rtol)
     layout = None
     if batched is not None:
         A, layout, used = batched
@@ -287,7 +311,7 @@ def _derive(mechanism: Mechanism, data: Any, seed: int, progress: Progress | Non
                                     "of draws")
             cols.append(out - mean)
         A = np.stack(cols, axis=1)
-    law = DerivedLaw(mean, A, family, tuple(g.draws), calls, layout)
+    law = DerivedLaw(mean, A, family, tuple(g.draws), calls, layout, rtol)
     for j, z in enumerate(checks):
         if j == 0:
             out = real
@@ -298,11 +322,11 @@ def _derive(mechanism: Mechanism, data: Any, seed: int, progress: Progress | Non
                 return _foreign_reason(gj) if gj.foreign else _CONSUMED
         Zj = z[None, :]
         if out.shape != mean.shape or not np.all(
-                np.abs(out - law.predict(Zj)[0]) <= law.tolerance(Zj)[0] + RTOL * np.abs(out)):
+                np.abs(out - law.predict(Zj)[0]) <= law.tolerance(Zj)[0] + rtol * np.abs(out)):
             return NotDerivable("the release is not affine in its noise draws (replaying them "
                                 "gives an output off the linear map, as a clip, projection or "
                                 "threshold after the noise does), so no law is derived")
-    return DerivedLaw(mean, A, family, tuple(g.draws), calls, layout)
+    return DerivedLaw(mean, A, family, tuple(g.draws), calls, layout, rtol)
 
 
 @dataclass(frozen=True)
@@ -361,8 +385,9 @@ def derive_pair(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int = 0,
         return law1
     if law0.mean.shape != law1.mean.shape:
         return PairLaw(law0, law1)  # the output's shape depends on the data: epsilon infinite
+    rtol = max(law0.rtol, law1.rtol)
     if law0.family != law1.family or law0.A.shape != law1.A.shape or not np.allclose(
-            law0.A, law1.A, rtol=RTOL, atol=RTOL * max(1.0, float(np.abs(law0.A).max()))):
+            law0.A, law1.A, rtol=rtol, atol=rtol * max(1.0, float(np.abs(law0.A).max()))):
         return NotDerivable("the noise reaches the output differently on the two inputs (the map "
                             "from draws to output depends on the data), a law dpaudit does not "
                             "derive")

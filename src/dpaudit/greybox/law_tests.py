@@ -72,7 +72,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from scipy import optimize, special, stats
 
-from dpaudit.release_outputs import is_structured, release_table
+from dpaudit.release_outputs import is_structured, plain_arrays, release_table
 from dpaudit.formal.exact_laws import DiscreteLaw, LinearGaussian, ProductLaplace
 
 __all__ = ["LawTest", "Component", "check_declared_law", "POWER"]
@@ -164,7 +164,7 @@ def _two_sided(dist: Any, s: float) -> float:
 
 
 def _runs(mechanism: Mechanism, data: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-    raw = mechanism(data, n, rng)
+    raw = plain_arrays(mechanism(data, n, rng))
     if is_structured(raw, n):
         return release_table(raw, n).values
     out = np.asarray(raw, dtype=np.float64)

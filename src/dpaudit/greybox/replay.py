@@ -122,6 +122,9 @@ class _Record:
     seeded: list[tuple[str, int]] = field(default_factory=list)
     #: ``(name, value, site)`` of every value the code marked public (``greybox.same``).
     public: list[tuple[str, Any, str]] = field(default_factory=list)
+    #: The largest machine epsilon of a draw's dtype below float64 (0: every draw float64); a
+    #: draw source that returns float32 noise sets it (its arithmetic then rounds at that level).
+    precision: float = 0.0
 
     def place(self, stream: int, cursor: int, size: int, family: str) -> int | None:
         """The offset of a draw of ``size`` at ``(stream, cursor)``: a new one, the earlier

@@ -29,7 +29,7 @@ import numpy as np
 
 from dpaudit.greybox.replay import Draw, ReplayGenerator
 from dpaudit.greybox.sources import run_release
-from dpaudit.release_outputs import is_structured, release_table
+from dpaudit.release_outputs import is_structured, plain_arrays, release_table
 
 __all__ = ["LAYOUTS", "Misaligned", "replay_runs", "layouts_for", "as_runs"]
 
@@ -52,7 +52,8 @@ def layouts_for(draws: Sequence[Draw]) -> tuple[str, ...]:
 def as_runs(out: Any, n: int) -> np.ndarray:
     """``out`` as an ``(n, m)`` float array (a structured release, dicts, records or tuples of
     arrays, read by :func:`dpaudit.release_outputs.release_table` as the black box reads it);
-    ValueError when its leading axis is not ``n``."""
+    ValueError when its leading axis is not ``n``. torch tensors and jax arrays are read as numpy."""
+    out = plain_arrays(out)
     if is_structured(out, n):
         return release_table(out, n, who="the release under replay").values
     arr = np.asarray(out, dtype=np.float64)

@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from dpaudit.greybox.derivation import RTOL, DerivedLaw, PairLaw, Progress
+from dpaudit.greybox.derivation import DerivedLaw, PairLaw, Progress
 from dpaudit.greybox.replay import ReplayGenerator
 from dpaudit.greybox.run_layouts import Misaligned, as_runs, replay_runs
 from dpaudit.greybox.sources import run_release
@@ -301,7 +301,7 @@ def verify_input(mechanism: Mechanism, data: Any, law: DerivedLaw, *, runs: int,
             return InputVerification(label, done, bad, first,
                                      f"the release returned {out.shape[1]} values per run, the "
                                      f"derived law {pred.shape[1]}", target, capped)
-        ok = np.abs(out - pred) <= law.tolerance(Z)[:, None] + RTOL * np.abs(out)
+        ok = np.abs(out - pred) <= law.tolerance(Z)[:, None] + law.rtol * np.abs(out)
         rows = np.flatnonzero(~ok.all(axis=1))
         if rows.size:
             if first is None:

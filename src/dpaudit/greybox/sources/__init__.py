@@ -19,6 +19,10 @@ that draw is taken off ``foreign`` (:attr:`~dpaudit.greybox.replay._Record.seede
 drives is then substituted. That the value was used *only* as a seed is checked by the derivation
 (its noise-free output must not change with the rng's seed: :mod:`dpaudit.greybox.derivation`).
 
+torch (:mod:`dpaudit.greybox.sources.torch_source`) is a source only when it is already imported
+(``"torch" in sys.modules``: a release that uses torch has imported it); dpaudit never imports it
+on its own.
+
 Thread safety: the patches are process-wide while the context is open. A module lock serialises
 dpaudit's own replays (one release under replay at a time in a process); another thread that draws
 from numpy's global functions or makes a ``RandomState`` while a replay is open is recorded into
@@ -29,6 +33,7 @@ replays concurrently with other numpy-random code in the same process.
 from __future__ import annotations
 
 import contextlib
+import sys
 from typing import Any, Callable, Iterator
 
 from dpaudit.greybox.replay import ReplayGenerator
@@ -54,7 +59,11 @@ def _reconcile(g: ReplayGenerator) -> None:
 
 
 def _sources() -> list[DrawSource]:
-    return [NumpyGlobal(), RandomStates(), MadeGenerators()]
+    out: list[DrawSource] = [NumpyGlobal(), RandomStates(), MadeGenerators()]
+    if "torch" in sys.modules:  # never import torch for a release that does not use it
+        from dpaudit.greybox.sources.torch_source import TorchSource
+        out.append(TorchSource())
+    return out
 
 
 #: The draw sources beyond the rng itself, by name (filled on first use).
@@ -63,6 +72,8 @@ SOURCES: dict[str, str] = {
     "numpy's global RNG": "dpaudit.greybox.sources.numpy_global",
     "numpy RandomState": "dpaudit.greybox.sources.random_state",
     "numpy Generator (made in the release)": "dpaudit.greybox.sources.numpy_generator",
+    "torch's global generator": "dpaudit.greybox.sources.torch_source",
+    "torch.Generator (made in the release)": "dpaudit.greybox.sources.torch_source",
 }
 
 
