@@ -4,7 +4,7 @@ status of the run.
 
 The one runner behind both ``dpaudit audit``/``audit-claims`` (:mod:`dpaudit.cli`) and
 ``dpaudit.audit_claim(out=...)`` (:mod:`dpaudit.api`): a top layer above the engine and the
-reports, below the command line, which it never imports (issue 35).
+reports, below the command line, which it never imports.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def _audit_record(task: _Task, progress: Callable[[int, int, str], None] | None 
 def _remove_stale(task: _Task) -> None:
     """Remove the saved JSON of a claim whose rerun *failed* when it holds a result of other
     settings, dpaudit version or code: those must not outlive a failed rerun. A result of the
-    same settings and code is kept (issue 32: a ``--fresh`` rerun that fails transiently lost
+    same settings and code is kept (a ``--fresh`` rerun that fails transiently lost
     it); a rerun that succeeds replaces the JSON atomically, one that is killed keeps it (issue
     25). The parent drops a removed claim from the manifest (:func:`_forget_failed`)."""
     from dpaudit.reporting.writer import claim_paths, ensure_inside
@@ -507,7 +507,7 @@ def _resolve_claim_ids(ids: Sequence[str], use_all: bool, patterns: bool = True)
     Each argument is a claim id; with ``patterns`` (``audit-claims``) also a namespace, which
     selects every claim in it (``jkt12-colt`` or ``jkt12-colt/``: ``jkt12-colt/*``), or a glob
     pattern over ids (``'jkt12-*/p*'``, ``'*/pocp*'``: Python's ``fnmatch``, case-sensitive). An
-    argument that selects nothing is a usage error naming it (issue 35: ``audit-claims
+    argument that selects nothing is a usage error naming it (``audit-claims
     mynamespace`` was "unknown claim id")."""
     import fnmatch
 
@@ -557,7 +557,7 @@ _SYSTEM_ROOTS = frozenset(["/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib"
 
 
 def refuse_system_root(out: str, option: str = "--out") -> None:
-    """UsageError when ``out`` is ``/`` or another system directory (issue 25)."""
+    """UsageError when ``out`` is ``/`` or another system directory."""
     import os
 
     resolved = os.path.realpath(out)
@@ -769,7 +769,7 @@ def _audit_many_locked(claim_ids: Sequence[str], args: argparse.Namespace | RunS
                   f" not audited ({', '.join(unaudited)}): see the error"
                   f"{'s' if len(unaudited) != 1 else ''} on stderr.\n")
     _print_failures(failures, kept_ids, err)
-    # A crashed audit is never hidden by another claim's violation (issue 32): exit 3 first; a
+    # A crashed audit is never hidden by another claim's violation: exit 3 first; a
     # claim whose own input was rejected is a usage or input error (2), as a bad command line is.
     if any(not f.input_error for f in failures):
         return EXIT_FAILED

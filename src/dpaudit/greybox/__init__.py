@@ -1,4 +1,4 @@
-"""Evidence drawn from the code itself (issue 34): replay of the rng dpaudit passes, laws derived
+"""Evidence drawn from the code itself: replay of the rng dpaudit passes, laws derived
 from the code, declared laws tested against the code's runs, and what reaches each noise call.
 
 Below :mod:`dpaudit.claims` in the layering: it imports :mod:`dpaudit.formal` (the exact laws) and

@@ -1,9 +1,9 @@
 """The shell commands a report prints: how to reproduce one claim's audit, and an index's.
 
-Every word is shell-quoted (a saved record's fields must not become shell syntax, issue 25); a
+Every word is shell-quoted (a saved record's fields must not become shell syntax); a
 command an audit recorded is printed only when it is one
-:func:`dpaudit.claims.registry.reproduce_command` writes, for the page's own claim (issue 35:
-it names the ``--plugin`` a claim from outside dpaudit needs, or is a note saying how a script's
+:func:`dpaudit.claims.registry.reproduce_command` writes, for the page's own claim (it
+names the ``--plugin`` a claim from outside dpaudit needs, or is a note saying how a script's
 claim is reproduced, where the bare command would fail as pasted).
 """
 
@@ -23,9 +23,9 @@ def _alpha_text(alpha: Any) -> str:
 def reproduce_command(record: Mapping[str, Any]) -> str:
     """How to recompute this claim's audit bit for bit: the command the registry recorded when it
     is a valid one (it names the ``--plugin`` a claim from outside dpaudit needs, or is a note
-    saying how a script's claim is reproduced: issue 35, the bare command failed as pasted for
-    those), else the bare ``dpaudit audit`` command of the record's settings. Every word is
-    shell-quoted: a saved record's fields must not become shell syntax (issue 25)."""
+    saying how a script's claim is reproduced, since the bare command fails
+    as pasted for those), else the bare ``dpaudit audit`` command of the record's settings. Every word is
+    shell-quoted: a saved record's fields must not become shell syntax."""
     import shlex
 
     recorded = recorded_command(record.get("reproduce"))

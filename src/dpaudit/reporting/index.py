@@ -1,6 +1,6 @@
 """The machine-readable index of a report directory (``DIR/index.json``, schema ``dpaudit.report/1``).
 
-Schema (issue 5; fields may be added, never renamed)::
+Schema (fields may be added, never renamed)::
 
     {"schema": "dpaudit.report/1",
      "claims": [{"id": "jkt12-colt/pigd", "paper": "jkt12", "theorem": "Theorem 7",
@@ -23,7 +23,7 @@ Added fields: top level ``dpaudit_version`` and ``counts`` (claims per verdict);
 
 ``paper`` is the paper's key (:func:`~dpaudit.reporting.view.paper_key`: ``jkt12`` for both
 ``jkt12-colt/*`` and ``jkt12-arxiv/*``; a user claim's whole namespace), so that grouping the
-index by it gives one group per paper, as the paper pages do (issue 35: it held the source file
+index by it gives one group per paper, as the paper pages do (it held the source file
 name, which split jkt12 in two).
 
 ``claimed`` is the claim instantiated at the worst audited point (what the verdict compares the

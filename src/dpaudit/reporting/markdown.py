@@ -37,7 +37,7 @@ class _CodeSpan(str):
 
 def markdown_text(value: Any) -> Any:
     """Every ``{{ value }}`` of the Markdown templates (Jinja's ``finalize``): raw HTML and link
-    targets cannot pass through (issue 25: ``<script>``, ``<img onerror>`` and ``javascript:``
+    targets cannot pass through (``<script>``, ``<img onerror>`` and ``javascript:``
     links from claim text or a saved JSON appeared raw in ``*.md``). A ``<`` that could open a tag,
     comment, declaration or autolink (followed by a letter, ``/``, ``!`` or ``?``) becomes an
     entity, shown as itself (``x <= 2`` is left alone); ``](`` loses its link meaning; code spans

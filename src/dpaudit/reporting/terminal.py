@@ -39,7 +39,7 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]],
 
 
 #: Widest line of the terminal summary: it must read unwrapped in a 100-column terminal or CI log
-#: (issue 35: prop-a6's formula made it 172 columns).
+#: (prop-a6's formula made it 172 columns).
 SUMMARY_WIDTH = 100
 
 

@@ -402,7 +402,7 @@ class EvidenceTable:
     pages put behind a toggle.
 
     A claim audited under several readings of an ambiguous passage rests its verdict on the
-    primary reading's points only (issue 35: the page said "48 audited points" in its header and
+    primary reading's points only (the page said "48 audited points" in its header and
     "12" in its verdict, and badged WORST a row of ratio 0.108 above rows of 0.493): then
     ``primary_reading`` names it, ``primary_points`` counts its points, the ``worst`` row is the
     primary reading's worst point, and each row's ``reading`` is ``""`` under the primary reading,
@@ -669,7 +669,7 @@ def _readable(value: Any, depth: int = 0) -> str:
 
 def counterexample_rows(counterexample: Any) -> tuple[tuple[str, str], ...]:
     """A lemma's counterexample as ``(field, readable value)`` rows for a two-column table, never
-    raw JSON (issue 35: a JSON block widened the lemma table to 990-1186 px inside a 746 px
+    raw JSON (a JSON block widened the lemma table to 990-1186 px inside a 746 px
     column). Long lists are cut to their first items; the saved JSON keeps the whole."""
     if isinstance(counterexample, Mapping):
         return tuple((str(k), _readable(v)) for k, v in counterexample.items())

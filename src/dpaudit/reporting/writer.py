@@ -21,7 +21,7 @@ files. Every listed claim must load: an unreadable or invalid claim JSON is a ``
 naming the file, never a smaller index. Saved claims are validated against the published JSON
 Schema (:mod:`dpaudit.reporting.schema`).
 
-**One writer per report directory** (issue 25). ``dpaudit audit``, ``audit-claims`` and ``report``
+**One writer per report directory**. ``dpaudit audit``, ``audit-claims`` and ``report``
 hold an exclusive ``flock`` on ``DIR/.dpaudit.lock`` (:func:`report_directory_lock`) from before
 they read the manifest until the index is written; a second writer on the same ``DIR`` is
 refused at once (exit 2, naming the directory and the pid holding it) instead of racing on the
@@ -79,7 +79,7 @@ _ID_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 MAX_ID_PART = 160
 #: Largest saved claim JSON read (the largest bundled record is about 0.3 MB).
 MAX_RECORD_BYTES = 32 << 20
-#: Bounds on a saved record's structure, checked before the schema (issue 25: crafted but
+#: Bounds on a saved record's structure, checked before the schema (crafted but
 #: schema-valid files crashed ``report`` with RecursionError, OverflowError or MemoryError).
 MAX_RECORD_DEPTH = 64
 MAX_RECORD_LIST = 20_000  # the bundled records' longest list: 4416 items
@@ -163,7 +163,7 @@ def _umask() -> int:
 def ensure_inside(root: str | os.PathLike[str], directory: str | os.PathLike[str]) -> Path:
     """``directory`` (below ``root``) after checking that no part of the way from ``root`` to it is
     a symbolic link or a non-directory: dpaudit writes and deletes nothing outside ``root``
-    (issue 25: a symlinked ``DIR/<paper>`` or ``DIR/papers`` was written through, and figures in
+    (a symlinked ``DIR/<paper>`` or ``DIR/papers`` was written through, and figures in
     its target deleted). ``root`` itself may be a link: it is the user's choice of directory."""
     root, directory = Path(root), Path(directory)
     try:
@@ -237,7 +237,7 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> Path:
     except OSError as exc:
         if exc.filename is not None or exc.errno is None:
             raise
-        # Name the file (issue 25: "No space left on device" without a path).
+        # Name the file ("No space left on device" without a path).
         raise OSError(exc.errno, exc.strerror, str(path)) from None
 
 
@@ -376,7 +376,7 @@ def load_claim_record(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def _read_regular_file(path: Path) -> str:
     """The text of a regular file of at most :data:`MAX_RECORD_BYTES`; ``ValueError`` naming it
-    otherwise (issue 25: a FIFO hung ``report``, a link to /dev/zero exhausted its memory)."""
+    otherwise (a FIFO hung ``report``, a link to /dev/zero exhausted its memory)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
