@@ -50,7 +50,13 @@ def _drop_exact(plan: Any, ev: dict[str, Any], why: str) -> Any:
         ev.pop(key, None)
     if isinstance(ev.get("evidence_origin"), Mapping):
         ev["evidence_origin"] = dict(ev["evidence_origin"], exact="none: " + why)
-    return replace(plan, exact=None, exact_upper=None, exact_kind=EXACT, evidence=ev)
+    return replace(plan, exact=None, exact_upper=None, exact_kind=EXACT, evidence=ev,
+                   recommendation=_without_derived(plan.recommendation))
+
+
+def _without_derived(recommendation: Any) -> Any:
+    """A recommendation computed from the derived law goes with it (claims.recalibration)."""
+    return None if getattr(recommendation, "rests_on_derived_law", False) else recommendation
 
 
 def verify_derived_laws(plans: list[Any], points: list[GridPoint], indices: Sequence[int],
@@ -91,6 +97,7 @@ def verify_derived_laws(plans: list[Any], points: list[GridPoint], indices: Sequ
                     ev["derived_exact_unconfirmed"] = plan.exact
                     unconfirmed.append((plan, plan.exact, robust, res.confirm_runs))
                     plan = replace(plan, exact=robust, exact_kind=CERTIFIED, exact_upper=None,
+                                   recommendation=_without_derived(plan.recommendation),
                                    evidence=ev)
                 else:
                     plan = replace(plan, evidence=ev)

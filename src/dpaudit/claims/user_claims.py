@@ -478,7 +478,15 @@ class _UserDeclaration:
                       f"{len(pairs)} declared pair(s), one chosen on a pilot" if pairs
                       else "pairs from the declared strategy, chosen by a pilot search"),
                 samples=u.samples, pair_seeds=pairs if both else None, state_pair=True)
+        recommend = None
+        if (code.chosen_law is not None and exact is not None
+                and exact.source == "derived from the code" and math.isfinite(exact.value)
+                and exact.value > eps):
+            from dpaudit.claims.recalibration import DerivedLawRecommendation
+
+            recommend = DerivedLawRecommendation(code.chosen_law, exact.value, eps, delta)
         return PointPlan(parameters=dict(params), claimed_epsilon=eps, claimed_delta=delta,
+                         recommendation=recommend,
                          exact=None if exact is None else exact.value,
                          exact_kind=EXACT if exact is None else exact.kind,
                          exact_upper=None if exact is None else exact.upper,
