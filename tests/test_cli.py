@@ -547,16 +547,23 @@ def test_ctrl_c_with_worker_processes_keeps_results_and_stops_the_workers(tmp_pa
 def test_the_resume_key_hashes_the_engine_files_themselves() -> None:
     """The claims layer gives the runner a claim's key in one call, and the files behind it are
     the engine's own modules (dpaudit/evidence.py, dpaudit/claims/verdict.py, ...), not paths
-    beside the package (where a change would never invalidate a saved result)."""
-    from pathlib import Path
+    beside the package (where a change would never invalidate a saved result). Checked in a fresh
+    interpreter: tests in this worker may have registered other claims under bundled ids."""
+    code = textwrap.dedent('''
+        from pathlib import Path
+        import dpaudit
+        from dpaudit import runner
+        from dpaudit.claims.resume_key import resume_key, resume_key_sources
 
-    import dpaudit
-    from dpaudit.claims.resume_key import resume_key, resume_key_sources
-
-    assert runner.audit_code_hash is resume_key
-    package = Path(dpaudit.__file__).resolve().parent
-    files = set(resume_key_sources("afkt23/alg2"))
-    for part in ("evidence.py", "claims/verdict.py", "blackbox/empirical_audit.py",
-                 "papers/afkt23/audit.py"):
-        assert package / part in files, part
-    assert not any(package / "reporting" in f.parents for f in files)
+        assert runner.audit_code_hash is resume_key
+        package = Path(dpaudit.__file__).resolve().parent
+        files = set(resume_key_sources("afkt23/alg2"))
+        for part in ("evidence.py", "claims/verdict.py", "blackbox/empirical_audit.py",
+                     "papers/afkt23/audit.py"):
+            assert package / part in files, part
+        assert not any(package / "reporting" in f.parents for f in files)
+        print("ok")
+    ''')
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
