@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pytest
 
+from dpaudit.claims.declaration import Declaration
 from dpaudit.claims.evidence import LemmaCheck
 from dpaudit.claims.driver import MIRONOV_CAVEAT, AddedPoints, ClaimRun, EmpiricalPlan, PointPlan, Skip, run_claim
 from dpaudit.claims.evidence import LemmaOutcome
@@ -32,7 +33,7 @@ def laplace_sum(scale: float):
 
 
 @dataclass(frozen=True)
-class ToyDeclaration:
+class ToyDeclaration(Declaration):
     """Grid over the claimed epsilon; ``true_scale_factor`` < 1 plants a too-small noise."""
 
     epsilons: tuple[float, ...] = (0.5, 1.0, 2.0)

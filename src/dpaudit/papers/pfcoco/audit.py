@@ -43,6 +43,7 @@ from dpaudit.formal.accounting import (
 from dpaudit.claims.evidence import GridPoint, LemmaCheck
 from dpaudit.blackbox.empirical_audit import audit as empirical_audit
 from dpaudit.claims import WindowBoundary, WindowScope
+from dpaudit.claims.declaration import Declaration
 from dpaudit.learners.domains import Ball, Box, Domain, Simplex
 from dpaudit.learners.wdp_cocol import WDPCOCOL
 from dpaudit.learners.wdp_cocop import WDPCOCOP, option_noise
@@ -858,7 +859,7 @@ def mark_accountant_basis(claim_id: str, outcome: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class PfcocoDeclaration:
+class PfcocoDeclaration(Declaration):
     """One pfcoco claim as a declaration over :func:`dpaudit.claims.driver.run_claim`."""
 
     claim_id: str
