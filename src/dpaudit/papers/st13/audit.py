@@ -20,7 +20,8 @@ from dpaudit.claims.evidence import EXACT_TOLERANCE, GridPoint
 from dpaudit.claims.verdict import format_parameters
 from dpaudit.claims.declaration import (ClaimRun, Declaration, EmpiricalPlan, PointPlan,
                                         Skip)
-from dpaudit.claims.driver import coarse, fmt
+from dpaudit.claims.context import coarse
+from dpaudit.claims.formatting import fmt
 from dpaudit.claims.evidence import LemmaOutcome
 from dpaudit.claims.context import AuditContext, Budget
 from dpaudit.claims.registry import register
