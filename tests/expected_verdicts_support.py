@@ -19,7 +19,9 @@ import numpy as np
 from scipy import optimize, stats
 
 from dpaudit.claims.context import BUDGETS, AuditContext, Budget
+from dpaudit.claims.declaration import AddedPoints, ClaimRun, Declaration, PointPlan
 from dpaudit.claims.driver import Skip, run_claim
+from dpaudit.claims.evidence import LemmaOutcome
 from dpaudit.claims.record import ClaimAudit
 from dpaudit.claims.registry import get
 
@@ -97,21 +99,32 @@ def find_point(claim_id: str, **match: Any) -> dict[str, Any]:
     return pts[0]
 
 
-class _Restricted:
-    """A bundled declaration whose grid is the named points (everything else forwarded)."""
+class _Restricted(Declaration):
+    """A bundled declaration whose grid is the named points, with or without its lemma checks and
+    its derived points (everything else forwarded)."""
 
-    def __init__(self, decl: Any, points: Sequence[Mapping[str, Any]] | None, lemmas: bool,
-                 more_points: bool) -> None:
+    def __init__(self, decl: Declaration, points: Sequence[Mapping[str, Any]] | None,
+                 lemmas: bool, more_points: bool) -> None:
         self._decl, self._points, self._lemmas, self._more = decl, points, lemmas, more_points
         self.claim = decl.claim
 
     def grid(self, ctx: AuditContext) -> list[Mapping[str, Any]]:
         return list(self._decl.grid(ctx)) if self._points is None else list(self._points)
 
-    def __getattr__(self, name: str) -> Any:
-        if (name == "lemmas" and not self._lemmas) or (name == "more_points" and not self._more):
-            raise AttributeError(name)
-        return getattr(self._decl, name)
+    def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> Any:
+        return self._decl.plan(params, ctx)
+
+    def tested_points(self, budget: Budget) -> int | None:
+        return self._decl.tested_points(budget)
+
+    def more_points(self, plans: Sequence[PointPlan], ctx: AuditContext) -> AddedPoints:
+        return self._decl.more_points(plans, ctx) if self._more else AddedPoints()
+
+    def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]) -> LemmaOutcome:
+        return self._decl.lemmas(ctx, parameters) if self._lemmas else LemmaOutcome()
+
+    def findings(self, run: ClaimRun) -> list[str]:
+        return self._decl.findings(run)
 
 
 def driver_verdict(claim_id: str, points: Sequence[Mapping[str, Any]] | None = None, *,

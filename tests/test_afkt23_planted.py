@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping
 import pytest
 
 from dpaudit.claims.evidence import LemmaOutcome
+from dpaudit.claims.declaration import Declaration
 from dpaudit.claims.driver import PointPlan, run_claim
 from dpaudit.claims.context import BUDGETS, AuditContext
 from dpaudit.learners.dp_ftrl import DpFtrl
@@ -32,7 +33,7 @@ from dpaudit.papers.afkt23.audit import DECLARATIONS
 
 
 @dataclasses.dataclass(frozen=True)
-class _Planted:
+class _Planted(Declaration):
     """A registered declaration restricted to the points ``keep`` accepts, whose empirical
     mechanism is replaced by ``bug(mechanism)`` (``None``: the control, mechanism unchanged)."""
 

@@ -19,6 +19,7 @@ import pytest
 
 import dpaudit.blackbox.empirical_audit as engine
 from dpaudit.claims.context import BUDGETS, AuditContext
+from dpaudit.claims.declaration import Declaration
 from dpaudit.claims.driver import run_claim
 from dpaudit.claims.evidence import GridPoint, LemmaCheck
 from dpaudit.claims.registry import get
@@ -74,17 +75,27 @@ def test_bundled_claim_engine_alphas_sum_to_the_family_alpha(
     assert sum(seen) == pytest.approx(0.05)
 
 
-class _NoLemmas:
+class _NoLemmas(Declaration):
     """A bundled declaration without its lemma checks (they do not touch alpha and cost time)."""
 
-    def __init__(self, decl: Any) -> None:
+    def __init__(self, decl: Declaration) -> None:
         self._decl = decl
         self.claim = decl.claim
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "lemmas":
-            raise AttributeError(name)
-        return getattr(self._decl, name)
+    def grid(self, ctx: AuditContext) -> Any:
+        return self._decl.grid(ctx)
+
+    def plan(self, params: Any, ctx: AuditContext) -> Any:
+        return self._decl.plan(params, ctx)
+
+    def tested_points(self, budget: Any) -> int | None:
+        return self._decl.tested_points(budget)
+
+    def more_points(self, plans: Any, ctx: AuditContext) -> Any:
+        return self._decl.more_points(plans, ctx)
+
+    def findings(self, run: Any) -> list[str]:
+        return self._decl.findings(run)
 
 
 # -- the verdict rule at its boundary -------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pytest
 
+from dpaudit.claims.declaration import Declaration
 from dpaudit.claims.evidence import LemmaCheck
 from dpaudit.claims.driver import MIRONOV_CAVEAT, AddedPoints, ClaimRun, EmpiricalPlan, PointPlan, Skip, run_claim
 from dpaudit.claims.evidence import LemmaOutcome
@@ -32,7 +33,7 @@ def laplace_sum(scale: float):
 
 
 @dataclass(frozen=True)
-class ToyDeclaration:
+class ToyDeclaration(Declaration):
     """Grid over the claimed epsilon; ``true_scale_factor`` < 1 plants a too-small noise."""
 
     epsilons: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -212,3 +213,42 @@ def test_lemmas_nobody_checked_are_recorded_with_why_and_never_said_to_hold() ->
     verdict, reason = audit.verdict, audit.to_dict()["reason"]
     assert verdict == "holds" and "every lemma held" not in reason
     assert "each of the 3 checked lemmas held (2 of the claim's lemmas not checked" in reason
+
+
+def test_declaration_protocol_defaults_and_duck_typed_objects_are_refused() -> None:
+    # Only the essentials are abstract: a declaration with grid and plan runs on the defaults
+    # (every planned point tested, no derived points, no lemma checks, no paper findings).
+    @dataclass(frozen=True)
+    class Minimal(Declaration):
+        claim: PrivacyClaim = CLAIM
+
+        def grid(self, ctx: AuditContext) -> list[dict[str, Any]]:
+            return [{"epsilon": 1.0}]
+
+        def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan:
+            return ToyDeclaration().plan(params, ctx)
+
+    audit = run_claim(Minimal(), AuditContext(TINY, seed=0))
+    assert len(audit.points) == 1 and audit.points[0].epsilon_lower_bound is not None
+    assert Minimal().tested_points(TINY) is None and Minimal().findings(None) == []  # type: ignore[arg-type]
+
+    class NoPlan(Declaration):
+        claim = CLAIM
+
+        def grid(self, ctx: AuditContext) -> list[dict[str, Any]]:
+            return []
+
+    with pytest.raises(TypeError):
+        NoPlan()  # type: ignore[abstract]
+
+    class DuckTyped:  # the old protocol: probed by getattr, now refused by name
+        claim = CLAIM
+        grid = Minimal.grid
+        plan = Minimal.plan
+
+    with pytest.raises(TypeError, match="decl must be a dpaudit.claims.declaration.Declaration"):
+        run_claim(DuckTyped(), AuditContext(TINY, seed=0))  # type: ignore[arg-type]
+    from dpaudit.claims import registry
+    with pytest.raises(TypeError, match="must subclass dpaudit.claims.declaration.Declaration"):
+        registry.register(PrivacyClaim("toy/duck", 1.0, 0.0, Provenance("toy.txt", "v1", "T1")),
+                          DuckTyped())

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 from dpaudit._validation import check_int
 from dpaudit.claims.context import AuditContext
-from dpaudit.claims.driver import AddedPoints, PointPlan, Skip
+from dpaudit.claims.declaration import Declaration, PointPlan, Skip
 from dpaudit.claims.verdict import format_parameters
 from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 
@@ -90,19 +90,17 @@ class ClaimGate:
                 "not_gated": [n.to_dict() for n in self.not_gated]}
 
 
-def _selected(decl: Any, ctx: AuditContext) -> list[PointPlan]:
+def _selected(decl: Declaration, ctx: AuditContext) -> list[PointPlan]:
     """The plans whose black-box test the driver would run, in its order (its step 3)."""
     plans: list[PointPlan] = []
     for params in list(decl.grid(ctx)):
         planned = decl.plan(params, ctx)
         if not isinstance(planned, Skip):
             plans.append(planned)
-    more = getattr(decl, "more_points", None)
-    added = more(list(plans), ctx) if more is not None else AddedPoints()
+    added = decl.more_points(list(plans), ctx)
     plans.extend(added.plans)
     candidates = [i for i, p in enumerate(plans) if p.empirical is not None]
-    tested_points = getattr(decl, "tested_points", None)
-    k = tested_points(ctx.budget) if tested_points is not None else None
+    k = decl.tested_points(ctx.budget)
     if k is not None:
         candidates = sorted(candidates, key=lambda i: -plans[i].ratio())[:k]
     followups = list(plans[candidates[0]].followups) if candidates else []
@@ -133,8 +131,8 @@ def gate_claim(declaration: Any, ctx: AuditContext, *, max_samples: int | None =
     Parameters
     ----------
     declaration
-        A claim declaration (``claim``, ``grid``, ``plan``; :class:`dpaudit.claims.driver.
-        ClaimDeclaration`), as :func:`dpaudit.claims.driver.run_claim` takes.
+        A claim declaration (:class:`dpaudit.claims.declaration.Declaration`), as
+        :func:`dpaudit.claims.driver.run_claim` takes.
     ctx : AuditContext
         Budget (the grid, and each gate's runs per input unless ``max_samples`` is given; a plan's
         own ``samples`` overrides the budget's as in the driver), seed and the family's alpha.

@@ -15,7 +15,7 @@ import numpy as np
 
 from dpaudit._validation import check_int, check_probability
 
-__all__ = ["Budget", "BUDGETS", "AuditContext"]
+__all__ = ["Budget", "BUDGETS", "AuditContext", "coarse"]
 
 
 @dataclass(frozen=True)
@@ -78,3 +78,9 @@ class AuditContext:
 
 def _stable_hash(s: str) -> int:
     return zlib.crc32(s.encode())
+
+
+def coarse(budget: Budget) -> bool:
+    """Whether ``budget`` asks for the coarse grid (the stated range's extremes and the paper's
+    settings only), as the quick budget does."""
+    return budget.grid == "coarse"

@@ -1,8 +1,8 @@
 """The one claim driver: grid -> per-point evidence -> worst point -> verdict -> findings.
 
-Every paper declares *what* to audit (``dpaudit.papers.<paper>.audit``); this module decides *how*,
-identically for every paper (issue 16; the design follows DP-Auditorium's single runner loop and
-dp-accounting's small immutable event objects):
+Every paper declares *what* to audit, as a :class:`~dpaudit.claims.declaration.Declaration`
+(``dpaudit.papers.<paper>.audit``); this module decides *how*, identically for every paper (one
+runner loop, as DP-Auditorium has, over small immutable plans, as dp-accounting's events are):
 
 1. ``decl.grid(ctx)``: the audited parameter points (extremes of the stated range included).
 2. ``decl.plan(params, ctx)``: for each point, a frozen :class:`PointPlan` with everything known
@@ -29,26 +29,28 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
+from dataclasses import replace
+from typing import Any, Mapping, Sequence
 
-import numpy as np
-
+from dpaudit.claims.declaration import (AddedPoints, ClaimRun, Declaration, EmpiricalPlan,
+                                        PointPlan, Skip, TestedPoint)
 from dpaudit.claims.evidence import (CERTIFIED, DEFAULT_NOT_CHECKED, EXACT, EXACT_KINDS, NOT_CHECKED,
                                      GridPoint, LemmaCheck, LemmaOutcome, exact_label)
 from dpaudit.claims.record import ClaimAudit
-from dpaudit.claims.verdict import format_parameters
-from dpaudit.claims.context import AuditContext, Budget
+from dpaudit.claims.formatting import fmt, format_parameters
+from dpaudit.claims.context import AuditContext, coarse
 from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 from dpaudit.claims.model import PrivacyClaim
 from dpaudit.claims.derived_law_check import (guarded_randomness, noise_as_drawn,
                                               verify_derived_laws)
 from dpaudit.claims.primitive_check import primitive_checks
 
-__all__ = ["EmpiricalPlan", "PointPlan", "Skip", "LemmaOutcome", "ClaimDeclaration", "ClaimRun",
-           "TestedPoint", "AddedPoints", "run_claim", "coarse", "fmt", "MIRONOV_CAVEAT",
-           "mironov_caveat", "BONFERRONI_NOTE",
-           "LAW_STATEMENT"]
+__all__ = ["EmpiricalPlan", "PointPlan", "Skip", "LemmaOutcome", "Declaration", "ClaimDeclaration",
+           "ClaimRun", "TestedPoint", "AddedPoints", "run_claim", "coarse", "fmt", "MIRONOV_CAVEAT",
+           "mironov_caveat", "BONFERRONI_NOTE", "LAW_STATEMENT"]
+
+#: The former name of :class:`~dpaudit.claims.declaration.Declaration`.
+ClaimDeclaration = Declaration
 
 #: The caveat every report carries once (AUDIT-METHOD section 5).
 MIRONOV_CAVEAT = ("Floating-point samplers are not exactly differentially private (Mironov, CCS "
@@ -80,173 +82,10 @@ BONFERRONI_NOTE = ("every empirical lower bound of this claim is a (1 - alpha/te
 INVERSION_RTOL = 1e-9
 
 
-def fmt(x: float | None) -> str:
-    """A number for report prose: 4 significant digits, ``n/a`` for a missing value."""
-    return "n/a" if x is None else f"{x:.4g}"
-
-
-@dataclass(frozen=True, kw_only=True)
-class EmpiricalPlan:
-    """One black-box test (:func:`dpaudit.audit`) on a neighbouring pair.
-
-    ``mechanism(data, n, rng)`` returns ``n`` independent releases (leading axis ``n``);
-    ``statistic`` maps releases to row-wise scores (``None``: the engine learns one on its training
-    split); ``statistic_name`` says in words what it is; ``samples`` overrides the budget's runs
-    per input; ``pairs`` asks for the engine's candidate-pair search instead of ``data0``/``data1``.
-    """
-
-    mechanism: Callable[[Any, int, np.random.Generator], np.ndarray]
-    data0: Any = None
-    data1: Any = None
-    statistic: Callable[[np.ndarray], np.ndarray] | None = None
-    statistic_name: str = "the engine's learned statistic"
-    what: str = "structured pair, likelihood-ratio statistic"
-    samples: int | None = None
-    train_fraction: float | None = None
-    pairs: Sequence[tuple[Any, Any]] | None = None
-    #: Pairs piloted before those of ``pairs`` (``audit(pair_seeds=...)``).
-    pair_seeds: Sequence[tuple[Any, Any]] | None = None
-    #: Put the audited pair, in one line, in the evidence (``evidence["empirical"]["pair"]``).
-    state_pair: bool = False
-
-
-@dataclass(frozen=True, kw_only=True)
-class PointPlan:
-    """Everything known at one grid point before sampling.
-
-    ``exact``: epsilon(claimed delta) of the release on the worst realisable pair constructed
-    (formal evidence: above the claim it refutes it); ``exact_upper``: an upper value for that same
-    pair (the empirical bound must stay below it; defaults to ``exact``); ``accountant``: the
-    dp-accounting epsilon of the implemented noise under worst-case sensitivity (an upper bound over
-    the class); ``curve()``: the privacy-curve series of this point (``{"deltas": [...],
-    "epsilon_accountant": [...], "epsilon_exact": [...], ...}``) for the figure, computed from the
-    same objects as the table; ``recommendation()``: the calibration that would deliver the claim;
-    ``followups``: extra tested points (own parameters, own test) run when this point is the
-    highest-ranked tested point; ``model``: paper-private state for the paper's hooks;
-    ``exact_kind``: what ``exact`` is, ``"exact"`` (a closed form of the release on the pair) or
-    ``"certified lower bound (numerical)"`` (the rigorous lower end of a numerical bracket, e.g.
-    an optimistic privacy-loss distribution); reports, JSON and figures label it so.
-    """
-
-    parameters: Mapping[str, Any]
-    claimed_epsilon: float
-    claimed_delta: float
-    exact: float | None = None
-    exact_kind: str = EXACT
-    exact_upper: float | None = None
-    accountant: float | None = None
-    empirical: EmpiricalPlan | None = None
-    curve: Callable[[], dict[str, Any]] | None = None
-    recommendation: Callable[[], str | None] | None = None
-    evidence: Mapping[str, Any] = field(default_factory=dict)
-    followups: tuple["PointPlan", ...] = ()
-    model: Any = None
-    #: A declared law to test against the code's runs (issue 34): ``law_test(alpha, seed)`` returns
-    #: an object with ``rejected``, ``detail()``, ``power`` and ``to_dict()``. It is one test of the
-    #: claim's Bonferroni family; when it rejects, an ``exact`` taken from that law
-    #: (``evidence["exact_source"] == "declared law"``) is dropped: it certifies nothing.
-    law_test: Callable[[float, int], Any] | None = None
-    #: The derived law the point's exact value rests on, checked against runs of the code:
-    #: ``law_verification(alpha, seed)`` returns a
-    #: :class:`~dpaudit.greybox.verification.LawVerification`. One test of the claim's family;
-    #: a departure drops an ``exact`` derived from the code, and a clean pass states its residual.
-    law_verification: Callable[[float, int], Any] | None = None
-
-    def __post_init__(self) -> None:
-        if self.exact_kind not in EXACT_KINDS:
-            raise ValueError(f"exact_kind must be one of {EXACT_KINDS}, got {self.exact_kind!r}")
-
-    def grid_point(self, lower_bound: float | None = None,
-                   evidence: Mapping[str, Any] | None = None) -> GridPoint:
-        return GridPoint(dict(self.parameters), self.claimed_epsilon, self.claimed_delta,
-                         self.exact, self.accountant, lower_bound,
-                         dict(self.evidence) if evidence is None else dict(evidence),
-                         self.exact_kind)
-
-    def ratio(self) -> float:
-        """Largest exact-or-accountant to claim ratio (ranks points for the empirical tests)."""
-        return self.grid_point().worst_ratio()
-
-    def upper_reference(self) -> float | None:
-        """The smallest value an empirical lower bound must not exceed at this point."""
-        vals = [v for v in ((self.exact_upper if self.exact_upper is not None else self.exact),
-                            self.accountant) if v is not None]
-        return min(vals) if vals else None
-
-
-@dataclass(frozen=True)
-class Skip:
-    """A grid point that is not audited (no share of alpha), and why."""
-
-    parameters: Mapping[str, Any]
-    reason: str
-
-
-@dataclass(frozen=True)
-class AddedPoints:
-    """What ``more_points`` returns: points derived from the planned ones (audited like the grid's)
-    and notes for the declaration's ``findings`` hook (``ClaimRun.notes``)."""
-
-    plans: tuple[PointPlan, ...] = ()
-    notes: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class TestedPoint:
-    """A point whose empirical test ran: its plan, the engine's result and its rank."""
-
-    index: int
-    plan: PointPlan
-    result: Any  # dpaudit.blackbox.empirical_audit.AuditResult
-    rank: int
-
-
-@dataclass
-class ClaimRun:
-    """What a declaration's ``findings`` hook sees: the audited points (in order), their plans,
-    the tests that ran, the lemma outcome, the skipped points and the context."""
-
-    claim: PrivacyClaim
-    ctx: AuditContext
-    plans: list[PointPlan]
-    points: list[GridPoint]
-    tested: list[TestedPoint]
-    lemmas: list[LemmaCheck]
-    skipped: list[Skip]
-    notes: Mapping[str, Any] = field(default_factory=dict)
-
-    def worst_index(self) -> int | None:
-        audit = ClaimAudit(self.claim, self.points, self.lemmas)
-        w = audit.worst_point()
-        return None if w is None else next(i for i, p in enumerate(self.points) if p is w)
-
-
-@runtime_checkable
-class ClaimDeclaration(Protocol):
-    """What a paper declares for one claim (see the module docstring).
-
-    Required: ``claim``, ``grid``, ``plan``. Optional (the driver uses them when present):
-    ``tested_points(budget) -> int | None`` (``None``: test every point with an empirical plan;
-    ``k``: the ``k`` points with the largest exact/accountant ratio),
-    ``more_points(plans, ctx) -> AddedPoints``,
-    ``lemmas(ctx, parameters) -> LemmaOutcome`` and ``findings(run) -> list[str]``.
-    """
-
-    claim: PrivacyClaim
-
-    def grid(self, ctx: AuditContext) -> Sequence[Mapping[str, Any]]: ...
-
-    def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan | Skip: ...
-
-
-def _optional(decl: Any, name: str) -> Any:
-    return getattr(decl, name, None)
-
-
 def _bonferroni(ctx: AuditContext, n_tests: int, rank: int, what: str,
                 per_test_alpha: float) -> dict[str, Any]:
     # per_test_alpha is the alpha the engine received (not recomputed here), so the record says
-    # what was done even if the split above were wrong (issue 28).
+    # what was done even if the split above were wrong.
     return {"family_alpha": ctx.alpha, "tests": n_tests, "per_test_alpha": per_test_alpha,
             "test": rank + 1, "what": what, "note": BONFERRONI_NOTE}
 
@@ -417,18 +256,21 @@ def _table_check(curve: Mapping[str, Any], wp: GridPoint) -> dict[str, Any]:
     return out
 
 
-def run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
+def run_claim(decl: Declaration, ctx: AuditContext) -> ClaimAudit:
     """Audit one declared claim (the steps of the module docstring).
 
     Every Hypothesis search a declaration runs (lemma checks, sensitivity points) runs inside
     :func:`~dpaudit.formal.sensitivity.independent_of_loaded_modules`, so a claim's report is a
     function of its seed and budget, not of which other papers or user modules are imported.
     """
+    if not isinstance(decl, Declaration):
+        raise TypeError("decl must be a dpaudit.claims.declaration.Declaration (subclass it and "
+                        f"implement grid and plan), got {type(decl).__name__}")
     with independent_of_loaded_modules():
         return _run_claim(decl, ctx)
 
 
-def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
+def _run_claim(decl: Declaration, ctx: AuditContext) -> ClaimAudit:
     start = time.perf_counter()
     claim = decl.claim
     grid = list(decl.grid(ctx))
@@ -442,8 +284,7 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
             skipped.append(planned)
         else:
             plans.append(planned)
-    more = _optional(decl, "more_points")
-    added = more(list(plans), ctx) if more is not None else AddedPoints()
+    added = decl.more_points(list(plans), ctx)
     plans.extend(added.plans)
     # The lemma checks see every planned and skipped point, not the follow-up tests.
     lemma_parameters = ([dict(p.parameters) for p in plans] +
@@ -451,8 +292,7 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
 
     # Which points get an empirical test: fixed here, from the plans only.
     candidates = [i for i, p in enumerate(plans) if p.empirical is not None]
-    tested_points = _optional(decl, "tested_points")
-    k = tested_points(ctx.budget) if tested_points is not None else None
+    k = decl.tested_points(ctx.budget)
     if k is not None:
         candidates = sorted(candidates, key=lambda i: -plans[i].ratio())[:k]
     followups = list(plans[candidates[0]].followups) if candidates else []
@@ -516,8 +356,7 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
                 f"exceeds the accountant's {gp.epsilon_accountant:.4g}, an upper bound over every "
                 "pair (the accountant's schedule is not what this release does).")
     ctx.progress(done[0], total, "checking the sensitivity lemmas")
-    lemma_fn = _optional(decl, "lemmas")
-    outcome = lemma_fn(ctx, lemma_parameters) if lemma_fn is not None else LemmaOutcome()
+    outcome = decl.lemmas(ctx, lemma_parameters)
     lemmas = list(outcome.checks) + law_checks
     lemmas += [LemmaCheck(lem.statement, NOT_CHECKED,
                           note=_not_checked_note(lem.statement, outcome, lemmas))
@@ -568,9 +407,7 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
             audit.recommended_calibration = wplan.recommendation()
     if outcome.sensitivity_trace is not None:
         figures["sensitivity"] = dict(outcome.sensitivity_trace)
-    paper_findings = _optional(decl, "findings")
-    if paper_findings is not None:
-        findings.extend(paper_findings(run))
+    findings.extend(decl.findings(run))
     findings.extend(outcome.findings)
     findings.extend(f"Skipped grid point ({format_parameters(s.parameters)}), not audited and no "
                     f"share of alpha: {s.reason}." for s in skipped)
@@ -585,7 +422,3 @@ def _run_claim(decl: ClaimDeclaration, ctx: AuditContext) -> ClaimAudit:
     ctx.progress(total, total, "done")
     return audit
 
-
-def coarse(budget: Budget) -> bool:
-    """Whether the budget asks for the coarse grid (extremes and the paper's settings only)."""
-    return budget.grid == "coarse"

@@ -123,14 +123,19 @@ def register(claim: PrivacyClaim, audit: AuditFunction | Any, kind: str = "learn
              ) -> PrivacyClaim:
     """Register ``claim`` with what audits it; returns the claim for convenience.
 
-    ``audit`` is either a function ``AuditContext -> ClaimAudit`` or a claim declaration (an object
-    with ``grid`` and ``plan``, see :mod:`dpaudit.claims.driver`), which the one claim driver
-    runs.
+    ``audit`` is either a function ``AuditContext -> ClaimAudit`` or a claim declaration (a
+    :class:`~dpaudit.claims.declaration.Declaration`), which the one claim driver runs.
     """
+    from dpaudit.claims.declaration import Declaration
+
     origin = _LOADING[-1] if _LOADING else _caller_origin()
     check_namespace(claim.id)
-    if hasattr(audit, "plan") and hasattr(audit, "grid"):
+    if isinstance(audit, Declaration):
         audit = _driven(audit)
+    elif hasattr(audit, "plan") and hasattr(audit, "grid"):
+        raise TypeError(f"the declaration of {claim.id!r} must subclass "
+                        "dpaudit.claims.declaration.Declaration (the claim driver calls its hooks "
+                        f"directly), got {type(audit).__name__}")
     existing = _REGISTRY.get(claim.id)
     if existing is not None and existing.claim != claim:
         raise ValueError(f"claim id {claim.id!r} is already registered with a different claim "

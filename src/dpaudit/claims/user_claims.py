@@ -54,7 +54,7 @@ import numpy as np
 
 from dpaudit._validation import check_delta, check_epsilon
 from dpaudit.claims.context import AuditContext
-from dpaudit.claims.driver import EmpiricalPlan, PointPlan
+from dpaudit.claims.declaration import Declaration, EmpiricalPlan, PointPlan
 from dpaudit.claims.evidence import EXACT, USER_SUPPLIED, LemmaCheck, LemmaOutcome
 from dpaudit.claims.pair_relation import ADD_REMOVE_SHAPE_HINT, neighbour_violation
 from dpaudit.claims.registry import check_namespace
@@ -311,7 +311,7 @@ def _describe(x: Any, limit: int = 120) -> str:
 
 
 @dataclass
-class _UserDeclaration:
+class _UserDeclaration(Declaration):
     """The driver's declaration of a user :class:`Claim` (``grid``, ``plan``, ``lemmas``)."""
 
     user: Claim

@@ -24,21 +24,7 @@ from typing import Any, Mapping
 
 from dpaudit.claims.evidence import (CERTIFIED, EXACT_TOLERANCE, NOT_CHECKED, USER_SUPPLIED,
                                      GridPoint, LemmaCheck, Verdict, _num, exact_label)
-
-
-def format_parameters(parameters: Mapping[str, Any]) -> str:
-    """``{"epsilon": 1.0, "T": 64}`` -> ``"epsilon=1, T=64"`` (for sentences in reports)."""
-    def fmt(v: Any) -> str:
-        if not isinstance(v, float):
-            return str(v)
-        text = f"{v:g}"
-        # %g keeps 6 digits: 1 - 1e-7 would read "1", a value outside a range such as (0, 1)
-        return f"{v:.12g}" if text in ("1", "-1") and v not in (1.0, -1.0) else text
-    return ", ".join(f"{k}={fmt(v)}" for k, v in parameters.items()) or "(no parameters)"
-
-
-def _fmt_value(v: Any) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
+from dpaudit.claims.formatting import format_parameters, format_value
 
 
 def violation_region(points: list[GridPoint]) -> str:
@@ -65,10 +51,10 @@ def violation_region(points: list[GridPoint]) -> str:
         refuting = [v for v, b in zip(vals, bad) if b]
         other = [v for v, b in zip(vals, bad) if not b]
         if min(refuting) > max(other):
-            return (f"only for {name} >= {_fmt_value(min(refuting))} ({k} of {n} audited "
+            return (f"only for {name} >= {format_value(min(refuting))} ({k} of {n} audited "
                     "points)")
         if max(refuting) < min(other):
-            return (f"only for {name} <= {_fmt_value(max(refuting))} ({k} of {n} audited "
+            return (f"only for {name} <= {format_value(max(refuting))} ({k} of {n} audited "
                     "points)")
     return f"at {k} of {n} audited points"
 

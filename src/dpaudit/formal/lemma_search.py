@@ -22,7 +22,7 @@ from dpaudit._validation import check_int, check_nonnegative
 from dpaudit.evidence import LemmaCheck
 from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 
-__all__ = ["LemmaSearchResult", "search_lemma"]
+__all__ = ["LemmaSearchResult", "LemmaViolation", "search_lemma"]
 
 
 def _describe(x: Any, limit: int = 400) -> Any:
@@ -77,8 +77,17 @@ class LemmaSearchResult:
                 "tried)")
 
 
-class _Violation(Exception):
-    pass
+class LemmaViolation(Exception):
+    """Raised inside a Hypothesis lemma search when an example exceeds the claimed bound.
+
+    Every lemma search (this module's, :mod:`dpaudit.formal.sensitivity`'s and the papers') raises
+    it so that Hypothesis shrinks the failing example and re-raises it; ``example`` is the record
+    the search reports as the counterexample (``None`` where the search keeps its own).
+    """
+
+    def __init__(self, example: Any = None) -> None:
+        super().__init__("the claimed bound is exceeded")
+        self.example = example
 
 
 def search_lemma(statement: str, pairs: Any, quantity: Callable[[Any, Any], float],
@@ -163,12 +172,12 @@ def search_lemma(statement: str, pairs: Any, quantity: Callable[[Any, Any], floa
             target(min(rec["ratio"], 1e12), label="quantity / claimed bound")
             if rec["observed"] > limit:
                 failing[:] = [rec]  # the last failing example Hypothesis reports is the shrunk one
-                raise _Violation
+                raise LemmaViolation
 
         with independent_of_loaded_modules():
             try:
                 run()
-            except _Violation:
+            except LemmaViolation:
                 pass
     ratio = float(worst.get("ratio", 0.0)) if tried[0] else 0.0
     return LemmaSearchResult(statement, not failing, ratio if math.isfinite(ratio) else math.inf,

@@ -62,6 +62,7 @@ from hypothesis import HealthCheck, Phase, Verbosity
 from dpaudit._validation import check_int, check_nonnegative
 from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 from dpaudit.evidence import LemmaCheck
+from dpaudit.formal.lemma_search import LemmaViolation
 from dpaudit.formal.strategies import NeighbouringPair, extreme_pairs, neighbouring_streams
 from dpaudit.learners.losses import (HingeLoss, LinearLoss, LogisticLoss, Loss, LossClass,
                                      SquaredLoss)
@@ -467,14 +468,6 @@ class SensitivityReport:
 # ---------------------------------------------------------------------------------------------
 
 
-class _Violation(Exception):
-    """Raised inside the Hypothesis test when an example exceeds the claim."""
-
-    def __init__(self, example: SensitivityExample) -> None:
-        super().__init__(repr(example))
-        self.example = example
-
-
 def _horizon(T: int | tuple[int, int]) -> tuple[int, int]:
     if isinstance(T, tuple):
         if len(T) != 2:
@@ -606,14 +599,14 @@ def check_sensitivity(trajectory_fn: TrajectoryFn, claimed_bound: ClaimedBound,
         hypothesis.assume(example is not None)
         hypothesis.target(min(example.ratio, _TARGET_CAP), label="observed / claimed")
         if bad is not None:
-            raise _Violation(bad)
+            raise LemmaViolation(bad)
 
     counterexample: SensitivityExample | None = None
     shrunk = False
     try:
         with independent_of_loaded_modules():
             search()
-    except _Violation as exc:
+    except LemmaViolation as exc:
         counterexample, shrunk = exc.example, True
     except hypothesis.errors.Unsatisfiable:
         pass  # (almost) no pair had a covered entry: reported below if none had

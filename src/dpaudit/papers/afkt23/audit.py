@@ -32,7 +32,11 @@ from scipy import stats
 from dpaudit.formal.accounting import gaussian_epsilon, laplace_epsilon, pure_composition_epsilon
 from dpaudit.claims.evidence import CERTIFIED, EXACT
 from dpaudit.claims.verdict import format_parameters
-from dpaudit.claims.driver import ClaimRun, EmpiricalPlan, PointPlan, Skip, coarse, fmt
+from dpaudit.claims.declaration import (ClaimRun, Declaration, EmpiricalPlan, PointPlan,
+                                        Skip)
+from dpaudit.claims.context import coarse
+from dpaudit.claims.curve_deltas import DECADES
+from dpaudit.claims.formatting import fmt
 from dpaudit.claims.evidence import LemmaOutcome
 from dpaudit.claims.context import AuditContext, Budget
 from dpaudit.claims.registry import register
@@ -71,9 +75,9 @@ from dpaudit.papers.afkt23.lower_bound import lower_bound_alarm, theorem5_rounds
 from dpaudit.papers.afkt23.pairs import losing_pairs, threshold_pairs
 from dpaudit.papers.afkt23.statistics import first_switch_round
 
-__all__ = ["Declaration", "DECLARATIONS", "CURVE_DELTAS"]
+__all__ = ["Afkt23Declaration", "DECLARATIONS", "CURVE_DELTAS"]
 
-CURVE_DELTAS = [10.0 ** -k for k in range(10, 0, -1)]
+CURVE_DELTAS = list(DECADES)
 SEQ_STATISTIC = "engine's estimated log-likelihood ratio of the whole released index sequence"
 SWITCH_STATISTIC = "first visible switch round (0 = never switched); threshold chosen on the training split"
 
@@ -143,7 +147,7 @@ def _lemma_check(kind: str, examples: int, seed: int, max_T: int) -> Any:
 
 
 @dataclass(frozen=True)
-class Declaration:
+class Afkt23Declaration(Declaration):
     """One AFKT23 claim for :func:`dpaudit.claims.driver.run_claim`."""
 
     claim: PrivacyClaim
@@ -961,24 +965,27 @@ def _tree_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
 
 # --- registration -----------------------------------------------------------------------------------
 
-DECLARATIONS: dict[str, Declaration] = {
-    C.ALG1_PURE.id: Declaration(C.ALG1_PURE, _alg1_grid(0.0), _alg1_plan(C.ALG1_PURE),
-                                ("alg1-svt", "alg1-em"), _alg1_findings),
-    C.ALG1_APPROX.id: Declaration(C.ALG1_APPROX, _alg1_grid(C.ALG1_APPROX.delta),
-                                  _alg1_plan(C.ALG1_APPROX), ("alg1-svt", "alg1-em"),
-                                  _alg1_findings),
-    C.ALG2.id: Declaration(C.ALG2, _alg2_grid, _alg2_plan, ("alg1-svt", "alg1-em", "alg2-count"),
-                           _alg2_findings),
-    C.NET_OCO.id: Declaration(C.NET_OCO, _net_grid, _net_plan, ("alg1-svt", "alg1-em"),
-                              _alg1_findings),
-    C.DP_FTRL.id: Declaration(C.DP_FTRL, _ftrl_grid, _ftrl_plan, (), _ftrl_findings),
-    C.ALG5.id: Declaration(C.ALG5, _alg5_grid(0.0), _alg5_plan, ("alg5-svt",), _alg5_findings),
-    C.ALG5_APPROX.id: Declaration(C.ALG5_APPROX, _alg5_grid(C.ALG5_APPROX.delta), _alg5_plan,
-                                  ("alg5-svt",), _alg5_findings),
-    C.ABOVE_THRESHOLD.id: Declaration(C.ABOVE_THRESHOLD, _svt_grid, _svt_plan, (), None,
-                                      kind="mechanism"),
-    C.BINARY_TREE.id: Declaration(C.BINARY_TREE, _tree_grid, _tree_plan, (), None,
-                                  kind="mechanism"),
+DECLARATIONS: dict[str, Afkt23Declaration] = {
+    C.ALG1_PURE.id: Afkt23Declaration(
+        C.ALG1_PURE, _alg1_grid(0.0), _alg1_plan(C.ALG1_PURE), ("alg1-svt", "alg1-em"),
+        _alg1_findings),
+    C.ALG1_APPROX.id: Afkt23Declaration(
+        C.ALG1_APPROX, _alg1_grid(C.ALG1_APPROX.delta), _alg1_plan(C.ALG1_APPROX),
+        ("alg1-svt", "alg1-em"), _alg1_findings),
+    C.ALG2.id: Afkt23Declaration(
+        C.ALG2, _alg2_grid, _alg2_plan, ("alg1-svt", "alg1-em", "alg2-count"), _alg2_findings),
+    C.NET_OCO.id: Afkt23Declaration(
+        C.NET_OCO, _net_grid, _net_plan, ("alg1-svt", "alg1-em"), _alg1_findings),
+    C.DP_FTRL.id: Afkt23Declaration(C.DP_FTRL, _ftrl_grid, _ftrl_plan, (), _ftrl_findings),
+    C.ALG5.id: Afkt23Declaration(
+        C.ALG5, _alg5_grid(0.0), _alg5_plan, ("alg5-svt",), _alg5_findings),
+    C.ALG5_APPROX.id: Afkt23Declaration(
+        C.ALG5_APPROX, _alg5_grid(C.ALG5_APPROX.delta), _alg5_plan, ("alg5-svt",),
+        _alg5_findings),
+    C.ABOVE_THRESHOLD.id: Afkt23Declaration(
+        C.ABOVE_THRESHOLD, _svt_grid, _svt_plan, (), None, kind="mechanism"),
+    C.BINARY_TREE.id: Afkt23Declaration(
+        C.BINARY_TREE, _tree_grid, _tree_plan, (), None, kind="mechanism"),
 }
 
 for _decl in DECLARATIONS.values():

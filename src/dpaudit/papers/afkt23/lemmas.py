@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, ta
 from hypothesis import strategies as st
 
 from dpaudit.claims.evidence import LemmaCheck
+from dpaudit.formal.lemma_search import LemmaViolation
 from dpaudit.papers.afkt23 import claims as C
 from dpaudit.learners.experts import cumulative_losses
 from dpaudit.learners.potential_experts import log_potential
@@ -91,12 +92,6 @@ def neighbour_examples(draw: st.DrawFn, max_T: int = 24, max_d: int = 4, eta_min
     return {"losses": rows, "round": r + 1, "replacement": new, "eta": eta}
 
 
-class _Violation(Exception):
-    def __init__(self, example: dict) -> None:
-        super().__init__("sensitivity exceeded")
-        self.example = example
-
-
 def extreme_examples(kind: str) -> list[dict]:
     """Deterministic examples from the analysis of each query, run before the random search.
 
@@ -149,14 +144,14 @@ def check_query_sensitivity(kind: str, *, examples: int = 200, seed: int = 0, ma
         worst[0] = max(worst[0], r)
         target(r)
         if r > 1.0 + tol:
-            raise _Violation(ex)
+            raise LemmaViolation(ex)
 
     statement = _STATEMENTS[kind]
     extremes = [(e, _ratio(kind, e) / claimed) for e in extreme_examples(kind)]
     worst[0] = max(r for _, r in extremes)
     try:
         search()
-    except _Violation as v:   # Hypothesis has shrunk the failing example before re-raising
+    except LemmaViolation as v:   # Hypothesis has shrunk the failing example before re-raising
         ex = v.example
     else:
         bad = [e for e, r in extremes if r > 1.0 + tol]

@@ -31,7 +31,10 @@ import numpy as np
 from dpaudit.formal.accounting import calibrate_gaussian_noise_multiplier, gaussian_epsilon
 from dpaudit.claims.evidence import CERTIFIED, EXACT, EXACT_TOLERANCE, GridPoint
 from dpaudit.claims.verdict import format_parameters
-from dpaudit.claims.driver import AddedPoints, ClaimRun, EmpiricalPlan, PointPlan, Skip, coarse, fmt
+from dpaudit.claims.declaration import (AddedPoints, ClaimRun, Declaration, EmpiricalPlan,
+                                        PointPlan, Skip)
+from dpaudit.claims.context import coarse
+from dpaudit.claims.formatting import fmt
 from dpaudit.claims.evidence import LemmaOutcome
 from dpaudit.claims.context import AuditContext, Budget
 from dpaudit.claims.registry import register
@@ -332,7 +335,7 @@ def _pigd_bracket(point: GridPoint, rel: Mapping[str, Any], where: str = "At the
 
 
 @dataclass(frozen=True)
-class FamilyDeclaration:
+class FamilyDeclaration(Declaration):
     """A claim whose release is Gaussian noise around the iterates (POCP, PIGD, PGIGA, POL and
     the doubling variant), as declarations over the claim driver."""
 
@@ -445,7 +448,7 @@ def _tree_recommendation(m: _TreeModel, point: GridPoint) -> str:
 
 
 @dataclass(frozen=True)
-class TreeDeclaration:
+class TreeDeclaration(Declaration):
     """PrivateSum (Algorithm 5) and PQFTL (Algorithm 4): Gaussian tree releases."""
 
     claim_id: str

@@ -56,6 +56,7 @@ from scipy import signal
 from scipy.special import log_ndtr
 
 from dpaudit._validation import check_delta, check_finite_array, check_int, check_positive
+from dpaudit.claims.curve_deltas import DECADES
 from dpaudit.formal.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
 from dpaudit.learners.pqftl import pqftl_sigmas
 from dpaudit.mechanisms.private_sum import LogReading, Version, private_sum_sigma, released_node_count, released_noise_matrix
@@ -431,7 +432,7 @@ def release_epsilon(m0: np.ndarray, m1: np.ndarray, sigmas: np.ndarray, delta: f
 REFINED_CLIPPED_STEPS = 4096
 
 #: Deltas of the privacy-curve figure.
-CURVE_DELTAS = [10.0 ** -k for k in range(10, 0, -1)]
+CURVE_DELTAS = DECADES
 
 
 def c_zero_epsilon(delta: float) -> float:

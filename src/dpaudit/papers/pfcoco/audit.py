@@ -1,34 +1,18 @@
-"""Per-point audit plans for the pfcoco claims (the numbers the claim driver needs).
+"""The pfcoco claims as declarations for the claim driver (Web Intelligence 2020, window DP).
 
-For every claim id: :func:`grid` (the audited points, extremes of the stated range, several
-``(W, T)`` with ``T > W`` and ``T < W``, both boundary readings of Def. 6 and, where printed
-formulas are ambiguous, both readings) and :func:`plan` (at one point: the claimed
-``(epsilon, delta)``, the exact epsilon of the worst realisable pair where the law is known, an
-upper value for that pair, the accountant's epsilon of the implemented noise at the class's
-worst-case sensitivity, an :class:`EmpiricalTest` - mechanism, neighbouring pair, likelihood-ratio-
-shaped statistic - and a recommended calibration when the point fails). :func:`lemmas` returns the
-lemma checks of a claim; :func:`expired_leakage` what an expired entry leaks (a measured fact,
-never a violation).
-
-The shapes mirror the claim driver's ``PointPlan`` / ``EmpiricalPlan`` / ``Skip`` field for field,
-so the declarations are one line each once the driver lands (README). :func:`evaluate` runs one
-plan with :func:`dpaudit.audit` and returns a :class:`~dpaudit.claims.record.GridPoint`
-(used by the tests of each auditor's power on planted bugs).
-
-Exact-number conventions (:mod:`dpaudit.papers.pfcoco.exact`): window-tree pairs change the oldest
-protected leaf by ``Delta_2`` (``+-Delta_2/2 e_1``); learner pairs are
-:func:`dpaudit.papers.pfcoco.pairs.learner_pair` (gradient gap ``2L - mu D`` on the ball). For
-WDP-COCOP with Option I the released points reveal the noisy sums wherever the projection is
-inactive, which is the case around the first stream's clean trajectory (the centre), so the
-exact pure epsilon of the release equals that of the noisy sums where the latter is exact (plain
-tree region ``T <= W``). WDP-COCOL's release is a piecewise-constant function of the sums (LLOO
-vertices): only the sums' value is an upper value for it.
+For every claim, :func:`grid` gives the audited points (the stated range's extremes, ``T > W`` and
+``T < W``, both boundary readings of Def. 6 and both readings of an ambiguous printed formula) and
+:func:`plan` the driver's :class:`~dpaudit.claims.declaration.PointPlan` at one point: the claimed
+``(epsilon, delta)``, the exact epsilon of the worst realisable pair where the law is known
+(:mod:`.exact`), an upper value for it, the accountant at the class's worst-case sensitivity, a
+black-box test with a likelihood-ratio-shaped statistic, and the calibration that would deliver the
+claim. :class:`PfcocoDeclaration` plugs these into :class:`~dpaudit.claims.declaration.Declaration`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 import dp_accounting
@@ -40,9 +24,13 @@ from dpaudit.formal.accounting import (
     gaussian_epsilon,
     homogeneous_pure_composition_epsilon,
 )
-from dpaudit.claims.evidence import GridPoint, LemmaCheck
-from dpaudit.blackbox.empirical_audit import audit as empirical_audit
-from dpaudit.claims import WindowBoundary, WindowScope
+from dpaudit.claims import PrivacyClaim, WindowBoundary, WindowScope
+from dpaudit.claims.context import AuditContext, Budget
+from dpaudit.claims.context import coarse as is_coarse
+from dpaudit.claims.curve_deltas import EVEN_DECADES
+from dpaudit.claims.declaration import ClaimRun, Declaration, EmpiricalPlan, PointPlan, Skip
+from dpaudit.claims.evidence import LemmaCheck, LemmaOutcome
+from dpaudit.claims.formatting import fmt
 from dpaudit.learners.domains import Ball, Box, Domain, Simplex
 from dpaudit.learners.wdp_cocol import WDPCOCOL
 from dpaudit.learners.wdp_cocop import WDPCOCOP, option_noise
@@ -60,13 +48,10 @@ from dpaudit.papers.pfcoco.smt_lemmas import smt_evidence
 from dpaudit.papers.pfcoco.claims import ACCOUNTANT_BASIS, PFCOCO_CLAIMS
 from dpaudit.papers.pfcoco.pairs import centre_radius, learner_pair, tree_pair
 
-__all__ = ["EmpiricalTest", "PointNumbers", "SkipPoint", "grid", "plan", "lemmas",
-           "expired_leakage", "evaluate", "CLAIMS", "window_tree_mechanism",
-           "node_llr_statistic", "mark_accountant_basis"]
+__all__ = ["PfcocoDeclaration", "DECLARATIONS", "grid", "plan", "lemmas", "expired_leakage",
+           "CLAIMS", "window_tree_mechanism", "node_llr_statistic", "mark_accountant_basis"]
 
 CLAIMS = {c.id: c for c in PFCOCO_CLAIMS}
-#: The deltas of the privacy-curve figure.
-CURVE_DELTAS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-2)
 
 
 def gaussian_curve(mu_exact: float | None, mu_accountant: float | None) -> dict[str, Any]:
@@ -74,8 +59,8 @@ def gaussian_curve(mu_exact: float | None, mu_accountant: float | None) -> dict[
     def series(mu: float | None) -> list[float] | None:
         if mu is None:
             return None
-        return [math.inf if math.isinf(mu) else gaussian_epsilon(mu, d) for d in CURVE_DELTAS]
-    return {"deltas": list(CURVE_DELTAS), "epsilon_exact": series(mu_exact),
+        return [math.inf if math.isinf(mu) else gaussian_epsilon(mu, d) for d in EVEN_DECADES]
+    return {"deltas": list(EVEN_DECADES), "epsilon_exact": series(mu_exact),
             "epsilon_accountant": series(mu_accountant)}
 
 
@@ -83,46 +68,24 @@ def pure_curve(epsilon0: float | None, count: int) -> dict[str, Any]:
     """Privacy-curve series of ``count`` pure ``epsilon0``-DP nodes (optimal composition, an upper
     value for l2-Laplace nodes; their exact curve for ``delta > 0`` has no closed form here)."""
     acc = (None if epsilon0 is None else
-           [homogeneous_pure_composition_epsilon(epsilon0, count, d) for d in CURVE_DELTAS])
-    return {"deltas": list(CURVE_DELTAS), "epsilon_exact": None, "epsilon_accountant": acc}
+           [homogeneous_pure_composition_epsilon(epsilon0, count, d) for d in EVEN_DECADES])
+    return {"deltas": list(EVEN_DECADES), "epsilon_exact": None, "epsilon_accountant": acc}
 #: Training share of the empirical tests (statistic fixed; only the threshold is chosen).
 TRAIN_FRACTION = 0.3
 
 
-@dataclass(frozen=True, kw_only=True)
-class EmpiricalTest:
-    """One black-box test: the driver's ``EmpiricalPlan`` fields."""
-
-    mechanism: Callable[[Any, int, np.random.Generator], np.ndarray]
-    data0: Any
-    data1: Any
-    statistic: Callable[[np.ndarray], np.ndarray] | None
-    statistic_name: str
-    what: str = "protected-position pair, likelihood-ratio statistic"
-    samples: int | None = None
-    train_fraction: float | None = TRAIN_FRACTION
+def _test(**fields: Any) -> EmpiricalPlan:
+    """An :class:`EmpiricalPlan` with this paper's defaults: a protected-position pair, a
+    likelihood-ratio-shaped statistic fixed in advance, :data:`TRAIN_FRACTION` of the runs to
+    choose the threshold."""
+    fields.setdefault("what", "protected-position pair, likelihood-ratio statistic")
+    fields.setdefault("train_fraction", TRAIN_FRACTION)
+    return EmpiricalPlan(**fields)
 
 
-@dataclass(frozen=True, kw_only=True)
-class PointNumbers:
-    """Everything known at one grid point before sampling: the driver's ``PointPlan`` fields."""
-
-    parameters: Mapping[str, Any]
-    claimed_epsilon: float
-    claimed_delta: float
-    exact: float | None = None
-    exact_upper: float | None = None
-    accountant: float | None = None
-    empirical: EmpiricalTest | None = None
-    recommendation: str | None = None
-    evidence: Mapping[str, Any] = field(default_factory=dict)
-    curve: Callable[[], dict[str, Any]] | None = None
-
-
-@dataclass(frozen=True)
-class SkipPoint:
-    parameters: Mapping[str, Any]
-    reason: str
+def _said(text: str | None) -> Callable[[], str | None] | None:
+    """A recommendation already worked out, in the shape ``PointPlan.recommendation`` takes."""
+    return None if text is None else (lambda: text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -208,10 +171,6 @@ def _tree_statistic(W: int | None, T: int, position: int, shift: float, noise: N
 # Grids
 # --------------------------------------------------------------------------------------------
 
-def _coarse(budget: Any) -> bool:
-    return getattr(budget, "grid", "full") == "coarse"
-
-
 def _max_T(budget: Any) -> int:
     return int(getattr(budget, "max_T", 256))
 
@@ -229,7 +188,7 @@ def _learner_deltas(coarse: bool, largest_eps: bool, quick_here: bool) -> tuple[
 
 def grid(claim_id: str, budget: Any) -> list[dict[str, Any]]:
     """The audited points of ``claim_id`` under ``budget`` (``grid``: coarse/full, ``max_T``)."""
-    coarse, max_T = _coarse(budget), _max_T(budget)
+    coarse, max_T = is_coarse(budget), _max_T(budget)
     eps_set = (0.1, 10.0) if coarse else (0.1, 1.0, 10.0)
     WT = [(4, 2), (4, 4), (8, 8), (8, 20), (6, 6), (1, 5)] if coarse else \
         [(1, 1), (1, 5), (2, 2), (4, 2), (4, 4), (6, 6), (8, 8), (8, 20), (16, 64), (64, 16),
@@ -362,7 +321,7 @@ def _laplace_accountant(W: int, T: int, oldest: int, sensitivity: float, scale: 
     return None if lp is None else max(acc, lp)
 
 
-def _plan_window_tree(params: Mapping[str, Any], gauss: bool) -> PointNumbers | SkipPoint:
+def _plan_window_tree(params: Mapping[str, Any], gauss: bool) -> PointPlan | Skip:
     eps, W, T, d = params["epsilon"], params["W"], params["T"], params["d"]
     delta = params.get("delta", 0.0)
     scope = _scope(params)
@@ -394,15 +353,15 @@ def _plan_window_tree(params: Mapping[str, Any], gauss: bool) -> PointNumbers | 
     if exact is not None and exact > eps * (1 + 1e-9):
         rec = (f"scale the node noise by {exact / eps:.4g} (the exact epsilon over the claimed) "
                f"at W={W}, T={T}, {scope.boundary.value} reading")
-    emp = EmpiricalTest(
+    emp = _test(
         mechanism=window_tree_mechanism(W, noise), data0=data0, data1=data1,
         statistic=_tree_statistic(W, T, i, Delta, noise, "exact"),
         statistic_name=("Gaussian log-likelihood ratio of all releases" if gauss else
                         "Laplace log-likelihood ratio of the reconstructed nodes containing the "
                         "leaf") + " (first coordinate)")
-    return PointNumbers(parameters=dict(params), claimed_epsilon=eps, claimed_delta=delta,
+    return PointPlan(parameters=dict(params), claimed_epsilon=eps, claimed_delta=delta,
                         exact=exact, exact_upper=upper, accountant=acc, empirical=emp,
-                        recommendation=rec, curve=curve,
+                        recommendation=_said(rec), curve=curve,
                         evidence={"position": i, "noise_scale": noise.scale,
                                   "nodes_with_leaf": len(ex.noisy_nodes_with_leaf(W, T, i)),
                                   "leaf_exposed_exactly": ex.exposed_exactly(W, T, i)})
@@ -451,7 +410,7 @@ def _clip(g: np.ndarray, L: float) -> np.ndarray:
 
 
 def _plan_learner(params: Mapping[str, Any], gauss: bool, cocol: bool
-                  ) -> PointNumbers | SkipPoint:
+                  ) -> PointPlan | Skip:
     eps, W, T = params["epsilon"], params["W"], params["T"]
     delta = params.get("delta", 0.0)
     scope = _scope(params)
@@ -459,7 +418,7 @@ def _plan_learner(params: Mapping[str, Any], gauss: bool, cocol: bool
     L = 1.0
     mu = params["muD_over_L"] * L / domain.diameter
     if mu * centre_radius(domain) > L:
-        return SkipPoint(params, "class empty on this domain (mu R > L)")
+        return Skip(params, "class empty on this domain (mu R > L)")
     # the audited horizon of Def. 6 is the tree's T; the replaced round: oldest protected >= 2;
     # inclusive reading: the horizon one step past the mechanism's window for that round
     i = max(2, scope.protected_positions(T, W)[0])
@@ -524,20 +483,20 @@ def _plan_learner(params: Mapping[str, Any], gauss: bool, cocol: bool
         return make().release(losses, n, rng)
 
     stat = None if cocol else _learner_statistic(learner, pair, gauss)
-    emp = None if same_law else EmpiricalTest(
+    emp = None if same_law else _test(
         mechanism=mechanism, data0=losses0, data1=losses1, statistic=stat,
         statistic_name=("engine's learned linear statistic on the trajectory" if cocol else
                         "released points inverted to noisy sums, node log-likelihood ratio of "
                         "the replaced round"))
-    return PointNumbers(parameters=dict(params), claimed_epsilon=eps, claimed_delta=delta,
+    return PointPlan(parameters=dict(params), claimed_epsilon=eps, claimed_delta=delta,
                         exact=exact, exact_upper=upper, accountant=acc, empirical=emp,
-                        recommendation=rec, curve=curve,
+                        recommendation=_said(rec), curve=curve,
                         evidence={"position": i, "horizon": horizon, "gradient_gap": gap,
                                   "printed_sensitivity": Dp, "noise_scale": noise.scale,
                                   "mu": mu, "D": domain.diameter, "leaf_exposed_exactly": exposed})
 
 
-def _plan_standard_tree(params: Mapping[str, Any]) -> PointNumbers:
+def _plan_standard_tree(params: Mapping[str, Any]) -> PointPlan:
     eps, T, d = params["epsilon"], params["T"], params["d"]
     Delta = 1.0
     noise = NodeNoise.l2_laplace(Delta * math.log2(T) / eps)
@@ -549,13 +508,13 @@ def _plan_standard_tree(params: Mapping[str, Any]) -> PointNumbers:
     acc = ex.accountant_epsilon("l2-laplace", noise.scale, Delta, k, 0.0)
     rec = (f"per-node budget eps/(floor(log2 T) + 1) = eps/{k}: scale {Delta * k / eps:.4g}"
            if exact > eps else None)
-    emp = EmpiricalTest(mechanism=window_tree_mechanism(None, noise), data0=z0, data1=z1,
+    emp = _test(mechanism=window_tree_mechanism(None, noise), data0=z0, data1=z1,
                         statistic=_tree_statistic(None, T, 1, Delta, noise, "exact"),
                         statistic_name="Laplace log-likelihood ratio of the nodes containing "
                                        "leaf 1 (first coordinate)")
-    return PointNumbers(parameters=dict(params), claimed_epsilon=eps, claimed_delta=0.0,
+    return PointPlan(parameters=dict(params), claimed_epsilon=eps, claimed_delta=0.0,
                         exact=exact, exact_upper=exact, accountant=acc, empirical=emp,
-                        recommendation=rec, curve=lambda: pure_curve(Delta / noise.scale, k),
+                        recommendation=_said(rec), curve=lambda: pure_curve(Delta / noise.scale, k),
                         evidence={"nodes_with_leaf_1": k,
                                                       "printed_count": math.log2(T)})
 
@@ -567,7 +526,7 @@ def _single_release(noise_fn: Callable[[int, np.random.Generator], np.ndarray]
     return mechanism
 
 
-def _plan_prop(claim_id: str, params: Mapping[str, Any]) -> PointNumbers:
+def _plan_prop(claim_id: str, params: Mapping[str, Any]) -> PointPlan:
     if claim_id == "pfcoco/prop-a1":
         eps, d = params["epsilon"], params["d"]
         zeta = 1.0 / eps
@@ -577,9 +536,9 @@ def _plan_prop(claim_id: str, params: Mapping[str, Any]) -> PointNumbers:
         stat = _rounded(lambda o: (np.linalg.norm(o - x1, axis=1)
                                    - np.linalg.norm(o - x0, axis=1)))
         acc = epsilon_of_event(EpsilonDeltaDpEvent(1.0 / zeta, 0.0), 0.0)
-        return PointNumbers(parameters=dict(params), claimed_epsilon=eps, claimed_delta=0.0,
+        return PointPlan(parameters=dict(params), claimed_epsilon=eps, claimed_delta=0.0,
                             exact=1.0 / zeta, exact_upper=1.0 / zeta, accountant=acc,
-                            empirical=EmpiricalTest(mechanism=mech, data0=x0, data1=x1,
+                            empirical=_test(mechanism=mech, data0=x0, data1=x1,
                                                     statistic=stat, statistic_name="l2-Laplace "
                                                     "log-likelihood ratio"))
     if claim_id == "pfcoco/prop-a3":
@@ -589,9 +548,9 @@ def _plan_prop(claim_id: str, params: Mapping[str, Any]) -> PointNumbers:
         exact = gaussian_epsilon(1.0 / sigma, dl)
         acc = epsilon_of_event(dp_accounting.GaussianDpEvent(sigma), dl)
         mech = _single_release(lambda n, rng: rng.normal(0.0, sigma, size=(n, 1)))
-        return PointNumbers(parameters=dict(params), claimed_epsilon=eps, claimed_delta=dl,
+        return PointPlan(parameters=dict(params), claimed_epsilon=eps, claimed_delta=dl,
                             exact=exact, exact_upper=exact, accountant=acc,
-                            empirical=EmpiricalTest(mechanism=mech, data0=np.array([0.5]),
+                            empirical=_test(mechanism=mech, data0=np.array([0.5]),
                                                     data1=np.array([-0.5]),
                                                     statistic=lambda o: o[:, 0],
                                                     statistic_name="the release itself"),
@@ -607,15 +566,15 @@ def _plan_prop(claim_id: str, params: Mapping[str, Any]) -> PointNumbers:
 
         def mech(bit: int, n: int, rng: np.random.Generator) -> np.ndarray:
             return rng.binomial(k, p if bit else 1.0 - p, size=n)
-        emp = EmpiricalTest(mechanism=mech, data0=1, data1=0, statistic=lambda o: o.astype(float),
+        emp = _test(mechanism=mech, data0=1, data1=0, statistic=lambda o: o.astype(float),
                             statistic_name="number of ones among the k responses")
-    return PointNumbers(parameters=dict(params), claimed_epsilon=claimed, claimed_delta=cdelta,
+    return PointPlan(parameters=dict(params), claimed_epsilon=claimed, claimed_delta=cdelta,
                         exact=exact, exact_upper=exact, accountant=exact, empirical=emp,
                         evidence={"eps_prime": claimed})
 
 
-def plan(claim_id: str, params: Mapping[str, Any]) -> PointNumbers | SkipPoint:
-    """The :class:`PointNumbers` of ``claim_id`` at ``params`` (a point of :func:`grid`)."""
+def plan(claim_id: str, params: Mapping[str, Any]) -> PointPlan | Skip:
+    """The driver's plan of ``claim_id`` at ``params`` (a point of :func:`grid`)."""
     if claim_id == "pfcoco/window-tree-gamma":
         return _plan_window_tree(params, gauss=False)
     if claim_id == "pfcoco/window-tree-gaussian":
@@ -673,22 +632,6 @@ def expired_leakage(W: int, epsilon: float = 1.0, delta: float = 1e-5,
     return out
 
 
-def evaluate(numbers: PointNumbers, *, samples: int, alpha: float, seed: int) -> GridPoint:
-    """Run the point's empirical test (if any) and return its :class:`GridPoint`."""
-    lb, evidence = None, dict(numbers.evidence)
-    if numbers.empirical is not None:
-        e = numbers.empirical
-        res = empirical_audit(e.mechanism, e.data0, e.data1, epsilon=numbers.claimed_epsilon,
-                              delta=numbers.claimed_delta, samples=e.samples or samples,
-                              alpha=alpha, seed=seed, statistic=e.statistic,
-                              train_fraction=e.train_fraction)
-        lb = res.epsilon_lower_bound
-        evidence["empirical"] = {"statistic": e.statistic_name, "samples": e.samples or samples,
-                                 "alpha": alpha, "seed": seed}
-    return GridPoint(dict(numbers.parameters), numbers.claimed_epsilon, numbers.claimed_delta,
-                     numbers.exact, numbers.accountant, lb, evidence)
-
-
 # --------------------------------------------------------------------------------------------
 # Declarations over the claim driver
 # --------------------------------------------------------------------------------------------
@@ -697,28 +640,6 @@ def evaluate(numbers: PointNumbers, *, samples: int, alpha: float, seed: int) ->
 TESTS = {"quick": 3, "standard": 6, "thorough": 10}
 _MECHANISM_CLAIMS = {"pfcoco/window-tree-gamma", "pfcoco/window-tree-gaussian",
                      "pfcoco/standard-tree", "pfcoco/prop-a1", "pfcoco/prop-a3", "pfcoco/prop-a6"}
-
-
-def to_point_plan(numbers: PointNumbers) -> Any:
-    """The driver's ``PointPlan`` for a :class:`PointNumbers` (field for field)."""
-    from dpaudit.claims.driver import EmpiricalPlan, PointPlan
-
-    emp = None
-    if numbers.empirical is not None:
-        e = numbers.empirical
-        emp = EmpiricalPlan(mechanism=e.mechanism, data0=e.data0, data1=e.data1,
-                            statistic=e.statistic, statistic_name=e.statistic_name, what=e.what,
-                            samples=e.samples, train_fraction=e.train_fraction)
-    rec = numbers.recommendation
-    return PointPlan(parameters=dict(numbers.parameters), claimed_epsilon=numbers.claimed_epsilon,
-                     claimed_delta=numbers.claimed_delta, exact=numbers.exact,
-                     exact_upper=numbers.exact_upper, accountant=numbers.accountant,
-                     empirical=emp, recommendation=(None if rec is None else (lambda: rec)),
-                     evidence=dict(numbers.evidence), curve=numbers.curve)
-
-
-def _fmt(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.4g}"
 
 
 def _reading_findings(run: Any, key: str, labels: Mapping[Any, str]) -> list[str]:
@@ -731,9 +652,9 @@ def _reading_findings(run: Any, key: str, labels: Mapping[Any, str]) -> list[str
         worst = max(pts, key=lambda p: p.worst_ratio())
         out.append(f"Reading {label}: {len(pts)} points, {len(bad)} with a counterexample; "
                    f"worst at ({', '.join(f'{k}={v}' for k, v in worst.parameters.items())}): "
-                   f"claimed {_fmt(worst.claimed_epsilon)}, exact {_fmt(worst.epsilon_exact)}, "
-                   f"accountant {_fmt(worst.epsilon_accountant)}, lower bound "
-                   f"{_fmt(worst.epsilon_lower_bound)}.")
+                   f"claimed {fmt(worst.claimed_epsilon)}, exact {fmt(worst.epsilon_exact)}, "
+                   f"accountant {fmt(worst.epsilon_accountant)}, lower bound "
+                   f"{fmt(worst.epsilon_lower_bound)}.")
     return out
 
 
@@ -758,7 +679,7 @@ def learner_expired_leakage(gauss: bool, W: int = 8, epsilon: float = 1.0, delta
 def _learner_expiry_finding(gauss: bool) -> str:
     horizons = (9, 16, 64, 256)
     vals = learner_expired_leakage(gauss, horizons=horizons)
-    series = ", ".join(f"T={T}: {_fmt(v)}" for T, v in zip(horizons, vals))
+    series = ", ".join(f"T={T}: {fmt(v)}" for T, v in zip(horizons, vals))
     kind = ("exact epsilon(1e-5) (Gaussian nodes, ln reading) is" if gauss else
             "pure epsilon (Gamma nodes) is at most")
     return ("What an expired round leaks (a measured fact, not a violation): round 1 with W = 8, "
@@ -819,7 +740,7 @@ def findings(claim_id: str, run: Any) -> list[str]:
 
 
 def mark_accountant_basis(claim_id: str, outcome: Any) -> Any:
-    """The claim's lemma outcome with the record its accountant rests on marked (issue 27).
+    """The claim's lemma outcome with the record its accountant rests on marked.
 
     For a claim of :data:`~dpaudit.papers.pfcoco.claims.ACCOUNTANT_BASIS`, the LemmaCheck whose
     statement is the basis's ``proved_statement`` gets ``details["accountant_basis"]`` (the basis
@@ -827,8 +748,6 @@ def mark_accountant_basis(claim_id: str, outcome: Any) -> Any:
     finding says so; every other check is unchanged. A claim's verdict rule can then tell "the
     accountant rests on a lemma dpaudit proved" from "the accountant rests on the refuted lemma".
     """
-    from dataclasses import replace
-
     basis = ACCOUNTANT_BASIS.get(claim_id)
     if basis is None:
         return outcome
@@ -858,38 +777,31 @@ def mark_accountant_basis(claim_id: str, outcome: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class PfcocoDeclaration:
-    """One pfcoco claim as a declaration over :func:`dpaudit.claims.driver.run_claim`."""
+class PfcocoDeclaration(Declaration):
+    """One pfcoco claim, by id, as a :class:`~dpaudit.claims.declaration.Declaration`."""
 
     claim_id: str
 
     @property
-    def claim(self) -> Any:
+    def claim(self) -> PrivacyClaim:
         return CLAIMS[self.claim_id]
 
-    def grid(self, ctx: Any) -> list[dict[str, Any]]:
+    def grid(self, ctx: AuditContext) -> list[dict[str, Any]]:
         return grid(self.claim_id, ctx.budget)
 
-    def tested_points(self, budget: Any) -> int:
+    def tested_points(self, budget: Budget) -> int:
         return TESTS.get(budget.name, 6)
 
-    def plan(self, params: Mapping[str, Any], ctx: Any) -> Any:
-        from dpaudit.claims.driver import Skip
+    def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan | Skip:
+        return plan(self.claim_id, params)
 
-        numbers = plan(self.claim_id, params)
-        if isinstance(numbers, SkipPoint):
-            return Skip(numbers.parameters, numbers.reason)
-        return to_point_plan(numbers)
-
-    def lemmas(self, ctx: Any, parameters: Any) -> Any:
-        from dpaudit.claims.evidence import LemmaOutcome
-
+    def lemmas(self, ctx: AuditContext, parameters: Any) -> LemmaOutcome:
         seed = ctx.seed_for(self.claim_id, "lemmas") % (2 ** 32)
         checks = lemmas(self.claim_id, ctx.budget.sensitivity_examples, seed)
         return mark_accountant_basis(self.claim_id,
                                      smt_evidence(self.claim_id, ctx, LemmaOutcome(tuple(checks))))
 
-    def findings(self, run: Any) -> list[str]:
+    def findings(self, run: ClaimRun) -> list[str]:
         return findings(self.claim_id, run)
 
 

@@ -36,6 +36,15 @@ one leaf by ``Delta`` shifts the release vector by ``m = Delta * a`` where ``a_t
 * The accountant: :func:`dpaudit.formal.accounting.tree_leaf_epsilon` over the worst leaf's node
   count (:func:`dpaudit.mechanisms.window_tree.max_window_nodes_per_leaf`) at the class's
   worst-case sensitivity.
+
+Exact-number conventions of the audit's plans: window-tree pairs change the oldest
+protected leaf by ``Delta_2`` (``+-Delta_2/2 e_1``); learner pairs are
+:func:`dpaudit.papers.pfcoco.pairs.learner_pair` (gradient gap ``2L - mu D`` on the ball). For
+WDP-COCOP with Option I the released points reveal the noisy sums wherever the projection is
+inactive, which is the case around the first stream's clean trajectory (the centre), so the
+exact pure epsilon of the release equals that of the noisy sums where the latter is exact (plain
+tree region ``T <= W``). WDP-COCOL's release is a piecewise-constant function of the sums (LLOO
+vertices): only the sums' value is an upper value for it.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from dpaudit.claims.evidence import LemmaCheck
 from dpaudit.formal.sensitivity import LEMMA_SEARCH_SETTINGS
+from dpaudit.formal.lemma_search import LemmaViolation
 from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 from dpaudit.learners.losses import Loss, RecordingLoss
 from dpaudit.mechanisms.tree_aggregation import max_nodes_per_leaf
@@ -42,12 +43,6 @@ from dpaudit.papers.pfcoco.claims import (
 
 __all__ = ["sensitivity_lemma_check", "window_node_count_check", "standard_tree_count_check",
            "data_access_check", "class_member_gap", "RecordingLoss"]
-
-class _Violation(Exception):
-    def __init__(self, example: dict[str, Any]) -> None:
-        super().__init__(example["observed"])
-        self.example = example
-
 
 def class_member_gap(R: float, L: float, mu: float, d: int, h0: np.ndarray, h1: np.ndarray,
                      extra0: float, extra1: float, c0: np.ndarray, c1: np.ndarray,
@@ -136,12 +131,12 @@ def sensitivity_lemma_check(examples: int, seed: int = 0, *, max_d: int = 4,
             worst.clear()
             worst.update(ex)
         if ex["ratio"] > 1.0 + 1e-12:
-            raise _Violation(ex)
+            raise LemmaViolation(ex)
 
     try:
         with independent_of_loaded_modules():  # a function of the seed, whatever is imported
             search()
-    except _Violation as v:
+    except LemmaViolation as v:
         return LemmaCheck(SENSITIVITY_LEMMA.statement, "violated", worst_ratio=worst["ratio"],
                           examples=tried[0], counterexample=v.example)
     if canonical_violation is not None:

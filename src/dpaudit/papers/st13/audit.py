@@ -18,7 +18,10 @@ from typing import Any, Callable, Mapping, Sequence
 from dpaudit._validation import check_int
 from dpaudit.claims.evidence import EXACT_TOLERANCE, GridPoint
 from dpaudit.claims.verdict import format_parameters
-from dpaudit.claims.driver import ClaimRun, EmpiricalPlan, PointPlan, Skip, coarse, fmt
+from dpaudit.claims.declaration import (ClaimRun, Declaration, EmpiricalPlan, PointPlan,
+                                        Skip)
+from dpaudit.claims.context import coarse
+from dpaudit.claims.formatting import fmt
 from dpaudit.claims.evidence import LemmaOutcome
 from dpaudit.claims.context import AuditContext, Budget
 from dpaudit.claims.registry import register
@@ -167,7 +170,7 @@ def group_finding(label: str, points: Sequence[GridPoint]) -> str:
 
 
 @dataclass(frozen=True)
-class _Declaration:
+class _Declaration(Declaration):
     """What the five declarations share: the claim, and every audited point is tested."""
 
     claim: PrivacyClaim

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit._validation import check_int, check_positive
+from dpaudit.claims.curve_deltas import PURE_AND_EVEN_DECADES
 from dpaudit.formal.accounting import laplace_epsilon, tree_leaf_epsilon
 from dpaudit.learners.domains import Domain
 from dpaudit.learners.pftal import PFTAL
@@ -117,7 +118,7 @@ def accountant_epsilon(count: int, sensitivity: float, scale: float, delta: floa
 
 
 #: The deltas at which the privacy curves of the figures are tabulated.
-CURVE_DELTAS = (0.0, 1e-8, 1e-6, 1e-4, 1e-2)
+CURVE_DELTAS = PURE_AND_EVEN_DECADES
 
 
 def privacy_curve(count_worst: int, sens_worst: float, scale: float, *, count_pair: int,

@@ -28,7 +28,7 @@ from scipy import stats
 
 from dpaudit.claims.evidence import LemmaCheck
 from dpaudit.claims.evidence import LemmaOutcome
-from dpaudit.claims.driver import fmt
+from dpaudit.claims.formatting import fmt
 from dpaudit.claims.context import AuditContext
 from dpaudit.formal.sensitivity import LEMMA_SEARCH_SETTINGS, check_sensitivity
 from dpaudit.learners.bandit_ftal import (
