@@ -285,3 +285,71 @@ def test_opacus_dpcr_runs_move_by_the_full_batch_shift() -> None:
     # The final weight S_16 is the root node: mean -16 lr C / B = -4, sd sqrt(5) z / B = 4.47;
     # the mean of 200 runs is within 5 standard errors (0.32 each) of -4 (and 0 is 12 se away).
     assert abs(out[:, -1].mean() + 4.0) < 5 * math.sqrt(5) * 8.0 / 4 / math.sqrt(200)
+
+
+# -- opacus: the averaging denominator and poisson_sampling=False --------------------------
+
+def test_opacus_denominator_depends_on_the_dataset_size() -> None:
+    pytest.importorskip("opacus")
+    mod, _ = _load("opacus_claims")
+    z = 4.0
+    eps4, q4, b4 = mod.reported(4, 2, 1, z, True)
+    eps3, q3, b3 = mod.reported(3, 2, 1, z, True)
+    # sample_rate = 1 / len(loader) = 1 / ceil(n / 2) = 1/2 for both; int(n q) = 2 and 1.
+    assert (q4, q3, b4, b3) == (0.5, 0.5, 2, 1)
+    assert eps4 == eps3 == pytest.approx(0.5457, abs=1e-3)
+    # The runs: every gradient 0, so one step's update is N(0, (z C / b)^2): sd 2 on four records
+    # and 4 on three. 2,000 runs each: the sample sd's relative standard error is 1/sqrt(2n) =
+    # 1.6%, so a 10% margin is over 6 standard errors, and the two sds are 100% apart.
+    params = {"noise_multiplier": z}
+    d4, d3 = mod.denominator_pairs(params)[0]
+    run = mod._release(2, 1, True)(params)
+    assert np.std(run(d4, 2_000, np.random.default_rng(1))) == pytest.approx(z / 2, rel=0.1)
+    assert np.std(run(d3, 2_000, np.random.default_rng(2))) == pytest.approx(z, rel=0.1)
+
+
+def test_opacus_denominator_exact_epsilon_against_normal_tails() -> None:
+    pytest.importorskip("opacus")
+    mod, _ = _load("opacus_claims")
+    # Independently, in one dimension: p = N(0, 1), q = N(0, 4). p / q <= 2 everywhere, so for
+    # eps > log 2 only q over p counts; q / p = exp(3 x^2 / 8) / 2 exceeds e^eps beyond
+    # x0 = sqrt(8 (eps + log 2) / 3), and delta(eps) = 2 (P[N(0,4) > x0] - e^eps P[N(0,1) > x0]).
+    def delta(eps: float) -> float:
+        x0 = math.sqrt(8 * (eps + math.log(2)) / 3)
+        return 2 * (norm.sf(x0 / 2) - math.exp(eps) * norm.sf(x0))
+    lo, hi = 1.0, 60.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if delta(mid) > mod.DELTA else (lo, mid)
+    d4, d3 = mod.denominator_pairs({"noise_multiplier": 4.0})[0]
+    exact = mod.denominator_exact({"noise_multiplier": 4.0}, d4, d3)
+    assert exact == pytest.approx(hi, rel=1e-6)
+    assert exact == pytest.approx(27.717, abs=1e-3)
+    # The accountant opacus uses (Poisson-subsampled Gaussian, z = 4, q = 1/2, one step) is far
+    # below it: the leak is the denominator, not the accounting.
+    acc = mod.denominator_accountant({"noise_multiplier": 4.0})
+    assert acc.epsilon(mod.DELTA, neighbours="add-remove") < 1.0
+
+
+def test_opacus_fixed_batches_are_one_gaussian_per_epoch() -> None:
+    pytest.importorskip("opacus")
+    mod, _ = _load("opacus_claims")
+    z = 2.0
+    eps, q, b = mod.reported(10, 1, 10, z, False)
+    assert (q, b) == (0.1, 1) and eps == pytest.approx(0.8085, abs=1e-3)
+    # shuffle=False: the record is in batch 1 and nowhere else; the update of step 1 moves by
+    # lr C / b = 1 against noise sd z C lr / b = 2: one Gaussian with mu = 1 / z = 0.5.
+    true = gaussian_epsilon(1 / z, mod.DELTA)
+    assert true == pytest.approx(1.993, abs=1e-3)
+    params = {"noise_multiplier": z}
+    d1, d0 = mod.fixed_pairs(params)[0]
+    assert mod.fixed_law(params).epsilon(d1, d0, mod.DELTA).value == pytest.approx(true, rel=1e-6)
+    assert mod.fixed_accountant(params).epsilon(mod.DELTA, neighbours="add-remove") == \
+        pytest.approx(true, rel=1e-6)
+    assert true > 2.4 * eps
+    # The runs: 1,000 trainings on the record's dataset; the first weight's mean is -1 (se
+    # 2 / sqrt(1000) = 0.063, margin 5 se) and the last one's sd is z sqrt(10) = 6.3 (relative se
+    # 2.2%, margin 12% > 5 se).
+    out = mod._release(1, 10, False)(params)(d1, 1_000, np.random.default_rng(5))
+    assert abs(out[:, 0].mean() + 1.0) < 5 * 2 / math.sqrt(1_000)
+    assert np.std(out[:, -1]) == pytest.approx(z * math.sqrt(10), rel=0.12)
