@@ -353,3 +353,43 @@ def test_opacus_fixed_batches_are_one_gaussian_per_epoch() -> None:
     out = mod._release(1, 10, False)(params)(d1, 1_000, np.random.default_rng(5))
     assert abs(out[:, 0].mean() + 1.0) < 5 * 2 / math.sqrt(1_000)
     assert np.std(out[:, -1]) == pytest.approx(z * math.sqrt(10), rel=0.12)
+
+
+# -- jax-privacy: the cyclic (amplified BandMF) accountant against the strategy's bands ---------
+
+def brute_cyclic_shift(c: np.ndarray, cycle: int) -> float:
+    """max over offsets r of ||C u_r||, u_r the indicator of steps r, r + cycle, ... (every
+    pattern enumerated; all gradients +clip, the worst case for a non-negative Gram matrix)."""
+    n = c.shape[1]
+    best = 0.0
+    for r in range(cycle):
+        u = np.zeros(n)
+        u[r::cycle] = 1.0
+        best = max(best, float(np.linalg.norm(c @ u)))
+    return best
+
+
+def test_jax_privacy_cyclic_accountant_holds_within_its_band_condition_only() -> None:
+    pytest.importorskip("jax_privacy")
+    mod, _ = _load("jax_privacy_claims")
+    z, n, cycle = 2.0, mod.CYCLIC_STEPS, 2
+    claimed = mod.jax_privacy_cyclic_epsilon(z, n, cycle)
+    # jax-privacy counts ceil(12 / 2) = 6 independent releases of column norm 1: mu = sqrt(6) / z.
+    assert claimed == pytest.approx(gaussian_epsilon(math.sqrt(6) / z, mod.DELTA), abs=2e-3)
+    assert claimed == pytest.approx(5.545, abs=1e-3)
+    for bands, true_expected in ((2, 5.545), (3, 6.954)):
+        params = {"noise_multiplier": z, "bands": bands, "cycle": cycle}
+        c, _ = mod.matrices(n, bands)
+        assert np.allclose(np.linalg.norm(c, axis=0), 1.0, atol=1e-6)  # column-normalised
+        gram = c.T @ c
+        overlaps = gram[np.arange(n - cycle), np.arange(cycle, n)]
+        assert (np.abs(overlaps).max() > 1e-6) == (bands > cycle)  # columns 2 apart overlap
+        true = gaussian_epsilon(brute_cyclic_shift(c, cycle) / z, mod.DELTA)
+        assert true == pytest.approx(true_expected, abs=1e-3)
+        law = mod.cyclic_law(params)
+        worst = max(law.epsilon(d1, d0, mod.DELTA).value for d1, d0 in mod.cyclic_pairs(params))
+        assert worst == pytest.approx(true, rel=1e-5)  # float32 strategy materialised
+        acc = mod.cyclic_accountant(params)
+        assert acc.epsilon(mod.DELTA, neighbours="add-remove") == pytest.approx(true, rel=1e-5)
+        assert acc.strategy_sensitivity.condition_holds == (bands <= cycle)
+    assert 6.954 > claimed * 1.25
