@@ -393,3 +393,41 @@ def test_jax_privacy_cyclic_accountant_holds_within_its_band_condition_only() ->
         assert acc.epsilon(mod.DELTA, neighbours="add-remove") == pytest.approx(true, rel=1e-5)
         assert acc.strategy_sensitivity.condition_holds == (bands <= cycle)
     assert 6.954 > claimed * 1.25
+
+
+# -- diffprivlib (its own venv: scikit-learn < 1.8) -------------------------------------------
+
+def test_diffprivlib_linear_regression_releases_the_sum_of_squares_unnoised() -> None:
+    pytest.importorskip("diffprivlib")
+    from scipy import stats
+
+    mod, _ = _load("diffprivlib_claims")
+    params = {"epsilon": 1.0}
+    d1, d0 = mod.linear_regression_pairs(params)[0]
+    run = mod.linear_regression_release(params)
+    # Independently: one feature, no intercept, bounds (0, 1) for x and y: the functional
+    # mechanism's budget is split over 1 + 1 + 1 coefficients (epsilon / 3 each); sum x y has
+    # sensitivity max(corner) - min(corner) = 1, so Laplace(3); sum x^2 should get
+    # max(|0|, |1|)^2 = 1 but gets max(|0|, |0|)^2 = 0, no noise. The fitted coefficient is
+    # (sum x y + L) / sum x^2: Laplace(1, 3) on (1, 1) alone and Laplace(0.5, 1.5) with (1, 0)
+    # added. 2,000 fits each: a KS test at 1e-3 accepts the right law, and rejects the scale a
+    # correct sensitivity (Laplace noise on sum x^2 too) could not give exactly.
+    a = run(d0, 2_000, np.random.default_rng(11))[:, 0]
+    b = run(d1, 2_000, np.random.default_rng(12))[:, 0]
+    assert stats.kstest(a, stats.laplace(1.0, 3.0).cdf).pvalue > 1e-3
+    assert stats.kstest(b, stats.laplace(0.5, 1.5).cdf).pvalue > 1e-3
+    assert stats.kstest(b, stats.laplace(0.5, 3.0).cdf).pvalue < 1e-6
+    assert mod.laplace_scale_ratio_epsilon(params, d1, d0) == math.inf
+    assert mod.laplace_scale_ratio_epsilon(params, d0, d0) == 0.0
+
+
+def test_diffprivlib_naive_bayes_takes_its_classes_from_the_data() -> None:
+    pytest.importorskip("diffprivlib")
+    mod, _ = _load("diffprivlib_claims")
+    params = {"epsilon": 1.0}
+    d1, d0 = mod.naive_bayes_pairs(params)[0]
+    run = mod.naive_bayes_release(params)
+    # The class count is np.unique(y)'s size on every run: 3 with the record of class 2, 2 without
+    # it; one run tells the inputs apart, so no epsilon covers it.
+    assert set(run(d1, 50, np.random.default_rng(0))[:, 0]) == {3.0}
+    assert set(run(d0, 50, np.random.default_rng(0))[:, 0]) == {2.0}
