@@ -41,19 +41,40 @@ reports: $(STAMP)
 	$(BIN)/dpaudit audit-claims --all --budget standard --seed $(SEED) --jobs $(JOBS) --out reports; \
 	  status=$$?; [ $$status -le 1 ]
 
-## Other libraries' releases audited as claims (examples/libraries: jax-privacy's banded MF
-## privatizer, OpenDP's Laplace and Gaussian measurements), reports in reports/libraries. Their heavy
-## dependencies (jax, jaxlib, jax-privacy, opendp: ~700 MB) live in a separate venv, $(LIBVENV),
-## created on demand with the `libraries` extra; the library tests run there too (-m libraries).
+## Other libraries' releases audited as claims (examples/libraries: OpenDP, jax-privacy, dpcrpy,
+## opacus-dpcr, opacus, diffprivlib), reports in reports/libraries. Their heavy dependencies (jax,
+## torch, opacus, ...: ~1.5 GB) live in a separate venv, $(LIBVENV), created on demand with the
+## `libraries` extra; diffprivlib 0.6.6 needs scikit-learn < 1.8, so it gets its own venv,
+## $(DPLVENV), with the `diffprivlib` extra and constraints.txt's scikit-learn pin moved to 1.7.2.
+## The two runs write one directory; `dpaudit report` then rebuilds its index from every saved
+## audit. The library tests run in both venvs (-m libraries; a test skips where its library is
+## missing).
 LIBVENV ?= .venv-libraries
-LIBRARY_CLAIMS := opendp/laplace-count opendp/gaussian-count jax_privacy/bandmf
+DPLVENV ?= .venv-diffprivlib
+LIBRARY_CLAIMS := opendp/laplace-count opendp/gaussian-count jax_privacy/bandmf \
+  jax_privacy/bandmf-cyclic dpcrpy/simplemech dpcrpy/twolevel dpcrpy/binmech dpcrpy/honaker \
+  dpcrpy/bcrg dpcrpy/fda opacus_dpcr/full-batch opacus/averaging-denominator opacus/fixed-batches
+LIBRARY_PLUGINS := --plugin examples/libraries/opendp_claims.py \
+  --plugin examples/libraries/jax_privacy_claims.py --plugin examples/libraries/dpcrpy_claims.py \
+  --plugin examples/libraries/opacus_dpcr_claims.py --plugin examples/libraries/opacus_claims.py
+DIFFPRIVLIB_CLAIMS := diffprivlib/linear-regression diffprivlib/naive-bayes-classes
+# pytest-xdist's --dist in pyproject's addopts is replaced (the library venvs run tests serially).
+LIBRARY_PYTEST := -q -p no:xdist -o addopts="-ra --strict-markers" -m libraries tests/test_library_claims.py
 library-audits:
 	[ -x $(LIBVENV)/bin/dpaudit ] || { $(PYTHON) -m venv $(LIBVENV) && \
 	  $(LIBVENV)/bin/python -m pip install --quiet -c constraints.txt -e '.[test,libraries]'; }
+	[ -x $(DPLVENV)/bin/dpaudit ] || { $(PYTHON) -m venv $(DPLVENV) && \
+	  sed 's/^scikit-learn==.*/scikit-learn==1.7.2/' constraints.txt > $(DPLVENV)/constraints.txt && \
+	  $(DPLVENV)/bin/python -m pip install --quiet -c $(DPLVENV)/constraints.txt -e '.[test,diffprivlib]'; }
 	$(LIBVENV)/bin/dpaudit audit-claims $(LIBRARY_CLAIMS) --budget quick --seed $(SEED) \
-	  --plugin examples/libraries/opendp_claims.py --plugin examples/libraries/jax_privacy_claims.py \
-	  --out reports/libraries; status=$$?; [ $$status -le 1 ]
-	$(LIBVENV)/bin/python -m pytest -q -m libraries tests/test_library_claims.py
+	  $(LIBRARY_PLUGINS) --out reports/libraries; status=$$?; [ $$status -le 1 ]
+	$(DPLVENV)/bin/dpaudit audit-claims $(DIFFPRIVLIB_CLAIMS) --budget quick --seed $(SEED) \
+	  --plugin examples/libraries/diffprivlib_claims.py --out reports/libraries; \
+	  status=$$?; [ $$status -le 1 ]
+	$(LIBVENV)/bin/dpaudit report reports/libraries $(LIBRARY_PLUGINS) \
+	  --plugin examples/libraries/diffprivlib_claims.py
+	$(LIBVENV)/bin/python -m pytest $(LIBRARY_PYTEST)
+	$(DPLVENV)/bin/python -m pytest $(LIBRARY_PYTEST) -k diffprivlib
 
 ## Regret experiments of JKT12 and ST13 next to the papers' numbers (~4-8 minutes), in reports/utility.
 utility: $(STAMP)
