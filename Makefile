@@ -43,7 +43,7 @@ reports: $(STAMP)
 
 ## Other libraries' releases audited as claims (examples/libraries: OpenDP, jax-privacy, dpcrpy,
 ## opacus-dpcr, opacus, diffprivlib), reports in reports/libraries. Their heavy dependencies (jax,
-## torch, opacus, ...: ~1.5 GB) live in a separate venv, $(LIBVENV), created on demand with the
+## torch, opacus, ...: about 6 GB, CUDA wheels included) live in a separate venv, $(LIBVENV), created on demand with the
 ## `libraries` extra; diffprivlib 0.6.6 needs scikit-learn < 1.8, so it gets its own venv,
 ## $(DPLVENV), with the `diffprivlib` extra and constraints.txt's scikit-learn pin moved to 1.7.2.
 ## The two runs write one directory; `dpaudit report` then rebuilds its index from every saved
@@ -59,7 +59,8 @@ LIBRARY_PLUGINS := --plugin examples/libraries/opendp_claims.py \
   --plugin examples/libraries/opacus_dpcr_claims.py --plugin examples/libraries/opacus_claims.py
 DIFFPRIVLIB_CLAIMS := diffprivlib/linear-regression diffprivlib/naive-bayes-classes
 # pytest-xdist's --dist in pyproject's addopts is replaced (the library venvs run tests serially).
-LIBRARY_PYTEST := -q -p no:xdist -o addopts="-ra --strict-markers" -m libraries tests/test_library_claims.py
+LIBRARY_PYTEST := -q -p no:xdist -o addopts="-ra --strict-markers" -m libraries tests/test_library_claims.py \
+  tests/test_torch_source.py tests/test_poisson_gaussian.py tests/test_named_primitives.py
 library-audits:
 	[ -x $(LIBVENV)/bin/dpaudit ] || { $(PYTHON) -m venv $(LIBVENV) && \
 	  $(LIBVENV)/bin/python -m pip install --quiet -c constraints.txt -e '.[test,libraries]'; }

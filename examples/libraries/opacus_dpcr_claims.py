@@ -78,7 +78,9 @@ def train(features, mechanism: str, noise_multiplier: float, seed: int):
     torch.manual_seed(seed)
     x = torch.tensor(np.asarray(features, dtype=np.float32)).reshape(-1, 1)
     dataset = TensorDataset(x)
-    model = torch.nn.Linear(1, 1, bias=False)
+    # The initial model is public (zero): built without its random initialisation (which would
+    # be a torch.rand-style draw the audit must treat as unknown randomness), then zeroed.
+    model = torch.nn.utils.skip_init(torch.nn.Linear, 1, 1, bias=False)
     with torch.no_grad():
         model.weight.zero_()
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)

@@ -430,7 +430,7 @@ class TorchSource:
                 src._check(g2, target)
                 out = f(*args, **kw)
                 if not torch.equal(_BASE.get_state(target), src._expected(target)):
-                    g2.foreign.append(f"{label} (torch), a draw dpaudit does not substitute")
+                    g2.foreign.append(f"{label} (torch)")
                     src._sync(target)
                 return out
             served.__name__ = nm
