@@ -19,31 +19,21 @@ import pytest
 from scipy import optimize, stats
 
 import _draw_source_lib as lib
+from draw_source_support import (DELTA, MU, SIGMA, gaussian_eps, line_of,  # noqa: E402
+                                  noisy_sum_claim)
 import dpaudit
 from dpaudit.claims.derived_law_check import GUARD_STATEMENT
 from dpaudit.greybox import NotDerivable, ReplayGenerator, derive_law, derive_pair, same
 from dpaudit.greybox.invariance import INVARIANCE_STATEMENT, check_invariance
 from dpaudit.greybox.sources import run_release
 
-DELTA = 1e-5
 
 
-def gaussian_delta(mu: float, eps: float) -> float:
-    return float(stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2))
-
-
-def gaussian_eps(mu: float, delta: float) -> float:
-    return optimize.brentq(lambda e: gaussian_delta(mu, e) - delta, 0.0, 200.0, xtol=1e-13)
-
-
-SIGMA = optimize.brentq(lambda s: gaussian_eps(1.0 / s, DELTA) - 1.0, 1.0, 20.0, xtol=1e-13)
-MU = 1.0 / SIGMA
 LIB = os.path.abspath(lib.__file__)
 
 
 def _line(tag: str) -> int:
-    with open(LIB) as f:
-        return next(i for i, t in enumerate(f, 1) if tag in t)
+    return line_of(LIB, tag)
 
 
 # -- glue as users write it -----------------------------------------------------------------
@@ -111,13 +101,7 @@ RELEASES = {
 }
 
 
-def claim(name, mechanism, pairs=None, accountant=None, claimed=(1.0, DELTA)) -> dpaudit.Claim:
-    return dpaudit.Claim(
-        id=f"sources/{name}", statement="The noisy clipped sum is (1, 1e-5)-DP.",
-        source=dpaudit.Source(title="draw-source release"), claimed=lambda p: claimed,
-        neighbours="add-remove", grid=[{}], release=lambda p: mechanism,
-        pairs=pairs or (lambda p: [([1.0, 1.0], [1.0])]),
-        accountant=accountant or (lambda p: dpaudit.noise.GaussianNoise(SIGMA, sensitivity=1.0)))
+claim = noisy_sum_claim("sources", "draw-source release")
 
 
 # -- the sources record, substitute and trace like the rng ----------------------------------

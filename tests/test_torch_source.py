@@ -16,11 +16,12 @@ import sys
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
 
 torch = pytest.importorskip("torch")
 
 import _torch_source_lib as lib  # noqa: E402  (needs torch)
+from draw_source_support import (DELTA, MU, SIGMA, gaussian_eps, line_of,  # noqa: E402
+                                  noisy_sum_claim)
 import dpaudit  # noqa: E402
 from dpaudit.claims.derived_law_check import GUARD_STATEMENT  # noqa: E402
 from dpaudit.greybox import NotDerivable, ReplayGenerator, derive_law, derive_pair  # noqa: E402
@@ -29,27 +30,15 @@ from dpaudit.greybox.sources import run_release  # noqa: E402
 
 pytestmark = pytest.mark.libraries
 
-DELTA = 1e-5
 F64 = torch.float64
 
 
-def gaussian_delta(mu: float, eps: float) -> float:
-    return float(stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2))
-
-
-def gaussian_eps(mu: float, delta: float) -> float:
-    return optimize.brentq(lambda e: gaussian_delta(mu, e) - delta, 0.0, 200.0, xtol=1e-13)
-
-
-SIGMA = optimize.brentq(lambda s: gaussian_eps(1.0 / s, DELTA) - 1.0, 1.0, 20.0, xtol=1e-13)
-MU = 1.0 / SIGMA
 LIB = os.path.abspath(lib.__file__)
 GLOBAL, MADE = "torch's global generator", "torch.Generator (made in the release)"
 
 
 def _line(tag: str) -> int:
-    with open(LIB) as f:
-        return next(i for i, t in enumerate(f, 1) if tag in t)
+    return line_of(LIB, tag)
 
 
 def _seed(rng) -> int:
@@ -164,13 +153,7 @@ CORRECT = {"normal": glue_normal, "generator": glue_generator, "randn": glue_ran
            "inplace": glue_inplace, "like": glue_like, "mean": glue_mean, "dist": glue_dist}
 
 
-def claim(name, mechanism, pairs=None, accountant=None, claimed=(1.0, DELTA)) -> dpaudit.Claim:
-    return dpaudit.Claim(
-        id=f"torch/{name}", statement="The noisy clipped sum is (1, 1e-5)-DP.",
-        source=dpaudit.Source(title="torch draw-source release"), claimed=lambda p: claimed,
-        neighbours="add-remove", grid=[{}], release=lambda p: mechanism,
-        pairs=pairs or (lambda p: [([1.0, 1.0], [1.0])]),
-        accountant=accountant or (lambda p: dpaudit.noise.GaussianNoise(SIGMA, sensitivity=1.0)))
+claim = noisy_sum_claim("torch", "torch draw-source release")
 
 
 # -- the source records, substitutes and names like the rng ---------------------------------

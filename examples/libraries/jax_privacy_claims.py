@@ -120,8 +120,9 @@ def pairs(params):
     return out
 
 
-def law(params):
-    _, inv = matrices(STEPS, params["bands"])
+def law(params, steps=STEPS):
+    """The release's law: the clipped gradients plus C^{-1} z, z ~ N(0, (noise_multiplier clip)^2 I)."""
+    _, inv = matrices(steps, params["bands"])
     stddev = params["noise_multiplier"] * CLIP
     return dpaudit.exact.LinearGaussian(
         mean=lambda d: np.clip(np.asarray(d, dtype=np.float64), -CLIP, CLIP),
@@ -229,11 +230,7 @@ def cyclic_pairs(params):
 
 
 def cyclic_law(params):
-    _, inv = matrices(CYCLIC_STEPS, params["bands"])
-    stddev = params["noise_multiplier"] * CLIP
-    return dpaudit.exact.LinearGaussian(
-        mean=lambda d: np.clip(np.asarray(d, dtype=np.float64), -CLIP, CLIP),
-        covariance=stddev ** 2 * inv @ inv.T)
+    return law(params, CYCLIC_STEPS)
 
 
 def cyclic_accountant(params):
