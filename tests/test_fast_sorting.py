@@ -63,7 +63,7 @@ def test_histogram_counts_by_binary_search_equal_bincount() -> None:
     """HistogramRatioFitter.finish counts an atom-free binning's sorted chunks of fit runs by
     binary searches (the edges are fit values, so runs sit exactly on them); its log ratios must
     be those of bincount(binning.index(x)) over all runs."""
-    from dpaudit.blackbox.fitters_binned import _smoothed_log_ratio
+    from dpaudit.blackbox.fitters_binned import smoothed_log_ratio
 
     rng = np.random.default_rng(10)
     x0 = np.r_[rng.laplace(size=4096), np.sort(rng.laplace(size=30_000))]
@@ -77,4 +77,4 @@ def test_histogram_counts_by_binary_search_equal_bincount() -> None:
     for scorer in scorers:
         b = scorer.binning
         c = [np.bincount(b.index(a), minlength=b.size).astype(float) for a in (x0, x1)]
-        assert scorer.log_ratios.tobytes() == _smoothed_log_ratio(c[0], c[1]).tobytes()
+        assert scorer.log_ratios.tobytes() == smoothed_log_ratio(c[0], c[1]).tobytes()
