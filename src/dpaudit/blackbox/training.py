@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpaudit.blackbox.atom_statistics import MAX_VALUES as ATOM_MAX_VALUES
 from dpaudit.blackbox.audit_config import AuditConfig
 from dpaudit.blackbox.confidence import Bonferroni
 from dpaudit.blackbox.fitters_classifier import SEQUENCE_MAX_VALUES
@@ -220,29 +221,53 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
     unfitted = [i for i, c in enumerate(family) if not c.fitted]
     fixed_scores: dict[int, list[list[np.ndarray]]] = {i: [[], []] for i in unfitted}
     held: list[list[np.ndarray]] = [[], []]
-    for j, s in enumerate(streams):
-        def feed(x: np.ndarray, j: int = j) -> None:
-            with _quiet_floats():
-                for c in family:
-                    c.fitter.update(x, j)
-                for i in unfitted:
-                    fixed_scores[i][j].append(family[i].fitter.scorer(x))
-        feed(probes[j])
-        if scalar:
+    def feed(x: np.ndarray, j: int) -> None:
+        with _quiet_floats():
+            for c in family:
+                c.fitter.update(x, j)
+            for i in unfitted:
+                fixed_scores[i][j].append(family[i].fitter.scorer(x))
+
+    if scalar:
+        # Scalars: one sequence of training runs per input, routed by row index to the fit split
+        # (the probe first) and the selection split (held).
+        fit: list[list[np.ndarray]] = [[p] for p in probes]  # as drawn
+        for j, s in enumerate(streams):
             pos = probe_rows
             for x in s.chunks(n_train - probe_rows, chunk_rows):
                 cut = max(0, min(x.shape[0], n_fit - pos))
                 if cut:
-                    # The identity and the histogram ratio use the fit split only as a multiset
-                    # of values (bin counts): fed in sorted order they fit the same statistic,
-                    # faster (see the selection split below). Other fitters get the drawing order.
-                    feed(np.sort(flatten_outputs(x[:cut])[:, 0]) if order_free else x[:cut])
+                    fit[j].append(x[:cut])
                 if cut < x.shape[0]:
                     held[j].append(x[cut:])
                 pos += x.shape[0]
-        else:
+        merged = (order_free and n_fit <= ATOM_MAX_VALUES
+                  and all(v.dtype.kind == "f" and not np.any(v == 0)
+                          for j in (0, 1) for v in fit[j] + held[j]))
+        for j in (0, 1):
+            if merged:
+                # The identity, the histogram ratio and the atoms use the fit split only as a
+                # multiset of values (bin counts, repeated values; the atoms keep every value
+                # below ATOM_MAX_VALUES): fed as ONE sorted array, probe included, they fit the
+                # same statistics, and every later sort of these values (the histogram's pooled
+                # fit values, the atoms' column, the identity's training scores) is a merge of
+                # sorted runs (blackbox.sorting), not a full sort. Only without zeros: where
+                # numpy's sort puts -0.0 and 0.0 depends on its input's order, and a zero
+                # threshold or edge keeps the sign it meets first.
+                values = np.concatenate([flatten_outputs(v)[:, 0] for v in fit[j]])
+                values.sort()
+                feed(values, j)
+                continue
+            feed(probes[j], j)
+            for part in fit[j][1:]:
+                # Order-free families get each chunk's part sorted (the same statistic, faster;
+                # see the selection split below); other fitters get the drawing order.
+                feed(np.sort(flatten_outputs(part)[:, 0]) if order_free else part, j)
+    else:
+        for j, s in enumerate(streams):
+            feed(probes[j], j)
             for x in s.chunks(n_fit - probe_rows, chunk_rows):
-                feed(x)
+                feed(x, j)
     scorers: list[Any] = []
     fitted: list[bool] = []
     origin: list[int] = []
