@@ -22,21 +22,21 @@ from typing import Any, Callable
 import numpy as np
 
 import dpaudit
-from dpaudit.blackbox import empirical_audit, sampling, statistics
+from dpaudit.blackbox import empirical_audit, sampling, statistics, training
 from dpaudit.mechanisms.laplace import LaplaceMechanism
 
 #: (object, attribute, label) of the phases timed.
 PHASES = (
-    (empirical_audit, "_train", "training (draws, statistic choice, sweeps, histogram edges)"),
-    (empirical_audit, "_fit_and_choose", "  fit + choose the statistic"),
-    (empirical_audit, "choose", "    choose (sweeps of each candidate)"),
-    (empirical_audit, "sweep_thresholds", "  final sweeps (epsilon, Gaussian-DP)"),
+    (empirical_audit, "train", "training (draws, statistic choice, sweeps, histogram edges)"),
+    (training, "_fit_and_choose", "  fit + choose the statistic"),
+    (training, "choose", "    choose (sweeps of each candidate)"),
+    (training, "sweep_thresholds", "  final sweeps (epsilon, Gaussian-DP)"),
     (statistics.HistogramAccumulator, "from_training", "  histogram edges"),
-    (empirical_audit, "_count_block", "test split (draws + counting)"),
+    (empirical_audit, "count_block", "test split (draws + counting)"),
     ("chunk_counts", "count", "  counting the test chunks"),
-    (sampling._Stream, "draw", "sampling inside the audit (all splits)"),
+    (sampling.Stream, "draw", "sampling inside the audit (all splits)"),
     (empirical_audit, "power_statement", "power statement (not violated)"),
-    (empirical_audit, "_evaluate", "test-split bounds"),
+    (empirical_audit, "evaluate_event", "test-split bounds"),
 )
 
 

@@ -4,7 +4,7 @@ Two measurements behind the README's "(epsilon, delta) claims: hedge events" par
 
 ``audits``: real ``dpaudit.audit`` runs of the Gaussian mechanism with exact epsilon 1 at
 delta = 1e-5 (pair (0, 1), alpha = 0.05) over a range of seeds, with the hedge events of
-``dpaudit.blackbox.empirical_audit.HEDGE_RANKINGS`` and without them (the same code with the extra
+``dpaudit.blackbox.training.HEDGE_RANKINGS`` and without them (the same code with the extra
 rankings switched off); prints mean, standard deviation, minimum and 10% quantile of the bound /
 exact epsilon, and the paired difference with its standard error.
 
@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_audit import gaussian_mu_for  # noqa: E402  (the same pair as bench_audit's row)
 
 import dpaudit  # noqa: E402
-import dpaudit.blackbox.empirical_audit as empirical  # noqa: E402
+import dpaudit.blackbox.training as empirical  # noqa: E402  (where the hedges are ranked)
 from dpaudit.blackbox.confidence import (Bonferroni, log_ratio_lower_bound,  # noqa: E402
                                        pooled_proportion_bound)
 from dpaudit.mechanisms.gaussian import GaussianMechanism  # noqa: E402

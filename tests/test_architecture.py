@@ -237,6 +237,33 @@ def test_blackbox_and_accountant_live_apart() -> None:
             assert not any(_layer(t) == "formal" for t in targets), module
 
 
+def _private_imports(path: Path) -> list[tuple[str, str]]:
+    """``(module, name)`` for every underscore name ``path`` imports from another dpaudit module
+    (``from dpaudit.x import _name``, at module level or inside functions)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dpaudit"):
+            out += [(node.module, a.name) for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")]
+    return out
+
+
+def test_the_private_import_finder_finds_a_planted_one(tmp_path: Path) -> None:
+    planted = tmp_path / "m.py"
+    planted.write_text("from dpaudit.blackbox.sampling import Stream, _hidden\n"
+                       "def f():\n    from dpaudit.x import _y, z\n", encoding="utf-8")
+    assert sorted(_private_imports(planted)) == [("dpaudit.blackbox.sampling", "_hidden"),
+                                                 ("dpaudit.x", "_y")]
+
+
+def test_the_blackbox_modules_import_no_private_names() -> None:
+    # What one black-box module needs of another has a public name in it: an underscore name is
+    # its module's own business and may change without notice to the rest of the package.
+    found = {str(p.relative_to(SRC)): hits for p in sorted((PACKAGE / "blackbox").glob("*.py"))
+             if (hits := _private_imports(p))}
+    assert found == {}
+
+
 def test_no_source_file_over_1000_lines() -> None:
     long = {str(p.relative_to(SRC)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 1000}

@@ -91,7 +91,7 @@ def test_false_alarm_intervals_are_exact_clopper_pearson(row: list[str]) -> None
 
 
 def test_small_budget_table_follows_from_its_columns_and_the_split_policy() -> None:
-    from dpaudit.blackbox.empirical_audit import _split_sizes
+    from dpaudit.blackbox.audit_config import split_sizes
 
     rows = _table("| runs per input | oracle | train fraction |")
     assert len(rows) == 12
@@ -101,7 +101,7 @@ def test_small_budget_table_follows_from_its_columns_and_the_split_policy() -> N
         mean = float(ours.split()[0])
         assert math.isclose(mean / float(oracle), float(ratio), abs_tol=0.0015), (n, frac)
         fraction = None if frac == "default" else float(frac)
-        assert int(n_train.replace(",", "")) == _split_sizes(runs, fraction)[0], (n, frac)
+        assert int(n_train.replace(",", "")) == split_sizes(runs, fraction)[0], (n, frac)
         by_size.setdefault(runs, {})[frac] = float(ratio)
     # The policy paragraph: the default is within a few hundredths of the best fixed fraction at
     # every size, and the large-budget fraction 0.1 is worse than it below 10^4 runs.

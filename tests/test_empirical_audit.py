@@ -828,15 +828,15 @@ def test_pooled_mirrored_events_false_alarm_rate_matches_exact_calculation(
     # alpha instead of 1 - sqrt(1 - alpha) would give 0.26 and dropping delta 0.84: with ~200
     # pooled repetitions the rate test fails for either. (Seeds 300-1099: 55 alarms in 559
     # pooled repetitions, 21 in 241 single ones.)
-    # The hedge events (empirical.HEDGE_RANKINGS) are switched off here so that one event is
+    # The hedge events (training.HEDGE_RANKINGS) are switched off here so that one event is
     # evaluated per audit; test_hedge_events_false_alarm_rate_matches_exact_calculation covers
     # them.
     from scipy import signal
 
-    from dpaudit.blackbox import empirical_audit as empirical
+    from dpaudit.blackbox import training
     from dpaudit.blackbox.statistics import PooledEvent
 
-    monkeypatch.setattr(empirical, "HEDGE_RANKINGS", ())
+    monkeypatch.setattr(training, "HEDGE_RANKINGS", ())
     eps, delta, alpha, samples, reps = 1.0, 0.05, 0.3, 2_000, 300
     mech, laws = symmetric_tight_with_delta(eps, delta)
     results = [audit(mech, 0, 1, epsilon=eps, delta=delta, samples=samples, alpha=alpha, seed=s,
@@ -894,12 +894,12 @@ def _poisoned_gaussian_audits() -> tuple[AuditResult, AuditResult, AuditResult]:
     """Gaussian (1, 1e-5) audited three times with the same seed: clean; with every test-split
     output shifted (+7 sigma on data1, -7 on data0); and with the shift starting 200 runs before
     the end of training (the control). Shared by the no-peek tests of pooled and hedge events."""
-    from dpaudit.blackbox.empirical_audit import _split_sizes
+    from dpaudit.blackbox.audit_config import split_sizes
 
     sigma = 1 / _MU_1E5
     inner = gaussian(sigma)
     samples = 40_000
-    n_train, _ = _split_sizes(samples, None)
+    n_train, _ = split_sizes(samples, None)
 
     def poisoned(start: int, active: bool):
         drawn: dict[object, int] = {}
@@ -975,7 +975,7 @@ def _tight_discretised_gaussian(delta: float, k: int = 12):
 
 
 def test_hedge_events_false_alarm_rate_matches_exact_calculation() -> None:
-    # Hedge events (empirical.HEDGE_RANKINGS): a delta > 0 audit evaluates up to three events
+    # Hedge events (training.HEDGE_RANKINGS): a delta > 0 audit evaluates up to three events
     # (the main pick and the picks of two more rankings of the same selection split), each at
     # alpha / m. On an exactly (eps, 0.01)-tight 12-outcome pair, given the evaluated events
     # (functions of the training split only), each event's alarm probability at its level is
@@ -1160,12 +1160,12 @@ def test_discrete_event_choice_never_peeks_at_the_test_split() -> None:
     # or not every test-split output is replaced by outcome 0 on data0 and outcome 5 on data1
     # (a huge fake ratio); the test counts must change (the poison is live); poisoning from 300
     # runs before the end of training must change the choice (control).
-    from dpaudit.blackbox.empirical_audit import _split_sizes
+    from dpaudit.blackbox.audit_config import split_sizes
 
     p0 = first_above_probabilities(np.r_[np.zeros(5), np.ones(5)], 0.5, 2.0, 4.0)
     p1 = first_above_probabilities(np.r_[np.ones(5), np.zeros(5)], 0.5, 2.0, 4.0)
     samples = 40_000
-    n_train, _ = _split_sizes(samples, None)
+    n_train, _ = split_sizes(samples, None)
 
     def poisoned(start: int, active: bool):
         drawn: dict[object, int] = {}

@@ -19,7 +19,7 @@ import pytest
 import dpaudit
 from dpaudit import cli
 from dpaudit.execution import executors as execution
-from dpaudit.blackbox.empirical_audit import MAX_TRAIN_SAMPLES, _split_sizes
+from dpaudit.blackbox.audit_config import MAX_TRAIN_SAMPLES, split_sizes
 from dpaudit.execution.executors import (ExecutionError, LocalExecutor, ProcessExecutor,
                                       check_executor, open_executor)
 from dpaudit.mechanisms.laplace import LaplaceMechanism
@@ -234,10 +234,10 @@ def test_cli_rejects_a_scheduler_without_dask(tmp_path, capsys) -> None:
 # ------------------------------------------------------------------------------------------------
 
 def test_training_split_is_capped_and_the_rest_goes_to_the_test_split() -> None:
-    assert _split_sizes(10**9, None) == (MAX_TRAIN_SAMPLES, 10**9 - MAX_TRAIN_SAMPLES)
-    assert _split_sizes(10**6, None) == (100_000, 900_000)  # below the cap: unchanged
-    assert _split_sizes(10**9, None, None) == (10**8, 9 * 10**8)
-    assert _split_sizes(10**7, 0.5, 10**5) == (10**5, 10**7 - 10**5)
+    assert split_sizes(10**9, None) == (MAX_TRAIN_SAMPLES, 10**9 - MAX_TRAIN_SAMPLES)
+    assert split_sizes(10**6, None) == (100_000, 900_000)  # below the cap: unchanged
+    assert split_sizes(10**9, None, None) == (10**8, 9 * 10**8)
+    assert split_sizes(10**7, 0.5, 10**5) == (10**5, 10**7 - 10**5)
     res = dpaudit.audit(LaplaceMechanism(1.0, 1.0), 0.0, 1.0, samples=50_000, seed=0,
                         max_train_samples=1_000)
     assert (res.n_fit + res.n_select, res.n_test) == (1_000, 49_000)

@@ -63,7 +63,7 @@ def test_histogram_counts_by_binary_search_equal_bincount() -> None:
     """HistogramRatioFitter.finish counts an atom-free binning's sorted chunks of fit runs by
     binary searches (the edges are fit values, so runs sit exactly on them); its log ratios must
     be those of bincount(binning.index(x)) over all runs."""
-    from dpaudit.blackbox.fitters_binned import _smoothed_log_ratio
+    from dpaudit.blackbox.fitters_binned import smoothed_log_ratio
 
     rng = np.random.default_rng(10)
     x0 = np.r_[rng.laplace(size=4096), np.sort(rng.laplace(size=30_000))]
@@ -77,4 +77,40 @@ def test_histogram_counts_by_binary_search_equal_bincount() -> None:
     for scorer in scorers:
         b = scorer.binning
         c = [np.bincount(b.index(a), minlength=b.size).astype(float) for a in (x0, x1)]
-        assert scorer.log_ratios.tobytes() == _smoothed_log_ratio(c[0], c[1]).tobytes()
+        assert scorer.log_ratios.tobytes() == smoothed_log_ratio(c[0], c[1]).tobytes()
+
+
+def _censored(data: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Laplace clipped to [-1, 2]: atoms at both ends (the atoms statistic and atom bins apply)."""
+    return np.clip(data + rng.laplace(0.0, 1.0, n), -1.0, 2.0)
+
+
+def _laplace(data: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    return data + rng.laplace(0.0, 1.0, n)
+
+
+def test_the_fit_split_sorted_as_one_array_fits_the_same_statistics(monkeypatch) -> None:
+    # The scalar fit split is fed to an order-free family as one sorted array (probe included)
+    # instead of the probe plus each chunk's part sorted; both feedings hold the same multiset, so
+    # the whole result must be the same record. ATOM_MAX_VALUES = 0 forces the old feeding; small
+    # chunks and half the runs for training make the fit split span the probe and two chunks.
+    import json
+
+    import dpaudit
+    from dpaudit.blackbox import training
+
+    def record(mech, **kw) -> str:
+        r = dpaudit.audit(mech, 0.0, 1.0, epsilon=1.0, samples=30_000, seed=3, chunk_size=2_500,
+                          train_fraction=0.5,
+                          **kw)
+        d = r.to_dict()
+        for k in ("seconds", "sampling_seconds", "timing"):
+            d.pop(k, None)
+        return json.dumps(d, sort_keys=True, default=str)
+
+    for mech, kw in ((_laplace, {}), (_censored, {}), (_laplace, {"delta": 1e-3})):
+        new = record(mech, **kw)
+        monkeypatch.setattr(training, "ATOM_MAX_VALUES", 0)
+        old = record(mech, **kw)
+        monkeypatch.undo()
+        assert new == old, mech.__name__

@@ -22,8 +22,8 @@ from dpaudit.blackbox.learned_statistics import STATISTIC_NAMES, check_statistic
 from dpaudit.blackbox.fitters_binned import BinnedRatioScorer, HistogramRatioFitter, NaiveBayesFitter, NaiveBayesScorer
 from dpaudit.blackbox.fitters_location import LocationShiftFitter, LocationShiftScorer
 from dpaudit.blackbox.fitters_classifier import SequenceFeatures
-import dpaudit.blackbox.empirical_audit as emp
-from dpaudit.blackbox.empirical_audit import _split_sizes
+import dpaudit.blackbox.training as emp  # where the engine calls choose()
+from dpaudit.blackbox.audit_config import split_sizes
 
 
 def _interval_ends(n: int, a: float) -> tuple[np.ndarray, np.ndarray]:
@@ -178,7 +178,7 @@ def test_statistic_never_peeks_at_the_test_split(name: str) -> None:
     # poison is live). Control: poisoning from 200 runs before the end of training changes them.
     mech, d0, d1 = PEEK_CASES[name]
     samples = 6_000
-    n_train, _ = _split_sizes(samples, None)
+    n_train, _ = split_sizes(samples, None)
     runs = {}
     for label, start, active in (("clean", n_train, False), ("test", n_train, True),
                                  ("train", n_train - 200, True)):
@@ -200,7 +200,7 @@ def test_choice_among_the_family_never_peeks_at_the_test_split() -> None:
     for mech, d0, d1 in ((notch, 0, 1), (svt_values, 0, 1)):
         recs = []
         for active in (False, True):
-            n_train, _ = _split_sizes(6_000, None)
+            n_train, _ = split_sizes(6_000, None)
             m = Poisoned(mech, n_train, _shift_data1, active)
             r = audit(m, d0, d1, epsilon=1.0, samples=6_000, seed=5, chunk_size=500,
                       rng_probe=False)  # the probe's calls would shift Poisoned's run counter

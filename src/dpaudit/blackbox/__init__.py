@@ -1,8 +1,10 @@
 """Black-box statistical evidence: empirical lower bounds on epsilon with valid intervals.
 
 What belongs here: sampling a mechanism on neighbouring inputs (:mod:`.sampling`), the audit's
-loop (:mod:`.empirical_audit`: fit a statistic, choose an event on held-out data, count it on fresh
-runs) and its result (:mod:`.result`), exact one-sided confidence bounds (:mod:`.confidence`),
+loop (:mod:`.empirical_audit`, the public :func:`audit`: fit a statistic, choose an event on
+held-out data, count it on fresh runs; its configuration :mod:`.audit_config`, the training part
+:mod:`.training`, the pilot over candidate pairs :mod:`.pilot`, the test split's counting
+:mod:`.counting` and each event's bound :mod:`.evaluation`) and its result (:mod:`.result`), exact one-sided confidence bounds (:mod:`.confidence`),
 the exact joint test of an event's two counts (:mod:`.joint_test`), events and statistics
 (:mod:`.statistics`, the learned family in :mod:`.learned_statistics` and ``fitters_*``,
 :mod:`.pattern_statistics`), the power statement (:mod:`.power`), the sequential mode

@@ -40,6 +40,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from dpaudit.blackbox.sorting import sort_scores
 from dpaudit.blackbox.statistics import flatten_outputs
 
 __all__ = ["AtomFitter", "AtomScorer", "MIN_REPEATS", "MAX_OTHER_FRACTION", "MAX_VALUES",
@@ -73,6 +74,14 @@ def _count_in(sorted_col: np.ndarray, values: np.ndarray) -> np.ndarray:
             - np.searchsorted(sorted_col, values, side="left"))
 
 
+def _sorted_columns(x: np.ndarray) -> np.ndarray:
+    """``np.sort(x, axis=0)``, bit for bit; one column by :func:`~dpaudit.blackbox.sorting.sort_scores`
+    (a merge when it is sorted already, as the engine feeds a scalar fit split)."""
+    if x.ndim == 2 and x.shape[1] == 1 and x.dtype.kind == "f":
+        return sort_scores(x[:, 0])[:, None]
+    return np.sort(x, axis=0)
+
+
 def find_atoms(x0: np.ndarray, x1: np.ndarray, *, min_repeats: int = MIN_REPEATS,
                max_other_fraction: float = MAX_OTHER_FRACTION
                ) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -83,7 +92,7 @@ def find_atoms(x0: np.ndarray, x1: np.ndarray, *, min_repeats: int = MIN_REPEATS
     of coordinate ``j`` is an atom of input ``k`` when ``c_k(v) >= min_repeats`` and
     ``c_other(v) / n_other <= max_other_fraction * c_k(v) / n_k`` (``c``: its count).
     """
-    s0, s1 = np.sort(x0, axis=0), np.sort(x1, axis=0)
+    s0, s1 = _sorted_columns(x0), _sorted_columns(x1)
     n0, n1 = s0.shape[0], s1.shape[0]
     out: tuple[list[np.ndarray], list[np.ndarray]] = ([], [])
     for j in range(s0.shape[1]):

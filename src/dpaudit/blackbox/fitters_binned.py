@@ -27,7 +27,7 @@ MIN_PER_BIN = 40
 #: Bins per coordinate of the naive-Bayes statistic (continuous part).
 NB_BINS = 16
 
-def _smoothed_log_ratio(c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
+def smoothed_log_ratio(c0: np.ndarray, c1: np.ndarray) -> np.ndarray:
     """``ln((c1 + 1/2) / (N1 + K/2)) - ln((c0 + 1/2) / (N0 + K/2))`` over the last axis (K bins)."""
     k = c0.shape[-1]
     n0 = c0.sum(axis=-1, keepdims=True)
@@ -85,7 +85,7 @@ class _Binning:
 # block at once with the SAME results as the per-coordinate code (which stays the path for
 # coordinates with atoms): the fitted statistics and the audit's outputs are bit-identical.
 
-def _sorted_columns(pooled: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def sorted_columns(pooled: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``pooled`` (rows x coordinates) as contiguous columns, each column sorted, and which columns
     have no repeated value at all (so no atoms, and the continuous part is the whole column).
 
@@ -236,7 +236,7 @@ class HistogramRatioFitter:
                      for a in x]
             else:
                 c = [_atom_free_counts(v, binning).astype(float) for v in self._x]
-            out.append(BinnedRatioScorer(binning, _smoothed_log_ratio(c[0], c[1]),
+            out.append(BinnedRatioScorer(binning, smoothed_log_ratio(c[0], c[1]),
                                          name=f"histogram density ratio ({binning.edges.size + 1}"
                                               " bins)"))
         return out
@@ -343,8 +343,8 @@ class NaiveBayesFitter:
         binnings: list[_Binning | None] = [None] * d
         if self.bins > 1 and pooled.shape[0] > 0:
             # Columns without repeated values have no atoms: their quantile edges for all such
-            # columns in one call (the same values as _Binning.from_values, see _sorted_columns).
-            _, srt, distinct = _sorted_columns(pooled)
+            # columns in one call (the same values as _Binning.from_values, see sorted_columns).
+            _, srt, distinct = sorted_columns(pooled)
             fast = np.flatnonzero(distinct)
             if fast.size:
                 q = np.quantile(srt[fast], np.linspace(0.0, 1.0, self.bins + 1)[1:-1], axis=1)
@@ -376,7 +376,7 @@ class NaiveBayesFitter:
     def finish(self) -> list[NaiveBayesScorer]:
         if self._binnings is None or not self._counts:
             raise ValueError("the naive-Bayes statistic needs fit samples from both inputs")
-        lr = tuple(_smoothed_log_ratio(c[0], c[1]) for c in self._counts)
+        lr = tuple(smoothed_log_ratio(c[0], c[1]) for c in self._counts)
         d = len(self._binnings)
         full = NaiveBayesScorer(tuple(self._binnings), lr, np.arange(d), self.transform, self.name)
         keep, pvals = _screen(self._counts, 1.0 / max(d, 1))

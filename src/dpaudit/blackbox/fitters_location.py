@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.blackbox.statistics import (flatten_outputs)
-from dpaudit.blackbox.fitters_binned import ATOM_FRACTION, _smoothed_log_ratio, _sorted_columns
+from dpaudit.blackbox.fitters_binned import ATOM_FRACTION, smoothed_log_ratio, sorted_columns
 
 
 #: Location-shift statistic: bins of the streaming histogram whose interpolated quantiles give
@@ -113,10 +113,10 @@ class LocationShiftFitter:
         self._scale = np.ones(d)
         # Columns without repeated values (no atoms, continuous part = the column): median, mean
         # absolute deviation and central 99% of all of them at once, the same values as below
-        # (see _sorted_columns).
+        # (see sorted_columns).
         pre: dict[int, tuple[float, float, Any, Any]] = {}
         if pooled.shape[0] >= LOCATION_MIN_CONTINUOUS:
-            cols, srt, distinct = _sorted_columns(pooled)
+            cols, srt, distinct = sorted_columns(pooled)
             fast = np.flatnonzero(distinct)
             if fast.size:
                 med = np.median(srt[fast], axis=1)
@@ -252,6 +252,6 @@ class LocationShiftFitter:
                 m0[j] = self._median(h[0], edges)
                 m1[j] = self._median(h[1], edges)
                 parametric[j] = True
-        lr = tuple(_smoothed_log_ratio(c[0], c[1]) for c in self._counts)
+        lr = tuple(smoothed_log_ratio(c[0], c[1]) for c in self._counts)
         return [LocationShiftScorer(tuple(self._atoms), lr, m0, m1, self._scale.copy(),
                                     parametric)]

@@ -45,8 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.blackbox.fitters_binned import ATOM_FRACTION, _smoothed_log_ratio
-from dpaudit.blackbox.pattern_statistics import MAX_PATTERNS, _void, numeric_probe_rows
+from dpaudit.blackbox.fitters_binned import ATOM_FRACTION, smoothed_log_ratio
+from dpaudit.blackbox.pattern_statistics import MAX_PATTERNS, numeric_probe_rows, void_keys
 from dpaudit.blackbox.statistics import flatten_outputs
 
 __all__ = ["VALUE_BINS", "HaltingValueScorer", "HaltingValueFitter"]
@@ -67,7 +67,7 @@ class _PooledCoding:
         return np.where(a[pos] == x, pos, -1).astype(np.int16)
 
     def pattern_ids(self, code: np.ndarray) -> np.ndarray:
-        keys = _void(code)
+        keys = void_keys(code)
         p = self.patterns
         if p.size == 0:
             return np.zeros(code.shape[0], dtype=np.int64)
@@ -129,7 +129,7 @@ class HaltingValueFitter:
         cont = x[code < 0]
         if cont.size < 2 * max(self.bins):
             return
-        keys, counts = np.unique(_void(code), return_counts=True)
+        keys, counts = np.unique(void_keys(code), return_counts=True)
         if keys.size < 2:
             return
         keep = np.sort(keys[np.argsort(-counts, kind="stable")[:MAX_PATTERNS]])
@@ -154,13 +154,13 @@ class HaltingValueFitter:
     def finish(self) -> list[HaltingValueScorer]:
         if self._coding is None or self._cp is None or min(self._n) == 0:
             return []
-        lr_p = _smoothed_log_ratio(self._cp[0], self._cp[1])
+        lr_p = smoothed_log_ratio(self._cp[0], self._cp[1])
         out = []
         for with_pattern in (True, False):
             for e, cv in zip(self._edges, self._cv):
                 out.append(HaltingValueScorer(
                     self._coding, e, lr_p if with_pattern else np.zeros_like(lr_p),
-                    _smoothed_log_ratio(cv[0], cv[1]),
+                    smoothed_log_ratio(cv[0], cv[1]),
                     name=("halting pattern + pooled released values" if with_pattern
                           else "pooled released values")))
         return out

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.blackbox.fitters_binned import ATOM_FRACTION, _smoothed_log_ratio
+from dpaudit.blackbox.fitters_binned import ATOM_FRACTION, smoothed_log_ratio
 from dpaudit.blackbox.statistics import flatten_outputs
 
 __all__ = ["MAX_PATTERNS", "PatternHistogramScorer", "PatternHistogramFitter"]
@@ -92,13 +92,14 @@ class _Coding:
 
     def pattern_ids(self, code: np.ndarray) -> np.ndarray:
         """Index of each row's pattern among the known ones; ``len(patterns)`` for the rest."""
-        keys = _void(code)
+        keys = void_keys(code)
         p = self.patterns
         pos = np.minimum(np.searchsorted(p, keys), p.size - 1)
         return np.where(p[pos] == keys, pos, p.size)
 
 
-def _void(code: np.ndarray) -> np.ndarray:
+def void_keys(code: np.ndarray) -> np.ndarray:
+    """Each row of the 2-D ``code`` as one opaque (void) key, for ``np.unique`` over rows."""
     c = np.ascontiguousarray(code)
     return c.view(np.dtype((np.void, c.dtype.itemsize * c.shape[1]))).ravel()
 
@@ -173,7 +174,7 @@ class PatternHistogramFitter:
         b = max(e.size + 1 for e in edges)
         tmp = _Coding(tuple(atoms), tuple(edges), np.empty(0, dtype=np.void), self.bins)
         code, _ = tmp.codes(x)
-        keys, counts = np.unique(_void(code), return_counts=True)
+        keys, counts = np.unique(void_keys(code), return_counts=True)
         if keys.size < 2:
             return
         keep = np.sort(keys[np.argsort(-counts, kind="stable")[:MAX_PATTERNS]])
@@ -198,9 +199,9 @@ class PatternHistogramFitter:
     def finish(self) -> list[PatternHistogramScorer]:
         if self._coding is None or self._cp is None or self._cv is None or min(self._n) == 0:
             return []
-        lr_p = _smoothed_log_ratio(self._cp[0], self._cp[1])
+        lr_p = smoothed_log_ratio(self._cp[0], self._cp[1])
         k = np.array([e.size + 1 for e in self._coding.edges])
         lr_v = np.zeros(self._cv.shape[1:])
         for j, kj in enumerate(k):
-            lr_v[:, j, :kj] = _smoothed_log_ratio(self._cv[0][:, j, :kj], self._cv[1][:, j, :kj])
+            lr_v[:, j, :kj] = smoothed_log_ratio(self._cv[0][:, j, :kj], self._cv[1][:, j, :kj])
         return [PatternHistogramScorer(self._coding, lr_p, lr_v)]

@@ -25,7 +25,8 @@ from dpaudit.blackbox.statistics import (OutcomeScorer, PooledEvent, RankedEvent
 
 Verdict = Literal["violated", "not violated"]
 
-def _json_float(x: float) -> float | str:
+def json_float(x: float) -> float | str:
+    """``x`` for a JSON record: infinities as the strings ``"inf"``/``"-inf"``."""
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return float(x)
@@ -42,7 +43,7 @@ def _no_event_record(n_test: int) -> dict[str, Any]:
             "epsilon_lower_bound": 0.0, "mu_lower_bound": 0.0, "note": _NO_EVENT_NOTE}
 
 
-def _no_ranked_event_record(n_select: int) -> dict[str, Any]:
+def no_ranked_event_record(n_select: int) -> dict[str, Any]:
     """The ``RankedEvent.to_dict`` keys when no event exists (pilot records)."""
     return {"event": None, "count0": 0, "count1": 0, "nobs0": n_select, "nobs1": n_select,
             "projected_bound": "-inf", "note": _NO_EVENT_NOTE}
@@ -104,7 +105,7 @@ class EvaluatedEvent:
             "test": test,
             "p_interval": self.p.to_dict(),
             "q_interval": self.q.to_dict(),
-            "log_ratio_lower_bound": _json_float(self.log_ratio_lower_bound),
+            "log_ratio_lower_bound": json_float(self.log_ratio_lower_bound),
             "epsilon_lower_bound": self.epsilon_lower_bound,
             "mu_lower_bound": self.mu_lower_bound,
             **({"test_method": self.test} if self.test != "clopper-pearson" else {}),
@@ -287,7 +288,7 @@ class AuditResult:
         return {
             "claim": {"epsilon": self.claimed_epsilon, "delta": self.claimed_delta},
             "epsilon_lower_bound": self.epsilon_lower_bound,
-            "log_ratio_lower_bound": _json_float(self.log_ratio_lower_bound),
+            "log_ratio_lower_bound": json_float(self.log_ratio_lower_bound),
             "verdict": self.verdict,
             "mu_lower_bound": self.mu_lower_bound,
             "mu_note": ("lower bound on mu of mu-GDP (Dong, Roth, Su 2022); reading it as "
@@ -359,7 +360,7 @@ EVENT_OUTCOMES_SHOWN = 12
 EVENT_OUTCOMES_LISTED = 200
 
 
-def _event_outcomes(scorer: Any, best: "EvaluatedEvent | None") -> dict[str, Any] | None:
+def event_outcome_set(scorer: Any, best: "EvaluatedEvent | None") -> dict[str, Any] | None:
     """A discrete event as the set of outcomes it contains (outcome-likelihood-ratio statistic).
 
     The chosen threshold event on the outcome scores is the set of outcomes seen on the fit split

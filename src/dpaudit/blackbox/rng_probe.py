@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from dpaudit.blackbox.sampling import _Stream, callable_name
+from dpaudit.blackbox.sampling import Stream, callable_name
 
 __all__ = ["RngProbe", "probe_rng", "PROBE_RUNS", "NOT_REPRODUCIBLE_NOTE"]
 
@@ -85,7 +85,7 @@ def probe_rng(mechanism: Callable[..., Any], data: Any, seed: int,
     s1, s2, s3 = np.random.SeedSequence([seed, 0x9B0BE]).spawn(3)
     np_state, py_state = np.random.get_state(), random.getstate()
 
-    checker = _Stream(mechanism, data, 0, s1, [0.0])
+    checker = Stream(mechanism, data, 0, s1, [0.0])
 
     def call(rng_seed: np.random.SeedSequence, global_seed: int) -> np.ndarray:
         np.random.seed(global_seed)

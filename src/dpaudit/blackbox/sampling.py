@@ -2,7 +2,7 @@
 memory budget of an audit.
 
 A mechanism is called as ``mechanism(data, n, rng)`` and must return an array whose leading axis
-has length ``n`` (one row per independent run); :class:`_Stream` draws the runs of one input in
+has length ``n`` (one row per independent run); :class:`Stream` draws the runs of one input in
 chunks, each chunk from its own spawned generator, and rejects outputs that cannot be audited
 (wrong shape, NaN, None, complex values) with a message naming the mechanism and the run.
 """
@@ -300,14 +300,14 @@ _KIND_CLASS = {"b": "boolean", "i": "integer", "u": "integer", "f": "floating-po
                "U": "string", "S": "bytes", "O": "object", "V": "structured"}
 
 
-_NOT_GIVEN: Any = _NotGiven()
+NOT_GIVEN: Any = _NotGiven()
 
 # ----------------------------------------------------------------------------------------------
 # Sampling
 # ----------------------------------------------------------------------------------------------
 
 @dataclass
-class _Stream:
+class Stream:
     """The runs on one input: chunks drawn in order, each from its own spawned generator."""
 
     mechanism: Callable[..., Any]
@@ -442,7 +442,10 @@ def as_output_array(out: Any, n: int) -> np.ndarray:
     return release_table(out, n).values if is_structured(out, n) else np.asarray(out)
 
 
-def _is_discrete(probe0: np.ndarray, probe1: np.ndarray, output_kind: OutputKind) -> bool:
+def is_discrete(probe0: np.ndarray, probe1: np.ndarray, output_kind: OutputKind) -> bool:
+    """Whether the outputs are audited as discrete outcomes: ``output_kind`` when it is not
+    ``"auto"``, else string/object outputs and numeric outputs with at most
+    ``min(MAX_DISCRETE_OUTCOMES, probe size / 4)`` distinct rows among both probes."""
     if output_kind != "auto":
         return output_kind == "discrete"
     if probe0.dtype.kind in "OUSV":
@@ -451,20 +454,27 @@ def _is_discrete(probe0: np.ndarray, probe1: np.ndarray, output_kind: OutputKind
     return np.unique(keys).size <= min(MAX_DISCRETE_OUTCOMES, max(2, keys.size // 4))
 
 
-def _chunk_rows(probe: np.ndarray, chunk_size: int | None) -> int:
+def default_chunk_rows(probe: np.ndarray, chunk_size: int | None) -> int:
+    """Runs per mechanism call: ``chunk_size`` when given, else as many rows of ``probe``'s size
+    as fill ``MAX_CHUNK_BYTES`` (at least 1, at most ``MAX_CHUNK_ROWS``)."""
     if chunk_size is not None:
         return chunk_size
     row_bytes = max(1, probe.nbytes // max(1, probe.shape[0]))
     return int(min(MAX_CHUNK_ROWS, max(1, MAX_CHUNK_BYTES // row_bytes)))
 
-def _is_strategy(obj: Any) -> bool:
+
+def is_strategy(obj: Any) -> bool:
     """A Hypothesis strategy? (Checked without importing Hypothesis: a caller holding a strategy
     has imported it already.)"""
     hyp = sys.modules.get("hypothesis.strategies")
     return hyp is not None and isinstance(obj, hyp.SearchStrategy)
 
 
-def _describe_input(x: Any) -> Any:
+#: The former private name, still imported by the claims package.
+_is_strategy = is_strategy
+
+
+def describe_input(x: Any) -> Any:
     """A JSON-friendly record of one input found by a pair search (lists for arrays, else repr)."""
     if isinstance(x, np.ndarray) and x.size <= 1000:
         return x.tolist()
@@ -474,10 +484,13 @@ def _describe_input(x: Any) -> Any:
     return r if len(r) <= 2000 else r[:2000] + "..."
 
 
-def _check_pairs(data0: Any, data1: Any, pairs: Sequence[tuple[Any, Any]] | None
-                 ) -> list[tuple[Any, Any]]:
+def check_pairs(data0: Any, data1: Any, pairs: Sequence[tuple[Any, Any]] | None
+                ) -> list[tuple[Any, Any]]:
+    """The neighbouring pairs an audit runs on: ``[(data0, data1)]``, or ``pairs`` as a list of
+    2-tuples. TypeError for a missing input (``NOT_GIVEN``), ValueError for both inputs ``None``,
+    inputs and ``pairs`` together, an empty ``pairs`` or an item that is not a pair."""
     if pairs is None:
-        missing = [name for name, d in (("data0", data0), ("data1", data1)) if d is _NOT_GIVEN]
+        missing = [name for name, d in (("data0", data0), ("data1", data1)) if d is NOT_GIVEN]
         if missing:
             raise TypeError(f"audit() needs two neighbouring inputs: pass data0 and data1, or "
                             f"pairs=[(data0, data1), ...]; missing: {', '.join(missing)}")
@@ -487,7 +500,7 @@ def _check_pairs(data0: Any, data1: Any, pairs: Sequence[tuple[Any, Any]] | None
                              "neighbouring inputs, or pairs=[(data0, data1), ...]")
         return [(data0, data1)]
     # None is accepted here as "not given": wrappers forward their own None defaults.
-    if any(d is not _NOT_GIVEN and d is not None for d in (data0, data1)):
+    if any(d is not NOT_GIVEN and d is not None for d in (data0, data1)):
         raise ValueError("give either data0 and data1 or pairs, not both")
     try:
         out = [tuple(p) for p in pairs]

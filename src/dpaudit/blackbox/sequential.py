@@ -38,9 +38,10 @@ from typing import Any, Callable, Literal, Sequence
 import numpy as np
 
 from dpaudit._validation import check_alpha, check_delta, check_epsilon, check_int
-from dpaudit.blackbox.empirical_audit import _Config, _train  # engine internals (same package)
+from dpaudit.blackbox.audit_config import AuditConfig
 from dpaudit.blackbox.learned_statistics import check_statistics
-from dpaudit.blackbox.sampling import _check_pairs, check_callables
+from dpaudit.blackbox.sampling import check_callables, check_pairs
+from dpaudit.blackbox.training import train
 
 __all__ = ["sequential_audit", "SequentialResult"]
 
@@ -145,11 +146,12 @@ def sequential_audit(mechanism: Callable[[Any, int, np.random.Generator], np.nda
                               maximum=max_samples - 10)
     # The same argument checks as audit() (raw TypeErrors from inside the engine).
     check_callables(mechanism, statistic)
-    _check_pairs(data0, data1, None)  # both None: a vacuous audit
-    cfg = _Config(epsilon, delta, alpha, 1, "auto", statistic, None, check_statistics(statistics))
+    check_pairs(data0, data1, None)  # both None: a vacuous audit
+    cfg = AuditConfig(epsilon, delta, alpha, 1, "auto", statistic, None,
+                      check_statistics(statistics))
     budget = max_samples - train_samples
-    tr = _train(mechanism, data0, data1, np.random.SeedSequence(seed).spawn(1)[0], cfg,
-                train_samples, budget, [0.0], hedges=False)  # one event is tested
+    tr = train(mechanism, data0, data1, np.random.SeedSequence(seed).spawn(1)[0], cfg,
+               train_samples, budget, [0.0], hedges=False)  # one event is tested
     base = {"statistic": dict(tr.scorer_info), "max_samples": max_samples, "seed": seed,
             "claimed_epsilon": epsilon, "claimed_delta": delta, "alpha": alpha,
             "train_runs": train_samples}

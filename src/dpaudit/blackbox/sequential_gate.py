@@ -51,8 +51,8 @@ from dpaudit._validation import check_alpha, check_delta, check_epsilon, check_i
 from dpaudit.blackbox.confidence import wilson_lower, wilson_upper
 from dpaudit.blackbox.learned_statistics import candidates_for, check_statistics
 from dpaudit.blackbox.rng_probe import probe_rng
-from dpaudit.blackbox.sampling import (_check_pairs, _is_discrete, _Stream, check_callables,
-                                       check_comparable, harmonize_exact)
+from dpaudit.blackbox.sampling import (Stream, check_callables, check_comparable, check_pairs,
+                                       harmonize_exact, is_discrete)
 from dpaudit.blackbox.sequential import BET_CAP, MAX_BETTING_EPSILON, SequentialResult
 from dpaudit.blackbox.statistics import LikelihoodRatioFitter, ThresholdEvent, flatten_outputs
 
@@ -215,7 +215,7 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
     train_samples = check_int(train_samples, "train_samples", minimum=20,
                               maximum=max_samples - 10)
     check_callables(mechanism, None)
-    _check_pairs(data0, data1, None)
+    check_pairs(data0, data1, None)
     stats_names = check_statistics(statistics)
     # As in dpaudit.audit: a mechanism that seeds its own generator is refused (its
     # "runs" repeat, betting on them would be invalid); one that draws from numpy's or Python's
@@ -223,7 +223,7 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
     probe = probe_rng(mechanism, data0, seed)
     seen: set = set()
     clock = [0.0]
-    streams = [_Stream(mechanism, d, j, ss, clock, seen=seen,
+    streams = [Stream(mechanism, d, j, ss, clock, seen=seen,
                        reseed_globals=probe.rng_ignored)
                for j, (d, ss) in enumerate(zip((data0, data1),
                                                np.random.SeedSequence(seed).spawn(2)))]
@@ -232,7 +232,7 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
     harmonize_exact(streams, first)  # as in audit: both inputs' object numbers read alike
     check_comparable(mechanism, first)
     history = [[f] for f in first]
-    discrete = _is_discrete(history[0][0], history[1][0], "auto")
+    discrete = is_discrete(history[0][0], history[1][0], "auto")
     n_hist = train_samples
     row_bytes = max(1, history[0][0].nbytes // max(1, history[0][0].shape[0]))
     max_history = max(train_samples, min(GATE_MAX_HISTORY, GATE_MAX_HISTORY_BYTES // row_bytes))
