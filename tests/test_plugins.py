@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from dpaudit import cli, runner
+from dpaudit import cli
+from dpaudit.runner import resume
 from dpaudit.claims import registry
 
 PLUGIN = textwrap.dedent('''
@@ -87,9 +88,9 @@ def test_audit_a_plugin_claim_and_paste_its_reproduce_command(plugin_file: Path,
 
 def test_a_changed_plugin_is_never_resumed_from_a_stale_result(plugin_file: Path) -> None:
     registry.load_plugin(str(plugin_file))
-    before = runner.audit_code_hash("plugin-test/count")
+    before = resume.audit_code_hash("plugin-test/count")
     plugin_file.write_text(PLUGIN.format(scale=0.5))  # half the noise: a different claim
-    assert runner.audit_code_hash("plugin-test/count") != before
+    assert resume.audit_code_hash("plugin-test/count") != before
 
 
 def test_a_plugin_that_fails_to_import_is_one_sentence_naming_it(tmp_path: Path) -> None:
