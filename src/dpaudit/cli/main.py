@@ -50,10 +50,11 @@ from pathlib import Path
 from typing import Any, Sequence, TextIO
 
 from dpaudit.cli.gate import cmd_gate
-from dpaudit.cli.listing import _cmd_list
+from dpaudit.cli.listing import cmd_list
 from dpaudit.cli.parser import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE,
                                 EXIT_VIOLATED, UsageError, build_parser)
-from dpaudit.reporting.terminal import _ascii, _counts_sentence, _one_line, _summary_table, _table
+from dpaudit.reporting.terminal import (ascii_text, counts_sentence, one_line_error, summary_table,
+                                       text_table)
 from dpaudit.runner import (RunSettings, Terminated, audit_into, refuse_system_root,
                             registered_ids, resolve_claim_ids)
 from dpaudit.runner.resume import finished_record
@@ -80,7 +81,7 @@ def _cmd_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         record = finished_record(Task(claim_id, args.budget, args.seed, args.alpha, args.out))
         if record is not None:
             paths = claim_paths(args.out, claim_id)
-            out.write(f"\n{_ascii(verdict_sentence(record))}\nReport: {paths.html} "
+            out.write(f"\n{ascii_text(verdict_sentence(record))}\nReport: {paths.html} "
                       f"(also {paths.markdown.name} and {paths.json.name})\n")
     return status
 
@@ -106,7 +107,7 @@ def _cmd_float_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if evidence.examples:
             rows = [[e["output"], e["output_decimal"], e["probability_on_input_0"],
                      e["probability_on_input_1"]] for e in evidence.examples]
-            out.write(_table(["output (exact)", "output", f"P on f0={args.f0:g}",
+            out.write(text_table(["output (exact)", "output", f"P on f0={args.f0:g}",
                               f"P on f1={args.f1:g}"], rows) + "\n")
     return EXIT_VIOLATED if evidence.violated else EXIT_OK
 
@@ -134,8 +135,8 @@ def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         where = f" ({exc.filename})" if exc.filename else ""
         raise UsageError(f"cannot write the reports of {args.directory}: "
                          f"{exc.strerror or exc}{where}") from None
-    out.write(_summary_table(records) + "\n\n")
-    out.write(f"{_counts_sentence(records)} Re-rendered {len(records)} report"
+    out.write(summary_table(records) + "\n\n")
+    out.write(f"{counts_sentence(records)} Re-rendered {len(records)} report"
               f"{'s' if len(records) != 1 else ''} and {paths.html}\n")
     # report re-renders, it does not audit: rendering succeeded, whatever the verdicts say.
     return EXIT_OK
@@ -161,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed usage and a one-line error (or --help)
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
-    commands = {"list": lambda: _cmd_list(args, out, err),
+    commands = {"list": lambda: cmd_list(args, out, err),
                 "audit": lambda: _cmd_audit(args, out, err),
                 "audit-claims": lambda: _cmd_audit_claims(args, out, err),
                 "report": lambda: _cmd_report(args, out, err),
@@ -193,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if args.traceback:
             raise
-        print(f"dpaudit: error: {_one_line(exc)} (rerun with --traceback for details).", file=err)
+        print(f"dpaudit: error: {one_line_error(exc)} (rerun with --traceback for details).", file=err)
         return EXIT_FAILED
     finally:
         if previous is not None:

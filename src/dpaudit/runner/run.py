@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
-from dpaudit.reporting.terminal import _counts_sentence, _summary_table
+from dpaudit.reporting.terminal import counts_sentence, summary_table
 from dpaudit.runner.claim_ids import registered_ids
 from dpaudit.runner.execute import run_tasks
 from dpaudit.runner.exit_status import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED,
@@ -97,8 +97,8 @@ def _audit_locked(claim_ids: Sequence[str], settings: RunSettings, jobs: int, ou
         kept = load_claim_records(out_dir, [cid for cid in earlier if cid not in claim_ids])
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    tasks = [Task(cid, settings.budget, settings.seed, settings.alpha, settings.out, code_hash_or_none(cid))
-             for cid in claim_ids]
+    tasks = [Task(cid, settings.budget, settings.seed, settings.alpha, settings.out,
+                  code_hash_or_none(cid)) for cid in claim_ids]
     records: dict[str, dict[str, Any]] = {r["id"]: r for r in kept}
     todo = []
     for task in tasks:
@@ -186,8 +186,8 @@ def _audit_locked(claim_ids: Sequence[str], settings: RunSettings, jobs: int, ou
               f"{out_dir / 'index.html'}; run the same command again to resume.", file=err)
         return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     if done:
-        out.write(_summary_table(done) + "\n\n")
-        out.write(f"{_counts_sentence(done)} Reports: {out_dir / 'index.html'}\n")
+        out.write(summary_table(done) + "\n\n")
+        out.write(f"{counts_sentence(done)} Reports: {out_dir / 'index.html'}\n")
     unaudited = [cid for cid in claim_ids if cid not in records]
     if unaudited:  # never "0 claims: 0 violated": say what was not audited, and why (below)
         out.write(f"{len(unaudited)} of {len(claim_ids)} claim{'s' if len(claim_ids) != 1 else ''}"
