@@ -153,3 +153,29 @@ def test_every_subpackages_all_resolves(package: str) -> None:
     assert len(set(names)) == len(names), f"{package}.__all__ lists a name twice"
     missing = [name for name in names if not hasattr(module, name)]
     assert missing == [], f"{package}.__all__ lists names it does not define: {missing}"
+
+
+# ------------------------------------------------------------------------------------------------
+# One definition of the release's signature
+# ------------------------------------------------------------------------------------------------
+
+#: Temporary: claims/declaration.py (being rewritten on another branch) still defines its own
+#: copy; the integrator drops this once it imports dpaudit.greybox.replay.Mechanism.
+OWN_MECHANISM_ALIAS = ("dpaudit/claims/declaration.py",)
+
+
+def test_the_mechanism_alias_is_defined_once() -> None:
+    # `Mechanism = Callable[[data, n, rng], outputs]`, the release the grey box replays, lives in
+    # greybox/replay.py (beside the rng it is handed); the other modules import it.
+    from dpaudit.greybox import derivation, law_tests, noise_sites, replay
+
+    defined = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(SRC).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "Mechanism"
+                                                    for t in node.targets)
+               for node in tree.body) and where not in OWN_MECHANISM_ALIAS:
+            defined.append(where)
+    assert defined == ["dpaudit/greybox/replay.py"]
+    assert derivation.Mechanism is law_tests.Mechanism is noise_sites.Mechanism is replay.Mechanism
