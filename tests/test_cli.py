@@ -251,7 +251,7 @@ def test_a_crashing_audit_keeps_the_other_results_and_exits_3(tmp_path, calls, c
     assert errors == [f"dpaudit: error: the audit of {CRASH} failed: RuntimeError: boom in the "
                       f"audit function (traceback in {log})"]
     assert "Traceback" not in err
-    # A violation elsewhere does not hide the crash (issue 32): exit 3, which CI and
+    # A violation elsewhere does not hide the crash: exit 3, which CI and
     # `make audit` (accepting <= 1) both fail on; the violation is still in the index.
     status, _, _ = run(capsys, *quick(tmp_path, CRASH, VIOLATED))
     assert status == cli.EXIT_FAILED
@@ -367,7 +367,7 @@ def test_usage_errors_exit_2_with_one_sentence(tmp_path, calls, capsys, argv, me
 @pytest.mark.parametrize("content", ["empty", "foreign json", "empty manifest"])
 def test_report_of_a_folder_without_saved_audits_exits_2_and_writes_nothing(
         tmp_path, calls, capsys, content) -> None:
-    """Issue 35: `dpaudit report DIR` on a folder with no saved audit exited 2 but had already
+    """`dpaudit report DIR` on a folder with no saved audit once exited 2 but had already
     written an empty index.{html,json,md} (and its lock file)."""
     if content == "foreign json":
         (tmp_path / "data.json").write_text('{"not": "a claim"}')
@@ -387,7 +387,7 @@ def test_report_of_a_folder_without_saved_audits_exits_2_and_writes_nothing(
 
 
 def test_audit_claims_selects_by_namespace_and_glob_pattern(calls) -> None:
-    """Issue 35: `audit-claims mynamespace` was "unknown claim id". A namespace selects every
+    """`audit-claims mynamespace` used to be "unknown claim id". A namespace selects every
     claim in it, a glob pattern the ids it matches; order as given, each claim once."""
     resolve = runner.resolve_claim_ids
     assert resolve(["fake-colt"], False) == sorted([HOLDS, VIOLATED])

@@ -121,7 +121,7 @@ def test_registered_claims_from_entry_points_are_bundled() -> None:
 
 
 def test_reproduce_commands_name_what_a_claim_needs_and_never_fail_as_pasted() -> None:
-    """Issue 35: a reproduce command did not name the package a claim needs, and for a claim
+    """A reproduce command once did not name the package a claim needs, and for a claim
     registered from a script it failed as pasted."""
     args = ("quick", 0, 0.05)
     base = "dpaudit audit a/b --budget quick --seed 0 --alpha 0.05"

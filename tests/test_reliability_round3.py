@@ -1,4 +1,4 @@
-"""Regression tests of issue 25 (reliability round 3): each failed on the code before its fix.
+"""Reliability regression tests, third round: each failed on the code before its fix.
 
 Engine: exact outcomes of object outputs (a missed violation), output types that change mid-run,
 ``sequential_audit``'s checks and limits. Reports and the CLI: writes through symlinks, concurrent

@@ -1,4 +1,4 @@
-"""Issue 32 (reliability round 4): wrong verdicts on the user path and lost records.
+"""Reliability regression tests, fourth round: wrong verdicts on the user path and lost records.
 
 The mechanisms are Laplace releases of a sum, whose epsilon is known by hand: Laplace noise of
 scale b on a sum that moves by 1 between the declared neighbours is exactly 1/b-DP.
@@ -377,7 +377,7 @@ def test_a_release_with_its_own_unseeded_generator_is_never_resumed() -> None:
 
 
 def test_the_fingerprint_sees_what_the_outputs_cannot() -> None:
-    # Review of issue 32 item 3: a lemma's quantity, samples or the neighbour check change no
+    # A lemma's quantity, samples or the neighbour check change no
     # release output, and code with no file is resumed on the fingerprint alone: each must move it.
     from hypothesis import strategies as st
 

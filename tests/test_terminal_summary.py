@@ -1,4 +1,4 @@
-"""The terminal summary fits a 100-column terminal or CI log (issue 35: prop-a6's claimed formula
+"""The terminal summary fits a 100-column terminal or CI log (prop-a6's claimed formula once
 made it 172 columns wide, so it wrapped in 80/120-column terminals)."""
 
 from __future__ import annotations
