@@ -194,7 +194,7 @@ def fuzz_stale_resume(rng: random.Random, n: int, base: Path) -> None:
     import importlib
 
     import dpaudit
-    from dpaudit import runner
+    from dpaudit.runner import resume
 
     cat = "3 stale resume"
     for k in range(n):
@@ -218,9 +218,9 @@ def fuzz_stale_resume(rng: random.Random, n: int, base: Path) -> None:
                 try:
                     mod = importlib.import_module(name)
                     dpaudit.register_claim(_claim(f"fz3/m{k}", mod.SCALE))
-                    h = runner.audit_code_hash(f"fz3/m{k}")
+                    h = resume.audit_code_hash(f"fz3/m{k}")
                     (folder / f"{name}.py").write_text("SCALE = 0.1\n")
-                    if runner.audit_code_hash(f"fz3/m{k}") == h:
+                    if resume.audit_code_hash(f"fz3/m{k}") == h:
                         return "a changed imported module kept the resume key"
                 finally:
                     sys.path.remove(str(folder))
@@ -391,7 +391,7 @@ def fuzz_failed_reruns(rng: random.Random, n: int, base: Path) -> None:
     from fake_claims import A, B, fake_audit, fake_claim
 
     from dpaudit.claims import registry
-    from dpaudit import runner
+    from dpaudit.runner import execute
 
     cat = "9 failed reruns"
     for k in range(n):
@@ -401,19 +401,19 @@ def fuzz_failed_reruns(rng: random.Random, n: int, base: Path) -> None:
         registry.register(fake_claim(A), fake_audit(A, 1.0))
         registry.register(fake_claim(B), fake_audit(B, 2.0))
         extra = rng.choice([["--fresh"], ["--budget", "standard"], ["--seed", "3"], []])
-        real = runner._audit_record
+        real = execute.audit_record
 
         def case():
             _cli("audit-claims", A, B, "--budget", "quick", "--quiet", "--out", str(out))
 
             def transient(*a, **kw):
                 raise rng.choice([OSError("EAGAIN"), MemoryError(), RuntimeError("flaky")])
-            runner._audit_record = transient
+            execute.audit_record = transient
             try:
                 code, _, err = _cli("audit-claims", B, "--budget", "quick", "--quiet", "--out",
                                     str(out), *extra)
             finally:
-                runner._audit_record = real
+                execute.audit_record = real
             if code != (1 if extra == [] else 3):  # [] : same settings, resumed (B violated)
                 return f"a failed rerun exited {code}"
             code, _, err = _cli("report", str(out))

@@ -24,7 +24,10 @@ import pytest
 
 from dpaudit import cli
 from dpaudit import runner
+from dpaudit.claims.resume_key import ENGINE_SOURCES
 from dpaudit.cli import listing
+from dpaudit.runner import progress as runner_progress
+from dpaudit.runner import resume
 from dpaudit.claims import registry
 from dpaudit.claims.record import ClaimAudit
 from dpaudit.claims.evidence import GridPoint
@@ -193,26 +196,26 @@ def test_resume_never_reuses_results_of_other_code_or_version(tmp_path, calls, c
                                                               monkeypatch) -> None:
     run(capsys, *quick(tmp_path, HOLDS))
     saved = json.loads((tmp_path / f"{HOLDS}.json").read_text())
-    assert saved["audit_code_sha256"] == runner.audit_code_hash(HOLDS)
-    assert saved["dpaudit_version"] == runner.__version__
+    assert saved["audit_code_sha256"] == resume.audit_code_hash(HOLDS)
+    assert saved["dpaudit_version"] == resume.__version__
     run(capsys, *quick(tmp_path, HOLDS))
     assert calls[HOLDS] == 1  # same code, same settings: resumed
     # The audit code changed (a paper's folder or the engine): the saved result is stale.
-    monkeypatch.setattr(runner, "audit_code_hash", lambda claim_id: "0" * 64)
+    monkeypatch.setattr(resume, "audit_code_hash", lambda claim_id: "0" * 64)
     run(capsys, *quick(tmp_path, HOLDS))
     assert calls[HOLDS] == 2
     assert json.loads((tmp_path / f"{HOLDS}.json").read_text())["audit_code_sha256"] == "0" * 64
     # Another dpaudit version: stale too.
-    monkeypatch.setattr(runner, "__version__", "0.0.0-other")
+    monkeypatch.setattr(resume, "__version__", "0.0.0-other")
     run(capsys, *quick(tmp_path, HOLDS))
     assert calls[HOLDS] == 3
 
 
 def test_audit_code_hash_covers_the_papers_folder_and_the_engine(calls) -> None:
-    digest = runner.audit_code_hash(HOLDS)
-    assert re.fullmatch(r"[0-9a-f]{64}", digest) and digest == runner.audit_code_hash(HOLDS)
+    digest = resume.audit_code_hash(HOLDS)
+    assert re.fullmatch(r"[0-9a-f]{64}", digest) and digest == resume.audit_code_hash(HOLDS)
     # The fake claims live in tests/, not in a paper folder: the hash still covers the engine.
-    assert set(runner._ENGINE_SOURCES) >= {"blackbox", "formal", "claims", "execution",
+    assert set(ENGINE_SOURCES) >= {"blackbox", "formal", "claims", "execution",
                                            "mechanisms", "learners"}
 
 
@@ -248,7 +251,7 @@ def test_a_crashing_audit_keeps_the_other_results_and_exits_3(tmp_path, calls, c
     assert errors == [f"dpaudit: error: the audit of {CRASH} failed: RuntimeError: boom in the "
                       f"audit function (traceback in {log})"]
     assert "Traceback" not in err
-    # A violation elsewhere does not hide the crash (issue 32): exit 3, which CI and
+    # A violation elsewhere does not hide the crash: exit 3, which CI and
     # `make audit` (accepting <= 1) both fail on; the violation is still in the index.
     status, _, _ = run(capsys, *quick(tmp_path, CRASH, VIOLATED))
     assert status == cli.EXIT_FAILED
@@ -320,7 +323,7 @@ def test_progress_bars_on_a_terminal(tmp_path, calls, capsys, monkeypatch) -> No
     assert "claims:" in text and "\r" in text  # tqdm bars: one for all claims, one per claim
     assert f"\r{HOLDS}:" in text and "[2/2]" in text
     # The per-claim bar follows the audit's own progress callback (AuditContext.progress).
-    progress = runner._Progress(1, quiet=False, stream=term)
+    progress = runner_progress.Progress(1, quiet=False, stream=term)
     update = progress.claim_progress(HOLDS)
     update(2, 3, "epsilon=1")
     assert (progress.inner.n, progress.inner.total) == (2, 3)
@@ -364,7 +367,7 @@ def test_usage_errors_exit_2_with_one_sentence(tmp_path, calls, capsys, argv, me
 @pytest.mark.parametrize("content", ["empty", "foreign json", "empty manifest"])
 def test_report_of_a_folder_without_saved_audits_exits_2_and_writes_nothing(
         tmp_path, calls, capsys, content) -> None:
-    """Issue 35: `dpaudit report DIR` on a folder with no saved audit exited 2 but had already
+    """`dpaudit report DIR` on a folder with no saved audit once exited 2 but had already
     written an empty index.{html,json,md} (and its lock file)."""
     if content == "foreign json":
         (tmp_path / "data.json").write_text('{"not": "a claim"}')
@@ -384,9 +387,9 @@ def test_report_of_a_folder_without_saved_audits_exits_2_and_writes_nothing(
 
 
 def test_audit_claims_selects_by_namespace_and_glob_pattern(calls) -> None:
-    """Issue 35: `audit-claims mynamespace` was "unknown claim id". A namespace selects every
+    """`audit-claims mynamespace` used to be "unknown claim id". A namespace selects every
     claim in it, a glob pattern the ids it matches; order as given, each claim once."""
-    resolve = runner._resolve_claim_ids
+    resolve = runner.resolve_claim_ids
     assert resolve(["fake-colt"], False) == sorted([HOLDS, VIOLATED])
     assert resolve(["fake-colt/"], False) == sorted([HOLDS, VIOLATED])
     assert resolve(["fake-*/*laplace"], False) == sorted([VIOLATED, HOLDS])
@@ -552,10 +555,10 @@ def test_the_resume_key_hashes_the_engine_files_themselves() -> None:
     code = textwrap.dedent('''
         from pathlib import Path
         import dpaudit
-        from dpaudit import runner
+        from dpaudit.runner import resume
         from dpaudit.claims.resume_key import resume_key, resume_key_sources
 
-        assert runner.audit_code_hash is resume_key
+        assert resume.audit_code_hash is resume_key
         package = Path(dpaudit.__file__).resolve().parent
         files = set(resume_key_sources("afkt23/alg2"))
         for part in ("evidence.py", "claims/verdict.py", "blackbox/empirical_audit.py",

@@ -1,4 +1,4 @@
-"""Regression tests of issue 9 for the command line and report files; each failed before the fix.
+"""Reliability regression tests of the command line and report files; each failed before its fix.
 
 Unreadable saved claims never shrink the index (``report`` exits 2 naming the file; ``audit-claims``
 redoes its own claims), report files honour the umask, the index holds what the manifest lists,

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from dpaudit import cli, runner
+from dpaudit import cli
+from dpaudit.runner import resume
 from dpaudit.claims import registry
 
 PLUGIN = textwrap.dedent('''
@@ -87,9 +88,9 @@ def test_audit_a_plugin_claim_and_paste_its_reproduce_command(plugin_file: Path,
 
 def test_a_changed_plugin_is_never_resumed_from_a_stale_result(plugin_file: Path) -> None:
     registry.load_plugin(str(plugin_file))
-    before = runner.audit_code_hash("plugin-test/count")
+    before = resume.audit_code_hash("plugin-test/count")
     plugin_file.write_text(PLUGIN.format(scale=0.5))  # half the noise: a different claim
-    assert runner.audit_code_hash("plugin-test/count") != before
+    assert resume.audit_code_hash("plugin-test/count") != before
 
 
 def test_a_plugin_that_fails_to_import_is_one_sentence_naming_it(tmp_path: Path) -> None:
@@ -120,7 +121,7 @@ def test_registered_claims_from_entry_points_are_bundled() -> None:
 
 
 def test_reproduce_commands_name_what_a_claim_needs_and_never_fail_as_pasted() -> None:
-    """Issue 35: a reproduce command did not name the package a claim needs, and for a claim
+    """A reproduce command once did not name the package a claim needs, and for a claim
     registered from a script it failed as pasted."""
     args = ("quick", 0, 0.05)
     base = "dpaudit audit a/b --budget quick --seed 0 --alpha 0.05"

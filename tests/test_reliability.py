@@ -1,4 +1,4 @@
-"""Regression tests of issue 9 (reliability): each failed on the code before the fix.
+"""Reliability regression tests of the engine: each failed on the code before its fix.
 
 Engine (``dpaudit.audit``): object-dtype outputs, NaN/inf/None in any chunk, empty rows, wrong
 arity, memory budget. Mechanisms: calibration messages at the edges of float range. The pytest

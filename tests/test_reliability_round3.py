@@ -1,4 +1,4 @@
-"""Regression tests of issue 25 (reliability round 3): each failed on the code before its fix.
+"""Reliability regression tests, third round: each failed on the code before its fix.
 
 Engine: exact outcomes of object outputs (a missed violation), output types that change mid-run,
 ``sequential_audit``'s checks and limits. Reports and the CLI: writes through symlinks, concurrent
@@ -286,11 +286,11 @@ def test_an_interrupted_fresh_rerun_keeps_the_previous_record(tmp_path, fakes, c
     out = tmp_path / "out"
     assert audit_both(capsys, out) == cli.EXIT_VIOLATED
     saved = writer.claim_paths(out, B).json.read_bytes()
-    from dpaudit import runner
+    from dpaudit.runner import execute
 
     def killed(*a, **k):
         raise KeyboardInterrupt
-    monkeypatch.setattr(runner, "_audit_record", killed)
+    monkeypatch.setattr(execute, "audit_record", killed)
     status, _, err = run(capsys, "audit-claims", B, "--budget", "quick", "--fresh", "--out",
                          str(out))
     assert status == cli.EXIT_INTERRUPTED and "0 of 1 claims are finished" in err
@@ -302,11 +302,11 @@ def test_a_failed_rerun_with_other_settings_still_removes_the_old_record(tmp_pat
                                                                           monkeypatch) -> None:
     out = tmp_path / "out"
     assert audit_both(capsys, out) == cli.EXIT_VIOLATED
-    from dpaudit import runner
+    from dpaudit.runner import execute
 
     def failing(*a, **k):
         raise ValueError("boom")
-    monkeypatch.setattr(runner, "_audit_record", failing)
+    monkeypatch.setattr(execute, "audit_record", failing)
     status, _, _ = run(capsys, "audit-claims", B, "--budget", "standard", "--out", str(out))
     assert status == cli.EXIT_FAILED
     assert not writer.claim_paths(out, B).json.exists()

@@ -1,4 +1,4 @@
-"""Issue 32 (reliability round 4): wrong verdicts on the user path and lost records.
+"""Reliability regression tests, fourth round: wrong verdicts on the user path and lost records.
 
 The mechanisms are Laplace releases of a sum, whose epsilon is known by hand: Laplace noise of
 scale b on a sum that moves by 1 between the declared neighbours is exactly 1/b-DP.
@@ -318,14 +318,14 @@ def test_audit_claim_from_python_c_or_stdin_is_never_resumed_stale(tmp_path) -> 
 
 
 def test_re_registering_a_changed_release_changes_the_resume_key() -> None:
-    from dpaudit import runner
+    from dpaudit.runner import resume
 
     dpaudit.register_claim(claim("r4/key"))
-    first = runner.audit_code_hash("r4/key")
+    first = resume.audit_code_hash("r4/key")
     dpaudit.register_claim(claim("r4/key", release=laplace_release(0.1)))  # same id and file
-    assert runner.audit_code_hash("r4/key") != first
+    assert resume.audit_code_hash("r4/key") != first
     dpaudit.register_claim(claim("r4/key"))  # the same behaviour again: the same key
-    assert runner.audit_code_hash("r4/key") == first
+    assert resume.audit_code_hash("r4/key") == first
 
 
 @pytest.mark.slow  # three audits writing reports, ~15 s
@@ -348,17 +348,17 @@ def test_the_resume_key_covers_a_module_imported_from_another_folder(tmp_path,
                                                                       monkeypatch) -> None:
     import importlib
 
-    from dpaudit import runner
+    from dpaudit.runner import resume
 
     (tmp_path / "r4_elsewhere_learner.py").write_text("SCALE = 1.0\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     learner = importlib.import_module("r4_elsewhere_learner")
     try:
         dpaudit.register_claim(claim("r4/elsewhere", release=laplace_release(learner.SCALE)))
-        before = runner.audit_code_hash("r4/elsewhere")
-        assert runner.audit_code_hash("r4/elsewhere") == before
+        before = resume.audit_code_hash("r4/elsewhere")
+        assert resume.audit_code_hash("r4/elsewhere") == before
         (tmp_path / "r4_elsewhere_learner.py").write_text("SCALE = 0.1\n")
-        assert runner.audit_code_hash("r4/elsewhere") != before
+        assert resume.audit_code_hash("r4/elsewhere") != before
     finally:
         import sys
         sys.modules.pop("r4_elsewhere_learner", None)
@@ -377,7 +377,7 @@ def test_a_release_with_its_own_unseeded_generator_is_never_resumed() -> None:
 
 
 def test_the_fingerprint_sees_what_the_outputs_cannot() -> None:
-    # Review of issue 32 item 3: a lemma's quantity, samples or the neighbour check change no
+    # A lemma's quantity, samples or the neighbour check change no
     # release output, and code with no file is resumed on the fingerprint alone: each must move it.
     from hypothesis import strategies as st
 
@@ -585,7 +585,7 @@ def test_a_failed_rerun_keeps_a_readable_directory(tmp_path, capsys, monkeypatch
 
     from fake_claims import A, B, audit_both, register_fakes, run
 
-    from dpaudit import runner
+    from dpaudit.runner import execute
     from dpaudit.reporting import writer
 
     register_fakes(monkeypatch)
@@ -596,7 +596,7 @@ def test_a_failed_rerun_keeps_a_readable_directory(tmp_path, capsys, monkeypatch
     def transient(*a, **k):
         raise OSError("resource temporarily unavailable")
     with monkeypatch.context() as m:
-        m.setattr(runner, "_audit_record", transient)
+        m.setattr(execute, "audit_record", transient)
         status, _, err = run(capsys, "audit-claims", B, *rerun, "--out", str(out))
     assert status == 3
     path = writer.claim_paths(out, B).json

@@ -25,7 +25,7 @@ from dpaudit.claims import registry
 from dpaudit.reporting import view
 from dpaudit.reporting.html import render_claim_html, render_index_html
 from dpaudit.reporting.markdown import render_claim_markdown, render_index_markdown
-from dpaudit.reporting.terminal import _summary_table
+from dpaudit.reporting.terminal import summary_table
 from dpaudit.reporting.triage import WHERE_WIDTH, start_here, where_short
 
 STATEMENT = "The noisy count is eps-DP under add/remove neighbours"
@@ -65,8 +65,8 @@ def test_the_exact_value_is_the_closed_form_and_derived_from_the_code(record) ->
 
 
 def test_every_place_that_prints_the_exact_value_says_where_it_comes_from(record) -> None:
-    assert "1 (code)" in _summary_table([record])
-    assert "(code): derived from the code" in " ".join(_summary_table([record]).split())
+    assert "1 (code)" in summary_table([record])
+    assert "(code): derived from the code" in " ".join(summary_table([record]).split())
     assert "exact ε (derived from the code)" in render_claim_html(record)
     assert "exact ε (derived from the code) 1," in render_claim_markdown(record)
     assert '<div class="small muted">derived from the code</div>' in render_index_html([record])
@@ -106,12 +106,12 @@ def test_a_user_claims_page_quotes_its_statement_and_source_fields(record) -> No
 
 
 def test_dpaudit_list_shows_a_user_claims_statement(capsys) -> None:
-    from dpaudit.cli.listing import _cmd_list
+    from dpaudit.cli.listing import cmd_list
 
     dpaudit.register_claim(CLAIM)
     try:
         out = io.StringIO()
-        _cmd_list(Namespace(json=False, long=True), out, io.StringIO())
+        cmd_list(Namespace(json=False, long=True), out, io.StringIO())
     finally:
         registry.unregister(CLAIM.id)
     line = next(ln for ln in out.getvalue().splitlines() if CLAIM.id in ln)

@@ -1,16 +1,19 @@
-"""dpaudit: audit the privacy claims of differentially private online learning algorithms."""
+"""dpaudit: audit the privacy claims of differentially private online learning algorithms.
 
-from __future__ import annotations
+A lazy facade: the names of :data:`__all__` load their module on first use, so that
+``import dpaudit`` stays cheap (scipy and statsmodels load when an audit needs them). The module
+binds nothing public besides them (``tests/test_boundary.py`` checks both ways).
+"""
 
-from typing import TYPE_CHECKING, Any
+import typing as _typing
 
 from dpaudit._version import __version__
 
 __all__ = ["audit", "AuditResult", "sequential_audit", "sequential_gate", "SequentialResult",
-           "Claim", "Source", "Lemma", "Primitive", "audit_claim", "register_claim", "noise", "exact", "batch",
-           "__version__"]
+           "Claim", "Source", "Lemma", "Primitive", "audit_claim", "register_claim", "noise",
+           "exact", "batch", "__version__"]
 
-if TYPE_CHECKING:  # pragma: no cover
+if _typing.TYPE_CHECKING:  # pragma: no cover
     from dpaudit.blackbox.result import AuditResult
     from dpaudit.blackbox.empirical_audit import audit
     from dpaudit.blackbox.sequential import SequentialResult, sequential_audit
@@ -21,8 +24,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from dpaudit.greybox.primitives import Primitive
     from dpaudit.batching import batch
 
-# Exported lazily so that `import dpaudit` stays cheap (scipy/statsmodels load on first use).
-_LAZY = {"audit": "dpaudit.blackbox.empirical_audit", "AuditResult": "dpaudit.blackbox.empirical_audit",
+#: Where each lazily exported name is defined.
+_LAZY = {"audit": "dpaudit.blackbox.empirical_audit",
+         "AuditResult": "dpaudit.blackbox.empirical_audit",
          "sequential_audit": "dpaudit.blackbox.sequential",
          "SequentialResult": "dpaudit.blackbox.sequential",
          "sequential_gate": "dpaudit.blackbox.sequential_gate",
@@ -34,7 +38,7 @@ _LAZY = {"audit": "dpaudit.blackbox.empirical_audit", "AuditResult": "dpaudit.bl
 _SUBMODULES = ("noise", "exact")
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     import importlib
 
     if name in _LAZY:
@@ -47,4 +51,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+    return sorted(set(__all__) | {name for name in globals() if name.startswith("__")})

@@ -114,9 +114,9 @@ def _gate_claim(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from dpaudit.claims.claim_gate import claim_declaration, gate_claim
     from dpaudit.claims.context import BUDGETS, AuditContext
     from dpaudit.claims.verdict import format_parameters
-    from dpaudit.runner import _resolve_claim_ids
+    from dpaudit.runner import resolve_claim_ids
 
-    [claim_id] = _resolve_claim_ids([args.claim_id], False, patterns=False)
+    [claim_id] = resolve_claim_ids([args.claim_id], False, patterns=False)
     try:
         decl = claim_declaration(claim_id)
     except ValueError as exc:

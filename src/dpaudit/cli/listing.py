@@ -10,7 +10,7 @@ import json
 import pkgutil
 from typing import Any, TextIO
 from dpaudit.cli.parser import EXIT_FAILED, EXIT_OK
-from dpaudit.reporting.terminal import _one_line, _table
+from dpaudit.reporting.terminal import one_line_error, text_table
 
 
 
@@ -35,7 +35,7 @@ def _concrete_classes(package: str, base: type, problems: list[str]) -> list[dic
         try:
             module = importlib.import_module(info.name)
         except Exception as exc:
-            problems.append(f"could not import {info.name} ({_one_line(exc)})")
+            problems.append(f"could not import {info.name} ({one_line_error(exc)})")
             continue
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if (issubclass(cls, base) and cls is not base and cls.__module__ == module.__name__
@@ -79,7 +79,7 @@ def _short_theorem(claim: Any) -> str:
     return f"{p.theorem} ({version})" if version else p.theorem
 
 
-def _cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from dpaudit.claims.registry import all_claims
     from dpaudit.learners.base import OnlineLearner
     from dpaudit.mechanisms.base import Mechanism
@@ -125,7 +125,7 @@ def _cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             rows.append([rc.claim.id, parts[0],
                          _fit(_short_theorem(rc.claim), max(20, 96 - id_w - claim_w - 4))])
             rows += [["", more, ""] for more in parts[1:]]
-        table = _table(["id", "claimed", "statement"], rows)
+        table = text_table(["id", "claimed", "statement"], rows)
         if args.long:
             lines = table.splitlines()
             body = lines[len(lines) - len(rows):]
@@ -153,12 +153,12 @@ def _cmd_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if items:
             if args.long:
                 rows = [[d["name"], d["class"], _plain(d["summary"])] for d in items]
-                out.write(_indent(_table(["name", "class", "summary"], rows)) + "\n")
+                out.write(_indent(text_table(["name", "class", "summary"], rows)) + "\n")
             else:
                 width = max(len(d["name"]) for d in items)
                 rows = [[d["name"], _fit(_plain(d["summary"]), max(20, 96 - width - 4))]
                         for d in items]
-                out.write(_indent(_table(["name", "summary"], rows)) + "\n")
+                out.write(_indent(text_table(["name", "summary"], rows)) + "\n")
         else:
             out.write("  none yet.\n")
     return status

@@ -47,34 +47,47 @@ import math
 import signal
 import sys
 from pathlib import Path
-from typing import Sequence, TextIO
-from dpaudit.cli.gate import cmd_gate
-from dpaudit.cli.listing import _cmd_list
-from dpaudit.cli.parser import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, EXIT_VIOLATED, UsageError, _Terminated, _on_sigterm, build_parser
-from dpaudit.runner import _Task, _audit_many, _finished_record, _registered_ids, _resolve_claim_ids
-from dpaudit.reporting.terminal import _ascii, _counts_sentence, _one_line, _summary_table, _table
+from typing import Any, Sequence, TextIO
 
+from dpaudit.cli.gate import cmd_gate
+from dpaudit.cli.listing import cmd_list
+from dpaudit.cli.parser import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE,
+                                EXIT_VIOLATED, UsageError, build_parser)
+from dpaudit.reporting.terminal import (ascii_text, counts_sentence, one_line_error, summary_table,
+                                       text_table)
+from dpaudit.runner import (RunSettings, Terminated, audit_into, refuse_system_root,
+                            registered_ids, resolve_claim_ids)
+from dpaudit.runner.resume import finished_record
+from dpaudit.runner.task import Task
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_VIOLATED", "EXIT_USAGE", "EXIT_FAILED",
            "EXIT_INTERRUPTED", "EXIT_TERMINATED"]
+
+
+def _run_settings(args: argparse.Namespace) -> RunSettings:
+    """The run options of ``audit`` and ``audit-claims`` (parser: ``_add_run_options``)."""
+    return RunSettings(out=args.out, budget=args.budget, seed=args.seed, alpha=args.alpha,
+                       fresh=args.fresh, quiet=args.quiet, executor=args.executor,
+                       scheduler=args.scheduler)
+
 
 def _cmd_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from dpaudit.reporting.view import verdict_sentence
     from dpaudit.reporting.writer import claim_paths
 
-    [claim_id] = _resolve_claim_ids([args.claim_id], False, patterns=False)
-    status = _audit_many([claim_id], args, 1, out, err)
+    [claim_id] = resolve_claim_ids([args.claim_id], False, patterns=False)
+    status = audit_into([claim_id], _run_settings(args), jobs=1, out=out, err=err)
     if status in (EXIT_OK, EXIT_VIOLATED):
-        record = _finished_record(_Task(claim_id, args.budget, args.seed, args.alpha, args.out))
+        record = finished_record(Task(claim_id, args.budget, args.seed, args.alpha, args.out))
         if record is not None:
             paths = claim_paths(args.out, claim_id)
-            out.write(f"\n{_ascii(verdict_sentence(record))}\nReport: {paths.html} "
+            out.write(f"\n{ascii_text(verdict_sentence(record))}\nReport: {paths.html} "
                       f"(also {paths.markdown.name} and {paths.json.name})\n")
     return status
 
 def _cmd_audit_claims(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    claim_ids = _resolve_claim_ids(args.claim_ids, args.all)
-    return _audit_many(claim_ids, args, args.jobs, out, err)
+    claim_ids = resolve_claim_ids(args.claim_ids, args.all)
+    return audit_into(claim_ids, _run_settings(args), jobs=args.jobs, out=out, err=err)
 
 
 def _cmd_float_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -94,13 +107,12 @@ def _cmd_float_audit(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if evidence.examples:
             rows = [[e["output"], e["output_decimal"], e["probability_on_input_0"],
                      e["probability_on_input_1"]] for e in evidence.examples]
-            out.write(_table(["output (exact)", "output", f"P on f0={args.f0:g}",
+            out.write(text_table(["output (exact)", "output", f"P on f0={args.f0:g}",
                               f"P on f1={args.f1:g}"], rows) + "\n")
     return EXIT_VIOLATED if evidence.violated else EXIT_OK
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from dpaudit.runner import refuse_system_root
     from dpaudit.reporting.writer import (no_saved_audits_message, report_directory_lock,
                                           rerender_directory, saved_claim_ids)
 
@@ -116,15 +128,15 @@ def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:  # one writer per report directory (reporting.writer: report_directory_lock)
         with report_directory_lock(directory):
             records, paths = rerender_directory(directory, display_dir=args.directory,
-                                                registered=_registered_ids())
+                                                registered=registered_ids())
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:  # read-only or full: exit 2 naming the file, as audit-claims does
         where = f" ({exc.filename})" if exc.filename else ""
         raise UsageError(f"cannot write the reports of {args.directory}: "
                          f"{exc.strerror or exc}{where}") from None
-    out.write(_summary_table(records) + "\n\n")
-    out.write(f"{_counts_sentence(records)} Re-rendered {len(records)} report"
+    out.write(summary_table(records) + "\n\n")
+    out.write(f"{counts_sentence(records)} Re-rendered {len(records)} report"
               f"{'s' if len(records) != 1 else ''} and {paths.html}\n")
     # report re-renders, it does not audit: rendering succeeded, whatever the verdicts say.
     return EXIT_OK
@@ -133,6 +145,11 @@ def _cmd_report(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 # ------------------------------------------------------------------------------------------------
 # Entry point
 # ------------------------------------------------------------------------------------------------
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM (how CI cancels a job) is handled like Ctrl-C, but exits 143."""
+    raise Terminated()
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``dpaudit`` command (``argv`` defaults to ``sys.argv[1:]``); returns the exit status.
@@ -145,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed usage and a one-line error (or --help)
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
-    commands = {"list": lambda: _cmd_list(args, out, err),
+    commands = {"list": lambda: cmd_list(args, out, err),
                 "audit": lambda: _cmd_audit(args, out, err),
                 "audit-claims": lambda: _cmd_audit_claims(args, out, err),
                 "report": lambda: _cmd_report(args, out, err),
@@ -168,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the same exit 2 and one sentence naming the module).
         print(f"dpaudit: error: {str(exc).rstrip('.')}.", file=err)
         return EXIT_USAGE
-    except _Terminated:
+    except Terminated:
         print("dpaudit: terminated (SIGTERM).", file=err)
         return EXIT_TERMINATED
     except KeyboardInterrupt:
@@ -177,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if args.traceback:
             raise
-        print(f"dpaudit: error: {_one_line(exc)} (rerun with --traceback for details).", file=err)
+        print(f"dpaudit: error: {one_line_error(exc)} (rerun with --traceback for details).", file=err)
         return EXIT_FAILED
     finally:
         if previous is not None:

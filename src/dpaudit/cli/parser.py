@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any, Callable
+from typing import Callable
 
 from dpaudit._version import __version__
-
 from dpaudit.runner import (EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE,
-                            EXIT_VIOLATED, UsageError, _Terminated)
+                            EXIT_VIOLATED, UsageError)
 
 DEFAULT_OUT = "dpaudit-reports"
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise _Terminated()
 
 
 # ------------------------------------------------------------------------------------------------

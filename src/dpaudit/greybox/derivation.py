@@ -39,7 +39,8 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.formal.exact_laws import ExactValue, LinearGaussian, ProductLaplace
-from dpaudit.greybox.replay import GUARD_SENTENCE, Draw, ReplayGenerator, describe_foreign
+from dpaudit.greybox.replay import (GUARD_SENTENCE, Draw, Mechanism, ReplayGenerator,
+                                    describe_foreign)
 from dpaudit.greybox.run_layouts import Misaligned, as_runs, layouts_for, replay_runs
 from dpaudit.greybox.sources import run_release
 
@@ -68,7 +69,6 @@ def rtol_for(precision: float) -> float:
 #: Impulses between two progress reports of the one-call-per-impulse fallback.
 PROGRESS_EVERY = 64
 
-Mechanism = Callable[[Any, int, np.random.Generator], Any]
 #: ``progress(done, total, what)``: how far a long derivation is.
 Progress = Callable[[int, int, str], None]
 

@@ -21,11 +21,11 @@ input ran).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from dpaudit.greybox.replay import Draw, ReplayGenerator
+from dpaudit.greybox.replay import Draw, Mechanism, ReplayGenerator
 from dpaudit.greybox.sources import run_release
 
 __all__ = ["InvarianceFinding", "Invariance", "check_invariance", "INVARIANCE_STATEMENT"]
@@ -35,7 +35,6 @@ INVARIANCE_STATEMENT = ("the release's noise calls (site, source, family, shape,
                         "values it marks public are the same on neighbouring inputs given the "
                         "same draws")
 
-Mechanism = Callable[[Any, int, np.random.Generator], Any]
 #: Relative slack of a scale comparison (floating-point order).
 RTOL = 1e-9
 #: Findings kept per pair.

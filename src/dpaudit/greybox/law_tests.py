@@ -74,13 +74,12 @@ from scipy import optimize, special, stats
 
 from dpaudit.release_outputs import is_structured, plain_arrays, release_table
 from dpaudit.formal.exact_laws import DiscreteLaw, LinearGaussian, ProductLaplace
+from dpaudit.greybox.replay import Mechanism
 
 __all__ = ["LawTest", "Component", "check_declared_law", "POWER"]
 
 #: The power at which detectable departures are stated.
 POWER = 0.8
-
-Mechanism = Callable[[Any, int, np.random.Generator], Any]
 
 
 @dataclass(frozen=True)

@@ -72,19 +72,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from dpaudit.greybox.derivation import NotDerivable, PairLaw, derive_pair
-from dpaudit.greybox.replay import Draw, ReplayGenerator, describe_foreign
+from dpaudit.greybox.replay import Draw, Mechanism, ReplayGenerator, describe_foreign
 from dpaudit.greybox.sources import run_release
 
 __all__ = ["SiteDistance", "site_distances", "calibration_ratio", "worst_ratio",
            "WholeCalibration", "PairCalibration", "schedule_budget", "pair_calibration",
            "DERIVED_LAW", "COMPOSITION"]
-
-Mechanism = Callable[[Any, int, np.random.Generator], Any]
 
 #: ``WholeCalibration.method`` when the pair's law was derived from the code (exact).
 DERIVED_LAW = "derived law"

@@ -15,16 +15,12 @@ or into a Python float leaves the trace, and what is done to it then is not seen
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
-import numpy as np
-
-from dpaudit.greybox.replay import ReplayGenerator
+from dpaudit.greybox.replay import Mechanism, ReplayGenerator
 from dpaudit.greybox.sources import run_release
 
 __all__ = ["noise_transforms"]
-
-Mechanism = Callable[[Any, int, np.random.Generator], Any]
 
 
 def noise_transforms(mechanism: Mechanism, data: Any, *, seed: int) -> list[str] | None:

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from dpaudit.greybox.sources.base import _LOCK
+from dpaudit.greybox.sources.base import PATCH_LOCK
 
 __all__ = ["Primitive", "PrimitiveCall", "Recording", "FAMILIES", "recording", "record_release"]
 
@@ -416,7 +416,7 @@ def recording(primitives: Sequence[Primitive], *, returns: list[Any] | None = No
     """Patch every named primitive while the block runs; yields the list the calls of this
     thread are appended to (module docstring). ``returns`` collects what each call returned;
     ``served`` hands back given values instead of running the primitives."""
-    with _LOCK:
+    with PATCH_LOCK:
         calls: list[PrimitiveCall] = []
         patches: list[_Patch] = []
         try:

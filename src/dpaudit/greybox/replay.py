@@ -36,7 +36,12 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["Draw", "ReplayGenerator", "TracedNoise", "StateToken", "STANDARD_FAMILY",
-           "GUARD_SENTENCE", "GENERATOR_SOURCE", "INTERNAL_MODULES", "describe_foreign"]
+           "GUARD_SENTENCE", "GENERATOR_SOURCE", "INTERNAL_MODULES", "describe_foreign",
+           "Mechanism"]
+
+#: What the grey box replays: a release ``mechanism(data, n, rng)`` returning the outputs of
+#: ``n`` runs, all of its noise drawn from ``rng`` (where a :class:`ReplayGenerator` goes).
+Mechanism = Callable[[Any, int, np.random.Generator], Any]
 
 #: The name of the draw source of the rng dpaudit passes (``Draw.source``).
 GENERATOR_SOURCE = "numpy Generator (the rng dpaudit passes)"

@@ -23,11 +23,11 @@ one batched call rather than ``k`` calls of ``k`` draws each.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
-from dpaudit.greybox.replay import Draw, ReplayGenerator
+from dpaudit.greybox.replay import Draw, Mechanism, ReplayGenerator
 from dpaudit.greybox.sources import run_release
 from dpaudit.release_outputs import is_structured, plain_arrays, release_table
 
@@ -35,8 +35,6 @@ __all__ = ["LAYOUTS", "Misaligned", "replay_runs", "layouts_for", "as_runs"]
 
 #: The layouts tried, in order.
 LAYOUTS = ("vector", "per-run", "per-step")
-
-Mechanism = Callable[[Any, int, np.random.Generator], Any]
 
 
 class Misaligned(Exception):

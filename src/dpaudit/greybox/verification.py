@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from dpaudit.greybox.derivation import DerivedLaw, PairLaw, Progress
-from dpaudit.greybox.replay import ReplayGenerator
+from dpaudit.greybox.replay import Mechanism, ReplayGenerator
 from dpaudit.greybox.run_layouts import Misaligned, as_runs, replay_runs
 from dpaudit.greybox.sources import run_release
 
@@ -60,8 +60,6 @@ PER_CALL_RUNS = 2_000
 #: Most noise calls replayed per input when the release draws each run's noise in calls of its
 #: own (a loop over runs): each is a Python call of the replaying generator.
 MAX_CALLS = 200_000
-
-Mechanism = Callable[[Any, int, np.random.Generator], Any]
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ from dpaudit._validation import (
 from dpaudit.learners.base import OnlineLearner
 from dpaudit.learners.domains import Ball, Box, Domain
 from dpaudit.learners.losses import Loss
-from dpaudit.learners.pftal import L2Regularised, _Algorithm2Sum
+from dpaudit.learners.pftal import L2Regularised, Algorithm2Sum
 
 __all__ = [
     "Adversary",
@@ -421,7 +421,7 @@ def _inner(domain: Domain, r: float | None) -> float:
     return r
 
 
-class PrivateBanditFTAL(_Algorithm2Sum, BanditFTAL):
+class PrivateBanditFTAL(Algorithm2Sum, BanditFTAL):
     """Private bandit FTAL, ST13 Algorithm 3 (App. E.1), vectorised over runs.
 
     Parameters

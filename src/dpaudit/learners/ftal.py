@@ -78,7 +78,7 @@ def ftal_argmin(point_sum: np.ndarray, gradient_sum: np.ndarray, t: int, strong_
     return domain.project(S / t - v / (H * t))
 
 
-def _initial_point(domain: Domain, initial_point: object | None) -> np.ndarray:
+def first_point(domain: Domain, initial_point: object | None) -> np.ndarray:
     """The first point played: ``initial_point`` (must lie in C) or ``Pi_C(0)``."""
     if not isinstance(domain, Domain):
         raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
@@ -114,7 +114,7 @@ class FTAL(OnlineLearner):
 
     def __init__(self, domain: Domain, strong_convexity: float, *,
                  initial_point: np.ndarray | None = None) -> None:
-        self._w1 = _initial_point(domain, initial_point)
+        self._w1 = first_point(domain, initial_point)
         self._domain = domain
         self._H = check_positive(strong_convexity, "strong_convexity")
         self._w: np.ndarray | None = None

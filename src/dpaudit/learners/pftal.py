@@ -140,7 +140,7 @@ def pftal_tree_bound(reading: TreeBoundReading | float, lipschitz: float, strong
     return check_positive(reading, "tree_bound")
 
 
-class _Algorithm2Sum:
+class Algorithm2Sum:
     """The private gradient sum of ST13's learners: Algorithm 2, one tree per
     :meth:`~dpaudit.learners.base.OnlineLearner.reset`.
 
@@ -199,7 +199,7 @@ class _Algorithm2Sum:
         super().learn(loss)
 
 
-class PFTAL(_Algorithm2Sum, FTAL):
+class PFTAL(Algorithm2Sum, FTAL):
     """Private FTAL, ST13 Algorithm 1 (strongly convex Lipschitz losses), vectorised over runs.
 
     Parameters

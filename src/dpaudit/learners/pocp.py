@@ -157,7 +157,7 @@ def pgiga_beta(version: Version, T: int, G: float, alpha: float, epsilon: float,
     return pocp_beta(version, T, pgiga_lambda(version, G, alpha), epsilon, delta)
 
 
-class _OutputPerturbation(StoredPointRelease):
+class OutputPerturbation(StoredPointRelease):
     """State shared by the output-perturbation learners (Algorithm 1 here, Algorithm 7 in
     :mod:`dpaudit.learners.pocp_doubling`): the non-private ``base`` learner A, the released
     x^_t (``_point``), the noise generator and the round counter.
@@ -182,7 +182,7 @@ class _OutputPerturbation(StoredPointRelease):
         self._t = 1
 
 
-class POCP(_OutputPerturbation, RoundCounting):
+class POCP(OutputPerturbation, RoundCounting):
     """Algorithm 1: a non-private OCP learner plus Gaussian output perturbation and projection.
 
     Parameters

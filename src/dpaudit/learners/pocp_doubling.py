@@ -22,7 +22,7 @@ from dpaudit._validation import (check_delta, check_epsilon, check_int,
 from dpaudit.learners.base import OnlineLearner
 from dpaudit.learners.domains import Domain
 from dpaudit.learners.losses import Loss
-from dpaudit.learners.pocp import _OutputPerturbation, check_base_and_domain
+from dpaudit.learners.pocp import OutputPerturbation, check_base_and_domain
 from dpaudit.learners.starting_points import StartingPoint, check_starting_point
 from dpaudit.mechanisms.gaussian import sample_gaussian
 
@@ -61,7 +61,7 @@ def doubling_beta(t: int, lam: float, epsilon: float, delta: float) -> float:
     return lam * math.sqrt(2.0 * p / epsilon * (math.log(p / delta) + math.sqrt(epsilon / p)))
 
 
-class POCPDoubling(_OutputPerturbation):
+class POCPDoubling(OutputPerturbation):
     """Algorithm 7: POCP whose noise doubles its privacy budget schedule, for unknown T.
 
     Parameters

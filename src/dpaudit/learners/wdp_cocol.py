@@ -62,7 +62,7 @@ from dpaudit._validation import (
 )
 from dpaudit.learners.base import OnlineLearner
 from dpaudit.learners.domains import Domain
-from dpaudit.learners.ftal import _initial_point
+from dpaudit.learners.ftal import first_point
 from dpaudit.learners.lloo import LocalLinearOracle, lloo_for
 from dpaudit.learners.losses import Loss
 from dpaudit.learners.wdp_cocop import PrivacyOption, WindowTreeSum
@@ -177,7 +177,7 @@ class OnlineCG(OnlineLearner):
                  constants: COCOLConstants | None = None, direction: OracleDirection = "gradient",
                  oracle: LocalLinearOracle | None = None,
                  initial_point: np.ndarray | None = None) -> None:
-        self._x1 = _initial_point(domain, initial_point)
+        self._x1 = first_point(domain, initial_point)
         self._domain = domain
         self._mu = check_positive(strong_convexity, "strong_convexity")
         self._L = check_positive(lipschitz, "lipschitz")

@@ -15,7 +15,7 @@ in the literature:
   analytic Gaussian mechanism), found with ``dp_accounting.mechanism_calibration`` on the PLD
   accountant (for delta < 1e-12, from the closed form alone).
 
-The exact delta(epsilon) of a shift mu is evaluated by :func:`_log_delta` (also used by
+The exact delta(epsilon) of a shift mu is evaluated by :func:`log_gaussian_delta` (also used by
 :mod:`dpaudit.formal.accounting`), accurate to ~1e-11 relative for every mu > 0 and epsilon >= 0.
 
 Floating-point caveat: samples come from numpy's floating-point normal sampler, whose law is only
@@ -46,7 +46,7 @@ from dpaudit.neighbours import NeighbourRelation
 from dpaudit.mechanisms.additive_noise import AdditiveNoiseMechanism
 from dpaudit.mechanisms.discrete import (discrete_gaussian_delta, grid_units, rational_sigma2,
                                          sample_discrete_gaussian)
-from dpaudit.mechanisms.laplace import _check_size, check_noise_mode, shift_units
+from dpaudit.mechanisms.laplace import check_size, check_noise_mode, shift_units
 
 __all__ = [
     "sample_gaussian",
@@ -85,7 +85,7 @@ def sample_gaussian(sigma: float, size: int | tuple[int, ...], rng: np.random.Ge
         float64 array of shape ``size``.
     """
     sigma = check_positive(sigma, "sigma")
-    size = _check_size(size)
+    size = check_size(size)
     rng = check_generator(rng)
     return rng.normal(0.0, sigma, size)
 
@@ -148,18 +148,18 @@ def _tail_bound_mu(epsilon: float, delta: float) -> float:
 
 
 #: A computed delta counts as meeting a target only if log delta <= log target - this slack: the
-#: evaluation of :func:`_log_delta` is accurate to ~1e-11 relative, so roots returned "on the safe
-#: side" are safe for the exact function, at a cost of at most ~1e-10 relative in delta.
-_LOG_DELTA_SLACK = 1e-10
+#: evaluation of :func:`log_gaussian_delta` is accurate to ~1e-11 relative, so roots returned "on
+#: the safe side" are safe for the exact function, at a cost of at most ~1e-10 relative in delta.
+LOG_DELTA_SLACK = 1e-10
 
 # The direct formula is used when r = log Phi(a) - log(e^eps Phi(b)) exceeds this times the
 # magnitude of the terms it is the difference of (relative error of delta <= ~2e-16 / this).
-_DIRECT_FORMULA_MIN_GAP = 2e-5
+DIRECT_FORMULA_MIN_GAP = 2e-5
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
-def _log_delta_by_quadrature(mu: float, epsilon: float) -> float:
+def log_gaussian_delta_by_quadrature(mu: float, epsilon: float) -> float:
     """log delta(epsilon) from an integral with a positive integrand (no cancellation).
 
     With z0 = eps/mu - mu/2 and the privacy loss L = mu^2/2 - mu Z, Z ~ N(0, 1),
@@ -190,14 +190,14 @@ def _log_delta_by_quadrature(mu: float, epsilon: float) -> float:
     return -0.5 * z0 * z0 - _LOG_SQRT_2PI + top + math.log(mu) + math.log(value)
 
 
-def _log_delta(mu: float, epsilon: float) -> float:
+def log_gaussian_delta(mu: float, epsilon: float) -> float:
     """log of the exact delta(epsilon) of N(0,1) vs N(mu,1) (Balle & Wang 2018, Theorem 8).
 
     delta = Phi(a) - e^eps Phi(b), a = -eps/mu + mu/2, b = -eps/mu - mu/2, evaluated as
     log Phi(a) + log(1 - exp(eps + log Phi(b) - log Phi(a))) to keep relative accuracy in the tails.
     Where the two terms nearly cancel (which the direct formula would turn into a large relative
     error, e.g. mu = 1e-13 at eps = 1e-12) the positive integral of
-    :func:`_log_delta_by_quadrature` is used instead, and at eps = 0 the exact
+    :func:`log_gaussian_delta_by_quadrature` is used instead, and at eps = 0 the exact
     delta = erf(mu / (2 sqrt 2)). Accurate to ~1e-11 relative throughout; ``-inf`` when log delta
     itself is below the float range.
     """
@@ -212,12 +212,12 @@ def _log_delta(mu: float, epsilon: float) -> float:
     # log_ndtr is accurate to a few ulps relative, so gap carries an absolute error of about
     # 2e-16 * magnitude; the direct formula is used where that is <= ~1e-11 of gap.
     magnitude = abs(la) + epsilon + abs(log_phi_b)
-    if gap > 0.0 and gap >= _DIRECT_FORMULA_MIN_GAP * magnitude:
+    if gap > 0.0 and gap >= DIRECT_FORMULA_MIN_GAP * magnitude:
         return la + math.log(-math.expm1(-gap))
-    return _log_delta_by_quadrature(mu, epsilon)
+    return log_gaussian_delta_by_quadrature(mu, epsilon)
 
 
-def _safe_monotone_root(gap: Callable[[float], float], lo: float, hi: float, *,
+def safe_monotone_root(gap: Callable[[float], float], lo: float, hi: float, *,
                         safe_side: str) -> float:
     """The end of a bracketed root of a monotone ``gap`` on which ``gap <= 0``.
 
@@ -250,12 +250,12 @@ def _closed_form_mu(epsilon: float, delta: float) -> float:
     """The largest shift mu whose exact delta(epsilon) meets ``delta``, from the closed form.
 
     Root of log delta(mu, epsilon) = log delta in mu (increasing), returned on the safe side:
-    delta(mu) <= delta (within :data:`_LOG_DELTA_SLACK`), to relative tolerance ~1e-15.
+    delta(mu) <= delta (within :data:`LOG_DELTA_SLACK`), to relative tolerance ~1e-15.
     """
-    log_target = math.log(delta) - _LOG_DELTA_SLACK
+    log_target = math.log(delta) - LOG_DELTA_SLACK
 
     def gap(mu: float) -> float:
-        value = _log_delta(mu, epsilon)
+        value = log_gaussian_delta(mu, epsilon)
         return (value if math.isfinite(value) else -1e300) - log_target
 
     lo = _tail_bound_mu(epsilon, delta)  # private: gap(lo) <= 0
@@ -264,7 +264,7 @@ def _closed_form_mu(epsilon: float, delta: float) -> float:
     hi = 2.0 * lo
     while gap(hi) <= 0.0:
         lo, hi = hi, 2.0 * hi
-    return _safe_monotone_root(gap, lo, hi, safe_side="lo")
+    return safe_monotone_root(gap, lo, hi, safe_side="lo")
 
 
 #: Below this delta :func:`analytic_sigma` uses the closed form directly (the PLD's tail
@@ -417,7 +417,7 @@ class GaussianMechanism(AdditiveNoiseMechanism):
         one coordinate; float: Balle & Wang's closed form)."""
         epsilon = check_epsilon(epsilon)
         if self._granularity is None:
-            return math.exp(_log_delta(self.mu, epsilon))
+            return math.exp(log_gaussian_delta(self.mu, epsilon))
         return discrete_gaussian_delta(epsilon, math.sqrt(float(self._sigma2)),
                                        shift_units(self._sensitivity.bound, self._granularity))
 

@@ -56,7 +56,7 @@ def shift_units(sensitivity: float, granularity: float) -> int:
 __all__ = ["sample_laplace", "LaplaceMechanism"]
 
 
-def _check_size(size: object, name: str = "size") -> int | tuple[int, ...]:
+def check_size(size: object, name: str = "size") -> int | tuple[int, ...]:
     """Validate a numpy-style ``size``: a non-negative int or a tuple of non-negative ints.
 
     Shared by the noise samplers of this package (zero-length draws are allowed).
@@ -84,7 +84,7 @@ def sample_laplace(scale: float, size: int | tuple[int, ...], rng: np.random.Gen
         float64 array of shape ``size``.
     """
     scale = check_positive(scale, "scale")
-    size = _check_size(size)
+    size = check_size(size)
     rng = check_generator(rng)
     return rng.laplace(0.0, scale, size)
 

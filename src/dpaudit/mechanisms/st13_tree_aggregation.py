@@ -66,7 +66,7 @@ import numpy as np
 from dpaudit._rowwise import row_norm
 from dpaudit._validation import check_epsilon, check_int, check_positive
 from dpaudit.mechanisms.projections import clip_l2
-from dpaudit.mechanisms.tree_aggregation import NodeNoise, TreeNode, _StreamingAggregator
+from dpaudit.mechanisms.tree_aggregation import NodeNoise, TreeNode, StreamingAggregator
 
 __all__ = [
     "st13_tree_levels",
@@ -106,7 +106,7 @@ class NoiseDraw:
     node: TreeNode
 
 
-class ST13TreeAggregator(_StreamingAggregator):
+class ST13TreeAggregator(StreamingAggregator):
     """Algorithm 2 of ST13 (App. A), streaming, vectorised over ``n_runs`` independent runs.
 
     Parameters

@@ -349,7 +349,7 @@ def _check_noise(noise: object) -> NodeNoise:
     return noise
 
 
-def _check_stream(xs: object, n_runs: object) -> tuple[np.ndarray, int]:
+def check_stream(xs: object, n_runs: object) -> tuple[np.ndarray, int]:
     """Validate a whole stream for ``n_runs`` runs: ``(T, d)`` (shared) or ``(n_runs, T, d)``."""
     arr = check_finite_array(xs, "xs", ndim=(2, 3))
     n = check_int(n_runs, "n_runs", minimum=1)
@@ -360,7 +360,7 @@ def _check_stream(xs: object, n_runs: object) -> tuple[np.ndarray, int]:
     return arr, n
 
 
-class _StreamingAggregator:
+class StreamingAggregator:
     """What the streaming prefix-sum aggregators share, for ``n_runs`` independent runs.
 
     The horizon ``T``, the leaf dimension ``d``, the node noise, the batch size and the generator;
@@ -422,7 +422,7 @@ class _StreamingAggregator:
         return _as_leaf(x, self._n, self._d, name)
 
     def _releases(self, xs: np.ndarray) -> np.ndarray:
-        """Add every leaf of a stream checked by :func:`_check_stream`; all releases, shape
+        """Add every leaf of a stream checked by :func:`check_stream`; all releases, shape
         ``(n_runs, T, d)`` (``out[:, t - 1]`` is :meth:`prefix_sum` after leaf ``t``)."""
         out = np.empty((self._n, self._T, self._d))
         for t in range(self._T):
@@ -431,7 +431,7 @@ class _StreamingAggregator:
         return out
 
 
-class _StreamingMechanism(Mechanism):
+class StreamingMechanism(Mechanism):
     """What the tree-based prefix-sum mechanisms share: the horizon, the leaf dimension, private
     node noise and the sensitivity of one replaced leaf (l1 for Laplace node noise, l2 otherwise).
     """
@@ -468,7 +468,7 @@ class _StreamingMechanism(Mechanism):
         return check_finite_array(data, "data", shape=(self._T, self._d))
 
 
-class TreeAggregator(_StreamingAggregator):
+class TreeAggregator(StreamingAggregator):
     """Streaming binary mechanism over ``n_runs`` independent runs (p-sum implementation).
 
     Parameters
@@ -558,11 +558,11 @@ def tree_prefix_sums(xs: np.ndarray, noise: NodeNoise, n_runs: int,
     numpy.ndarray, shape ``(n_runs, T, d)``
         ``out[:, t - 1]`` is :meth:`TreeAggregator.prefix_sum` after leaf ``t``.
     """
-    arr, n = _check_stream(xs, n_runs)
+    arr, n = check_stream(xs, n_runs)
     return TreeAggregator(arr.shape[-2], arr.shape[-1], noise, n, rng)._releases(arr)
 
 
-class TreeAggregationMechanism(_StreamingMechanism):
+class TreeAggregationMechanism(StreamingMechanism):
     """The binary mechanism as a :class:`~dpaudit.mechanisms.base.Mechanism`.
 
     ``sample(xs, n, rng)`` releases all ``T`` noisy prefix sums of the stream ``xs`` (shape

@@ -72,9 +72,9 @@ from dpaudit._validation import check_delta, check_epsilon, check_int, check_pos
 from dpaudit.mechanisms.tree_aggregation import (
     NodeNoise,
     TreeNode,
-    _check_stream,
-    _StreamingAggregator,
-    _StreamingMechanism,
+    check_stream,
+    StreamingAggregator,
+    StreamingMechanism,
 )
 
 __all__ = [
@@ -196,7 +196,7 @@ def max_window_nodes_per_leaf(W: int, T: int, layout: WindowLayout = "exact") ->
     return max(len(window_nodes_containing(i, W, T, layout)) for i in range(1, last + 1))
 
 
-class WindowTreeAggregator(_StreamingAggregator):
+class WindowTreeAggregator(StreamingAggregator):
     """Streaming window tree mechanism over ``n_runs`` independent runs.
 
     Parameters
@@ -330,12 +330,12 @@ def window_tree_prefix_sums(xs: np.ndarray, W: int, noise: NodeNoise, n_runs: in
     numpy.ndarray, shape ``(n_runs, T, d)``
         ``out[:, t - 1]`` is :meth:`WindowTreeAggregator.prefix_sum` after leaf ``t``.
     """
-    arr, n = _check_stream(xs, n_runs)
+    arr, n = check_stream(xs, n_runs)
     agg = WindowTreeAggregator(arr.shape[-2], W, arr.shape[-1], noise, n, rng, layout=layout)
     return agg._releases(arr)
 
 
-class WindowTreeMechanism(_StreamingMechanism):
+class WindowTreeMechanism(StreamingMechanism):
     """The window tree mechanism as a :class:`~dpaudit.mechanisms.base.Mechanism`.
 
     ``sample(xs, n, rng)`` returns all ``T`` releases for ``n`` runs, shape ``(n, T, d)``.

@@ -7,7 +7,8 @@ import math
 import textwrap
 from typing import Any, Iterable, Sequence
 
-
+__all__ = ["SUMMARY_WIDTH", "ascii_text", "counts_sentence", "one_line_error", "summary_table",
+           "text_table"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -25,8 +26,8 @@ def _num(x: Any) -> str:
     return f"{x:.4g}"
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]],
-           first_width: int | None = None) -> str:
+def text_table(header: Sequence[str], rows: Iterable[Sequence[str]],
+               first_width: int | None = None) -> str:
     """Left-aligned columns two spaces apart; ``first_width`` caps the first column's width (a
     longer cell overflows it)."""
     rows = [list(map(str, r)) for r in rows]
@@ -48,7 +49,7 @@ _ORIGIN_TAG = {"derived from the code": "code", "declared": "declared",
                "user-supplied": "user-supplied"}
 
 
-def _summary_table(records: Sequence[dict[str, Any]], width: int = SUMMARY_WIDTH) -> str:
+def summary_table(records: Sequence[dict[str, Any]], width: int = SUMMARY_WIDTH) -> str:
     """One row per claim: the claim instantiated at its worst audited point, then the evidence
     there (">=": a certified lower bound from a numerical bracket) and the verdict.
 
@@ -83,7 +84,7 @@ def _summary_table(records: Sequence[dict[str, Any]], width: int = SUMMARY_WIDTH
             table_rows.append([row[0]] + [""] * len(rest))
             row = [""] + row[1:]
         table_rows.append(row)
-    lines = _table(header, table_rows, first_width=id_width).splitlines()
+    lines = text_table(header, table_rows, first_width=id_width).splitlines()
     note = ("claimed at worst: the claim at its worst audited point, where the evidence columns "
             "are read; the claimed formulas are in dpaudit list and the reports")
     if certified:
@@ -94,18 +95,23 @@ def _summary_table(records: Sequence[dict[str, Any]], width: int = SUMMARY_WIDTH
     return "\n".join(lines + textwrap.wrap(f"({note})", width))
 
 
-def _counts_sentence(records: Sequence[dict[str, Any]]) -> str:
+def counts_sentence(records: Sequence[dict[str, Any]]) -> str:
+    """``3 claims: 1 violated, 0 inconclusive, 2 hold.`` for the report records ``records``."""
     n = {v: sum(1 for r in records if r["verdict"] == v) for v in ("violated", "inconclusive",
                                                                     "holds")}
     total = len(records)
     return (f"{total} claim{'s' if total != 1 else ''}: {n['violated']} violated, "
             f"{n['inconclusive']} inconclusive, {n['holds']} hold{'s' if n['holds'] == 1 else ''}.")
 
-def _ascii(text: str) -> str:
+
+def ascii_text(text: str) -> str:
+    """``text`` with the reports' non-ASCII symbols (dashes, infinity, minus, epsilon) spelled in
+    ASCII, for terminals and CI logs that cannot show them."""
     return text.replace("—", "-").replace("∞", "inf").replace("−", "-").replace("ε", "eps")
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line_error(exc: BaseException) -> str:
+    """``exc`` as one line: an ``OSError``'s reason and file, otherwise its type and message."""
     if isinstance(exc, OSError) and exc.strerror:
         target = f" {exc.filename}" if exc.filename else ""
         return f"{exc.strerror}{':' if target else ''}{target}"

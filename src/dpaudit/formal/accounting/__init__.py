@@ -49,7 +49,8 @@ exact enumeration) return the end of the final bracket that meets the target, wi
 margin on delta covering evaluation error (1e-10; 1e-12 for the enumeration of pure pieces): they
 are never below the exact value by more than float rounding, and above it by ~1e-10 relative at
 most. The Gaussian delta itself is evaluated to ~1e-11 relative for every mu > 0 and epsilon >= 0
-(including the near-cancelling regimes of tiny mu, see ``dpaudit.mechanisms.gaussian._log_delta``).
+(including the near-cancelling regimes of tiny mu, see
+``dpaudit.mechanisms.gaussian.log_gaussian_delta``).
 
 PLDs are pessimistic: Gaussian, Laplace and discrete-Laplace pieces use dp-accounting's
 discretisation (connect-the-dots where available) on the grid ``value_discretization_interval``

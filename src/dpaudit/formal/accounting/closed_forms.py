@@ -17,11 +17,7 @@ import numpy as np
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from scipy import special
 
-from dpaudit.mechanisms.gaussian import (
-    _LOG_DELTA_SLACK,
-    _safe_monotone_root,
-)
-from dpaudit.mechanisms.gaussian import _log_delta as _log_gaussian_delta
+from dpaudit.mechanisms.gaussian import LOG_DELTA_SLACK, log_gaussian_delta, safe_monotone_root
 from dpaudit._validation import (
     check_delta,
     check_epsilon,
@@ -35,9 +31,11 @@ from dpaudit._validation import (
 #: Default PLD grid step (refined automatically for small two-point pieces; module docstring).
 DEFAULT_VALUE_DISCRETIZATION_INTERVAL = 1e-4
 _H = DEFAULT_VALUE_DISCRETIZATION_INTERVAL
-_ADD_OR_REMOVE = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+#: The neighbouring relation of the privacy loss distributions built here (and in the bridge).
+ADD_OR_REMOVE = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
 
-_MAX_BRACKET_STEPS = 2000
+#: Most halvings or doublings of a bracket before a root search stops widening it.
+MAX_BRACKET_STEPS = 2000
 
 # --------------------------------------------------------------------------------------------------
 # Gaussian mechanism: closed form (Balle & Wang 2018, Theorem 8)
@@ -67,11 +65,12 @@ def gaussian_delta(mu: float, epsilon: float) -> float:
     """
     mu = check_positive(mu, "mu")
     epsilon = check_nonnegative(epsilon, "epsilon")
-    return math.exp(_log_gaussian_delta(mu, epsilon))
+    return math.exp(log_gaussian_delta(mu, epsilon))
 
 
-def _finite_log(x: float) -> float:
-    # brentq needs finite function values; a delta that underflows is "far below the target".
+def finite_log(x: float) -> float:
+    """``x``, or -1e300 for ``-inf``: brentq needs finite function values, and a delta that
+    underflows is "far below the target"."""
     return x if math.isfinite(x) else -1e300
 
 
@@ -100,20 +99,20 @@ def gaussian_epsilon(mu: float, delta: float) -> float:
     delta = check_delta(delta)
     if delta == 0.0:
         return math.inf
-    log_target = math.log(delta) - _LOG_DELTA_SLACK
+    log_target = math.log(delta) - LOG_DELTA_SLACK
 
     def gap(eps: float) -> float:
-        return _finite_log(_log_gaussian_delta(mu, eps)) - log_target
+        return finite_log(log_gaussian_delta(mu, eps)) - log_target
 
     if gap(0.0) <= 0.0:
         return 0.0
     # Phi(-eps/mu + mu/2) <= exp(-(eps/mu - mu/2)^2 / 2), so this epsilon already meets delta.
     hi = mu * mu / 2.0 + mu * math.sqrt(2.0 * math.log(1.0 / delta)) + 1.0
-    for _ in range(_MAX_BRACKET_STEPS):
+    for _ in range(MAX_BRACKET_STEPS):
         if gap(hi) <= 0.0:
             break
         hi *= 2.0
-    return _safe_monotone_root(gap, 0.0, hi, safe_side="hi")
+    return safe_monotone_root(gap, 0.0, hi, safe_side="hi")
 
 
 def gaussian_mu(epsilon: float, delta: float) -> float:
@@ -142,21 +141,21 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
     delta = check_delta(delta)
     if delta == 0.0:
         raise ValueError("delta must be in (0, 1) for a Gaussian mechanism, got 0")
-    log_target = math.log(delta) - _LOG_DELTA_SLACK
+    log_target = math.log(delta) - LOG_DELTA_SLACK
 
     def gap(mu: float) -> float:
-        return _finite_log(_log_gaussian_delta(mu, epsilon)) - log_target
+        return finite_log(log_gaussian_delta(mu, epsilon)) - log_target
 
     lo = hi = 1.0
-    for _ in range(_MAX_BRACKET_STEPS):
+    for _ in range(MAX_BRACKET_STEPS):
         if gap(lo) <= 0.0:
             break
         lo /= 2.0
-    for _ in range(_MAX_BRACKET_STEPS):
+    for _ in range(MAX_BRACKET_STEPS):
         if gap(hi) > 0.0:
             break
         hi *= 2.0
-    return _safe_monotone_root(gap, lo, hi, safe_side="lo")
+    return safe_monotone_root(gap, lo, hi, safe_side="lo")
 
 
 def gaussian_epsilon_pld(mu: float, delta: float, *,
@@ -181,7 +180,7 @@ def gaussian_epsilon_pld(mu: float, delta: float, *,
     h = check_positive(value_discretization_interval, "value_discretization_interval")
     pld = pld_lib.from_gaussian_mechanism(standard_deviation=1.0 / mu, sensitivity=1.0,
                                           value_discretization_interval=h,
-                                          neighboring_relation=_ADD_OR_REMOVE)
+                                          neighboring_relation=ADD_OR_REMOVE)
     return float(max(pld.get_epsilon_for_delta(delta), 0.0))
 
 
@@ -309,7 +308,7 @@ def homogeneous_pure_composition_delta(epsilon0: float, count: int, epsilon: flo
     return float(min(math.exp(_log_kov_delta(eps0, k, epsilon)), 1.0))
 
 
-def _binomial_log_pmf(k: int, log_q: float, log_1mq: float, i: np.ndarray) -> np.ndarray:
+def binomial_log_pmf(k: int, log_q: float, log_1mq: float, i: np.ndarray) -> np.ndarray:
     """log C(k, i) + i log q + (k - i) log(1 - q), every term <= 0 (no cancellation)."""
     return (special.gammaln(k + 1.0) - special.gammaln(i + 1.0) - special.gammaln(k - i + 1.0)
             + i * log_q + (k - i) * log_1mq)
@@ -323,8 +322,8 @@ def _log_kov_delta(eps0: float, k: int, epsilon: float) -> float:
         return -math.inf
     loss = (k - 2.0 * i) * eps0
     # i = number of pieces whose loss is -eps0, probability q = 1 / (1 + e^eps0) each.
-    log_terms = (_binomial_log_pmf(k, -float(np.logaddexp(0.0, eps0)),
-                                   -float(np.logaddexp(0.0, -eps0)), i)
+    log_terms = (binomial_log_pmf(k, -float(np.logaddexp(0.0, eps0)),
+                                  -float(np.logaddexp(0.0, -eps0)), i)
                  + np.log(-np.expm1(epsilon - loss)))
     return float(special.logsumexp(log_terms))
 
@@ -343,14 +342,14 @@ def homogeneous_pure_composition_epsilon(epsilon0: float, count: int, delta: flo
     top = k * eps0
     if delta == 0.0:
         return top
-    log_target = math.log(delta) - _LOG_DELTA_SLACK
+    log_target = math.log(delta) - LOG_DELTA_SLACK
 
     def gap(eps: float) -> float:
-        return _finite_log(_log_kov_delta(eps0, k, eps)) - log_target
+        return finite_log(_log_kov_delta(eps0, k, eps)) - log_target
 
     if gap(0.0) <= 0.0:
         return 0.0
-    return _safe_monotone_root(gap, 0.0, top, safe_side="hi")
+    return safe_monotone_root(gap, 0.0, top, safe_side="hi")
 
 
 def advanced_composition_epsilon(epsilon0: float, count: int, delta: float) -> float:

@@ -29,12 +29,10 @@ from scipy import special
 
 from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.gaussian import (
-    _DIRECT_FORMULA_MIN_GAP,
-    _LOG_DELTA_SLACK,
-    _safe_monotone_root,
-)
-from dpaudit.mechanisms.gaussian import (
-    _log_delta_by_quadrature as _log_gaussian_delta_by_quadrature,
+    DIRECT_FORMULA_MIN_GAP,
+    LOG_DELTA_SLACK,
+    log_gaussian_delta_by_quadrature,
+    safe_monotone_root,
 )
 from dpaudit._validation import (
     check_delta,
@@ -44,8 +42,9 @@ from dpaudit._validation import (
     check_positive,
 )
 from dpaudit.formal.accounting.closed_forms import (
-    _ADD_OR_REMOVE, _H, _MAX_BRACKET_STEPS, _binomial_log_pmf, _finite_log, gaussian_delta, gaussian_epsilon,
-    homogeneous_pure_composition_delta, homogeneous_pure_composition_epsilon)
+    ADD_OR_REMOVE, MAX_BRACKET_STEPS, binomial_log_pmf, finite_log, gaussian_delta,
+    gaussian_epsilon, homogeneous_pure_composition_delta, homogeneous_pure_composition_epsilon)
+from dpaudit.formal.accounting.closed_forms import DEFAULT_VALUE_DISCRETIZATION_INTERVAL as _H
 
 
 
@@ -228,7 +227,7 @@ def _group_outcomes(eps: float, count: int) -> tuple[np.ndarray, np.ndarray, flo
     e^eps / (1 + e^eps), so i (the number of -eps outcomes) is Binomial(count, 1 / (1 + e^eps)).
     """
     i = np.arange(count + 1, dtype=np.float64)
-    log_p = _binomial_log_pmf(count, -float(np.logaddexp(0.0, eps)),
+    log_p = binomial_log_pmf(count, -float(np.logaddexp(0.0, eps)),
                               -float(np.logaddexp(0.0, -eps)), i)
     keep = log_p >= math.log(_NEGLIGIBLE_MASS)
     dropped = float(count + 1 - int(np.count_nonzero(keep))) * _NEGLIGIBLE_MASS
@@ -306,7 +305,7 @@ class _TwoPointComposition:
             log_phi_b = special.log_ndtr(-x / mu - mu / 2.0)
             gap = la - (x + log_phi_b)
             magnitude = np.abs(la) + np.abs(x) + np.abs(log_phi_b)
-            direct = (gap > 0.0) & (gap >= _DIRECT_FORMULA_MIN_GAP * magnitude) & np.isfinite(la)
+            direct = (gap > 0.0) & (gap >= DIRECT_FORMULA_MIN_GAP * magnitude) & np.isfinite(la)
             terms = np.where(direct, self._log_p + la + np.log(-np.expm1(-gap)), -np.inf)
             total = float(special.logsumexp(terms)) if np.any(direct) else -math.inf
             ill = np.flatnonzero(~direct & np.isfinite(la))
@@ -317,7 +316,7 @@ class _TwoPointComposition:
             bound = self._log_p[ill] + la[ill] + np.log(np.maximum(gap[ill], 0.0)
                                                          + 4e-16 * magnitude[ill])
         matters = bound > total + math.log(1e-13)
-        accurate = [float(self._log_p[j]) + _log_gaussian_delta_by_quadrature(mu, float(x[j]))
+        accurate = [float(self._log_p[j]) + log_gaussian_delta_by_quadrature(mu, float(x[j]))
                     for j in ill[matters][:_MAX_QUADRATURES]]
         rest = np.concatenate([bound[~matters], bound[matters][_MAX_QUADRATURES:]])
         return float(special.logsumexp(np.concatenate([[total], accurate, rest])))
@@ -338,19 +337,19 @@ class _TwoPointComposition:
             return math.inf
         if self._mu == 0.0:
             return self._pure_epsilon(target * (1.0 - _EXACT_DELTA_RTOL))
-        log_target = math.log(target) - _LOG_DELTA_SLACK  # Gaussian terms: ~1e-11 accurate
+        log_target = math.log(target) - LOG_DELTA_SLACK  # Gaussian terms: ~1e-11 accurate
 
         def gap(eps: float) -> float:
-            return _finite_log(self._log_gaussian_finite_delta(eps)) - log_target
+            return finite_log(self._log_gaussian_finite_delta(eps)) - log_target
 
         if gap(0.0) <= 0.0:
             return 0.0
         hi = max(1.0, 2.0 * float(self._loss[-1]))
-        for _ in range(_MAX_BRACKET_STEPS):
+        for _ in range(MAX_BRACKET_STEPS):
             if gap(hi) <= 0.0:
                 break
             hi *= 2.0
-        return _safe_monotone_root(gap, 0.0, hi, safe_side="hi")
+        return safe_monotone_root(gap, 0.0, hi, safe_side="hi")
 
     def _pure_epsilon(self, target: float) -> float:
         if self._pure_finite_delta(0.0) <= target:
@@ -504,7 +503,7 @@ class _Account:
                 # All Gaussian pieces together are one Gaussian with the combined shift (exact).
                 parts.append(pld_lib.from_gaussian_mechanism(
                     standard_deviation=1.0 / self.mu, sensitivity=1.0,
-                    value_discretization_interval=h, neighboring_relation=_ADD_OR_REMOVE))
+                    value_discretization_interval=h, neighboring_relation=ADD_OR_REMOVE))
             for b, c in sorted(pc.laplace.items()):
                 parts.append(pld_lib.from_laplace_mechanism(
                     parameter=b, sensitivity=1.0, value_discretization_interval=h).self_compose(c))
@@ -535,7 +534,7 @@ class _Account:
                 total = total + acc.compose(event, count).rdp
 
             for b, c in pc.laplace.items():
-                add(dp_accounting.LaplaceDpEvent(b), c, _ADD_OR_REMOVE)
+                add(dp_accounting.LaplaceDpEvent(b), c, ADD_OR_REMOVE)
             for (p, k), c in pc.randomized_response.items():
                 add(dp_accounting.RandomizedResponseDpEvent(p, k), c, _RR_RELATION)
             # Pure-DP pieces: RDP of their dominating pair, binary randomized response.
@@ -719,7 +718,7 @@ class GuardedAccountant(dp_accounting.PrivacyAccountant):
     """
 
     def __init__(self, method: Method = "auto", value_discretization_interval: float = _H) -> None:
-        super().__init__(_ADD_OR_REMOVE)
+        super().__init__(ADD_OR_REMOVE)
         self._method = _check_method(method)
         self._h = check_positive(value_discretization_interval, "value_discretization_interval")
 

@@ -23,8 +23,9 @@ from dpaudit._validation import (
     check_int,
     check_positive,
 )
-from dpaudit.formal.accounting.closed_forms import (_H, _MAX_BRACKET_STEPS, gaussian_epsilon,
+from dpaudit.formal.accounting.closed_forms import (MAX_BRACKET_STEPS, gaussian_epsilon,
                                                    homogeneous_pure_composition_epsilon)
+from dpaudit.formal.accounting.closed_forms import DEFAULT_VALUE_DISCRETIZATION_INTERVAL as _H
 from dpaudit.formal.accounting.dp_accounting_bridge import GuardedAccountant, Method, epsilon_of_event
 
 
@@ -177,13 +178,13 @@ def _calibrate(make_event: Callable[[float], dp_accounting.DpEvent], epsilon: fl
         return GuardedAccountant().compose(make_event(x)).get_epsilon(delta) - epsilon
 
     lo = hi = 1.0
-    for _ in range(_MAX_BRACKET_STEPS):
+    for _ in range(MAX_BRACKET_STEPS):
         if gap(lo) > 0.0:
             break
         lo /= 2.0
     else:
         raise ValueError("could not bracket the calibration from below")
-    for _ in range(_MAX_BRACKET_STEPS):
+    for _ in range(MAX_BRACKET_STEPS):
         if gap(hi) <= 0.0:
             break
         hi *= 2.0

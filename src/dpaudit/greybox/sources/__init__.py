@@ -37,7 +37,8 @@ import sys
 from typing import Any, Callable, Iterator
 
 from dpaudit.greybox.replay import ReplayGenerator
-from dpaudit.greybox.sources.base import _ACTIVE, _LOCK, DrawSource, active, consume_seed
+from dpaudit.greybox.sources.base import (ACTIVE_REPLAYS, PATCH_LOCK, DrawSource, active,
+                                          consume_seed)
 from dpaudit.greybox.sources.numpy_generator import MadeGenerators
 from dpaudit.greybox.sources.numpy_global import NumpyGlobal
 from dpaudit.greybox.sources.random_state import RandomStates
@@ -80,9 +81,9 @@ SOURCES: dict[str, str] = {
 @contextlib.contextmanager
 def intercepting(g: ReplayGenerator) -> Iterator[ReplayGenerator]:
     """Route every draw source's noise calls into ``g`` while the block runs (module docstring)."""
-    with _LOCK:
+    with PATCH_LOCK:
         opened: list[DrawSource] = []
-        _ACTIVE.append(g)
+        ACTIVE_REPLAYS.append(g)
         try:
             for src in _sources():
                 src.open(g)
@@ -91,7 +92,7 @@ def intercepting(g: ReplayGenerator) -> Iterator[ReplayGenerator]:
         finally:
             for src in reversed(opened):
                 src.close(g)
-            _ACTIVE.pop()
+            ACTIVE_REPLAYS.pop()
             _reconcile(g)
 
 

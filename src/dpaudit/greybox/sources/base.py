@@ -24,13 +24,16 @@ class DrawSource(Protocol):
     def close(self, g: ReplayGenerator) -> None: ...
 
 
-_LOCK = threading.RLock()
-_ACTIVE: list[ReplayGenerator] = []
+#: Held while a replay (:func:`dpaudit.greybox.sources.intercepting`) or a recording of named
+#: primitives (:func:`dpaudit.greybox.primitives.recording`) patches process-wide functions.
+PATCH_LOCK = threading.RLock()
+#: The replays now open, innermost last (:func:`active` is the last).
+ACTIVE_REPLAYS: list[ReplayGenerator] = []
 
 
 def active() -> ReplayGenerator | None:
     """The replay of the release now running under :func:`intercepting` (None outside)."""
-    return _ACTIVE[-1] if _ACTIVE else None
+    return ACTIVE_REPLAYS[-1] if ACTIVE_REPLAYS else None
 
 
 def consume_seed(g: ReplayGenerator, source: str, seed: Any) -> None:

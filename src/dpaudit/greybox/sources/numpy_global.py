@@ -44,9 +44,10 @@ def _global_state() -> Any:
     return np.random.mtrand._rand._bit_generator.state
 
 
-def _same_state(a: Any, b: Any) -> bool:
+def same_state(a: Any, b: Any) -> bool:
+    """Whether two bit-generator states (nested dicts of ints and arrays) are equal."""
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same_state(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(same_state(a[k], b[k]) for k in a)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return bool(np.array_equal(a, b))
     return bool(a == b)
@@ -108,7 +109,7 @@ class NumpyGlobal:
     def close(self, g: ReplayGenerator) -> None:
         for name, fn in self._saved.items():
             setattr(np.random, name, fn)
-        if not _same_state(self._before, _global_state()):
+        if not same_state(self._before, _global_state()):
             g._guard(f"a draw from {NAME} the replay did not see (its state moved "
                              "outside np.random's functions: a function bound before the audit, "
                              "such as `from numpy.random import normal`, or compiled code on the "

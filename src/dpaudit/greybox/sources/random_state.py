@@ -20,7 +20,7 @@ import numpy as np
 
 from dpaudit.greybox.replay import INTERNAL_MODULES, ReplayGenerator
 from dpaudit.greybox.sources.base import active, consume_seed
-from dpaudit.greybox.sources.numpy_global import FOREIGN, _same_state
+from dpaudit.greybox.sources.numpy_global import FOREIGN, same_state
 
 __all__ = ["RandomStates", "ReplayRandomState", "NAME"]
 
@@ -139,7 +139,7 @@ class RandomStates:
         made = _MADE[self._made_before:]
         del _MADE[self._made_before:]
         for rs in made:
-            if not _same_state(rs._bits_before, rs._bit_generator.state):
+            if not same_state(rs._bits_before, rs._bit_generator.state):
                 g._guard(f"a draw from a {NAME} the replay did not see (its bits moved "
                                  "outside its methods: compiled code on its bit generator)")
                 break
