@@ -33,7 +33,7 @@ from dpaudit.papers.afkt23 import claims as C
 from dpaudit.learners.experts import cumulative_losses
 from dpaudit.learners.potential_experts import log_potential
 
-__all__ = ["QUERY_KINDS", "query_values", "neighbour_examples", "extreme_examples",
+__all__ = ["QUERY_KINDS", "STATEMENTS", "query_values", "neighbour_examples", "extreme_examples",
            "check_query_sensitivity"]
 
 QUERY_KINDS = ("alg1-svt", "alg1-em", "alg2-count", "alg5-svt")
@@ -41,7 +41,7 @@ QUERY_KINDS = ("alg1-svt", "alg1-em", "alg2-count", "alg5-svt")
 #: Each check carries the statement of the lemma as printed (claims.py), so a report has one row
 #: per lemma: the printed statement with its sampled and SMT checks (issue 27), never a "not
 #: checked" row for the printed form beside a "holds" row for a restated one.
-_STATEMENTS = {
+STATEMENTS = {
     "alg1-svt": C.SVT_QUERY_LEMMA_ALG1.statement,
     "alg1-em": C.EM_SCORE_LEMMA.statement,
     "alg2-count": C.LAPLACE_COUNT_LEMMA_ALG2.statement,
@@ -146,7 +146,7 @@ def check_query_sensitivity(kind: str, *, examples: int = 200, seed: int = 0, ma
         if r > 1.0 + tol:
             raise LemmaViolation(ex)
 
-    statement = _STATEMENTS[kind]
+    statement = STATEMENTS[kind]
     extremes = [(e, _ratio(kind, e) / claimed) for e in extreme_examples(kind)]
     worst[0] = max(r for _, r in extremes)
     try:

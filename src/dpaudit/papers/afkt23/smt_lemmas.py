@@ -44,7 +44,7 @@ import z3
 from dpaudit.claims.evidence import LemmaOutcome
 from dpaudit.formal.smt import (Obligation, Replay, SmtLemma, absolute,
                                      real, claim_smt_evidence)
-from dpaudit.papers.afkt23.lemmas import _STATEMENTS, query_values
+from dpaudit.papers.afkt23.lemmas import STATEMENTS, query_values
 
 __all__ = ["linear_query_models", "potential_ratio_models", "linear_query_lemma",
            "linear_query_any_T_lemma",
@@ -97,7 +97,7 @@ def linear_query_any_T_lemma(kind: str, bound: float = 1.0) -> SmtLemma:
     ob = Obligation(f"a query moves by more than {bound:g}", cons,
                     absolute(q0 - q1) > z3.RealVal(Fraction(bound)),
                     {"S": S, "l": l0, "l'": l1, "L*": L_star})
-    return SmtLemma(f"{_STATEMENTS[kind]} [every T, every d]",
+    return SmtLemma(f"{STATEMENTS[kind]} [every T, every d]",
                     "a query containing the replaced round: S + l vs S + l' (S >= 0 common, l, l' "
                     f"in [0, 1]){'; through max(., L*), L* free' if kind == 'alg1-em' else ''}; "
                     "a query not containing it is unchanged", (ob,))
@@ -153,7 +153,7 @@ def linear_query_lemma(kind: str, T: int = 4, d: int = 2, bound: float = 1.0) ->
         B = np.array([[m[f"l'[{i}][{x}]"] for x in range(d)] for i in range(T)])
         return _replay_streams(kind, A, B, 1.0, bound, {})
 
-    return SmtLemma(f"{_STATEMENTS[kind]} [T = {T}, d = {d}]",
+    return SmtLemma(f"{STATEMENTS[kind]} [T = {T}, d = {d}]",
                     f"query_values({kind!r}) on a symbolic {T} x {d} stream in [0, 1] and a "
                     f"neighbour differing in one round{', L* symbolic' if kind == 'alg1-em' else ''}"
                     "; linear real arithmetic", (ob,), ob, replay)
@@ -195,7 +195,7 @@ def alg5_refutation_lemma(T: int = 4, d: int = 2, bound: float = 1.0) -> SmtLemm
                               for x in range(d)] for i in range(T)])
         return _replay_streams("alg5-svt", losses("p"), losses("p'"), eta, float(k), {})
 
-    return SmtLemma(f"{_STATEMENTS['alg5-svt']} [T = {T}, d = {d}, every eta > 0]",
+    return SmtLemma(f"{STATEMENTS['alg5-svt']} [T = {T}, d = {d}, every eta > 0]",
                     f"a = e^(-eta) in (0, 1) symbolic, p_i(x) = e^(-eta l_i(x)) in [a, 1] on a "
                     f"{T} x {d} stream and a neighbour differing in one round; query change > {k} "
                     f"as a^{k} phi(t*) phi'(t) > phi(t) phi'(t*) (either order); counterexample query: "

@@ -100,7 +100,7 @@ def _lemma1(src: tuple[str, str], c: str) -> SensitivityLemma:
                   f"when ||x_{{t+1}} - x'_{{t+1}}|| <= lambda_A/t ({c})", where)
 
 
-def _tree_lemmas(src: tuple[str, str], theorem: str) -> tuple[SensitivityLemma, ...]:
+def tree_lemmas(src: tuple[str, str], theorem: str) -> tuple[SensitivityLemma, ...]:
     return (
         _lemma(src, "Lemma 6: ||B_s(D) - B_s(D')||_2 <= R for every node s (w_t replaced, "
                "||w_t|| <= R)", "Lemma 6 (proof)", "||Delta||_2 <= R"),
@@ -203,7 +203,7 @@ def _build() -> dict[str, PrivacyClaim]:
                     _lemma(src, "Algorithm 4 line 7 with Lemma 6: replacing f_t moves every node of "
                            "the V-tree by at most R^2 (Frobenius), the bound passed for v_t v_t^T",
                            "Algorithm 4 line 7", "bound R^2"))
-            + _tree_lemmas(src, "Theorem 11" if colt else "Theorem 9"),
+            + tree_lemmas(src, "Theorem 11" if colt else "Theorem 9"),
             notes=("R is a public, enforced bound (line 2 defines it from the data). The release is "
                    "x^_1..x^_T, a post-processing of the noisy sums (V^_t, u^_t).")))
         claims.append(PrivacyClaim(
@@ -216,7 +216,7 @@ def _build() -> dict[str, PrivacyClaim]:
             calibration=f"{sigma}; node noise N(0, sigma^2 I) on every node",
             parameter_range={"epsilon": "(0, inf)", "delta": "(0, 1)", "T": ">= 2", "d": ">= 1",
                              "R": "(0, inf): ||w_t|| <= R"},
-            lemmas=_tree_lemmas(src, "Theorem 11" if colt else "Theorem 9"),
+            lemmas=tree_lemmas(src, "Theorem 11" if colt else "Theorem 9"),
             notes=("Released: W^_1..W^_T. Reading choice: the theorem states 'for all t, W^_t is "
                    "(eps, delta)-DP' (each output on its own); the claim is audited for the whole "
                    "sequence W^_1..W^_T, since the proof shows the whole noisy tree is private and "

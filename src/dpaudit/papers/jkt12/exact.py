@@ -62,7 +62,7 @@ from dpaudit.learners.pqftl import pqftl_sigmas
 from dpaudit.mechanisms.private_sum import LogReading, Version, private_sum_sigma, released_node_count, released_noise_matrix
 
 __all__ = ["ReleaseEpsilon", "release_epsilon", "release_epsilon_curve", "igd_step_sensitivity",
-           "pigd_accountant"]
+           "pigd_accountant", "pgiga_accountant", "tree_mu", "lr_weights_tree", "cross_check"]
 
 #: The PLD grid is refined until the pieces' total rounding (one grid step each) is at most
 #: PLD_REL_ERROR of the release's epsilon scale (:func:`_grid_interval`).
@@ -443,7 +443,7 @@ def c_zero_epsilon(delta: float) -> float:
     return 0.5 * math.log(2.0 / delta)
 
 
-def _cross_check(mu: float, delta: float) -> str:
+def cross_check(mu: float, delta: float) -> str:
     """Closed-form Gaussian epsilon vs dp-accounting's pessimistic PLD (grid coarsened for large
     mu), read in log space (:func:`_epsilon_for_delta`; the library's own reading underflows
     beyond loss ~745, where it returns the delta-quantile of the loss)."""
@@ -456,13 +456,13 @@ def _cross_check(mu: float, delta: float) -> str:
             f"(pessimistic, grid {interval:.2g}, epsilon read in log space).")
 
 
-def _lr_weights_tree(horizon: int, shift: float) -> np.ndarray:
+def lr_weights_tree(horizon: int, shift: float) -> np.ndarray:
     """Sigma^{-1} Delta for the released prefix sums (per coordinate, up to 1/sigma^2)."""
     M, _ = released_noise_matrix(horizon)
     return np.linalg.solve(M @ M.T, np.full(horizon, shift))
 
 
-def _tree_mu(horizon: int, shift: float, sigma: float) -> float:
+def tree_mu(horizon: int, shift: float, sigma: float) -> float:
     """Exact shift of the released prefix sums when w_1 moves by ``shift`` (node count)."""
     return shift * math.sqrt(released_node_count(1, horizon)) / sigma
 
@@ -502,7 +502,7 @@ def pqftl_state_mu(version: Version, T: int, R: float, epsilon: float, delta: fl
             "nodes": float(n)}
 
 
-def _pgiga_accountant(T: int, t_q: int, G: float, alpha: float, beta: float) -> tuple[float, int]:
+def pgiga_accountant(T: int, t_q: int, G: float, alpha: float, beta: float) -> tuple[float, int]:
     """max over the replaced position tau >= t_q of the worst-case mu, and the maximiser.
 
     A loss replaced at round tau moves x_{tau+1} by at most eta_tau 2G = 4G/(alpha tau); a gradient
@@ -537,7 +537,7 @@ def igd_step_sensitivity(t: int | np.ndarray, L: float, alpha: float) -> float |
     r <= 2L/(alpha (t+2)). (Lemma 4 and the earlier accountant used 2L/(alpha t) and
     2L/(alpha (t+1)): they use strong convexity of the proximal term only, not of f and f'.)
     The bound is attained in d = 1 by f, f' = -+G z + alpha/2 z^2 on C = [-D, D] with
-    D = L/(alpha (t+2)), G = L - alpha D (:func:`~dpaudit.papers.jkt12.pairs._igd_design`).
+    D = L/(alpha (t+2)), G = L - alpha D (:func:`~dpaudit.papers.jkt12.pairs.igd_design`).
     """
     return 2.0 * L / (alpha * (np.asarray(t, dtype=float) + 2.0))
 

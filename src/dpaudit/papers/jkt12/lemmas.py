@@ -28,8 +28,8 @@ from dpaudit.learners.pocp import Version, pgiga_beta, pigd_beta, pocp_c
 from dpaudit.learners.pol import pol_alpha, pol_printed_sensitivity
 from dpaudit.mechanisms.private_sum import tree_depth
 from dpaudit.learners.qftl import QFTL
-from dpaudit.papers.jkt12.models import _pol_grid
-from dpaudit.papers.jkt12.pairs import _pol_bounds, pocp_qftl_lambda
+from dpaudit.papers.jkt12.models import pol_grid
+from dpaudit.papers.jkt12.pairs import pol_bounds, pocp_qftl_lambda
 
 
 def _merge_reports(statement: str, reports: Sequence[tuple[str, SensitivityReport]]) -> LemmaCheck:
@@ -58,7 +58,7 @@ def _exact_lemma(statement: str, ratios: Sequence[tuple[dict[str, Any], float]],
 _LemmaFn = Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
 
 
-def _lemma1_ratio(mu_step: float, eps_step: float, delta_step: float) -> float:
+def lemma1_ratio(mu_step: float, eps_step: float, delta_step: float) -> float:
     """Exact epsilon(delta_step) of one step with shift mu_step, over the claimed eps_step."""
     return gaussian_epsilon(mu_step, delta_step) / eps_step
 
@@ -80,16 +80,16 @@ def _iterates(factory: Callable[[], Any]) -> Callable[[Sequence[Loss]], np.ndarr
     return trajectory
 
 
-def _step_check(statement: str, ratio: Callable[[dict[str, Any]], float]
+def exact_step_check(statement: str, ratio: Callable[[dict[str, Any]], float]
                 ) -> Callable[[Sequence[dict[str, Any]]], LemmaCheck]:
-    """The per-step privacy statement evaluated exactly at every audited point (``_Family``)."""
+    """The per-step privacy statement evaluated exactly at every audited point (``Family``)."""
     def check(params: Sequence[dict[str, Any]]) -> LemmaCheck:
         return _exact_lemma(statement, [(dict(p), ratio(p)) for p in params],
                             "exact Gaussian epsilon of one step at the printed noise")
     return check
 
 
-def _pocp_lemmas() -> _LemmaFn:
+def pocp_lemmas() -> _LemmaFn:
     """Assumption (1) for QFTL (Hypothesis); the per-step lemma is the family's ``step_check``."""
 
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], dict[str, Any] | None, list[str]]:
@@ -122,7 +122,7 @@ def _igd_lemma_classes(grid: str) -> list[tuple[str, LossClass]]:
             for k, dom, L, a in base]
 
 
-def _pigd_lemmas(version: Version) -> _LemmaFn:
+def pigd_lemmas(version: Version) -> _LemmaFn:
     colt = version == "colt"
 
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], Any, list[str]]:
@@ -189,7 +189,7 @@ def _igd_trajectory_distance(traj0: np.ndarray, traj1: np.ndarray) -> np.ndarray
     return diff * (tau + 2.0) * (k + 1.0) / ((tau + 1.0) * (k + 2.0))
 
 
-def _instance_step_check(claim_id: str, version: Version, constant: str
+def instance_step_check(claim_id: str, version: Version, constant: str
                          ) -> Callable[[Sequence[dict[str, Any]]], LemmaCheck]:
     """Lemma 1 for PIGD (``constant="L"``) or PGIGA (``"G"``): one step at the printed beta with
     the lemma's own sensitivity (COLT 2K/(alpha t), arXiv 2K/t; K = L or G)."""
@@ -198,11 +198,11 @@ def _instance_step_check(claim_id: str, version: Version, constant: str
         beta = (pigd_beta if constant == "L" else pgiga_beta)(version, T, K, alpha, eps, dl)
         lam = 2 * K / alpha if version == "colt" else 2 * K
         c = pocp_c(version, T, eps, dl)
-        return _lemma1_ratio(lam / beta, math.sqrt(eps) / T ** (0.5 + c), dl / T)
-    return _step_check(get_claim(claim_id).lemmas[1].statement, ratio)
+        return lemma1_ratio(lam / beta, math.sqrt(eps) / T ** (0.5 + c), dl / T)
+    return exact_step_check(get_claim(claim_id).lemmas[1].statement, ratio)
 
 
-def _pgiga_lemmas(version: Version) -> _LemmaFn:
+def pgiga_lemmas(version: Version) -> _LemmaFn:
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], Any, list[str]]:
         statement = get_claim(f"jkt12-{version}/pgiga").lemmas[0].statement
         # alpha D / G well below 1/2 leaves room for the step 2/(alpha tau) * 2|y| ||v||; the
@@ -234,7 +234,7 @@ def _pgiga_lemmas(version: Version) -> _LemmaFn:
     return lemmas
 
 
-def _pol_lemmas(version: Version) -> _LemmaFn:
+def pol_lemmas(version: Version) -> _LemmaFn:
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], Any, list[str]]:
         statement = get_claim(f"jkt12-{version}/pol").lemmas[0].statement
         configs = [("logistic", 1, 1.0, 0.1), ("hinge", 2, 1.0, 0.5), ("squared", 1, 2.0, 0.05)]
@@ -260,13 +260,13 @@ def _pol_lemmas(version: Version) -> _LemmaFn:
         findings = ["The printed sensitivity of x~ drops the 1/alpha of Lemma 4 (COLT) and bounds "
                     "sum_{t=2}^T 1/(t-1) = H_{T-1} by ln T; the correct bound is "
                     "2 L'(H_T - 1)/(alpha T)."]
-        # The constructed pairs attain the shift of _pol_bounds (exactly with G = L - nu^2 ||x*||,
+        # The constructed pairs attain the shift of pol_bounds (exactly with G = L - nu^2 ||x*||,
         # checked in the tests; the limit nu -> 0 is used here): shift / printed bound per point.
         ratios = []
-        for p in _pol_grid(ctx.budget.grid):
+        for p in pol_grid(ctx.budget.grid):
             T, L, xs = p["T"], p["L"], p["x_star_norm"]
             alpha = pol_alpha(p["epsilon_g"], xs)
-            _, shifts = _pol_bounds(T, L, alpha, xs)
+            _, shifts = pol_bounds(T, L, alpha, xs)
             ratios.append((p, float(shifts.max()) / pol_printed_sensitivity(T, L, alpha, xs)))
         exact_check = _exact_lemma(statement + " [constructed pairs over the audit grid]", ratios,
                                    "||x~ - x~'|| of the constructed pair (nu -> 0) / printed bound")
@@ -275,7 +275,7 @@ def _pol_lemmas(version: Version) -> _LemmaFn:
     return lemmas
 
 
-def _tree_lemmas(version: Version, claim: str) -> _LemmaFn:
+def tree_lemmas(version: Version, claim: str) -> _LemmaFn:
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], Any, list[str]]:
         c = get_claim(claim)
         checks: list[LemmaCheck] = []

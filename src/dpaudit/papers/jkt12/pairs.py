@@ -101,7 +101,7 @@ def filler_loss(d: int, ridge: float) -> SquaredLoss:
     return SquaredLoss(np.zeros(d), 0.0, ridge)
 
 
-def _pair(T: int, position: int, loss0: Loss, loss1: Loss, filler: Loss) -> tuple[list, list]:
+def stream_pair(T: int, position: int, loss0: Loss, loss1: Loss, filler: Loss) -> tuple[list, list]:
     s0 = [filler] * T
     s1 = [filler] * T
     s0[position] = loss0
@@ -120,7 +120,7 @@ def pocp_qftl_lambda(R: float, alpha: float) -> float:
     return 2.0 * R * R / alpha * (1.0 + R * R / (2.0 * alpha))
 
 
-def _first_coordinates(factory: Callable[[], Any], stream: Sequence[Loss], T: int,
+def first_coordinates(factory: Callable[[], Any], stream: Sequence[Loss], T: int,
                        ratio: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """x_{t+1}[0] for t = 1..T-1: the learner for min(T, SIMULATED_STEPS) rows, then the filler map.
 
@@ -141,26 +141,26 @@ def _qftl_ratio(t: np.ndarray) -> np.ndarray:
     return ((t - 1.0) * QFTL_ALPHA + QFTL_R ** 2) / (t * QFTL_ALPHA + QFTL_R ** 2)
 
 
-def _qftl_pair(d: int, T: int, position: int = 0) -> tuple[list, list]:
+def qftl_pair(d: int, T: int, position: int = 0) -> tuple[list, list]:
     v = np.zeros(d)
     v[0] = QFTL_R
-    return _pair(T, position, SquaredLoss(v, QFTL_R, QFTL_ALPHA),
+    return stream_pair(T, position, SquaredLoss(v, QFTL_R, QFTL_ALPHA),
                  SquaredLoss(v, -QFTL_R, QFTL_ALPHA), filler_loss(d, QFTL_ALPHA))
 
 
-def _search_positions(T: int, first: int = 0) -> list[int]:
+def search_positions(T: int, first: int = 0) -> list[int]:
     """0-based replaced positions of the candidate-pair search: first, middle, last useful."""
     return sorted({first, max(first, T // 2), max(first, T - 2)})
 
 
-def _qftl_means(d: int, T: int) -> tuple[np.ndarray, np.ndarray]:
-    s0, s1 = _qftl_pair(d, T)
+def qftl_means(d: int, T: int) -> tuple[np.ndarray, np.ndarray]:
+    s0, s1 = qftl_pair(d, T)
     factory = lambda: QFTL(d, QFTL_ALPHA)  # noqa: E731
-    return (_first_coordinates(factory, s0, T, _qftl_ratio),
-            _first_coordinates(factory, s1, T, _qftl_ratio))
+    return (first_coordinates(factory, s0, T, _qftl_ratio),
+            first_coordinates(factory, s1, T, _qftl_ratio))
 
 
-def _igd_design(L: float, alpha: float, d: int, nu: float, tau: int) -> tuple[float, float]:
+def igd_design(L: float, alpha: float, d: int, nu: float, tau: int) -> tuple[float, float]:
     """Box half-width D and linear coefficient G of a replaced loss at round ``tau``.
 
     With x_tau = 0 (fillers before), the implicit step on ``-+G x_1 + alpha/2||x||^2`` moves
@@ -174,7 +174,7 @@ def _igd_design(L: float, alpha: float, d: int, nu: float, tau: int) -> tuple[fl
     return D, alpha * (tau + 1) * D
 
 
-def _clip_aware_score(m: np.ndarray, sigmas: np.ndarray, D: float) -> float:
+def clip_aware_score(m: np.ndarray, sigmas: np.ndarray, D: float) -> float:
     """sum_t (2 m_t / sigma_t)^2 P(no clipping at mean m_t): a proxy for the released information."""
     from scipy.special import ndtr
 
@@ -182,7 +182,7 @@ def _clip_aware_score(m: np.ndarray, sigmas: np.ndarray, D: float) -> float:
     return float(np.sum((2.0 * m / sigmas) ** 2 * keep))
 
 
-def _candidate_rounds(first: int, T: int) -> np.ndarray:
+def candidate_rounds(first: int, T: int) -> np.ndarray:
     """Replaced rounds tried by the pair designs: log-spaced in [first, min(T-1, window-1)]."""
     last = min(T - 1, SIMULATED_STEPS - 1)
     if last < first:
@@ -190,24 +190,24 @@ def _candidate_rounds(first: int, T: int) -> np.ndarray:
     return np.unique(np.round(np.geomspace(first, last, 24)).astype(int))
 
 
-def _best_igd_round(L: float, alpha: float, d: int, nu: float, T: int, beta: float) -> int:
+def best_igd_round(L: float, alpha: float, d: int, nu: float, T: int, beta: float) -> int:
     """The replaced round tau whose design keeps the most information after clipping.
 
-    For the design of :func:`_igd_design` the noise-free shift is m_{t+1} = D (tau+1)/(t+1) for
-    t >= tau and the noise std is beta/t; the score is :func:`_clip_aware_score`.
+    For the design of :func:`igd_design` the noise-free shift is m_{t+1} = D (tau+1)/(t+1) for
+    t >= tau and the noise std is beta/t; the score is :func:`clip_aware_score`.
     """
     t = np.arange(1, T, dtype=float)
     best, best_tau = -1.0, 1
-    for tau in _candidate_rounds(1, T):
-        D, _ = _igd_design(L, alpha, d, nu, int(tau))
+    for tau in candidate_rounds(1, T):
+        D, _ = igd_design(L, alpha, d, nu, int(tau))
         tt = t[tau - 1:]
-        score = _clip_aware_score(D * (tau + 1) / (tt + 1), beta / tt, D)
+        score = clip_aware_score(D * (tau + 1) / (tt + 1), beta / tt, D)
         if score > best:
             best, best_tau = score, int(tau)
     return best_tau
 
 
-def _pol_bounds(T: int, G: float, alpha: float, radius: float) -> tuple[np.ndarray, np.ndarray]:
+def pol_bounds(T: int, G: float, alpha: float, radius: float) -> tuple[np.ndarray, np.ndarray]:
     """Shift of x~ for a replaced round tau = 1..T-1 (worst case, up to the learner's exact value).
 
     A loss replaced at round tau moves x_{tau+1} by at most min(2G/(alpha (tau+1)), 2 radius)

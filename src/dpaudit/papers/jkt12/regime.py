@@ -21,8 +21,8 @@ from dpaudit.claims.evidence import EXACT_TOLERANCE, GridPoint, LemmaCheck
 from dpaudit.claims.verdict import decide_verdict, format_parameters
 from dpaudit.papers.jkt12.exact import release_epsilon
 from dpaudit.papers.jkt12.exact import PLD_REL_ERROR, REFINED_CLIPPED_STEPS, c_zero_epsilon
-from dpaudit.papers.jkt12.models import _audit_point, _exact_point, _with_evidence
-from dpaudit.papers.jkt12.models import _Family
+from dpaudit.papers.jkt12.models import audit_point, exact_point, with_evidence
+from dpaudit.papers.jkt12.models import Family
 
 
 #: Epsilons scanned (log-spaced) between the c = 0 boundary and the failing point before bisecting.
@@ -52,7 +52,7 @@ def _grid_params(point: GridPoint, derived: Sequence[str]) -> dict[str, Any]:
 _DERIVED_KEYS = ("c", "tau", "box_half_width", "t_q", "lambda_A", "setting", "x1")
 
 
-def _threshold(fam: _Family, base: dict[str, Any], kind: str, eps_lo: float, eps_hi: float,
+def _threshold(fam: Family, base: dict[str, Any], kind: str, eps_lo: float, eps_hi: float,
                rel_tol: float = THRESHOLD_REL_TOL, known_below: float | None = None
                ) -> dict[str, Any] | None:
     """Where ``kind`` ("exact": the audited pair's epsilon; "accountant") crosses the claim in
@@ -159,7 +159,7 @@ def _threshold(fam: _Family, base: dict[str, Any], kind: str, eps_lo: float, eps
                        f"end at epsilon_above")}
 
 
-def _regime_points(fam: _Family, points: list[GridPoint], max_T: int,
+def regime_points(fam: Family, points: list[GridPoint], max_T: int,
                    rel_tol: float = THRESHOLD_REL_TOL) -> dict[str, Any]:
     """Points added for COLT's c: the c = 0 boundary and the smallest failing epsilon.
 
@@ -183,10 +183,10 @@ def _regime_points(fam: _Family, points: list[GridPoint], max_T: int,
     base = _grid_params(points[b], _DERIVED_KEYS)
     out["base"] = dict(base)
     e0 = c_zero_epsilon(base["delta"])
-    m0, p0 = _audit_point(fam, dict(base, epsilon=e0, setting="c = 0 boundary"), max_T,
+    m0, p0 = audit_point(fam, dict(base, epsilon=e0, setting="c = 0 boundary"), max_T,
                           REFINED_CLIPPED_STEPS)
     if m0 is not None and p0 is not None:
-        p0 = _with_evidence(p0, c=m0.params["c"], regime="c = 0: eps = (1/2) ln(2/delta)")
+        p0 = with_evidence(p0, c=m0.params["c"], regime="c = 0: eps = (1/2) ln(2/delta)")
         out["added"].append((m0, p0))
     # The accountant first: it bounds every pair from above, so where it does not exceed the
     # claim neither does the audited pair, and the pair's bisection starts there.
@@ -209,13 +209,13 @@ def _regime_points(fam: _Family, points: list[GridPoint], max_T: int,
         setting = f"smallest eps with {kind} > claim (bisection)"
         model = fam.model(dict(base, epsilon=th["epsilon_above"], setting=setting), max_T)
         assert model is not None
-        point, _ = _exact_point(model, REFINED_CLIPPED_STEPS)
-        out["added"].append((model, _with_evidence(point, c=model.params["c"],
+        point, _ = exact_point(model, REFINED_CLIPPED_STEPS)
+        out["added"].append((model, with_evidence(point, c=model.params["c"],
                                                    violation_threshold=th)))
     return out
 
 
-def _regime_analysis(fam: _Family, points: list[GridPoint], lemmas: list[LemmaCheck],
+def regime_analysis(fam: Family, points: list[GridPoint], lemmas: list[LemmaCheck],
                      regime: dict[str, Any] | None) -> list[str]:
     """The verdict restricted to the proof's regime c >= 0 (POCP-family claims)."""
     inside = [p for p in points if p.parameters["c"] >= 0]
