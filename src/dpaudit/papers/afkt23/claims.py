@@ -6,7 +6,7 @@ element", i.e. one round's whole loss vector / loss function replaced), with the
 plays released. ``epsilon``/``delta`` are representative values; ``parameter_range`` records the
 quantification. Reading choices are in ``notes`` and in the learners' module docstrings.
 
-Claim ids (issue 11): ``afkt23/alg1-pure``, ``afkt23/alg1-approx``, ``afkt23/alg2``,
+Claim ids: ``afkt23/alg1-pure``, ``afkt23/alg1-approx``, ``afkt23/alg2``,
 ``afkt23/net-oco``, ``afkt23/dp-ftrl``, ``afkt23/alg5``, ``afkt23/alg5-approx``,
 ``afkt23/above-threshold``, ``afkt23/binary-tree``.
 """
@@ -186,7 +186,7 @@ AFKT23_CLAIMS: tuple[PrivacyClaim, ...] = (ALG1_PURE, ALG1_APPROX, ALG2, NET_OCO
                                            ALG5_APPROX, ABOVE_THRESHOLD, BINARY_TREE)
 
 
-#: The primary reading of every claim whose audit sweeps a reading parameter (issue 27, "readings
+#: The primary reading of every claim whose audit sweeps a reading parameter ("readings
 #: are not parameters"): ``claim id -> (grid parameter, primary value, why)``. Primary = the paper's
 #: literal text; where it prints nothing (DP-FTRL's noise), the reading consistent with its own
 #: definitions (Definition 2.1's replace-one relation). The claim's verdict is the primary
@@ -216,7 +216,7 @@ PRIMARY_READINGS: dict[str, tuple[str, str, str]] = {
 
 
 def _with_reading(claim: PrivacyClaim) -> PrivacyClaim:
-    """``claim`` with its primary reading declared (the verdict rests on it; issue 27)."""
+    """``claim`` with its primary reading declared (the verdict rests on it)."""
     parameter, primary, why = PRIMARY_READINGS[claim.id]
     return replace(claim, readings=(ReadingChoice(parameter, primary, why),))
 

@@ -50,7 +50,7 @@ QUERY_KINDS = ("alg1-svt", "alg1-em", "alg2-count", "alg5-svt")
 LEMMA_SEARCH_PROFILE: dict[str, Any] = {**LEMMA_SEARCH_SETTINGS, "report_multiple_bugs": True}
 
 #: Each check carries the statement of the lemma as printed (claims.py), so a report has one row
-#: per lemma: the printed statement with its sampled and SMT checks (issue 27), never a "not
+#: per lemma: the printed statement with its sampled and SMT checks, never a "not
 #: checked" row for the printed form beside a "holds" row for a restated one.
 STATEMENTS = {
     "alg1-svt": C.SVT_QUERY_LEMMA_ALG1.statement,

@@ -1,46 +1,14 @@
 """Exact privacy of JKT12 releases: Gaussian steps, optionally clipped to an interval.
 
-The POCP family (Algorithms 1, 2, 3, 6, 7 of Jain, Kothari & Thakurta 2012) releases
-``x^ = Pi_C(x + b)`` with a deterministic x on each neighbouring stream and independent Gaussian
-b. With C = R^d the whole release is one Gaussian mechanism (AUDIT-METHOD section 2). With C a box
-``[-D, D]^d`` and streams that differ along one coordinate, the other coordinates have the same law
-on both streams and are independent of it, so the release is equivalent to the sequence of 1-D
-*clipped* Gaussians ``clip(m_t + b_t, -D, D)`` of that coordinate; the projection is
-post-processing, so it can only lower epsilon.
-
-:func:`release_epsilon` returns a bracket on epsilon(delta) of such a release:
-
-* ``upper``: the Gaussian mechanism without the clipping (exact; valid by post-processing);
-* ``upper_projected`` (on request): a tighter upper bound on the clipped release itself, from
-  *pessimistic* PLDs of the clipped steps (each output cell carries the largest privacy loss over
-  the cell) composed with the unclipped Gaussian of every other step (post-processing);
-* ``lower``: a rigorous lower bound on the clipped release, from dp-accounting privacy loss
-  distributions built with *optimistic* rounding (``pessimistic_estimate=False``) of a binned
-  output (binning is post-processing) for every step whose clipping matters, composed with the
-  unclipped Gaussian of the steps whose clipping probability under the first input is negligible.
-  When there are more clipped steps than ``max_clipped_steps``, the least informative are left
-  out (ignoring outputs is post-processing).
-
-Why treating the negligible steps as unclipped costs only their clipping mass. Write P, Q for the
-laws of the (binned) release on the first and the second input, P~, Q~ for the same with the
-negligible steps G unclipped, and I for the event that every step of G lands strictly inside
-(-D, D). On I the clipped and the unclipped outputs of G coincide (and a clipped output is
-interior iff the unclipped one is), so for every event A, P(A n I) = P~(A n I) >= P~(A) - P~(I^c)
-and Q(A n I) = Q~(A n I) <= Q~(A). Hence
-
-    delta_P||Q(eps) >= P(A n I) - e^eps Q(A n I) >= P~(A) - e^eps Q~(A) - p0
-
-for every A, i.e. delta_P||Q(eps) >= delta_P~||Q~(eps) - p0 with p0 = P~(I^c) <= the summed
-clipping probabilities of G under the *first* input only, and no e^eps factor. So
-eps_P||Q(delta) >= eps_P~||Q~(delta + p0), which the optimistic PLD bounds from below. All
-clipping masses are computed and summed in log space (``log_ndtr``, ``logaddexp``); nothing is
-exponentiated at the scale of epsilon (dp-accounting evaluates e^{eps - loss} with eps <= loss
-only). An earlier version bounded the cost of ignoring the clipping by the total variation,
-(1 + e^eps) p, with e^eps capped at e^700, which is not a valid argument once eps > 700; its
-numbers survive by the argument above (its p was a larger mass), but the cap made almost every
-step "clipped", and the resulting coarse PLD grid lost about 2% of epsilon.
-
-Without clipping, ``lower == upper`` is the closed-form Gaussian epsilon.
+Jain, Kothari & Thakurta, *Differentially Private Online Learning* (COLT 2012 and arXiv versions):
+the POCP family (Algorithms 1, 2, 3, 6, 7) releases ``x^ = Pi_C(x + b)`` with a deterministic x on
+each neighbouring stream and independent Gaussian b. With C = R^d the release is one Gaussian
+mechanism; with C a box and streams that differ along one coordinate it is a sequence of 1-D
+clipped Gaussians, and the projection, being post-processing, can only lower epsilon.
+:func:`release_epsilon` brackets epsilon(delta): the unclipped Gaussian above, optimistic
+dp-accounting PLDs of the clipped steps below (``lower == upper`` without clipping). The bracket's
+construction and why treating steps of negligible clipping mass as unclipped costs only that mass
+in delta are in ``README.md`` beside this file (Evidence, "The exact tier's bracket").
 """
 
 from __future__ import annotations

@@ -206,7 +206,7 @@ def with_evidence(p: GridPoint, lower_bound: float | None = None, **extra: Any) 
                      p.epsilon_accountant, lb, ev)
 
 
-#: The upper end of a stated delta range, audited on the standard grids only (issue 33): the claims
+#: The upper end of a stated delta range, audited on the standard grids only: the claims
 #: are refuted at conventional delta already, and the quick grid's headline stays there. POCP, PIGD
 #: and PGIGA state delta < 1/2 ("2 delta"); the others delta in (0, 1), where a sigma that grows
 #: with log(1/delta) shrinks as delta -> 1.
