@@ -412,9 +412,24 @@ def c_zero_epsilon(delta: float) -> float:
 
 
 def cross_check(mu: float, delta: float) -> str:
-    """Closed-form Gaussian epsilon vs dp-accounting's pessimistic PLD (grid coarsened for large
-    mu), read in log space (:func:`_epsilon_for_delta`; the library's own reading underflows
-    beyond loss ~745, where it returns the delta-quantile of the loss)."""
+    """A sentence comparing the closed-form Gaussian epsilon with dp-accounting's PLD at one point.
+
+    The PLD is dp-accounting's pessimistic Gaussian PLD (grid coarsened for large ``mu``), its
+    epsilon read in log space by :func:`_epsilon_for_delta`: the library's own reading underflows
+    beyond a privacy loss of about 745, where it returns the delta-quantile of the loss.
+
+    Parameters
+    ----------
+    mu
+        The Gaussian mechanism's ``mu`` at the point (> 0).
+    delta
+        The delta at which both epsilons are read.
+
+    Returns
+    -------
+    str
+        The finding printed with the audit's worst point.
+    """
     interval = 1e-4 * max(1.0, mu * mu / 4.0)
     pld = _epsilon_for_delta(pld_lib.from_gaussian_mechanism(
         standard_deviation=1.0 / mu, sensitivity=1.0, value_discretization_interval=interval),
@@ -425,13 +440,51 @@ def cross_check(mu: float, delta: float) -> str:
 
 
 def lr_weights_tree(horizon: int, shift: float) -> np.ndarray:
-    """Sigma^{-1} Delta for the released prefix sums (per coordinate, up to 1/sigma^2)."""
+    """Likelihood-ratio weights ``(M M^T)^{-1} Delta`` of PrivateSum's released prefix sums.
+
+    ``M`` is the 0/1 matrix "prefix sum t contains node j's noise" (:func:`~dpaudit.mechanisms.
+    private_sum.released_noise_matrix`); the sums' covariance is ``sigma^2 M M^T`` per coordinate,
+    so the Gaussian log likelihood ratio of a pair whose first input differs by ``shift`` is linear
+    in the sums with these weights (up to the factor ``1/sigma^2``).
+
+    Parameters
+    ----------
+    horizon
+        Number of released prefix sums.
+    shift
+        Difference of the two streams' first inputs along the tested coordinate.
+
+    Returns
+    -------
+    numpy.ndarray
+        One weight per released prefix sum, shape ``(horizon,)``.
+    """
     M, _ = released_noise_matrix(horizon)
     return np.linalg.solve(M @ M.T, np.full(horizon, shift))
 
 
 def tree_mu(horizon: int, shift: float, sigma: float) -> float:
-    """Exact shift of the released prefix sums when w_1 moves by ``shift`` (node count)."""
+    """Gaussian mu of PrivateSum's released prefix sums when ``w_1`` moves by ``shift``.
+
+    Leaf 1 lies in ``released_node_count(1, horizon)`` independent released nodes, each moved by
+    ``shift`` and noised with standard deviation ``sigma`` (JKT12 Algorithm 5; the node count is
+    Theorem 11 COLT / 9 arXiv's "log T nodes" as implemented), so the release is one Gaussian
+    mechanism with ``mu = shift sqrt(count) / sigma``.
+
+    Parameters
+    ----------
+    horizon
+        Number of rounds T whose prefix sums are released.
+    shift
+        l2 distance between the two streams' first inputs (``2R`` for ``w_1 = +-R e_1``).
+    sigma
+        Standard deviation of every node's noise.
+
+    Returns
+    -------
+    float
+        The Gaussian mechanism's ``mu``.
+    """
     return shift * math.sqrt(released_node_count(1, horizon)) / sigma
 
 
@@ -471,13 +524,32 @@ def pqftl_state_mu(version: Version, T: int, R: float, epsilon: float, delta: fl
 
 
 def pgiga_accountant(T: int, t_q: int, G: float, alpha: float, beta: float) -> tuple[float, int]:
-    """max over the replaced position tau >= t_q of the worst-case mu, and the maximiser.
+    """Worst-case Gaussian mu of PGIGA (JKT12 Algorithm 3, Lemma 5) over the replaced round.
 
     A loss replaced at round tau moves x_{tau+1} by at most eta_tau 2G = 4G/(alpha tau); a gradient
     step of an alpha-strongly convex L_G-smooth loss contracts by max(|1 - eta alpha|,
     |1 - eta L_G|) = 1 - 2/s for s >= t_q (since 2 L_G/(alpha s) <= alpha/L_G <= 1), so
     ||x_{t+1} - x'_{t+1}|| <= 4G (tau - 1)/(alpha (t - 1) t) for t >= tau, and with sigma_t = beta/t
     mu(tau)^2 = (4G (tau - 1)/(alpha beta))^2 sum_{j = tau-1}^{T-2} 1/j^2.
+
+    Parameters
+    ----------
+    T
+        Horizon.
+    t_q
+        First round of the private phase (earlier points are chosen without the data).
+    G
+        Gradient bound of the loss class.
+    alpha
+        Strong convexity of the losses.
+    beta
+        Noise scale: round t is noised with standard deviation ``beta / t``.
+
+    Returns
+    -------
+    tuple[float, int]
+        The largest ``mu(tau)`` over ``tau >= max(t_q, 2)`` and the ``tau`` attaining it
+        (``(0.0, t_q)`` when no round is replaceable).
     """
     taus = np.arange(max(t_q, 2), T, dtype=float)
     if taus.size == 0:

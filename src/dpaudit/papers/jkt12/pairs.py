@@ -102,6 +102,25 @@ def filler_loss(d: int, ridge: float) -> SquaredLoss:
 
 
 def stream_pair(T: int, position: int, loss0: Loss, loss1: Loss, filler: Loss) -> tuple[list, list]:
+    """Two neighbouring streams of ``T`` losses that differ only at ``position``.
+
+    Parameters
+    ----------
+    T
+        Length of each stream.
+    position
+        0-based round whose loss is replaced (``loss0`` in the first stream, ``loss1`` in the
+        second).
+    loss0, loss1
+        The replaced round's loss in each stream.
+    filler
+        The loss of every other round, the same in both streams.
+
+    Returns
+    -------
+    tuple[list, list]
+        The two streams.
+    """
     s0 = [filler] * T
     s1 = [filler] * T
     s0[position] = loss0
@@ -124,7 +143,21 @@ def first_coordinates(factory: Callable[[], Any], stream: Sequence[Loss], T: int
                        ratio: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """x_{t+1}[0] for t = 1..T-1: the learner for min(T, SIMULATED_STEPS) rows, then the filler map.
 
-    ``ratio(t)`` is the closed form x_{t+1} = ratio(t) x_t of the filler step at round t.
+    Parameters
+    ----------
+    factory
+        Builds a fresh learner with a ``run(stream, n, rng)`` method.
+    stream
+        The losses (only the first ``min(T, SIMULATED_STEPS)`` are simulated).
+    T
+        Horizon.
+    ratio
+        The closed form ``x_{t+1} = ratio(t) x_t`` of the filler step at round t (vectorised).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x_{t+1}[0]`` for ``t = 1..T-1``, shape ``(T - 1,)``.
     """
     n_sim = min(T, SIMULATED_STEPS)
     xs = factory().run(list(stream[:n_sim]), 1, np.random.default_rng(0))[0, :, 0]
@@ -142,18 +175,65 @@ def _qftl_ratio(t: np.ndarray) -> np.ndarray:
 
 
 def qftl_pair(d: int, T: int, position: int = 0) -> tuple[list, list]:
+    """The generic POCP audits' pair: ``1/2 (+-R - <R e_1, x>)^2 + alpha/2 ||x||^2`` replaced.
+
+    The loss sits at ``position``, every other round is the ridge filler; ``R = QFTL_R``,
+    ``alpha = QFTL_ALPHA``.
+
+    Parameters
+    ----------
+    d
+        Dimension.
+    T
+        Length of each stream.
+    position
+        0-based replaced round.
+
+    Returns
+    -------
+    tuple[list, list]
+        The two streams.
+    """
     v = np.zeros(d)
     v[0] = QFTL_R
     return stream_pair(T, position, SquaredLoss(v, QFTL_R, QFTL_ALPHA),
-                 SquaredLoss(v, -QFTL_R, QFTL_ALPHA), filler_loss(d, QFTL_ALPHA))
+                       SquaredLoss(v, -QFTL_R, QFTL_ALPHA), filler_loss(d, QFTL_ALPHA))
 
 
 def search_positions(T: int, first: int = 0) -> list[int]:
-    """0-based replaced positions of the candidate-pair search: first, middle, last useful."""
+    """0-based replaced positions of the candidate-pair search: first, middle, last useful.
+
+    Parameters
+    ----------
+    T
+        Horizon.
+    first
+        First position that may be replaced.
+
+    Returns
+    -------
+    list[int]
+        The distinct positions, sorted.
+    """
     return sorted({first, max(first, T // 2), max(first, T - 2)})
 
 
 def qftl_means(d: int, T: int) -> tuple[np.ndarray, np.ndarray]:
+    """QFTL's noise-free first coordinates ``x_{t+1}[0]``, t = 1..T-1, on both streams of
+    :func:`qftl_pair` (replaced round 1), by :func:`first_coordinates`.
+
+    Parameters
+    ----------
+    d
+        Dimension.
+    T
+        Horizon.
+
+    Returns
+    -------
+    tuple[numpy.ndarray, numpy.ndarray]
+        The first and the second stream's coordinates, each of shape ``(T - 1,)``.
+    """
     s0, s1 = qftl_pair(d, T)
     factory = lambda: QFTL(d, QFTL_ALPHA)  # noqa: E731
     return (first_coordinates(factory, s0, T, _qftl_ratio),
@@ -169,13 +249,46 @@ def igd_design(L: float, alpha: float, d: int, nu: float, tau: int) -> tuple[flo
     box equals the declared L gives D = L / (alpha (tau+1) + (alpha + nu^2) sqrt(d)),
     G = alpha (tau+1) D. The later shift is 2D (tau+1)/(t+1) at x_{t+1} (fillers contract by
     t/(t+1)), so a late change trades horizon for a G closer to L.
+
+    Parameters
+    ----------
+    L
+        Declared Lipschitz constant of the loss class.
+    alpha
+        Ridge (strong convexity) of the losses.
+    d
+        Dimension.
+    nu
+        Scale of the near-linear loss's regressor (small; module docstring).
+    tau
+        Replaced round (1-based).
+
+    Returns
+    -------
+    tuple[float, float]
+        ``(D, G)``.
     """
     D = L / (alpha * (tau + 1) + (alpha + nu * nu) * math.sqrt(d))
     return D, alpha * (tau + 1) * D
 
 
 def clip_aware_score(m: np.ndarray, sigmas: np.ndarray, D: float) -> float:
-    """sum_t (2 m_t / sigma_t)^2 P(no clipping at mean m_t): a proxy for the released information."""
+    """``sum_t (2 m_t / sigma_t)^2 P(no clipping at mean m_t)``: a proxy for what is released.
+
+    Parameters
+    ----------
+    m
+        Noise-free shifts of the released coordinate, one per round.
+    sigmas
+        Noise standard deviations, one per round.
+    D
+        Half-width of the box the noisy points are clipped to.
+
+    Returns
+    -------
+    float
+        The score (larger: more information survives the clipping).
+    """
     from scipy.special import ndtr
 
     keep = ndtr((D - m) / sigmas) - ndtr((-D - m) / sigmas)
@@ -183,7 +296,20 @@ def clip_aware_score(m: np.ndarray, sigmas: np.ndarray, D: float) -> float:
 
 
 def candidate_rounds(first: int, T: int) -> np.ndarray:
-    """Replaced rounds tried by the pair designs: log-spaced in [first, min(T-1, window-1)]."""
+    """Replaced rounds tried by the pair designs: log-spaced in ``[first, min(T-1, window-1)]``.
+
+    Parameters
+    ----------
+    first
+        Smallest round tried.
+    T
+        Horizon; rounds beyond the simulated window (``SIMULATED_STEPS``) are not tried.
+
+    Returns
+    -------
+    numpy.ndarray
+        Up to 24 distinct integer rounds, empty when the range is.
+    """
     last = min(T - 1, SIMULATED_STEPS - 1)
     if last < first:
         return np.array([], dtype=int)
@@ -195,6 +321,20 @@ def best_igd_round(L: float, alpha: float, d: int, nu: float, T: int, beta: floa
 
     For the design of :func:`igd_design` the noise-free shift is m_{t+1} = D (tau+1)/(t+1) for
     t >= tau and the noise std is beta/t; the score is :func:`clip_aware_score`.
+
+    Parameters
+    ----------
+    L, alpha, d, nu
+        As for :func:`igd_design`.
+    T
+        Horizon.
+    beta
+        Noise scale: round t is noised with standard deviation ``beta / t``.
+
+    Returns
+    -------
+    int
+        The best candidate round (1 when none is tried).
     """
     t = np.arange(1, T, dtype=float)
     best, best_tau = -1.0, 1
@@ -213,6 +353,22 @@ def pol_bounds(T: int, G: float, alpha: float, radius: float) -> tuple[np.ndarra
     A loss replaced at round tau moves x_{tau+1} by at most min(2G/(alpha (tau+1)), 2 radius)
     (Lemma 4's first case, capped by the diameter), and every later step contracts by t/(t+1), so
     ||x~ - x~'|| <= min(2G/alpha, 2 radius (tau+1)) (H_T - H_tau) / T.
+
+    Parameters
+    ----------
+    T
+        Horizon.
+    G
+        Lipschitz constant of the losses.
+    alpha
+        Strong convexity of the losses.
+    radius
+        Radius of the domain (the diameter caps the first shift).
+
+    Returns
+    -------
+    tuple[numpy.ndarray, numpy.ndarray]
+        The replaced rounds ``tau = 1..T-1`` and the bound on the averaged iterate's shift for each.
     """
     taus = np.arange(1, T)
     H = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, T + 1))])  # H[k] = sum_{j<=k} 1/j
