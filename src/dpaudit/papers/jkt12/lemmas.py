@@ -59,7 +59,20 @@ _LemmaFn = Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
 
 
 def lemma1_ratio(mu_step: float, eps_step: float, delta_step: float) -> float:
-    """Exact epsilon(delta_step) of one step with shift mu_step, over the claimed eps_step."""
+    """Exact epsilon of one Gaussian step over the per-step epsilon claimed (JKT12 Lemma 1).
+
+    Parameters
+    ----------
+    mu_step
+        The step's Gaussian ``mu`` (sensitivity over noise standard deviation).
+    eps_step, delta_step
+        The per-step privacy the proof assigns to the step.
+
+    Returns
+    -------
+    float
+        ``epsilon(delta_step) / eps_step``; above 1 the per-step statement fails.
+    """
     return gaussian_epsilon(mu_step, delta_step) / eps_step
 
 
@@ -81,8 +94,22 @@ def _iterates(factory: Callable[[], Any]) -> Callable[[Sequence[Loss]], np.ndarr
 
 
 def exact_step_check(statement: str, ratio: Callable[[dict[str, Any]], float]
-                ) -> Callable[[Sequence[dict[str, Any]]], LemmaCheck]:
-    """The per-step privacy statement evaluated exactly at every audited point (``Family``)."""
+                     ) -> Callable[[Sequence[dict[str, Any]]], LemmaCheck]:
+    """The per-step privacy statement evaluated exactly at every audited point (``Family``).
+
+    Parameters
+    ----------
+    statement
+        The lemma as printed.
+    ratio
+        ``ratio(point_parameters)``: the step's exact epsilon over the claimed one (e.g. by
+        :func:`lemma1_ratio`).
+
+    Returns
+    -------
+    Callable[[Sequence[dict[str, Any]]], LemmaCheck]
+        ``check(points)``: ``violated`` where some point's ratio exceeds 1, ``holds`` otherwise.
+    """
     def check(params: Sequence[dict[str, Any]]) -> LemmaCheck:
         return _exact_lemma(statement, [(dict(p), ratio(p)) for p in params],
                             "exact Gaussian epsilon of one step at the printed noise")
@@ -90,7 +117,17 @@ def exact_step_check(statement: str, ratio: Callable[[dict[str, Any]], float]
 
 
 def pocp_lemmas() -> _LemmaFn:
-    """Assumption (1) for QFTL (Hypothesis); the per-step lemma is the family's ``step_check``."""
+    """The generic POCP claims' lemma: QFTL's assumption (1), ``S(QFTL, t) <= lambda_A / t``.
+
+    Checked by :func:`~dpaudit.formal.sensitivity.check_sensitivity` on regression classes; the
+    per-step lemma is the family's ``step_check``.
+
+    Returns
+    -------
+    Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
+        ``lemmas(ctx) -> (checks, trace, findings)``: the checks in the claim's lemma order, the
+        sensitivity figure's trace of the worst search (or ``None``) and the findings to print.
+    """
 
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], dict[str, Any] | None, list[str]]:
         reports = []
@@ -123,6 +160,19 @@ def _igd_lemma_classes(grid: str) -> list[tuple[str, LossClass]]:
 
 
 def pigd_lemmas(version: Version) -> _LemmaFn:
+    """PIGD's lemma: IGD's sensitivity (Lemma 4; COLT ``2L/(alpha t)``, arXiv ``2L/t``).
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``: which printed constant is checked.
+
+    Returns
+    -------
+    Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
+        ``lemmas(ctx) -> (checks, trace, findings)``: the checks in the claim's lemma order, the
+        sensitivity figure's trace of the worst search (or ``None``) and the findings to print.
+    """
     colt = version == "colt"
 
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], Any, list[str]]:
@@ -192,7 +242,22 @@ def _igd_trajectory_distance(traj0: np.ndarray, traj1: np.ndarray) -> np.ndarray
 def instance_step_check(claim_id: str, version: Version, constant: str
                          ) -> Callable[[Sequence[dict[str, Any]]], LemmaCheck]:
     """Lemma 1 for PIGD (``constant="L"``) or PGIGA (``"G"``): one step at the printed beta with
-    the lemma's own sensitivity (COLT 2K/(alpha t), arXiv 2K/t; K = L or G)."""
+    the lemma's own sensitivity (COLT 2K/(alpha t), arXiv 2K/t; K = L or G).
+
+    Parameters
+    ----------
+    claim_id
+        The claim whose printed lemma statement is checked.
+    version
+        ``"colt"`` or ``"arxiv"``.
+    constant
+        ``"L"`` (PIGD) or ``"G"`` (PGIGA): the grid parameter holding the loss bound.
+
+    Returns
+    -------
+    Callable[[Sequence[dict[str, Any]]], LemmaCheck]
+        As for :func:`exact_step_check`.
+    """
     def ratio(p: dict[str, Any]) -> float:
         eps, dl, T, K, alpha = p["epsilon"], p["delta"], p["T"], p[constant], p["alpha"]
         beta = (pigd_beta if constant == "L" else pgiga_beta)(version, T, K, alpha, eps, dl)
@@ -203,6 +268,19 @@ def instance_step_check(claim_id: str, version: Version, constant: str
 
 
 def pgiga_lemmas(version: Version) -> _LemmaFn:
+    """PGIGA's lemma: GIGA's sensitivity (Lemma 5, ``2G/(alpha t)`` in both versions).
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"`` (the claim whose printed statement is checked).
+
+    Returns
+    -------
+    Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
+        ``lemmas(ctx) -> (checks, trace, findings)``: the checks in the claim's lemma order, the
+        sensitivity figure's trace of the worst search (or ``None``) and the findings to print.
+    """
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], Any, list[str]]:
         statement = get_claim(f"jkt12-{version}/pgiga").lemmas[0].statement
         # alpha D / G well below 1/2 leaves room for the step 2/(alpha tau) * 2|y| ||v||; the
@@ -235,6 +313,19 @@ def pgiga_lemmas(version: Version) -> _LemmaFn:
 
 
 def pol_lemmas(version: Version) -> _LemmaFn:
+    """POL's lemma: the averaged iterate's sensitivity (COLT eq. (37) / arXiv eq. (35)).
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``.
+
+    Returns
+    -------
+    Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
+        ``lemmas(ctx) -> (checks, trace, findings)``: the checks in the claim's lemma order, the
+        sensitivity figure's trace of the worst search (or ``None``) and the findings to print.
+    """
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], Any, list[str]]:
         statement = get_claim(f"jkt12-{version}/pol").lemmas[0].statement
         configs = [("logistic", 1, 1.0, 0.1), ("hinge", 2, 1.0, 0.5), ("squared", 1, 2.0, 0.05)]
@@ -276,6 +367,23 @@ def pol_lemmas(version: Version) -> _LemmaFn:
 
 
 def tree_lemmas(version: Version, claim: str) -> _LemmaFn:
+    """PrivateSum's and PQFTL's lemmas: every tree node moves by at most the printed bound, and a
+    leaf lies in the printed number of nodes (Lemma 6; Theorem 11 COLT / 9 arXiv); for PQFTL also
+    the u- and V-trees' input bounds ``R`` and ``R^2`` (Algorithm 4 lines 7-8).
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``.
+    claim
+        The claim id (``jkt12-<version>/privatesum`` or ``/pqftl``) whose lemmas are checked.
+
+    Returns
+    -------
+    Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
+        ``lemmas(ctx) -> (checks, trace, findings)``: the checks in the claim's lemma order, the
+        sensitivity figure's trace of the worst search (or ``None``) and the findings to print.
+    """
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], Any, list[str]]:
         c = get_claim(claim)
         checks: list[LemmaCheck] = []

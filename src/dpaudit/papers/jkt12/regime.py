@@ -169,6 +169,24 @@ def regime_points(fam: Family, points: list[GridPoint], max_T: int,
     (c = 0) and, for the exact value of the realised pair and for the accountant (each if some
     c < 0 point exceeds the claim on it), a point just above the smallest epsilon where it exceeds
     the claim (:func:`_threshold`).
+
+    Parameters
+    ----------
+    fam
+        The claim family (its model, grid and step check).
+    points
+        The audited grid points so far.
+    max_T
+        Largest horizon the budget audits.
+    rel_tol
+        Relative width to which each end of a threshold is bisected.
+
+    Returns
+    -------
+    dict[str, Any]
+        ``added`` (the new points' parameters), ``thresholds`` (one record per bisected kind, with
+        both certified ends) and ``base`` (the parameters they share; ``None`` when no c < 0 point
+        fails).
     """
     outside = [i for i, p in enumerate(points) if p.parameters["c"] < 0]
     refuting = [i for i in outside if _exceeds(points[i], "exact")]
@@ -217,7 +235,30 @@ def regime_points(fam: Family, points: list[GridPoint], max_T: int,
 
 def regime_analysis(fam: Family, points: list[GridPoint], lemmas: list[LemmaCheck],
                      regime: dict[str, Any] | None) -> list[str]:
-    """The verdict restricted to the proof's regime c >= 0 (POCP-family claims)."""
+    """The verdict restricted to the proof's regime c >= 0 (POCP-family claims), as findings.
+
+    COLT's App. A.2 needs ``c >= 0`` (eps <= (1/2) ln(2/delta)) although the theorems state no bound
+    on eps; arXiv's Lemma 1 assumes ``c > 0`` (delta < 2 e^-2). The verdict as stated is decided on
+    every point; the restricted one on the ``c >= 0`` points with the per-step lemma re-evaluated
+    there.
+
+    Parameters
+    ----------
+    fam
+        The claim family; ``fam.c_depends_on_epsilon`` tells COLT's c from arXiv's.
+    points
+        Every audited point, the :func:`regime_points` included.
+    lemmas
+        The claim's lemma checks (the last is the per-step check when the family has one).
+    regime
+        What :func:`regime_points` returned, or ``None``.
+
+    Returns
+    -------
+    list[str]
+        The findings: the regime, the verdict as stated and restricted, and (COLT, when some c < 0
+        point fails) the thresholds in eps.
+    """
     inside = [p for p in points if p.parameters["c"] >= 0]
     outside = [p for p in points if p.parameters["c"] < 0]
     step_lemmas = lemmas
