@@ -120,7 +120,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "mu_acc = max(ex.gaussian_release_mu(W, horizon, j, 2 * L, noise.scale)",
            "mu_acc = max(ex.gaussian_release_mu(W, horizon, j, 1 * L, noise.scale)", (EXPECTED,)),
     Mutant("jkt12-privatesum-doubling-halved", "papers/jkt12/models.py",
-           "mu = _tree_mu(T, 2.0 * R, sigma)", "mu = _tree_mu(T, 1.0 * R, sigma)", (EXPECTED,)),
+           "mu = tree_mu(T, 2.0 * R, sigma)", "mu = tree_mu(T, 1.0 * R, sigma)", (EXPECTED,)),
     # -- afkt23: the accountants' pieces, the draws counted, the certified values --------------
     Mutant("afkt23-alg1-svt-cost-eps-over-2", "papers/afkt23/exact.py",
            "return float(svt_epsilon) / 2.0", "return float(svt_epsilon)", (AFKT23_ALG1,),

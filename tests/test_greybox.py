@@ -103,16 +103,16 @@ def test_a_noise_map_that_depends_on_the_data_is_not_derived() -> None:
 
 def test_the_law_derived_from_privatesum_agrees_with_the_hand_derived_jkt12_module() -> None:
     # The bundled PrivateSum (JKT12 Alg. 5) and its exact module's shift: w_1 moved by 2R shifts
-    # released_node_count(1, T) independent nodes (papers/jkt12/exact.py, _tree_mu).
+    # released_node_count(1, T) independent nodes (papers/jkt12/exact.py, tree_mu).
     from dpaudit.mechanisms.private_sum import PrivateSum
-    from dpaudit.papers.jkt12.exact import _tree_mu
+    from dpaudit.papers.jkt12.exact import tree_mu
 
     for T in (4, 6, 8):
         mech = PrivateSum(dim=1, T=T, R=1.0, epsilon=1.0, delta=1e-5)
         w0, w1 = np.zeros((T, 1)), np.zeros((T, 1))
         w0[0, 0], w1[0, 0] = 1.0, -1.0
         pair = derive_pair(mech.sample, w0, w1)
-        mu_hand = _tree_mu(T, 2.0, mech.sigma)
+        mu_hand = tree_mu(T, 2.0, mech.sigma)
         assert pair.epsilon(1e-5).value == pytest.approx(gaussian_epsilon_by_hand(mu_hand, 1e-5),
                                                          rel=1e-7)
 

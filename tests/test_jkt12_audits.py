@@ -178,22 +178,22 @@ def test_closed_form_continuation_matches_the_learners(monkeypatch):
     T, d, alpha = 60, 2, 0.8
     nu = 1e-3
     cases = []
-    D, G = jkt12._igd_design(1.0, alpha, d, nu, 3)
+    D, G = jkt12.igd_design(1.0, alpha, d, nu, 3)
     box = Box(d, -D, D)
-    s0, _ = jkt12._pair(T, 2, jkt12.near_linear_loss(d, G, alpha, 1.0, nu),
+    s0, _ = jkt12.stream_pair(T, 2, jkt12.near_linear_loss(d, G, alpha, 1.0, nu),
                         jkt12.near_linear_loss(d, G, alpha, -1.0, nu), jkt12.filler_loss(d, alpha))
     cases.append((lambda: IGD(box, alpha, np.zeros(d)), s0, lambda t: t / (t + 1.0)))
     cases.append((lambda: IGD(box, alpha, np.zeros(d), extra_ridge=alpha),
-                   jkt12._pair(T, 0, jkt12.near_linear_loss(d, G, 0.0, 1.0, nu),
+                   jkt12.stream_pair(T, 0, jkt12.near_linear_loss(d, G, 0.0, 1.0, nu),
                                jkt12.near_linear_loss(d, G, 0.0, -1.0, nu),
                                jkt12.filler_loss(d, 0.0))[0], lambda t: t / (t + 1.0)))
     cases.append((lambda: GIGA(box, alpha, alpha + nu * nu, np.zeros(d)), s0,
                   lambda t: 1.0 - 2.0 / t))
-    cases.append((lambda: QFTL(d, jkt12.QFTL_ALPHA), jkt12._qftl_pair(d, T)[0], jkt12._qftl_ratio))
+    cases.append((lambda: QFTL(d, jkt12.QFTL_ALPHA), jkt12.qftl_pair(d, T)[0], jkt12._qftl_ratio))
     for factory, stream, ratio in cases:
         full = factory().run(stream, 1, np.random.default_rng(0))[0, 1:, 0]
         monkeypatch.setattr(jkt12, "SIMULATED_STEPS", 8)
-        short = jkt12._first_coordinates(factory, stream, T, ratio)
+        short = jkt12.first_coordinates(factory, stream, T, ratio)
         monkeypatch.setattr(jkt12, "SIMULATED_STEPS", 512)
         np.testing.assert_allclose(short, full, rtol=1e-12, atol=1e-300)
 
@@ -201,7 +201,7 @@ def test_closed_form_continuation_matches_the_learners(monkeypatch):
 def test_qftl_pair_nearly_attains_its_sensitivity_constant():
     # t ||x_{t+1} - x'_{t+1}|| <= lambda_A for all t, and -> lambda_A / (1 + R^2/(2 alpha)).
     T, d = 200, 1
-    m0, m1 = jkt12._qftl_means(d, T)
+    m0, m1 = jkt12.qftl_means(d, T)
     lam = jkt12.pocp_qftl_lambda(jkt12.QFTL_R, jkt12.QFTL_ALPHA)
     scaled = np.arange(1, T) * np.abs(m0 - m1)
     assert np.all(scaled <= lam * (1 + 1e-12))
@@ -210,7 +210,7 @@ def test_qftl_pair_nearly_attains_its_sensitivity_constant():
 
 def test_pgiga_accountant_is_the_maximum_over_the_replaced_round():
     T, t_q, G, alpha, beta = 30, 3, 1.0, 0.5, 7.0
-    mu, tau = jkt12._pgiga_accountant(T, t_q, G, alpha, beta)
+    mu, tau = jkt12.pgiga_accountant(T, t_q, G, alpha, beta)
     best = 0.0
     for tau_ in range(t_q, T):
         t = np.arange(tau_, T, dtype=float)
@@ -237,13 +237,13 @@ def test_pigd_accountant_is_the_maximum_over_the_replaced_round():
 
 @pytest.mark.parametrize("tau", [1, 4, 12])
 def test_igd_step_sensitivity_is_attained_and_never_exceeded(tau):
-    # The design of pairs._igd_design (d = 1) puts x_{tau+1} on the boundary of C = [-D, D] with
+    # The design of pairs.igd_design (d = 1) puts x_{tau+1} on the boundary of C = [-D, D] with
     # D ~ L/(alpha (tau+2)): the one-step bound 2L/(alpha (tau+2)) is attained up to O(nu^2),
     # and every later filler step contracts the difference by exactly t/(t+1).
     T, L, alpha, nu = 30, 1.0, 0.5, 1e-5
-    D, G = jkt12._igd_design(L, alpha, 1, nu, tau)
+    D, G = jkt12.igd_design(L, alpha, 1, nu, tau)
     box = Box(1, -D, D)
-    s0, s1 = jkt12._pair(T, tau - 1, jkt12.near_linear_loss(1, G, alpha, -1.0, nu),
+    s0, s1 = jkt12.stream_pair(T, tau - 1, jkt12.near_linear_loss(1, G, alpha, -1.0, nu),
                          jkt12.near_linear_loss(1, G, alpha, 1.0, nu), jkt12.filler_loss(1, alpha))
     diff = np.abs(IGD(box, alpha, np.zeros(1)).run(s0, 1, np.random.default_rng(0))[0, :, 0]
                   - IGD(box, alpha, np.zeros(1)).run(s1, 1, np.random.default_rng(0))[0, :, 0])
@@ -260,7 +260,7 @@ def test_colt_pigd_worst_point_is_decided_by_the_tight_accountant():
     # one-step bound 2L/(alpha (tau+2)) the worst case over every pair, C and d is below the
     # claim, and above the unclipped epsilon of the audited pair (the bracket's upper end).
     p = dict(epsilon=1000.0, delta=0.01, T=1024, alpha=0.01, L=1.0, d=1)
-    model = models._pigd_model("colt")(p, 64)
+    model = models.pigd_model("colt")(p, 64)
     eps_c, dl_c = model.claimed
     acc = gaussian_epsilon(model.accountant_mu, dl_c)
     ex = release_epsilon(model.m0, model.m1, model.sigmas, dl_c, model.half_width)
@@ -276,9 +276,9 @@ def test_pol_bounds_are_attained_by_the_constructed_pair():
     T, d, alpha, L = 40, 1, 0.05, 1.0
     D = 1.0
     box = Box(d, -D, D)
-    taus, shifts = jkt12._pol_bounds(T, L, alpha, D)
+    taus, shifts = jkt12.pol_bounds(T, L, alpha, D)
     for tau in (1, 5, 20, 39):
-        s0, s1 = jkt12._pair(T, tau - 1, jkt12.near_linear_loss(d, L, 0.0, 1.0, 1e-6),
+        s0, s1 = jkt12.stream_pair(T, tau - 1, jkt12.near_linear_loss(d, L, 0.0, 1.0, 1e-6),
                              jkt12.near_linear_loss(d, L, 0.0, -1.0, 1e-6), jkt12.filler_loss(d, 0.0))
         igd = IGD(box, alpha, np.zeros(d), extra_ridge=alpha)
         realised = abs(igd.run(s0, 1, np.random.default_rng(0))[0].mean()
@@ -425,7 +425,7 @@ def test_colt_pigd_holds_at_eps_1000_and_fails_beyond(tiny_audits):
     # below that of its own unprojected release (post-processing), a closed-form Gaussian
     # crossing computed here by bisection on eps.
     assert acc["epsilon_below"] < ex["epsilon_above"]
-    fam_model = models._pigd_model("colt")
+    fam_model = models.pigd_model("colt")
     base = dict(delta=0.01, T=1024, alpha=1.0, L=1.0, d=1)
 
     def unprojected_excess(eps: float) -> float:

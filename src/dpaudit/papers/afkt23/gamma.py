@@ -1,29 +1,13 @@
-"""Algorithm 5's calibration at any gamma of Theorems 6 and 7, not only gamma = 1/d (issue 33).
+"""Algorithm 5's calibration at any gamma of Theorems 6 and 7, not only gamma = 1/d.
 
-Asi, Feldman, Koren & Talwar, ICML 2023 (``afkt23.txt``), App. C. Theorem 6 runs Algorithm 5 "with
-parameters alpha = 1, beta = 1/T^2, K = 2 log 1/gamma, eps_0 = eps/K, and eta = eps_0/(56 log T)";
-gamma is the prior mass of Lemma C.3 ("For some gamma > 0, let L*(gamma) be such that
-Pr_{x ~ mu}[sum_t l_x(t) <= L*(gamma)] >= gamma"), a probability, and ``K > 0`` needs ``gamma < 1``:
-the stated range is ``0 < gamma < 1``. Only the DP-OPE corollary fixes it ("In particular, for
-DP-OPE with d experts, ... by setting gamma = 1/d"). Theorem 7 is the same with "eps_0 =
-eps/sqrt(K) log 1/delta" (two printed forms; ``eps0_reading``).
-
-The theorem's hypothesis "If L*(gamma) <= log^2 1/gamma log T/eps" bounds the data's best loss for
-the loss bound (Lemma C.3 needs it so that the K phases suffice); privacy (Definition 2.1)
-quantifies over every pair of neighbouring sequences, and the audit at gamma = 1/d reads it the same
-way (its best pair at eps = 3000 has L* = 5). That is the primary reading (grid parameter ``scope``,
-value :data:`SCOPE_ALL`). The other reading, :data:`SCOPE_HYPOTHESIS`, claims privacy only for pairs
-of streams that both satisfy the hypothesis: :func:`l_star` is Lemma C.3's ``L*(gamma)`` for the
-uniform prior over ``d`` experts, :func:`hypothesis_bound` the theorem's ``log^2(1/gamma) log T/eps``
-(natural logs), and :func:`pairs_meeting_hypothesis` keeps a candidate pair that satisfies it and
-scales one that does not (both streams by the same factor: still neighbours, losses in [0, 1]).
-Since ``eps_0 * bound = K log T/4`` does not depend on eps, a small enough eps admits pairs whose
-replaced round moves the query by a whole unit while the claim shrinks with eps: at gamma = 0.99,
-eps = 1e-4, T = 6 the bound is 1.81 and one unit loss at round 1 already refutes the claim.
-
-The loop "if k < K" with the real K allows ``ceil(K)`` phases, so the number of phases jumps where
-``K = 2 ln(1/gamma)`` crosses an integer ``n``: at ``gamma = e^{-n/2}`` (0.6065, 0.3679, ...). Just
-above a jump (``K = n + 0``) the loop allows ``n + 1`` phases of ``eps_0 = eps/K ~ eps/n`` each.
+Asi, Feldman, Koren & Talwar, ICML 2023 (``afkt23.txt``), App. C: Theorem 6 runs Algorithm 5 with
+``K = 2 log 1/gamma``, ``eps_0 = eps/K`` and ``eta = eps_0/(56 log T)``, gamma the prior mass of
+Lemma C.3 (so ``0 < gamma < 1``); Theorem 7 the same with ``eps_0 = eps/sqrt(K) log 1/delta``. This
+module gives the calibration at any gamma, the gammas where the number of phases ``ceil(K)`` jumps,
+and the reading :data:`SCOPE_HYPOTHESIS` (privacy only for pairs meeting Theorem 6's hypothesis
+``L*(gamma) <= log^2 1/gamma log T/eps``) beside the primary :data:`SCOPE_ALL`. Why gamma is read
+so, and what the hypothesis reading admits, are in ``README.md`` beside this file (Evidence,
+"Algorithm 5 at any gamma").
 """
 
 from __future__ import annotations

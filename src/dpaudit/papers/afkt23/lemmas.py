@@ -21,27 +21,38 @@ when only they fail, the reported counterexample is the worst of them (not shrun
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
-from hypothesis import HealthCheck, given, seed as hypothesis_seed, settings, target
+from hypothesis import given, seed as hypothesis_seed, settings, target
 from hypothesis import strategies as st
 
 from dpaudit.claims.evidence import LemmaCheck
 from dpaudit.formal.lemma_search import LemmaViolation
+from dpaudit.formal.sensitivity import LEMMA_SEARCH_SETTINGS
 from dpaudit.papers.afkt23 import claims as C
 from dpaudit.learners.experts import cumulative_losses
 from dpaudit.learners.potential_experts import log_potential
 
-__all__ = ["QUERY_KINDS", "query_values", "neighbour_examples", "extreme_examples",
-           "check_query_sensitivity"]
+__all__ = ["QUERY_KINDS", "STATEMENTS", "LEMMA_SEARCH_PROFILE", "query_values", "neighbour_examples",
+           "extreme_examples", "check_query_sensitivity"]
 
 QUERY_KINDS = ("alg1-svt", "alg1-em", "alg2-count", "alg5-svt")
 
+#: The engine's one lemma-search profile (:data:`dpaudit.formal.sensitivity.LEMMA_SEARCH_SETTINGS`)
+#: with one difference kept on purpose: ``report_multiple_bugs=True`` (Hypothesis's default, which
+#: these searches have always used). With it Hypothesis keeps searching past the first failing
+#: example and shrinks the failures it finds; at the standard budget (300 examples, seed 0) the
+#: Algorithm 5 query search then reports the 4-round, 2-expert counterexample with ratio 1.99998
+#: that the committed standard reports hold, where the shared profile reports a 5-round one with
+#: ratio 1.97077 (the quick budget's records are the same under both). Verdicts do not depend on it
+#: (the lemma is violated either way); the recorded counterexamples would.
+LEMMA_SEARCH_PROFILE: dict[str, Any] = {**LEMMA_SEARCH_SETTINGS, "report_multiple_bugs": True}
+
 #: Each check carries the statement of the lemma as printed (claims.py), so a report has one row
-#: per lemma: the printed statement with its sampled and SMT checks (issue 27), never a "not
+#: per lemma: the printed statement with its sampled and SMT checks, never a "not
 #: checked" row for the printed form beside a "holds" row for a restated one.
-_STATEMENTS = {
+STATEMENTS = {
     "alg1-svt": C.SVT_QUERY_LEMMA_ALG1.statement,
     "alg1-em": C.EM_SCORE_LEMMA.statement,
     "alg2-count": C.LAPLACE_COUNT_LEMMA_ALG2.statement,
@@ -133,8 +144,7 @@ def check_query_sensitivity(kind: str, *, examples: int = 200, seed: int = 0, ma
         raise ValueError(f"kind must be one of {QUERY_KINDS}, got {kind!r}")
     strategy = neighbour_examples(max_T=max_T, max_d=max_d)
     worst = [0.0]
-    cfg = settings(max_examples=examples, database=None, deadline=None,
-                   suppress_health_check=list(HealthCheck))
+    cfg = settings(max_examples=examples, **LEMMA_SEARCH_PROFILE)
 
     @hypothesis_seed(int(seed))
     @cfg
@@ -146,7 +156,7 @@ def check_query_sensitivity(kind: str, *, examples: int = 200, seed: int = 0, ma
         if r > 1.0 + tol:
             raise LemmaViolation(ex)
 
-    statement = _STATEMENTS[kind]
+    statement = STATEMENTS[kind]
     extremes = [(e, _ratio(kind, e) / claimed) for e in extreme_examples(kind)]
     worst[0] = max(r for _, r in extremes)
     try:

@@ -1,4 +1,4 @@
-"""What the afkt23 witnesses say about how much a verdict matters (issue 33).
+"""What the afkt23 witnesses say about how much a verdict matters.
 
 Each function returns the ``evidence["severity"]`` entry of a point (keys of
 :data:`dpaudit.claims.severity.SEVERITY_EVIDENCE_KEYS`), computed from the same objects as the

@@ -1,35 +1,12 @@
-"""SMT encodings of the AFKT23 sparse-vector query sensitivities (issue 13).
+"""SMT encodings of the AFKT23 sparse-vector query sensitivities.
 
-Asi, Feldman, Koren, Talwar, *Private Online Prediction from Experts: Separations and Faster
-Rates* (COLT 2023, ``afkt23.txt``). The sampled checks of :mod:`dpaudit.papers.afkt23.lemmas`
-compare every query of :func:`~dpaudit.papers.afkt23.lemmas.query_values` on two streams that
-differ in one round; counterexamples found here are replayed through that same function.
-
-Encoded (``d`` is the number of experts; losses in ``[0, 1]``; one round replaced):
-
-* ``alg1-svt``, ``alg2-count``, ``alg1-em`` (Algorithm 1's queries ``sum_{i=a}^{j-1} l_i(x)``,
-  Algorithm 2's counts, Algorithm 1's scores ``max(C, L*)``): every query of a stream of
-  ``T = 4`` rounds, ``d = 2``, the losses and the replacement symbolic (linear real arithmetic,
-  ``L*`` symbolic), with the replaced round any of the four; claimed sensitivity 1 proved; and
-  for every horizon and number of experts on the query's form ``S + l`` (one expert's losses
-  summed over a range containing the replaced round; tied to the code by a differential test).
-* ``alg5-svt`` (Algorithm 5's ``(1/eta)(log phi(t*) - log phi(t))``): exponentials are not
-  polynomial, so the encoding works with ``a = e^{-eta}`` (every ``eta > 0``: ``0 < a < 1``
-  symbolic) and ``p_i(x) = e^{-eta l_i(x)}`` in ``[a, 1]``. Then ``phi(t) = (1/d) sum_x prod_{i<=t}
-  p_i(x)`` is a polynomial and "the query moves by more than k" is ``a^k phi(t*) phi'(t) >
-  phi(t) phi'(t*)`` (or the same with the streams swapped). Claimed ``k = 1``: refuted on
-  ``T = 4, d = 2`` (proved for ``T = 3``: violations need a few rounds; the counterexample's ``eta = -log a`` and losses ``log p / log a`` are
-  replayed through ``query_values``; the counterexample query asks for a change above 5/4 at
-  ``eta = 4 log 2``, so the replayed excess is far from rounding). Needed ``k = 2`` (what the accountant uses): proved for
-  *every* horizon ``T``, ``d = 2`` and ``d = 3``, on an over-approximation: with ``w_x =
-  prod_{i<=t*} p_i(x) > 0``, ``r_x = prod_{t*<i<=t} p_i(x)`` in ``(0, 1]`` and ``m_x =
-  p'_j(x)/p_j(x)`` in ``[a, 1/a]`` for the replaced round ``j``, either ``j <= t*`` (``w -> w m``)
-  or ``t* < j <= t`` (``r -> r m``); rounds after ``t`` change nothing. Every real stream maps
-  into this set, so unsat there proves the bound for all streams.
-
-Not encoded: the exponential mechanism's and Laplace noises' laws (distributional statements,
-checked by the empirical tier), and ``d > 3`` (the bound's proof does not depend on ``d``, but
-the solver's work grows with the number of experts).
+Asi, Feldman, Koren & Talwar, *Near-Optimal Algorithms for Private Online Optimization in the
+Realizable Regime*, ICML 2023 (``afkt23.txt``), Algorithms 1, 2 and 5: the queries' and scores'
+1-sensitivity in linear real arithmetic, and Algorithm 5's potential-ratio query as a polynomial in
+``a = e^{-eta}`` (claimed 1: refuted on 4 rounds; needed 2: proved for every horizon, d = 2 and 3).
+Counterexamples replay through :func:`~dpaudit.papers.afkt23.lemmas.query_values`, the function the
+sampled checks of :mod:`dpaudit.papers.afkt23.lemmas` use. The encodings in full, and what is not
+encoded with the reason, are in ``README.md`` beside this file (Evidence, "SMT encodings").
 """
 
 from __future__ import annotations
@@ -44,7 +21,7 @@ import z3
 from dpaudit.claims.evidence import LemmaOutcome
 from dpaudit.formal.smt import (Obligation, Replay, SmtLemma, absolute,
                                      real, claim_smt_evidence)
-from dpaudit.papers.afkt23.lemmas import _STATEMENTS, query_values
+from dpaudit.papers.afkt23.lemmas import STATEMENTS, query_values
 
 __all__ = ["linear_query_models", "potential_ratio_models", "linear_query_lemma",
            "linear_query_any_T_lemma",
@@ -97,7 +74,7 @@ def linear_query_any_T_lemma(kind: str, bound: float = 1.0) -> SmtLemma:
     ob = Obligation(f"a query moves by more than {bound:g}", cons,
                     absolute(q0 - q1) > z3.RealVal(Fraction(bound)),
                     {"S": S, "l": l0, "l'": l1, "L*": L_star})
-    return SmtLemma(f"{_STATEMENTS[kind]} [every T, every d]",
+    return SmtLemma(f"{STATEMENTS[kind]} [every T, every d]",
                     "a query containing the replaced round: S + l vs S + l' (S >= 0 common, l, l' "
                     f"in [0, 1]){'; through max(., L*), L* free' if kind == 'alg1-em' else ''}; "
                     "a query not containing it is unchanged", (ob,))
@@ -153,7 +130,7 @@ def linear_query_lemma(kind: str, T: int = 4, d: int = 2, bound: float = 1.0) ->
         B = np.array([[m[f"l'[{i}][{x}]"] for x in range(d)] for i in range(T)])
         return _replay_streams(kind, A, B, 1.0, bound, {})
 
-    return SmtLemma(f"{_STATEMENTS[kind]} [T = {T}, d = {d}]",
+    return SmtLemma(f"{STATEMENTS[kind]} [T = {T}, d = {d}]",
                     f"query_values({kind!r}) on a symbolic {T} x {d} stream in [0, 1] and a "
                     f"neighbour differing in one round{', L* symbolic' if kind == 'alg1-em' else ''}"
                     "; linear real arithmetic", (ob,), ob, replay)
@@ -195,7 +172,7 @@ def alg5_refutation_lemma(T: int = 4, d: int = 2, bound: float = 1.0) -> SmtLemm
                               for x in range(d)] for i in range(T)])
         return _replay_streams("alg5-svt", losses("p"), losses("p'"), eta, float(k), {})
 
-    return SmtLemma(f"{_STATEMENTS['alg5-svt']} [T = {T}, d = {d}, every eta > 0]",
+    return SmtLemma(f"{STATEMENTS['alg5-svt']} [T = {T}, d = {d}, every eta > 0]",
                     f"a = e^(-eta) in (0, 1) symbolic, p_i(x) = e^(-eta l_i(x)) in [a, 1] on a "
                     f"{T} x {d} stream and a neighbour differing in one round; query change > {k} "
                     f"as a^{k} phi(t*) phi'(t) > phi(t) phi'(t*) (either order); counterexample query: "

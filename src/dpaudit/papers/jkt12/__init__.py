@@ -1,0 +1,23 @@
+"""Jain, Kothari & Thakurta, *Differentially Private Online Learning*, COLT 2012
+(``jkt12-colt.txt``) and the arXiv version (``jkt12-arxiv.txt``): thirteen privacy claims, one
+per version and theorem.
+
+Modules, in the order every paper package lists them (``README.md`` beside this file gives the
+claims, the reading choices, how each number is obtained, the verdicts and the limits):
+
+* ``claims``: the published privacy claims exactly as printed, as data (relation, release, lemmas).
+* ``ranges``: the stated range of every grid parameter, with the sentence of the paper it rests on.
+* ``pairs``: the neighbouring streams the audits use, and why each is the worst case.
+* ``exact``: the exact or certified epsilon of the release on those pairs, and the accountants.
+* ``lemmas``: sampled checks (Hypothesis, exact evaluation) of the lemmas the proofs rely on.
+* ``smt_lemmas``: SMT encodings of the same lemmas; counterexamples replay through the code.
+* ``audit``: the declarations for the claim driver; importing the module registers the claims.
+
+Modules of this paper only:
+
+* ``models``: the model of one audited grid point per claim family (grid, pair, noise
+  schedule, exact values) that ``audit`` turns into the driver's point plans (split from
+  ``audit`` for its size).
+* ``regime``: the proof's regime of COLT's POCP exponent c (c < 0 above eps = (1/2) ln(2/delta)):
+  the boundary point, the smallest failing epsilon and the verdict restricted to c >= 0.
+"""

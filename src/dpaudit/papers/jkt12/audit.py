@@ -42,19 +42,19 @@ from dpaudit.claims import PrivacyClaim
 from dpaudit.learners.pocp import Version, pocp_c
 from dpaudit.mechanisms.private_sum import private_sum_sigma
 from dpaudit.papers.jkt12.claims import CLAIM_IDS, claimed_privacy, get_claim
-from dpaudit.papers.jkt12.exact import (PLD_REL_ERROR, CURVE_DELTAS, _cross_check, _tree_mu, privatesum_step_mu,
+from dpaudit.papers.jkt12.exact import (PLD_REL_ERROR, CURVE_DELTAS, cross_check, tree_mu, privatesum_step_mu,
                                         pqftl_state_mu, release_epsilon,
                                         release_epsilon_curve)
 from dpaudit.papers.jkt12.smt_lemmas import smt_evidence
-from dpaudit.papers.jkt12.lemmas import (_instance_step_check, _lemma1_ratio, _pgiga_lemmas,
-                                         _pigd_lemmas, _pocp_lemmas, _pol_lemmas, _step_check,
-                                         _tree_lemmas)
-from dpaudit.papers.jkt12.models import (_audit_point, _pigd_accountant_only, _doubling_grid, _doubling_model, _Family,
-                                         _Model, _pgiga_grid, _pgiga_model, _pigd_grid,
-                                         _pigd_model, _pocp_grid, _pocp_model, _pol_grid,
-                                         _pol_model, _privatesum_grid, _privatesum_model,
-                                         _pqftl_grid, _pqftl_model, _tree_point, _TreeModel)
-from dpaudit.papers.jkt12.regime import THRESHOLD_REL_TOLS, _regime_analysis, _regime_points
+from dpaudit.papers.jkt12.lemmas import (instance_step_check, lemma1_ratio, pgiga_lemmas,
+                                         pigd_lemmas, pocp_lemmas, pol_lemmas, exact_step_check,
+                                         tree_lemmas)
+from dpaudit.papers.jkt12.models import (audit_point, pigd_accountant_only, doubling_grid, doubling_model, Family,
+                                         Model, pgiga_grid, pgiga_model, pigd_grid,
+                                         pigd_model, pocp_grid, pocp_model, pol_grid,
+                                         pol_model, privatesum_grid, privatesum_model,
+                                         pqftl_grid, pqftl_model, tree_point, TreeModel)
+from dpaudit.papers.jkt12.regime import THRESHOLD_REL_TOLS, regime_analysis, regime_points
 from dpaudit.learners.pocp_doubling import doubling_beta
 from dpaudit.learners.pocp import pocp_beta
 
@@ -72,7 +72,7 @@ def _empirical_tests(budget: Budget) -> int:
     return 1 if coarse(budget) else 2
 
 
-def _lr_statistic(model: _Model) -> Callable[[np.ndarray], np.ndarray]:
+def _lr_statistic(model: Model) -> Callable[[np.ndarray], np.ndarray]:
     """Projection of the noisy outputs on the mean shift, weighted by 1 / sigma_t^2."""
     w = (model.m0 - model.m1) / model.sigmas ** 2
     if model.output == "point":
@@ -81,7 +81,7 @@ def _lr_statistic(model: _Model) -> Callable[[np.ndarray], np.ndarray]:
     return lambda y: np.asarray(y)[:, rows, 0] @ w
 
 
-def _mechanism(model: _Model) -> Callable[[Any, int, np.random.Generator], np.ndarray]:
+def _mechanism(model: Model) -> Callable[[Any, int, np.random.Generator], np.ndarray]:
     factory = model.factory
     assert factory is not None
     if model.output == "point":
@@ -89,7 +89,7 @@ def _mechanism(model: _Model) -> Callable[[Any, int, np.random.Generator], np.nd
     return lambda data, n, rng: factory().run(data, n, rng)
 
 
-def _privacy_curve(model: _Model, max_clipped: int, rel_error: float = PLD_REL_ERROR
+def _privacy_curve(model: Model, max_clipped: int, rel_error: float = PLD_REL_ERROR
                    ) -> dict[str, Any]:
     """The series of the privacy-curve figure at ``model``'s point, computed exactly as the
     table's exact (or certified) and accountant values: the point's PLD (``max_clipped`` steps;
@@ -107,7 +107,7 @@ def _privacy_curve(model: _Model, max_clipped: int, rel_error: float = PLD_REL_E
             "epsilon_exact_unprojected": [c.upper for c in curve]}
 
 
-def _recommendation(model: _Model) -> str | None:
+def _recommendation(model: Model) -> str | None:
     """The dp-accounting calibration that delivers the claim at this point (scale of the noise)."""
     eps_c, delta_c = model.claimed
     if model.accountant_mu <= 0 or not (0 < delta_c < 1):
@@ -147,7 +147,7 @@ def _privatesum_reading(version: Version, points: list[GridPoint]) -> list[str]:
     for lr in ("tree", "natural"):
         sigma = private_sum_sigma(version, 2, 1.0, 1.0, 1e-5, lr)
         at_two.append(f"{gaussian_epsilon(privatesum_step_mu(1.0, sigma), 1e-5):.3g} per step vs "
-                      f"{gaussian_epsilon(_tree_mu(2, 2.0, sigma), 1e-5):.3g} for the sequence "
+                      f"{gaussian_epsilon(tree_mu(2, 2.0, sigma), 1e-5):.3g} for the sequence "
                       f"({lr} reading)")
     text += " At T = 2, eps = 1, delta = 1e-5, R = 1: " + "; ".join(at_two) + "."
     verdict_step = "violated" if step_bad else "not refuted"
@@ -185,60 +185,60 @@ def _pqftl_findings(version: Version) -> Callable[[list[GridPoint]], list[str]]:
     return findings
 
 
-def _pocp_family(version: Version) -> _Family:
+def _pocp_family(version: Version) -> Family:
     def per_step(p: dict[str, Any]) -> float:
         eps, dl, T = p["epsilon"], p["delta"], p["T"]
         c = pocp_c(version, T, eps, dl)
         beta = pocp_beta(version, T, 1.0, eps, dl)
-        return _lemma1_ratio(1.0 / beta, math.sqrt(eps) / T ** (0.5 + c), dl / T)
+        return lemma1_ratio(1.0 / beta, math.sqrt(eps) / T ** (0.5 + c), dl / T)
 
     stmt = ("Lemma 1: with ||x_{t+1} - x'_{t+1}|| = lambda_A/t and the printed beta, one noisy "
             "output is (sqrt(eps)/T^{0.5+c}, delta/T)-DP")
-    return _Family(f"jkt12-{version}/pocp", _pocp_grid, _pocp_model(version), _pocp_lemmas(),
+    return Family(f"jkt12-{version}/pocp", pocp_grid, pocp_model(version), pocp_lemmas(),
                    exponent=lambda p: pocp_c(version, p["T"], p["epsilon"], p["delta"]),
-                   c_depends_on_epsilon=version == "colt", step_check=_step_check(stmt, per_step))
+                   c_depends_on_epsilon=version == "colt", step_check=exact_step_check(stmt, per_step))
 
 
-def _doubling_family() -> _Family:
+def _doubling_family() -> Family:
     def per_step(p: dict[str, Any]) -> float:
         # Every block k = floor(log2 t) of the rounds t = 1..T-1 has its own per-step budget.
         eps, dl, T = p["epsilon"], p["delta"], p["T"]
-        return max(_lemma1_ratio(1.0 / doubling_beta(2 ** k, 1.0, eps, dl),
+        return max(lemma1_ratio(1.0 / doubling_beta(2 ** k, 1.0, eps, dl),
                                  math.sqrt(eps / 2 ** k), dl / 2 ** k)
                    for k in range((T - 1).bit_length()))
 
     stmt = ("App. F: step t is (sqrt(eps/2^k), delta/2^k)-DP at the printed beta_t, "
             "k = floor(log2 t)")
-    return _Family("jkt12-colt/pocp-doubling", _doubling_grid, _doubling_model, _pocp_lemmas(),
+    return Family("jkt12-colt/pocp-doubling", doubling_grid, doubling_model, pocp_lemmas(),
                    skip_reason="the claimed delta is >= 1 (a vacuous claim)",
-                   step_check=_step_check(stmt, per_step))
+                   step_check=exact_step_check(stmt, per_step))
 
 
-def _pigd_family(version: Version) -> _Family:
+def _pigd_family(version: Version) -> Family:
     claim_id = f"jkt12-{version}/pigd"
-    return _Family(claim_id, _pigd_grid, _pigd_model(version), _pigd_lemmas(version),
+    return Family(claim_id, pigd_grid, pigd_model(version), pigd_lemmas(version),
                    exponent=lambda p: pocp_c(version, p["T"], p["epsilon"], p["delta"]),
                    c_depends_on_epsilon=version == "colt",
-                   step_check=_instance_step_check(claim_id, version, "L"),
+                   step_check=instance_step_check(claim_id, version, "L"),
                    uniform_start=version == "arxiv", refine_above=0.9,
-                   accountant=_pigd_accountant_only(version))
+                   accountant=pigd_accountant_only(version))
 
 
-def _pgiga_family(version: Version) -> _Family:
+def _pgiga_family(version: Version) -> Family:
     claim_id = f"jkt12-{version}/pgiga"
-    return _Family(claim_id, _pgiga_grid, _pgiga_model(version), _pgiga_lemmas(version),
+    return Family(claim_id, pgiga_grid, pgiga_model(version), pgiga_lemmas(version),
                    skip_reason="T - 1 < t_q: every released point is a random burn-in point",
                    exponent=lambda p: pocp_c(version, p["T"], p["epsilon"], p["delta"]),
                    c_depends_on_epsilon=version == "colt",
-                   step_check=_instance_step_check(claim_id, version, "G"))
+                   step_check=instance_step_check(claim_id, version, "G"))
 
 
-def _pol_family(version: Version) -> _Family:
-    def model(p: dict[str, Any], max_T: int) -> _Model:
-        m = _pol_model(p, max_T)
+def _pol_family(version: Version) -> Family:
+    def model(p: dict[str, Any], max_T: int) -> Model:
+        m = pol_model(p, max_T)
         m.claimed = claimed_privacy(f"jkt12-{version}/pol", p["epsilon_p"], p["delta"])
         return m
-    return _Family(f"jkt12-{version}/pol", _pol_grid, model, _pol_lemmas(version),
+    return Family(f"jkt12-{version}/pol", pol_grid, model, pol_lemmas(version),
                    max_clipped=lambda grid: 1)
 
 
@@ -249,7 +249,7 @@ def _pol_family(version: Version) -> _Family:
 # ==================================================================================================
 
 
-def _family_plan(fam: _Family, model: _Model, point: GridPoint, max_clipped: int) -> PointPlan:
+def _family_plan(fam: Family, model: Model, point: GridPoint, max_clipped: int) -> PointPlan:
     """The driver's plan of a Gaussian-release point, with its follow-up tests."""
     base_acc = point.epsilon_accountant
     emp = None
@@ -270,7 +270,7 @@ def _family_plan(fam: _Family, model: _Model, point: GridPoint, max_clipped: int
                 empirical=EmpiricalPlan(mechanism=_mechanism(model), pairs=model.search_pairs,
                                         what="candidate-pair search")))
         if fam.uniform_start and model.uniform_factory is not None:
-            u_model = _Model(dict(model.params, x1="uniform"), model.claimed, model.steps,
+            u_model = Model(dict(model.params, x1="uniform"), model.claimed, model.steps,
                              model.sigmas, model.m0, model.m1, model.half_width,
                              model.accountant_mu, model.accountant_note, model.uniform_factory,
                              model.streams, model.noise_name, model.noise_value,
@@ -303,7 +303,7 @@ def _family_plan(fam: _Family, model: _Model, point: GridPoint, max_clipped: int
 
 
 def _pigd_bracket(point: GridPoint, rel: Mapping[str, Any], where: str = "At the worst point",
-                  model: _Model | None = None) -> str:
+                  model: Model | None = None) -> str:
     """Where the implemented release's epsilon lies at a PIGD point, and what decides it; with
     ``model``, also the two-sided bracket on the audited pair's own epsilon (certified lower
     end and pessimistic-PLD upper end of the projected release, :func:`release_epsilon`)."""
@@ -339,7 +339,7 @@ class FamilyDeclaration(Declaration):
     """A claim whose release is Gaussian noise around the iterates (POCP, PIGD, PGIGA, POL and
     the doubling variant), as declarations over the claim driver."""
 
-    family: _Family
+    family: Family
 
     @property
     def claim(self) -> PrivacyClaim:
@@ -354,7 +354,7 @@ class FamilyDeclaration(Declaration):
     def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan | Skip:
         fam = self.family
         max_clipped = fam.max_clipped(ctx.budget.grid)
-        model, point = _audit_point(fam, dict(params), ctx.budget.max_T, max_clipped)
+        model, point = audit_point(fam, dict(params), ctx.budget.max_T, max_clipped)
         if model is None or point is None:
             return Skip(params, fam.skip_reason)
         return _family_plan(fam, model, point, max_clipped)
@@ -364,7 +364,7 @@ class FamilyDeclaration(Declaration):
         fam = self.family
         if fam.exponent is None or not fam.c_depends_on_epsilon:
             return AddedPoints()
-        regime = _regime_points(fam, [p.grid_point() for p in plans], ctx.budget.max_T,
+        regime = regime_points(fam, [p.grid_point() for p in plans], ctx.budget.max_T,
                                 THRESHOLD_REL_TOLS[ctx.budget.grid])
         max_clipped = fam.max_clipped(ctx.budget.grid)
         added = tuple(_family_plan(fam, m, p, max_clipped) for m, p in regime["added"])
@@ -407,7 +407,7 @@ class FamilyDeclaration(Declaration):
             rel = wp.evidence.get("exact_release")
             mu = rel["mu_unclipped"] if rel is not None else model.accountant_mu
             if mu > 0:
-                out.append(_cross_check(mu, wp.claimed_delta))
+                out.append(cross_check(mu, wp.claimed_delta))
             if fam.claim_id.endswith("/pigd") and rel is not None:
                 out.append(_pigd_bracket(wp, rel, model=model))
                 # ... and at the grid point closest to failing that the audit does not refute
@@ -422,11 +422,11 @@ class FamilyDeclaration(Declaration):
                         out.append(_pigd_bracket(q, q.evidence["exact_release"], "At the "
                                                  "unrefuted point closest to the claim"))
         if fam.exponent is not None:
-            out.extend(_regime_analysis(fam, run.points, run.lemmas, run.notes.get("regime")))
+            out.extend(regime_analysis(fam, run.points, run.lemmas, run.notes.get("regime")))
         return out
 
 
-def _tree_curve(m: _TreeModel, exact_available: bool) -> dict[str, Any]:
+def _tree_curve(m: TreeModel, exact_available: bool) -> dict[str, Any]:
     delta_c = m.claimed[1]
     deltas = sorted(set(CURVE_DELTAS) | ({delta_c} if 0 < delta_c < 1 else set()))
     return {"deltas": deltas,
@@ -436,7 +436,7 @@ def _tree_curve(m: _TreeModel, exact_available: bool) -> dict[str, Any]:
             if exact_available else None}
 
 
-def _tree_recommendation(m: _TreeModel, point: GridPoint) -> str:
+def _tree_recommendation(m: TreeModel, point: GridPoint) -> str:
     z = calibrate_gaussian_noise_multiplier(point.claimed_epsilon, point.claimed_delta, 1)
     factor = m.accountant_mu * z
     nodes = m.evidence.get("released_nodes_containing_w_1",
@@ -453,7 +453,7 @@ class TreeDeclaration(Declaration):
 
     claim_id: str
     grid_fn: Callable[[str], list[dict[str, Any]]]
-    model_fn: Callable[[dict[str, Any], int], _TreeModel]
+    model_fn: Callable[[dict[str, Any], int], TreeModel]
     lemma_fn: Callable[[AuditContext], tuple[list[Any], Any, list[str]]]
     exact_available: bool
     extra: Callable[[list[GridPoint]], list[str]]
@@ -470,7 +470,7 @@ class TreeDeclaration(Declaration):
 
     def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan:
         m = self.model_fn(dict(params), ctx.budget.max_T)
-        point = _tree_point(m, self.exact_available)
+        point = tree_point(m, self.exact_available)
         emp = None
         if m.empirical is not None:
             t = m.empirical
@@ -495,7 +495,7 @@ class TreeDeclaration(Declaration):
             m = run.plans[w].model
             mu_ref = m.mu if self.exact_available else m.accountant_mu
             if mu_ref > 0:
-                out.append(_cross_check(mu_ref, run.points[w].claimed_delta))
+                out.append(cross_check(mu_ref, run.points[w].claimed_delta))
         return out
 
 
@@ -503,15 +503,15 @@ def _declaration(claim_id: str) -> FamilyDeclaration | TreeDeclaration:
     tag, algo = claim_id.split("/")
     version: Version = "colt" if tag == "jkt12-colt" else "arxiv"
     if algo == "privatesum":
-        return TreeDeclaration(claim_id, _privatesum_grid, _privatesum_model(version),
-                               _tree_lemmas(version, claim_id), True,
+        return TreeDeclaration(claim_id, privatesum_grid, privatesum_model(version),
+                               tree_lemmas(version, claim_id), True,
                                _privatesum_findings(version))
     if algo == "pqftl":
-        return TreeDeclaration(claim_id, _pqftl_grid, _pqftl_model(version),
-                               _tree_lemmas(version, claim_id), False, _pqftl_findings(version))
+        return TreeDeclaration(claim_id, pqftl_grid, pqftl_model(version),
+                               tree_lemmas(version, claim_id), False, _pqftl_findings(version))
     if algo == "pocp-doubling":
         return FamilyDeclaration(_doubling_family())
-    families: dict[str, Callable[[Version], _Family]] = {
+    families: dict[str, Callable[[Version], Family]] = {
         "pocp": _pocp_family, "pigd": _pigd_family, "pgiga": _pgiga_family, "pol": _pol_family}
     return FamilyDeclaration(families[algo](version))
 

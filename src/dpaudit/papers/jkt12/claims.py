@@ -1,39 +1,12 @@
 """The thirteen published privacy claims of Jain, Kothari & Thakurta (2012), per version.
 
-Sources: ``jkt12-colt.txt`` (COLT 2012 proceedings, appendices A-G) and ``jkt12-arxiv.txt`` (arXiv
-version). Each version is a separate claim implemented literally; the printed calibrations are the
-pure functions of :mod:`dpaudit.learners.pocp`, :mod:`~dpaudit.mechanisms.private_sum`,
-:mod:`~dpaudit.learners.pqftl`, :mod:`~dpaudit.learners.pol` and
-:mod:`~dpaudit.learners.pocp_doubling`, which the learners use too.
-
-A claim is stated for any user-chosen (eps, delta) (and T, L, alpha, ...); the
-:class:`~dpaudit.claims.PrivacyClaim` objects carry a representative instance
-(:data:`REPRESENTATIVE`), and :func:`claimed_privacy` maps the algorithm's parameters to the
-(epsilon, delta) the theorem promises (e.g. (3 eps, 2 delta) for POCP).
-
-Differences between the versions that matter (all implemented):
-
-========================  ===========================================  =====================================
-item                      COLT 2012                                    arXiv
-========================  ===========================================  =====================================
-POCP exponent c           ln((1/(2 eps)) ln(2/delta)) / (2 ln T)       ln((1/2) ln(2/delta)) / (2 ln T)
-                          (App. A.2, A.3; Alg. 2, 3 line 8)            (Alg. 1 line 7; Thm 1 proof drops the
-                                                                       eps of 2 exp(-2 eps T^{2c}))
-Alg. 1 / Lemma 1 / Thm 1  not printed in the body (proofs in App. A)   printed (Sec. 3, 3.1)
-IGD sensitivity (Lem. 4)  2L / (alpha t)                               2L / t
-PIGD beta (Alg. 2)        2 L T^{0.5+c} / alpha * sqrt(...)            2 L T^{0.5+c} * sqrt(...)
-PGIGA beta (Alg. 3)       2 G T^{0.5+c} / alpha * sqrt(...)            2 G T^{0.5+c} * sqrt(...)
-                          (Lemma 5 is 2G/(alpha t) in both)
-PrivateSum sigma^2        R^2/eps^2 log^2 T log(log T / delta)         R^2/eps log^2 T log(log T / delta)
-Theorem numbers           POCP 1, PIGD 7, PGIGA 9, PQFTL 3,            POCP 1, PIGD 3, PGIGA 5, PQFTL 7,
-                          PrivateSum 11, POL 5, doubling 13            PrivateSum 9, POL 10 (no doubling)
-POCP regret (Thm 2)       ... ln^2(T/delta) / eps                      ... ln^2(T/delta) / sqrt(eps)
-PIGD regret               ln^2(T/delta)/eps sqrt(T) (Thm 8)            ln^1.5(T/delta)/sqrt(eps) sqrt(T) (Thm 4)
-PQFTL regret              R^6 log(1/delta)/(eps alpha^3) ...           R^6 log(1/delta)/(sqrt(eps) alpha^3)
-KL lemma (Lemma 2)        D(Y||Z) <= eps^2                             D(Y||Z) <= 2 eps^2 (and Lemma 3)
-POL sensitivity           eq. (37): 2 L' ln T / T                      eq. (35): ... <= 2 L ln T / T (L')
-Unknown T (Alg. 7)        Sec. 6.2, App. F, Theorem 13                 absent
-========================  ===========================================  =====================================
+*Differentially Private Online Learning*: ``jkt12-colt.txt`` (COLT 2012 proceedings, appendices
+A-G) and ``jkt12-arxiv.txt`` (arXiv version). Each version's theorem is a separate claim, implemented
+literally; the printed calibrations are the pure functions of :mod:`dpaudit.learners.pocp`,
+:mod:`~dpaudit.mechanisms.private_sum`, :mod:`~dpaudit.learners.pqftl`, :mod:`~dpaudit.learners.pol`
+and :mod:`~dpaudit.learners.pocp_doubling`, which the learners use too. :func:`claimed_privacy` maps
+an algorithm's parameters to the (epsilon, delta) its theorem promises; the differences between the
+versions that matter are tabulated in ``README.md`` beside this file (Claims).
 """
 
 from __future__ import annotations
@@ -100,7 +73,7 @@ def _lemma1(src: tuple[str, str], c: str) -> SensitivityLemma:
                   f"when ||x_{{t+1}} - x'_{{t+1}}|| <= lambda_A/t ({c})", where)
 
 
-def _tree_lemmas(src: tuple[str, str], theorem: str) -> tuple[SensitivityLemma, ...]:
+def tree_lemmas(src: tuple[str, str], theorem: str) -> tuple[SensitivityLemma, ...]:
     return (
         _lemma(src, "Lemma 6: ||B_s(D) - B_s(D')||_2 <= R for every node s (w_t replaced, "
                "||w_t|| <= R)", "Lemma 6 (proof)", "||Delta||_2 <= R"),
@@ -203,7 +176,7 @@ def _build() -> dict[str, PrivacyClaim]:
                     _lemma(src, "Algorithm 4 line 7 with Lemma 6: replacing f_t moves every node of "
                            "the V-tree by at most R^2 (Frobenius), the bound passed for v_t v_t^T",
                            "Algorithm 4 line 7", "bound R^2"))
-            + _tree_lemmas(src, "Theorem 11" if colt else "Theorem 9"),
+            + tree_lemmas(src, "Theorem 11" if colt else "Theorem 9"),
             notes=("R is a public, enforced bound (line 2 defines it from the data). The release is "
                    "x^_1..x^_T, a post-processing of the noisy sums (V^_t, u^_t).")))
         claims.append(PrivacyClaim(
@@ -216,7 +189,7 @@ def _build() -> dict[str, PrivacyClaim]:
             calibration=f"{sigma}; node noise N(0, sigma^2 I) on every node",
             parameter_range={"epsilon": "(0, inf)", "delta": "(0, 1)", "T": ">= 2", "d": ">= 1",
                              "R": "(0, inf): ||w_t|| <= R"},
-            lemmas=_tree_lemmas(src, "Theorem 11" if colt else "Theorem 9"),
+            lemmas=tree_lemmas(src, "Theorem 11" if colt else "Theorem 9"),
             notes=("Released: W^_1..W^_T. Reading choice: the theorem states 'for all t, W^_t is "
                    "(eps, delta)-DP' (each output on its own); the claim is audited for the whole "
                    "sequence W^_1..W^_T, since the proof shows the whole noisy tree is private and "
@@ -289,7 +262,7 @@ def claimed_privacy(claim_id: str, epsilon: float, delta: float, T: int | None =
     return 3.0 * epsilon * lg, delta * lg + 2.0 * math.exp(-2.0 * epsilon * math.log(T))
 
 
-# "Readings are not parameters" (issue 27): each claim's primary reading of every reading choice,
+# Readings are not parameters: each claim's primary reading of every reading choice,
 # as (grid parameter or reading, value, why: the paper line it rests on). The primary reading is
 # the paper's literal text; where the text prints nothing, the reading consistent with the paper's
 # own definitions. The claim's verdict is the primary reading's; the other readings get their
@@ -336,7 +309,7 @@ PRIMARY_READINGS: dict[str, tuple[tuple[str, object, str], ...]] = {
 
 
 def _with_readings(claim: PrivacyClaim) -> PrivacyClaim:
-    """``claim`` with its primary readings declared (issue 27). Readings that are not grid
+    """``claim`` with its primary readings declared (the verdict rests on them). Readings that are not grid
     parameters (the released outputs, x_1's law, the eps range) hold at every point and are
     declared for the record; the swept one (``log_reading``) splits the verdicts."""
     readings = PRIMARY_READINGS.get(claim.id, ())

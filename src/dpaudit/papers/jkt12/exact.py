@@ -1,46 +1,14 @@
 """Exact privacy of JKT12 releases: Gaussian steps, optionally clipped to an interval.
 
-The POCP family (Algorithms 1, 2, 3, 6, 7 of Jain, Kothari & Thakurta 2012) releases
-``x^ = Pi_C(x + b)`` with a deterministic x on each neighbouring stream and independent Gaussian
-b. With C = R^d the whole release is one Gaussian mechanism (AUDIT-METHOD section 2). With C a box
-``[-D, D]^d`` and streams that differ along one coordinate, the other coordinates have the same law
-on both streams and are independent of it, so the release is equivalent to the sequence of 1-D
-*clipped* Gaussians ``clip(m_t + b_t, -D, D)`` of that coordinate; the projection is
-post-processing, so it can only lower epsilon.
-
-:func:`release_epsilon` returns a bracket on epsilon(delta) of such a release:
-
-* ``upper``: the Gaussian mechanism without the clipping (exact; valid by post-processing);
-* ``upper_projected`` (on request): a tighter upper bound on the clipped release itself, from
-  *pessimistic* PLDs of the clipped steps (each output cell carries the largest privacy loss over
-  the cell) composed with the unclipped Gaussian of every other step (post-processing);
-* ``lower``: a rigorous lower bound on the clipped release, from dp-accounting privacy loss
-  distributions built with *optimistic* rounding (``pessimistic_estimate=False``) of a binned
-  output (binning is post-processing) for every step whose clipping matters, composed with the
-  unclipped Gaussian of the steps whose clipping probability under the first input is negligible.
-  When there are more clipped steps than ``max_clipped_steps``, the least informative are left
-  out (ignoring outputs is post-processing).
-
-Why treating the negligible steps as unclipped costs only their clipping mass. Write P, Q for the
-laws of the (binned) release on the first and the second input, P~, Q~ for the same with the
-negligible steps G unclipped, and I for the event that every step of G lands strictly inside
-(-D, D). On I the clipped and the unclipped outputs of G coincide (and a clipped output is
-interior iff the unclipped one is), so for every event A, P(A n I) = P~(A n I) >= P~(A) - P~(I^c)
-and Q(A n I) = Q~(A n I) <= Q~(A). Hence
-
-    delta_P||Q(eps) >= P(A n I) - e^eps Q(A n I) >= P~(A) - e^eps Q~(A) - p0
-
-for every A, i.e. delta_P||Q(eps) >= delta_P~||Q~(eps) - p0 with p0 = P~(I^c) <= the summed
-clipping probabilities of G under the *first* input only, and no e^eps factor. So
-eps_P||Q(delta) >= eps_P~||Q~(delta + p0), which the optimistic PLD bounds from below. All
-clipping masses are computed and summed in log space (``log_ndtr``, ``logaddexp``); nothing is
-exponentiated at the scale of epsilon (dp-accounting evaluates e^{eps - loss} with eps <= loss
-only). An earlier version bounded the cost of ignoring the clipping by the total variation,
-(1 + e^eps) p, with e^eps capped at e^700, which is not a valid argument once eps > 700; its
-numbers survive by the argument above (its p was a larger mass), but the cap made almost every
-step "clipped", and the resulting coarse PLD grid lost about 2% of epsilon.
-
-Without clipping, ``lower == upper`` is the closed-form Gaussian epsilon.
+Jain, Kothari & Thakurta, *Differentially Private Online Learning* (COLT 2012 and arXiv versions):
+the POCP family (Algorithms 1, 2, 3, 6, 7) releases ``x^ = Pi_C(x + b)`` with a deterministic x on
+each neighbouring stream and independent Gaussian b. With C = R^d the release is one Gaussian
+mechanism; with C a box and streams that differ along one coordinate it is a sequence of 1-D
+clipped Gaussians, and the projection, being post-processing, can only lower epsilon.
+:func:`release_epsilon` brackets epsilon(delta): the unclipped Gaussian above, optimistic
+dp-accounting PLDs of the clipped steps below (``lower == upper`` without clipping). The bracket's
+construction and why treating steps of negligible clipping mass as unclipped costs only that mass
+in delta are in ``README.md`` beside this file (Evidence, "The exact tier's bracket").
 """
 
 from __future__ import annotations
@@ -62,7 +30,7 @@ from dpaudit.learners.pqftl import pqftl_sigmas
 from dpaudit.mechanisms.private_sum import LogReading, Version, private_sum_sigma, released_node_count, released_noise_matrix
 
 __all__ = ["ReleaseEpsilon", "release_epsilon", "release_epsilon_curve", "igd_step_sensitivity",
-           "pigd_accountant"]
+           "pigd_accountant", "pgiga_accountant", "tree_mu", "lr_weights_tree", "cross_check"]
 
 #: The PLD grid is refined until the pieces' total rounding (one grid step each) is at most
 #: PLD_REL_ERROR of the release's epsilon scale (:func:`_grid_interval`).
@@ -443,10 +411,25 @@ def c_zero_epsilon(delta: float) -> float:
     return 0.5 * math.log(2.0 / delta)
 
 
-def _cross_check(mu: float, delta: float) -> str:
-    """Closed-form Gaussian epsilon vs dp-accounting's pessimistic PLD (grid coarsened for large
-    mu), read in log space (:func:`_epsilon_for_delta`; the library's own reading underflows
-    beyond loss ~745, where it returns the delta-quantile of the loss)."""
+def cross_check(mu: float, delta: float) -> str:
+    """A sentence comparing the closed-form Gaussian epsilon with dp-accounting's PLD at one point.
+
+    The PLD is dp-accounting's pessimistic Gaussian PLD (grid coarsened for large ``mu``), its
+    epsilon read in log space by :func:`_epsilon_for_delta`: the library's own reading underflows
+    beyond a privacy loss of about 745, where it returns the delta-quantile of the loss.
+
+    Parameters
+    ----------
+    mu
+        The Gaussian mechanism's ``mu`` at the point (> 0).
+    delta
+        The delta at which both epsilons are read.
+
+    Returns
+    -------
+    str
+        The finding printed with the audit's worst point.
+    """
     interval = 1e-4 * max(1.0, mu * mu / 4.0)
     pld = _epsilon_for_delta(pld_lib.from_gaussian_mechanism(
         standard_deviation=1.0 / mu, sensitivity=1.0, value_discretization_interval=interval),
@@ -456,14 +439,52 @@ def _cross_check(mu: float, delta: float) -> str:
             f"(pessimistic, grid {interval:.2g}, epsilon read in log space).")
 
 
-def _lr_weights_tree(horizon: int, shift: float) -> np.ndarray:
-    """Sigma^{-1} Delta for the released prefix sums (per coordinate, up to 1/sigma^2)."""
+def lr_weights_tree(horizon: int, shift: float) -> np.ndarray:
+    """Likelihood-ratio weights ``(M M^T)^{-1} Delta`` of PrivateSum's released prefix sums.
+
+    ``M`` is the 0/1 matrix "prefix sum t contains node j's noise" (:func:`~dpaudit.mechanisms.
+    private_sum.released_noise_matrix`); the sums' covariance is ``sigma^2 M M^T`` per coordinate,
+    so the Gaussian log likelihood ratio of a pair whose first input differs by ``shift`` is linear
+    in the sums with these weights (up to the factor ``1/sigma^2``).
+
+    Parameters
+    ----------
+    horizon
+        Number of released prefix sums.
+    shift
+        Difference of the two streams' first inputs along the tested coordinate.
+
+    Returns
+    -------
+    numpy.ndarray
+        One weight per released prefix sum, shape ``(horizon,)``.
+    """
     M, _ = released_noise_matrix(horizon)
     return np.linalg.solve(M @ M.T, np.full(horizon, shift))
 
 
-def _tree_mu(horizon: int, shift: float, sigma: float) -> float:
-    """Exact shift of the released prefix sums when w_1 moves by ``shift`` (node count)."""
+def tree_mu(horizon: int, shift: float, sigma: float) -> float:
+    """Gaussian mu of PrivateSum's released prefix sums when ``w_1`` moves by ``shift``.
+
+    Leaf 1 lies in ``released_node_count(1, horizon)`` independent released nodes, each moved by
+    ``shift`` and noised with standard deviation ``sigma`` (JKT12 Algorithm 5; the node count is
+    Theorem 11 COLT / 9 arXiv's "log T nodes" as implemented), so the release is one Gaussian
+    mechanism with ``mu = shift sqrt(count) / sigma``.
+
+    Parameters
+    ----------
+    horizon
+        Number of rounds T whose prefix sums are released.
+    shift
+        l2 distance between the two streams' first inputs (``2R`` for ``w_1 = +-R e_1``).
+    sigma
+        Standard deviation of every node's noise.
+
+    Returns
+    -------
+    float
+        The Gaussian mechanism's ``mu``.
+    """
     return shift * math.sqrt(released_node_count(1, horizon)) / sigma
 
 
@@ -502,14 +523,33 @@ def pqftl_state_mu(version: Version, T: int, R: float, epsilon: float, delta: fl
             "nodes": float(n)}
 
 
-def _pgiga_accountant(T: int, t_q: int, G: float, alpha: float, beta: float) -> tuple[float, int]:
-    """max over the replaced position tau >= t_q of the worst-case mu, and the maximiser.
+def pgiga_accountant(T: int, t_q: int, G: float, alpha: float, beta: float) -> tuple[float, int]:
+    """Worst-case Gaussian mu of PGIGA (JKT12 Algorithm 3, Lemma 5) over the replaced round.
 
     A loss replaced at round tau moves x_{tau+1} by at most eta_tau 2G = 4G/(alpha tau); a gradient
     step of an alpha-strongly convex L_G-smooth loss contracts by max(|1 - eta alpha|,
     |1 - eta L_G|) = 1 - 2/s for s >= t_q (since 2 L_G/(alpha s) <= alpha/L_G <= 1), so
     ||x_{t+1} - x'_{t+1}|| <= 4G (tau - 1)/(alpha (t - 1) t) for t >= tau, and with sigma_t = beta/t
     mu(tau)^2 = (4G (tau - 1)/(alpha beta))^2 sum_{j = tau-1}^{T-2} 1/j^2.
+
+    Parameters
+    ----------
+    T
+        Horizon.
+    t_q
+        First round of the private phase (earlier points are chosen without the data).
+    G
+        Gradient bound of the loss class.
+    alpha
+        Strong convexity of the losses.
+    beta
+        Noise scale: round t is noised with standard deviation ``beta / t``.
+
+    Returns
+    -------
+    tuple[float, int]
+        The largest ``mu(tau)`` over ``tau >= max(t_q, 2)`` and the ``tau`` attaining it
+        (``(0.0, t_q)`` when no round is replaceable).
     """
     taus = np.arange(max(t_q, 2), T, dtype=float)
     if taus.size == 0:
@@ -537,7 +577,7 @@ def igd_step_sensitivity(t: int | np.ndarray, L: float, alpha: float) -> float |
     r <= 2L/(alpha (t+2)). (Lemma 4 and the earlier accountant used 2L/(alpha t) and
     2L/(alpha (t+1)): they use strong convexity of the proximal term only, not of f and f'.)
     The bound is attained in d = 1 by f, f' = -+G z + alpha/2 z^2 on C = [-D, D] with
-    D = L/(alpha (t+2)), G = L - alpha D (:func:`~dpaudit.papers.jkt12.pairs._igd_design`).
+    D = L/(alpha (t+2)), G = L - alpha D (:func:`~dpaudit.papers.jkt12.pairs.igd_design`).
     """
     return 2.0 * L / (alpha * (np.asarray(t, dtype=float) + 2.0))
 

@@ -28,8 +28,8 @@ from dpaudit.learners.pocp import Version, pgiga_beta, pigd_beta, pocp_c
 from dpaudit.learners.pol import pol_alpha, pol_printed_sensitivity
 from dpaudit.mechanisms.private_sum import tree_depth
 from dpaudit.learners.qftl import QFTL
-from dpaudit.papers.jkt12.models import _pol_grid
-from dpaudit.papers.jkt12.pairs import _pol_bounds, pocp_qftl_lambda
+from dpaudit.papers.jkt12.models import pol_grid
+from dpaudit.papers.jkt12.pairs import pol_bounds, pocp_qftl_lambda
 
 
 def _merge_reports(statement: str, reports: Sequence[tuple[str, SensitivityReport]]) -> LemmaCheck:
@@ -58,8 +58,21 @@ def _exact_lemma(statement: str, ratios: Sequence[tuple[dict[str, Any], float]],
 _LemmaFn = Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
 
 
-def _lemma1_ratio(mu_step: float, eps_step: float, delta_step: float) -> float:
-    """Exact epsilon(delta_step) of one step with shift mu_step, over the claimed eps_step."""
+def lemma1_ratio(mu_step: float, eps_step: float, delta_step: float) -> float:
+    """Exact epsilon of one Gaussian step over the per-step epsilon claimed (JKT12 Lemma 1).
+
+    Parameters
+    ----------
+    mu_step
+        The step's Gaussian ``mu`` (sensitivity over noise standard deviation).
+    eps_step, delta_step
+        The per-step privacy the proof assigns to the step.
+
+    Returns
+    -------
+    float
+        ``epsilon(delta_step) / eps_step``; above 1 the per-step statement fails.
+    """
     return gaussian_epsilon(mu_step, delta_step) / eps_step
 
 
@@ -80,17 +93,41 @@ def _iterates(factory: Callable[[], Any]) -> Callable[[Sequence[Loss]], np.ndarr
     return trajectory
 
 
-def _step_check(statement: str, ratio: Callable[[dict[str, Any]], float]
-                ) -> Callable[[Sequence[dict[str, Any]]], LemmaCheck]:
-    """The per-step privacy statement evaluated exactly at every audited point (``_Family``)."""
+def exact_step_check(statement: str, ratio: Callable[[dict[str, Any]], float]
+                     ) -> Callable[[Sequence[dict[str, Any]]], LemmaCheck]:
+    """The per-step privacy statement evaluated exactly at every audited point (``Family``).
+
+    Parameters
+    ----------
+    statement
+        The lemma as printed.
+    ratio
+        ``ratio(point_parameters)``: the step's exact epsilon over the claimed one (e.g. by
+        :func:`lemma1_ratio`).
+
+    Returns
+    -------
+    Callable[[Sequence[dict[str, Any]]], LemmaCheck]
+        ``check(points)``: ``violated`` where some point's ratio exceeds 1, ``holds`` otherwise.
+    """
     def check(params: Sequence[dict[str, Any]]) -> LemmaCheck:
         return _exact_lemma(statement, [(dict(p), ratio(p)) for p in params],
                             "exact Gaussian epsilon of one step at the printed noise")
     return check
 
 
-def _pocp_lemmas() -> _LemmaFn:
-    """Assumption (1) for QFTL (Hypothesis); the per-step lemma is the family's ``step_check``."""
+def pocp_lemmas() -> _LemmaFn:
+    """The generic POCP claims' lemma: QFTL's assumption (1), ``S(QFTL, t) <= lambda_A / t``.
+
+    Checked by :func:`~dpaudit.formal.sensitivity.check_sensitivity` on regression classes; the
+    per-step lemma is the family's ``step_check``.
+
+    Returns
+    -------
+    Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
+        ``lemmas(ctx) -> (checks, trace, findings)``: the checks in the claim's lemma order, the
+        sensitivity figure's trace of the worst search (or ``None``) and the findings to print.
+    """
 
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], dict[str, Any] | None, list[str]]:
         reports = []
@@ -122,7 +159,20 @@ def _igd_lemma_classes(grid: str) -> list[tuple[str, LossClass]]:
             for k, dom, L, a in base]
 
 
-def _pigd_lemmas(version: Version) -> _LemmaFn:
+def pigd_lemmas(version: Version) -> _LemmaFn:
+    """PIGD's lemma: IGD's sensitivity (Lemma 4; COLT ``2L/(alpha t)``, arXiv ``2L/t``).
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``: which printed constant is checked.
+
+    Returns
+    -------
+    Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
+        ``lemmas(ctx) -> (checks, trace, findings)``: the checks in the claim's lemma order, the
+        sensitivity figure's trace of the worst search (or ``None``) and the findings to print.
+    """
     colt = version == "colt"
 
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], Any, list[str]]:
@@ -189,20 +239,48 @@ def _igd_trajectory_distance(traj0: np.ndarray, traj1: np.ndarray) -> np.ndarray
     return diff * (tau + 2.0) * (k + 1.0) / ((tau + 1.0) * (k + 2.0))
 
 
-def _instance_step_check(claim_id: str, version: Version, constant: str
+def instance_step_check(claim_id: str, version: Version, constant: str
                          ) -> Callable[[Sequence[dict[str, Any]]], LemmaCheck]:
     """Lemma 1 for PIGD (``constant="L"``) or PGIGA (``"G"``): one step at the printed beta with
-    the lemma's own sensitivity (COLT 2K/(alpha t), arXiv 2K/t; K = L or G)."""
+    the lemma's own sensitivity (COLT 2K/(alpha t), arXiv 2K/t; K = L or G).
+
+    Parameters
+    ----------
+    claim_id
+        The claim whose printed lemma statement is checked.
+    version
+        ``"colt"`` or ``"arxiv"``.
+    constant
+        ``"L"`` (PIGD) or ``"G"`` (PGIGA): the grid parameter holding the loss bound.
+
+    Returns
+    -------
+    Callable[[Sequence[dict[str, Any]]], LemmaCheck]
+        As for :func:`exact_step_check`.
+    """
     def ratio(p: dict[str, Any]) -> float:
         eps, dl, T, K, alpha = p["epsilon"], p["delta"], p["T"], p[constant], p["alpha"]
         beta = (pigd_beta if constant == "L" else pgiga_beta)(version, T, K, alpha, eps, dl)
         lam = 2 * K / alpha if version == "colt" else 2 * K
         c = pocp_c(version, T, eps, dl)
-        return _lemma1_ratio(lam / beta, math.sqrt(eps) / T ** (0.5 + c), dl / T)
-    return _step_check(get_claim(claim_id).lemmas[1].statement, ratio)
+        return lemma1_ratio(lam / beta, math.sqrt(eps) / T ** (0.5 + c), dl / T)
+    return exact_step_check(get_claim(claim_id).lemmas[1].statement, ratio)
 
 
-def _pgiga_lemmas(version: Version) -> _LemmaFn:
+def pgiga_lemmas(version: Version) -> _LemmaFn:
+    """PGIGA's lemma: GIGA's sensitivity (Lemma 5, ``2G/(alpha t)`` in both versions).
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"`` (the claim whose printed statement is checked).
+
+    Returns
+    -------
+    Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
+        ``lemmas(ctx) -> (checks, trace, findings)``: the checks in the claim's lemma order, the
+        sensitivity figure's trace of the worst search (or ``None``) and the findings to print.
+    """
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], Any, list[str]]:
         statement = get_claim(f"jkt12-{version}/pgiga").lemmas[0].statement
         # alpha D / G well below 1/2 leaves room for the step 2/(alpha tau) * 2|y| ||v||; the
@@ -234,7 +312,20 @@ def _pgiga_lemmas(version: Version) -> _LemmaFn:
     return lemmas
 
 
-def _pol_lemmas(version: Version) -> _LemmaFn:
+def pol_lemmas(version: Version) -> _LemmaFn:
+    """POL's lemma: the averaged iterate's sensitivity (COLT eq. (37) / arXiv eq. (35)).
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``.
+
+    Returns
+    -------
+    Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
+        ``lemmas(ctx) -> (checks, trace, findings)``: the checks in the claim's lemma order, the
+        sensitivity figure's trace of the worst search (or ``None``) and the findings to print.
+    """
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], Any, list[str]]:
         statement = get_claim(f"jkt12-{version}/pol").lemmas[0].statement
         configs = [("logistic", 1, 1.0, 0.1), ("hinge", 2, 1.0, 0.5), ("squared", 1, 2.0, 0.05)]
@@ -260,13 +351,13 @@ def _pol_lemmas(version: Version) -> _LemmaFn:
         findings = ["The printed sensitivity of x~ drops the 1/alpha of Lemma 4 (COLT) and bounds "
                     "sum_{t=2}^T 1/(t-1) = H_{T-1} by ln T; the correct bound is "
                     "2 L'(H_T - 1)/(alpha T)."]
-        # The constructed pairs attain the shift of _pol_bounds (exactly with G = L - nu^2 ||x*||,
+        # The constructed pairs attain the shift of pol_bounds (exactly with G = L - nu^2 ||x*||,
         # checked in the tests; the limit nu -> 0 is used here): shift / printed bound per point.
         ratios = []
-        for p in _pol_grid(ctx.budget.grid):
+        for p in pol_grid(ctx.budget.grid):
             T, L, xs = p["T"], p["L"], p["x_star_norm"]
             alpha = pol_alpha(p["epsilon_g"], xs)
-            _, shifts = _pol_bounds(T, L, alpha, xs)
+            _, shifts = pol_bounds(T, L, alpha, xs)
             ratios.append((p, float(shifts.max()) / pol_printed_sensitivity(T, L, alpha, xs)))
         exact_check = _exact_lemma(statement + " [constructed pairs over the audit grid]", ratios,
                                    "||x~ - x~'|| of the constructed pair (nu -> 0) / printed bound")
@@ -275,7 +366,24 @@ def _pol_lemmas(version: Version) -> _LemmaFn:
     return lemmas
 
 
-def _tree_lemmas(version: Version, claim: str) -> _LemmaFn:
+def tree_lemmas(version: Version, claim: str) -> _LemmaFn:
+    """PrivateSum's and PQFTL's lemmas: every tree node moves by at most the printed bound, and a
+    leaf lies in the printed number of nodes (Lemma 6; Theorem 11 COLT / 9 arXiv); for PQFTL also
+    the u- and V-trees' input bounds ``R`` and ``R^2`` (Algorithm 4 lines 7-8).
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``.
+    claim
+        The claim id (``jkt12-<version>/privatesum`` or ``/pqftl``) whose lemmas are checked.
+
+    Returns
+    -------
+    Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
+        ``lemmas(ctx) -> (checks, trace, findings)``: the checks in the claim's lemma order, the
+        sensitivity figure's trace of the worst search (or ``None``) and the findings to print.
+    """
     def lemmas(ctx: AuditContext) -> tuple[list[LemmaCheck], Any, list[str]]:
         c = get_claim(claim)
         checks: list[LemmaCheck] = []

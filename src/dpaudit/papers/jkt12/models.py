@@ -1,9 +1,9 @@
 """The model of one audited grid point of a JKT12 claim: grid, pair, noise schedule, exact values.
 
-A :class:`_Model` (Gaussian-release claims: POCP, PIGD, PGIGA, POL, the doubling variant) holds the
+A :class:`Model` (Gaussian-release claims: POCP, PIGD, PGIGA, POL, the doubling variant) holds the
 noisy rounds, their noise scales, the noise-free first coordinates on both streams of the pair of
 :mod:`dpaudit.papers.jkt12.pairs`, the box C and the worst-case accountant shift; a
-:class:`_TreeModel` (PrivateSum, PQFTL) the tree's exact and accountant shifts. The grids list the
+:class:`TreeModel` (PrivateSum, PQFTL) the tree's exact and accountant shifts. The grids list the
 audited points of each claim (``"coarse"``: extremes and the paper's settings; ``"full"``: a
 product grid). :mod:`dpaudit.papers.jkt12.audit` turns each model into the driver's ``PointPlan``.
 """
@@ -33,8 +33,8 @@ from dpaudit.learners.pol import POL, pol_alpha, pol_beta, pol_printed_sensitivi
 from dpaudit.learners.pqftl import PQFTL
 from dpaudit.mechanisms.private_sum import PrivateSum, private_sum_sigma, released_node_count, tree_depth
 from dpaudit.learners.qftl import QFTL
-from dpaudit.papers.jkt12.exact import PLD_REL_ERROR, REFINED_CLIPPED_STEPS, _lr_weights_tree, _pgiga_accountant, pigd_accountant, _tree_mu, pqftl_state_mu, privatesum_step_mu
-from dpaudit.papers.jkt12.pairs import NEAR_LINEAR_NU, QFTL_ALPHA, QFTL_R, SIMULATED_STEPS, _best_igd_round, _candidate_rounds, _clip_aware_score, _first_coordinates, _igd_design, _pair, _pol_bounds, _qftl_means, _qftl_pair, _search_positions, filler_loss, near_linear_loss, pocp_qftl_lambda, pol_loss_membership, pol_near_linear_loss
+from dpaudit.papers.jkt12.exact import PLD_REL_ERROR, REFINED_CLIPPED_STEPS, lr_weights_tree, pgiga_accountant, pigd_accountant, tree_mu, pqftl_state_mu, privatesum_step_mu
+from dpaudit.papers.jkt12.pairs import NEAR_LINEAR_NU, QFTL_ALPHA, QFTL_R, SIMULATED_STEPS, best_igd_round, candidate_rounds, clip_aware_score, first_coordinates, igd_design, stream_pair, pol_bounds, qftl_means, qftl_pair, search_positions, filler_loss, near_linear_loss, pocp_qftl_lambda, pol_loss_membership, pol_near_linear_loss
 
 
 #: Forest covertype (COLT App. G.2 / arXiv Sec. 5.2): 581,012 points, 10% held out for testing.
@@ -56,7 +56,7 @@ def _json(x: float | None) -> float | str | None:
 
 
 @dataclass
-class _Model:
+class Model:
     """Everything the four kinds of evidence need at one grid point of a Gaussian-release claim.
 
     ``steps``: the rounds t whose release x^_{t+1} (row t of the released trajectory) is noisy;
@@ -95,7 +95,7 @@ class _TreeTest:
 
 
 @dataclass
-class _TreeModel:
+class TreeModel:
     params: dict[str, Any]
     claimed: tuple[float, float]
     mu: float
@@ -106,7 +106,7 @@ class _TreeModel:
     pair_upper: float | None = None
 
 
-def _tree_point(m: _TreeModel, exact_available: bool) -> GridPoint:
+def tree_point(m: TreeModel, exact_available: bool) -> GridPoint:
     eps_c, dl_c = m.claimed
     acc = gaussian_epsilon(m.accountant_mu, dl_c) if m.accountant_mu > 0 else 0.0
     ev = dict(m.evidence)
@@ -127,7 +127,7 @@ def _tree_point(m: _TreeModel, exact_available: bool) -> GridPoint:
 GRID_PLD_REL_ERROR = 1e-2
 
 
-def _exact_point(model: _Model, max_clipped: int, rel_error: float = PLD_REL_ERROR
+def exact_point(model: Model, max_clipped: int, rel_error: float = PLD_REL_ERROR
                  ) -> tuple[GridPoint, dict[str, Any]]:
     eps_c, delta_c = model.claimed
     ex = release_epsilon(model.m0, model.m1, model.sigmas, delta_c, model.half_width,
@@ -149,21 +149,21 @@ def _exact_point(model: _Model, max_clipped: int, rel_error: float = PLD_REL_ERR
 
 
 @dataclass
-class _Family:
+class Family:
     """How to audit one claim: its grid, point models, lemma checks and findings.
 
     ``exponent``: the printed c at a point (POCP, PIGD, PGIGA), which turns on the proof-regime
-    analysis of :func:`~dpaudit.papers.jkt12.regime._regime_analysis`; ``c_depends_on_epsilon``:
+    analysis of :func:`~dpaudit.papers.jkt12.regime.regime_analysis`; ``c_depends_on_epsilon``:
     COLT's c (App. A.2), whose regime c >= 0 is eps <= (1/2) ln(2/delta); ``step_check``: the exact
     per-step privacy check of
     Lemma 1 over a list of audited points (appended to the lemmas, and recomputed on the points
     of the proof's regime); ``uniform_start``: also run one empirical test with x1 = "uniform"
-    (``_Model.uniform_factory``) at the point of the first empirical test.
+    (``Model.uniform_factory``) at the point of the first empirical test.
     """
 
     claim_id: str
     grid: Callable[[str], list[dict[str, Any]]]
-    model: Callable[[dict[str, Any], int], _Model | None]
+    model: Callable[[dict[str, Any], int], Model | None]
     lemmas: Callable[[AuditContext], tuple[list[LemmaCheck], Any, list[str]]]
     max_clipped: Callable[[str], int] = lambda grid: 256
     skip_reason: str = "the claim is vacuous there"
@@ -180,25 +180,25 @@ class _Family:
     accountant: Callable[[dict[str, Any]], tuple[float, float, tuple[float, float]]] | None = None
 
 
-def _audit_point(fam: _Family, params: dict[str, Any], max_T: int, max_clipped: int
-                 ) -> tuple[_Model | None, GridPoint | None]:
+def audit_point(fam: Family, params: dict[str, Any], max_T: int, max_clipped: int
+                 ) -> tuple[Model | None, GridPoint | None]:
     """The model and the exact/accountant evidence at one parameter point (no empirical test)."""
     model = fam.model(params, max_T)
     if model is None:
         return None, None
-    point, _ = _exact_point(model, max_clipped, GRID_PLD_REL_ERROR)
+    point, _ = exact_point(model, max_clipped, GRID_PLD_REL_ERROR)
     rel = point.evidence["exact_release"]
     if (model.half_width is not None
             and max(rel["upper"], point.epsilon_accountant or 0.0)
             > fam.refine_above * point.claimed_epsilon):
         # A point that decides between "violated" and "inconclusive" (or, below 1, one near the
         # claim): the fine PLD grid, every clipped step (up to REFINED_CLIPPED_STEPS) composed.
-        point, _ = _exact_point(model, REFINED_CLIPPED_STEPS if rel["dropped_steps"]
+        point, _ = exact_point(model, REFINED_CLIPPED_STEPS if rel["dropped_steps"]
                                 else max_clipped)
     return model, point
 
 
-def _with_evidence(p: GridPoint, lower_bound: float | None = None, **extra: Any) -> GridPoint:
+def with_evidence(p: GridPoint, lower_bound: float | None = None, **extra: Any) -> GridPoint:
     ev = dict(p.evidence)
     ev.update(extra)
     lb = p.epsilon_lower_bound if lower_bound is None else lower_bound
@@ -206,7 +206,7 @@ def _with_evidence(p: GridPoint, lower_bound: float | None = None, **extra: Any)
                      p.epsilon_accountant, lb, ev)
 
 
-#: The upper end of a stated delta range, audited on the standard grids only (issue 33): the claims
+#: The upper end of a stated delta range, audited on the standard grids only: the claims
 #: are refuted at conventional delta already, and the quick grid's headline stays there. POCP, PIGD
 #: and PGIGA state delta < 1/2 ("2 delta"); the others delta in (0, 1), where a sigma that grows
 #: with log(1/delta) shrinks as delta -> 1.
@@ -214,7 +214,7 @@ NEAR_HALF_DELTAS = (0.25, 0.49)
 NEAR_ONE_DELTAS = (0.5, 0.99)
 
 
-def _pocp_grid(grid: str) -> list[dict[str, Any]]:
+def pocp_grid(grid: str) -> list[dict[str, Any]]:
     if grid == "coarse":
         return [dict(epsilon=1e-3, delta=1e-5, T=64, d=1),
                 dict(epsilon=0.01, delta=1e-5, T=64, d=1),
@@ -229,19 +229,19 @@ def _pocp_grid(grid: str) -> list[dict[str, Any]]:
                for dl in NEAR_HALF_DELTAS for T in (2, 64, 1024)])
 
 
-def _pocp_model(version: Version) -> Callable[[dict[str, Any], int], _Model]:
-    def model(p: dict[str, Any], max_T: int) -> _Model:
+def pocp_model(version: Version) -> Callable[[dict[str, Any], int], Model]:
+    def model(p: dict[str, Any], max_T: int) -> Model:
         eps, dl, T, d = p["epsilon"], p["delta"], p["T"], p["d"]
         lam = pocp_qftl_lambda(QFTL_R, QFTL_ALPHA)
         beta = pocp_beta(version, T, lam, eps, dl)
         t = np.arange(1, T, dtype=float)
-        m0, m1 = _qftl_means(d, T)
+        m0, m1 = qftl_means(d, T)
         sig = beta / t
         mu_acc = heterogeneous_gaussian_mu(lam / t, sig)
-        streams = _qftl_pair(d, T) if T <= max_T else None
-        positions = _search_positions(T)
-        search = [_qftl_pair(d, T, k) for k in positions] if T <= max_T else None
-        return _Model(dict(p, lambda_A=lam, c=pocp_c(version, T, eps, dl)),
+        streams = qftl_pair(d, T) if T <= max_T else None
+        positions = search_positions(T)
+        search = [qftl_pair(d, T, k) for k in positions] if T <= max_T else None
+        return Model(dict(p, lambda_A=lam, c=pocp_c(version, T, eps, dl)),
                       claimed_privacy(f"jkt12-{version}/pocp", eps, dl), t, sig, m0, m1, None,
                       mu_acc, "assumption (1) with equality: lambda_A / t at every t",
                       lambda: POCP(QFTL(d, QFTL_ALPHA), None, T, eps, dl, lam, version,
@@ -254,7 +254,7 @@ def _pocp_model(version: Version) -> Callable[[dict[str, Any], int], _Model]:
     return model
 
 
-def _doubling_grid(grid: str) -> list[dict[str, Any]]:
+def doubling_grid(grid: str) -> list[dict[str, Any]]:
     if grid == "coarse":
         return [dict(epsilon=0.1, delta=1e-5, T=64, d=1), dict(epsilon=1.0, delta=1e-5, T=64, d=2),
                 dict(epsilon=1.0, delta=1e-5, T=2, d=1),
@@ -265,7 +265,7 @@ def _doubling_grid(grid: str) -> list[dict[str, Any]]:
             for dl in (1e-6, 1e-5, 1e-3) for T in (2, 16, 64, 1024, PAPER_PQFTL_T) for d in (1, 4)]
 
 
-def _doubling_model(p: dict[str, Any], max_T: int) -> _Model | None:
+def doubling_model(p: dict[str, Any], max_T: int) -> Model | None:
     eps, dl, T, d = p["epsilon"], p["delta"], p["T"], p["d"]
     claimed = claimed_privacy("jkt12-colt/pocp-doubling", eps, dl, T)
     if claimed[1] >= 1.0:
@@ -275,13 +275,13 @@ def _doubling_model(p: dict[str, Any], max_T: int) -> _Model | None:
     k = np.floor(np.log2(t)).astype(int)
     per_k = np.array([doubling_beta(2 ** j, lam, eps, dl) for j in range(int(k.max()) + 1)])
     betas = per_k[k]
-    m0, m1 = _qftl_means(d, T)
+    m0, m1 = qftl_means(d, T)
     sig = betas / t
     mu_acc = heterogeneous_gaussian_mu(lam / t, sig)
-    streams = _qftl_pair(d, T) if T <= max_T else None
-    positions = _search_positions(T)
-    search = [_qftl_pair(d, T, k) for k in positions] if T <= max_T else None
-    return _Model(dict(p, lambda_A=lam), claimed, t.astype(float), sig, m0, m1, None, mu_acc,
+    streams = qftl_pair(d, T) if T <= max_T else None
+    positions = search_positions(T)
+    search = [qftl_pair(d, T, k) for k in positions] if T <= max_T else None
+    return Model(dict(p, lambda_A=lam), claimed, t.astype(float), sig, m0, m1, None, mu_acc,
                   "assumption (1) with equality: lambda_A / t at every t",
                   lambda: POCPDoubling(QFTL(d, QFTL_ALPHA), None, lam, eps, dl, x1_hat=np.zeros(d)),
                   streams, "beta_1", float(betas[0]),
@@ -290,7 +290,7 @@ def _doubling_model(p: dict[str, Any], max_T: int) -> _Model | None:
                   search_pairs=search)
 
 
-def _pigd_grid(grid: str) -> list[dict[str, Any]]:
+def pigd_grid(grid: str) -> list[dict[str, Any]]:
     paper = [dict(epsilon=e, delta=0.01, T=PAPER_PIGD_T, alpha=1.0, L=1.0, d=54,
                   setting="paper G.2")
              for e in ((0.1, 20.0) if grid == "coarse" else (0.1, 1.0, 10.0, 20.0))]
@@ -311,9 +311,9 @@ def _pigd_grid(grid: str) -> list[dict[str, Any]]:
         for dl in NEAR_HALF_DELTAS for T in (2, 64, 1024)]
 
 
-def _pigd_accountant_only(version: Version
+def pigd_accountant_only(version: Version
                           ) -> Callable[[dict[str, Any]], tuple[float, float, tuple[float, float]]]:
-    """(c, accountant mu, claimed) of :func:`_pigd_model` at a point, without the pair."""
+    """(c, accountant mu, claimed) of :func:`pigd_model` at a point, without the pair."""
     def acc(p: dict[str, Any]) -> tuple[float, float, tuple[float, float]]:
         eps, dl, T, alpha, L = p["epsilon"], p["delta"], p["T"], p["alpha"], p["L"]
         beta = pigd_beta(version, T, L, alpha, eps, dl)
@@ -322,21 +322,21 @@ def _pigd_accountant_only(version: Version
     return acc
 
 
-def _pigd_model(version: Version) -> Callable[[dict[str, Any], int], _Model]:
-    def model(p: dict[str, Any], max_T: int) -> _Model:
+def pigd_model(version: Version) -> Callable[[dict[str, Any], int], Model]:
+    def model(p: dict[str, Any], max_T: int) -> Model:
         eps, dl, T, alpha, L, d = p["epsilon"], p["delta"], p["T"], p["alpha"], p["L"], p["d"]
         nu = NEAR_LINEAR_NU * min(1.0, math.sqrt(alpha))
         beta = pigd_beta(version, T, L, alpha, eps, dl)
-        tau = _best_igd_round(L, alpha, d, nu, T, beta)
-        D, G = _igd_design(L, alpha, d, nu, tau)
+        tau = best_igd_round(L, alpha, d, nu, T, beta)
+        D, G = igd_design(L, alpha, d, nu, tau)
         box = Box(d, -D, D)
         lossm, lossp, fill = (near_linear_loss(d, G, alpha, -1.0, nu),
                               near_linear_loss(d, G, alpha, 1.0, nu), filler_loss(d, alpha))
-        s0, s1 = _pair(T, tau - 1, lossm, lossp, fill)
+        s0, s1 = stream_pair(T, tau - 1, lossm, lossp, fill)
         factory = lambda: IGD(box, alpha, np.zeros(d))  # noqa: E731
         ratio = lambda t: t / (t + 1.0)  # noqa: E731 - IGD on alpha/2||x||^2: x_{t+1} = t x_t/(t+1)
-        m0 = _first_coordinates(factory, s0, T, ratio)
-        m1 = _first_coordinates(factory, s1, T, ratio)
+        m0 = first_coordinates(factory, s0, T, ratio)
+        m1 = first_coordinates(factory, s1, T, ratio)
         t = np.arange(1, T, dtype=float)
         sig = beta / t
         # Worst case over every pair, C and d (exact.pigd_accountant): a replaced loss at round
@@ -344,9 +344,9 @@ def _pigd_model(version: Version) -> Callable[[dict[str, Any], int], _Model]:
         # the segment between the two minimisers), later steps contract by t/(t+1).
         mu_acc, tau_acc = pigd_accountant(T, L, alpha, beta)
         streams = (s0, s1) if T <= max_T else None
-        positions = _search_positions(T)
-        search = [_pair(T, k, lossm, lossp, fill) for k in positions] if T <= max_T else None
-        return _Model(dict(p, tau=tau, box_half_width=D, c=pocp_c(version, T, eps, dl)),
+        positions = search_positions(T)
+        search = [stream_pair(T, k, lossm, lossp, fill) for k in positions] if T <= max_T else None
+        return Model(dict(p, tau=tau, box_half_width=D, c=pocp_c(version, T, eps, dl)),
                       claimed_privacy(f"jkt12-{version}/pigd", eps, dl),
                       t, sig, m0, m1, D, mu_acc,
                       f"2L (tau+1)/(alpha (tau+2) (t+1)) for x_{{t+1}}, t >= tau, after a loss "
@@ -363,7 +363,7 @@ def _pigd_model(version: Version) -> Callable[[dict[str, Any], int], _Model]:
     return model
 
 
-def _pgiga_grid(grid: str) -> list[dict[str, Any]]:
+def pgiga_grid(grid: str) -> list[dict[str, Any]]:
     if grid == "coarse":
         return [dict(epsilon=1e-3, delta=1e-5, T=64, alpha=1.0, G=1.0, smoothness_ratio=1.0, d=1),
                 dict(epsilon=1.0, delta=1e-5, T=64, alpha=0.01, G=1.0, smoothness_ratio=1.0, d=1),
@@ -382,8 +382,8 @@ def _pgiga_grid(grid: str) -> list[dict[str, Any]]:
                for e in (1e-3, 1.0, 1000.0) for dl in NEAR_HALF_DELTAS for T in (16, 64, 1024)])
 
 
-def _pgiga_model(version: Version) -> Callable[[dict[str, Any], int], _Model | None]:
-    def model(p: dict[str, Any], max_T: int) -> _Model | None:
+def pgiga_model(version: Version) -> Callable[[dict[str, Any], int], Model | None]:
+    def model(p: dict[str, Any], max_T: int) -> Model | None:
         eps, dl, T, alpha, Gd, d = (p["epsilon"], p["delta"], p["T"], p["alpha"], p["G"], p["d"])
         nu = NEAR_LINEAR_NU * min(1.0, math.sqrt(alpha))
         smooth = p["smoothness_ratio"] * alpha + nu * nu
@@ -391,8 +391,8 @@ def _pgiga_model(version: Version) -> Callable[[dict[str, Any], int], _Model | N
         if T - 1 < t_q:
             return None
         beta = pgiga_beta(version, T, Gd, alpha, eps, dl)
-        mu_acc, tau_acc = _pgiga_accountant(T, t_q, Gd, alpha, beta)
-        best: _Model | None = None
+        mu_acc, tau_acc = pgiga_accountant(T, t_q, Gd, alpha, beta)
+        best: Model | None = None
         # Replaced rounds: the two (of log-spaced candidates in the simulated window, where the
         # learner itself computes the changed step) that keep the most information after clipping.
         t_all = np.arange(1, T, dtype=float)
@@ -404,9 +404,9 @@ def _pgiga_model(version: Version) -> Callable[[dict[str, Any], int], _Model | N
         def score(tau: int) -> float:
             D, _ = design(tau)
             tt = t_all[tau - 1:]  # x_{t+1} = D (tau-1) tau / ((t-1) t) for t >= tau >= t_q >= 2
-            return _clip_aware_score(D * (tau - 1) * tau / ((tt - 1.0) * tt), beta / tt, D)
+            return clip_aware_score(D * (tau - 1) * tau / ((tt - 1.0) * tt), beta / tt, D)
 
-        taus = _candidate_rounds(t_q, T)
+        taus = candidate_rounds(t_q, T)
         ranked = sorted(taus, key=lambda k: -score(int(k)))[:2]
         for tau in sorted({int(k) for k in ranked}):
             # x_tau = 0 (burn-in at the fixed point 0 and fillers); the replaced loss moves
@@ -414,15 +414,15 @@ def _pgiga_model(version: Version) -> Callable[[dict[str, Any], int], _Model | N
             # G_g + (alpha + nu^2) sqrt(d) D = G (the declared gradient bound over C).
             D, G = design(tau)
             box = Box(d, -D, D)
-            s0, s1 = _pair(T, tau - 1, near_linear_loss(d, G, alpha, -1.0, nu),
+            s0, s1 = stream_pair(T, tau - 1, near_linear_loss(d, G, alpha, -1.0, nu),
                            near_linear_loss(d, G, alpha, 1.0, nu), filler_loss(d, alpha))
             factory = lambda box=box: GIGA(box, alpha, smooth, np.zeros(d))  # noqa: E731
             ratio = lambda t: 1.0 - 2.0 / t  # noqa: E731 - gradient step on alpha/2||x||^2
-            m0 = _first_coordinates(factory, s0, T, ratio)[t_q - 1:]
-            m1 = _first_coordinates(factory, s1, T, ratio)[t_q - 1:]
+            m0 = first_coordinates(factory, s0, T, ratio)[t_q - 1:]
+            m1 = first_coordinates(factory, s1, T, ratio)[t_q - 1:]
             t = np.arange(t_q, T, dtype=float)
             sig = beta / t
-            cand = _Model(dict(p, tau=tau, t_q=t_q, box_half_width=D,
+            cand = Model(dict(p, tau=tau, t_q=t_q, box_half_width=D,
                                c=pocp_c(version, T, eps, dl)),
                           claimed_privacy(f"jkt12-{version}/pgiga", eps, dl), t, sig, m0, m1, D,
                           mu_acc, f"4G(tau-1)/(alpha(t-1)t) after a change at tau, worst tau = "
@@ -433,11 +433,11 @@ def _pgiga_model(version: Version) -> Callable[[dict[str, Any], int], _Model | N
                           {"pair": f"f_tau = -+{G:.6g} x_1 + alpha/2||x||^2 at tau = {tau}, "
                                    f"fillers alpha/2||x||^2, C = [-{D:.6g}, {D:.6g}]^{d}, "
                                    f"t_q = {t_q}",
-                           "search_positions": [k + 1 for k in _search_positions(T, t_q - 1)]},
-                          search_pairs=[_pair(T, k, near_linear_loss(d, G, alpha, -1.0, nu),
+                           "search_positions": [k + 1 for k in search_positions(T, t_q - 1)]},
+                          search_pairs=[stream_pair(T, k, near_linear_loss(d, G, alpha, -1.0, nu),
                                               near_linear_loss(d, G, alpha, 1.0, nu),
                                               filler_loss(d, alpha))
-                                        for k in _search_positions(T, t_q - 1)]
+                                        for k in search_positions(T, t_q - 1)]
                           if T <= max_T else None)
             if best is None or heterogeneous_gaussian_mu(cand.m0 - cand.m1, cand.sigmas) > \
                     heterogeneous_gaussian_mu(best.m0 - best.m1, best.sigmas):
@@ -446,7 +446,7 @@ def _pgiga_model(version: Version) -> Callable[[dict[str, Any], int], _Model | N
     return model
 
 
-def _pol_grid(grid: str) -> list[dict[str, Any]]:
+def pol_grid(grid: str) -> list[dict[str, Any]]:
     if grid == "coarse":
         return [dict(epsilon_p=0.1, delta=1e-5, T=64, L=1.0, epsilon_g=0.1, x_star_norm=1.0, d=1),
                 dict(epsilon_p=1.0, delta=1e-5, T=1024, L=1.0, epsilon_g=0.01, x_star_norm=1.0,
@@ -462,7 +462,7 @@ def _pol_grid(grid: str) -> list[dict[str, Any]]:
                for e in (0.1, 1.0, 10.0) for dl in NEAR_ONE_DELTAS for T in (2, 64, 1024)])
 
 
-def _pol_model(p: dict[str, Any], max_T: int) -> _Model:
+def pol_model(p: dict[str, Any], max_T: int) -> Model:
     eps, dl, T, L, eg, xs, d = (p["epsilon_p"], p["delta"], p["T"], p["L"], p["epsilon_g"],
                                 p["x_star_norm"], p["d"])
     D = xs / math.sqrt(d)  # box [-D, D]^d of radius ||x*||
@@ -470,7 +470,7 @@ def _pol_model(p: dict[str, Any], max_T: int) -> _Model:
     alpha = pol_alpha(eg, xs)
     nu = NEAR_LINEAR_NU * min(1.0, math.sqrt(alpha))
     G = L - nu * nu * xs  # the loss l has Lipschitz constant G + nu^2 ||C|| = L over C
-    taus, shifts = _pol_bounds(T, G, alpha, xs)
+    taus, shifts = pol_bounds(T, G, alpha, xs)
     simulable = taus <= SIMULATED_STEPS - 1
     tau = int(taus[simulable][int(np.argmax(shifts[simulable]))])
     lossm, lossp, fill = (pol_near_linear_loss(d, G, -1.0, nu, D),
@@ -478,21 +478,21 @@ def _pol_model(p: dict[str, Any], max_T: int) -> _Model:
     membership = {"replaced (sign -)": pol_loss_membership(lossm, box, L),
                   "replaced (sign +)": pol_loss_membership(lossp, box, L),
                   "filler": "l = 0: l >= 0 and l(0) = 0"}
-    s0, s1 = _pair(T, tau - 1, lossm, lossp, fill)
+    s0, s1 = stream_pair(T, tau - 1, lossm, lossp, fill)
     igd = lambda: IGD(box, alpha, np.zeros(d), extra_ridge=alpha)  # noqa: E731
     # IGD on alpha/2||x||^2 (the filler l = 0 plus POL's ridge): x_{t+1} = t x_t / (t+1).
     ratio = lambda t: t / (t + 1.0)  # noqa: E731
     means = []
     for s in (s0, s1):
-        xt = _first_coordinates(igd, s, T, ratio)  # x_2..x_T
+        xt = first_coordinates(igd, s, T, ratio)  # x_2..x_T
         means.append(np.array([xt.sum() / T]))  # x~ = (x_1 + ... + x_T)/T, x_1 = 0
     beta = pol_beta(T, L, alpha, xs, eps, dl)
     lp = L + alpha * xs
-    _, worst = _pol_bounds(T, lp, alpha, xs)
+    _, worst = pol_bounds(T, lp, alpha, xs)
     bound = float(worst.max())
     printed = pol_printed_sensitivity(T, L, alpha, xs)
     positions = sorted({0, tau - 1, T // 2, T - 1})
-    return _Model(dict(p, alpha=alpha, tau=tau), claimed_privacy("jkt12-colt/pol", eps, dl),
+    return Model(dict(p, alpha=alpha, tau=tau), claimed_privacy("jkt12-colt/pol", eps, dl),
                   np.array([T]), np.array([beta]), means[0], means[1], D, bound / beta,
                   "max over tau of min(2L'/alpha, 2||x*||(tau+1))(H_T - H_tau)/T, "
                   "L' = L + alpha ||x*||",
@@ -508,11 +508,11 @@ def _pol_model(p: dict[str, Any], max_T: int) -> _Model:
                                    "printed": printed, "worst_case_bound": bound},
                    "search_positions": [k + 1 for k in positions]},
                   output="point",
-                  search_pairs=[_pair(T, k, lossm, lossp, fill) for k in positions]
+                  search_pairs=[stream_pair(T, k, lossm, lossp, fill) for k in positions]
                   if T <= max_T else None)
 
 
-def _privatesum_grid(grid: str) -> list[dict[str, Any]]:
+def privatesum_grid(grid: str) -> list[dict[str, Any]]:
     if grid == "coarse":
         return [dict(epsilon=1.0, delta=1e-5, T=2, R=1.0, d=1, log_reading="tree"),
                 dict(epsilon=1.0, delta=1e-5, T=64, R=1.0, d=2, log_reading="tree"),
@@ -530,11 +530,11 @@ def _privatesum_grid(grid: str) -> list[dict[str, Any]]:
                for lr in ("tree", "natural") if lr == "tree" or math.log(T) > dl])
 
 
-def _privatesum_model(version: Version) -> Callable[[dict[str, Any], int], _TreeModel]:
-    def model(p: dict[str, Any], max_T: int) -> _TreeModel:
+def privatesum_model(version: Version) -> Callable[[dict[str, Any], int], TreeModel]:
+    def model(p: dict[str, Any], max_T: int) -> TreeModel:
         eps, dl, T, R, d, lr = p["epsilon"], p["delta"], p["T"], p["R"], p["d"], p["log_reading"]
         sigma = private_sum_sigma(version, T, R, eps, dl, lr)
-        mu = _tree_mu(T, 2.0 * R, sigma)
+        mu = tree_mu(T, 2.0 * R, sigma)
         mu_step = privatesum_step_mu(R, sigma)
         ev: dict[str, Any] = {"sigma": sigma, "released_nodes_containing_w_1":
                               released_node_count(1, T), "tree_depth": tree_depth(T),
@@ -547,23 +547,23 @@ def _privatesum_model(version: Version) -> Callable[[dict[str, Any], int], _Tree
                                              "node), exact Gaussian epsilon of the same pair"}}
         if T <= 256:
             # Cross-check the node-count formula with the whitened covariance of the release.
-            c = _lr_weights_tree(T, 2.0 * R)
+            c = lr_weights_tree(T, 2.0 * R)
             ev["mu_whitened"] = math.sqrt(float(np.full(T, 2.0 * R) @ c)) / sigma
         emp = None
         if T <= max_T:
             w0 = np.zeros((T, d))
             w0[0, 0] = R
             w1 = -w0
-            weights = _lr_weights_tree(T, 2.0 * R)
+            weights = lr_weights_tree(T, 2.0 * R)
 
             emp = _TreeTest(PrivateSum(d, T, R, eps, dl, version, lr), w0, w1,
                             lambda y: np.asarray(y)[:, :, 0] @ weights)
-        return _TreeModel(dict(p), claimed_privacy(f"jkt12-{version}/privatesum", eps, dl), mu, mu,
+        return TreeModel(dict(p), claimed_privacy(f"jkt12-{version}/privatesum", eps, dl), mu, mu,
                           ev, emp)
     return model
 
 
-def _pqftl_grid(grid: str) -> list[dict[str, Any]]:
+def pqftl_grid(grid: str) -> list[dict[str, Any]]:
     # The points with alpha = PQFTL_EMPIRICAL_ALPHA and d = 1 carry the empirical tests.
     a_emp = PQFTL_EMPIRICAL_ALPHA
     if grid == "coarse":
@@ -593,8 +593,8 @@ def _pqftl_grid(grid: str) -> list[dict[str, Any]]:
                for e in (0.01, 1.0, 10.0) for lr in ("tree", "natural")])
 
 
-def _pqftl_model(version: Version) -> Callable[[dict[str, Any], int], _TreeModel]:
-    def model(p: dict[str, Any], max_T: int) -> _TreeModel:
+def pqftl_model(version: Version) -> Callable[[dict[str, Any], int], TreeModel]:
+    def model(p: dict[str, Any], max_T: int) -> TreeModel:
         eps, dl, T, R, alpha, d, lr = (p["epsilon"], p["delta"], p["T"], p["R"], p["alpha"], p["d"],
                                        p["log_reading"])
         st = pqftl_state_mu(version, T, R, eps, dl, lr, d)
@@ -610,9 +610,9 @@ def _pqftl_model(version: Version) -> Callable[[dict[str, Any], int], _TreeModel
         pair_upper = None
         if T <= max_T and d == 1 and alpha >= PQFTL_EMPIRICAL_ALPHA:
             v = np.array([R])
-            s0, s1 = _pair(T, 0, SquaredLoss(v, R, alpha), SquaredLoss(v, -R, alpha),
+            s0, s1 = stream_pair(T, 0, SquaredLoss(v, R, alpha), SquaredLoss(v, -R, alpha),
                            filler_loss(1, alpha))
-            weights = _lr_weights_tree(T - 1, 2.0 * R * R) * alpha * np.arange(1, T)
+            weights = lr_weights_tree(T - 1, 2.0 * R * R) * alpha * np.arange(1, T)
 
             def mech(data: Any, nn: int, rng: np.random.Generator) -> np.ndarray:
                 return PQFTL(1, T, alpha, R, eps, dl, version, lr).run(data, nn, rng)
@@ -626,6 +626,6 @@ def _pqftl_model(version: Version) -> Callable[[dict[str, Any], int], _TreeModel
                 "why": "t alpha I dominates V^_t, so x^_{t+1} ~ u^_t / (t alpha): the release "
                        "nearly recovers the u-tree, whose nodes move by 2R^2 under the label flip"}
         # No exact value for the release: the state's worst-case epsilon is the accountant.
-        return _TreeModel(dict(p), claimed_privacy(f"jkt12-{version}/pqftl", eps, dl), 0.0,
+        return TreeModel(dict(p), claimed_privacy(f"jkt12-{version}/pqftl", eps, dl), 0.0,
                           st["worst"], ev, emp, pair_upper)
     return model

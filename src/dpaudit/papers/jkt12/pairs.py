@@ -101,7 +101,26 @@ def filler_loss(d: int, ridge: float) -> SquaredLoss:
     return SquaredLoss(np.zeros(d), 0.0, ridge)
 
 
-def _pair(T: int, position: int, loss0: Loss, loss1: Loss, filler: Loss) -> tuple[list, list]:
+def stream_pair(T: int, position: int, loss0: Loss, loss1: Loss, filler: Loss) -> tuple[list, list]:
+    """Two neighbouring streams of ``T`` losses that differ only at ``position``.
+
+    Parameters
+    ----------
+    T
+        Length of each stream.
+    position
+        0-based round whose loss is replaced (``loss0`` in the first stream, ``loss1`` in the
+        second).
+    loss0, loss1
+        The replaced round's loss in each stream.
+    filler
+        The loss of every other round, the same in both streams.
+
+    Returns
+    -------
+    tuple[list, list]
+        The two streams.
+    """
     s0 = [filler] * T
     s1 = [filler] * T
     s0[position] = loss0
@@ -120,11 +139,25 @@ def pocp_qftl_lambda(R: float, alpha: float) -> float:
     return 2.0 * R * R / alpha * (1.0 + R * R / (2.0 * alpha))
 
 
-def _first_coordinates(factory: Callable[[], Any], stream: Sequence[Loss], T: int,
+def first_coordinates(factory: Callable[[], Any], stream: Sequence[Loss], T: int,
                        ratio: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """x_{t+1}[0] for t = 1..T-1: the learner for min(T, SIMULATED_STEPS) rows, then the filler map.
 
-    ``ratio(t)`` is the closed form x_{t+1} = ratio(t) x_t of the filler step at round t.
+    Parameters
+    ----------
+    factory
+        Builds a fresh learner with a ``run(stream, n, rng)`` method.
+    stream
+        The losses (only the first ``min(T, SIMULATED_STEPS)`` are simulated).
+    T
+        Horizon.
+    ratio
+        The closed form ``x_{t+1} = ratio(t) x_t`` of the filler step at round t (vectorised).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x_{t+1}[0]`` for ``t = 1..T-1``, shape ``(T - 1,)``.
     """
     n_sim = min(T, SIMULATED_STEPS)
     xs = factory().run(list(stream[:n_sim]), 1, np.random.default_rng(0))[0, :, 0]
@@ -141,26 +174,73 @@ def _qftl_ratio(t: np.ndarray) -> np.ndarray:
     return ((t - 1.0) * QFTL_ALPHA + QFTL_R ** 2) / (t * QFTL_ALPHA + QFTL_R ** 2)
 
 
-def _qftl_pair(d: int, T: int, position: int = 0) -> tuple[list, list]:
+def qftl_pair(d: int, T: int, position: int = 0) -> tuple[list, list]:
+    """The generic POCP audits' pair: ``1/2 (+-R - <R e_1, x>)^2 + alpha/2 ||x||^2`` replaced.
+
+    The loss sits at ``position``, every other round is the ridge filler; ``R = QFTL_R``,
+    ``alpha = QFTL_ALPHA``.
+
+    Parameters
+    ----------
+    d
+        Dimension.
+    T
+        Length of each stream.
+    position
+        0-based replaced round.
+
+    Returns
+    -------
+    tuple[list, list]
+        The two streams.
+    """
     v = np.zeros(d)
     v[0] = QFTL_R
-    return _pair(T, position, SquaredLoss(v, QFTL_R, QFTL_ALPHA),
-                 SquaredLoss(v, -QFTL_R, QFTL_ALPHA), filler_loss(d, QFTL_ALPHA))
+    return stream_pair(T, position, SquaredLoss(v, QFTL_R, QFTL_ALPHA),
+                       SquaredLoss(v, -QFTL_R, QFTL_ALPHA), filler_loss(d, QFTL_ALPHA))
 
 
-def _search_positions(T: int, first: int = 0) -> list[int]:
-    """0-based replaced positions of the candidate-pair search: first, middle, last useful."""
+def search_positions(T: int, first: int = 0) -> list[int]:
+    """0-based replaced positions of the candidate-pair search: first, middle, last useful.
+
+    Parameters
+    ----------
+    T
+        Horizon.
+    first
+        First position that may be replaced.
+
+    Returns
+    -------
+    list[int]
+        The distinct positions, sorted.
+    """
     return sorted({first, max(first, T // 2), max(first, T - 2)})
 
 
-def _qftl_means(d: int, T: int) -> tuple[np.ndarray, np.ndarray]:
-    s0, s1 = _qftl_pair(d, T)
+def qftl_means(d: int, T: int) -> tuple[np.ndarray, np.ndarray]:
+    """QFTL's noise-free first coordinates ``x_{t+1}[0]``, t = 1..T-1, on both streams of
+    :func:`qftl_pair` (replaced round 1), by :func:`first_coordinates`.
+
+    Parameters
+    ----------
+    d
+        Dimension.
+    T
+        Horizon.
+
+    Returns
+    -------
+    tuple[numpy.ndarray, numpy.ndarray]
+        The first and the second stream's coordinates, each of shape ``(T - 1,)``.
+    """
+    s0, s1 = qftl_pair(d, T)
     factory = lambda: QFTL(d, QFTL_ALPHA)  # noqa: E731
-    return (_first_coordinates(factory, s0, T, _qftl_ratio),
-            _first_coordinates(factory, s1, T, _qftl_ratio))
+    return (first_coordinates(factory, s0, T, _qftl_ratio),
+            first_coordinates(factory, s1, T, _qftl_ratio))
 
 
-def _igd_design(L: float, alpha: float, d: int, nu: float, tau: int) -> tuple[float, float]:
+def igd_design(L: float, alpha: float, d: int, nu: float, tau: int) -> tuple[float, float]:
     """Box half-width D and linear coefficient G of a replaced loss at round ``tau``.
 
     With x_tau = 0 (fillers before), the implicit step on ``-+G x_1 + alpha/2||x||^2`` moves
@@ -169,50 +249,126 @@ def _igd_design(L: float, alpha: float, d: int, nu: float, tau: int) -> tuple[fl
     box equals the declared L gives D = L / (alpha (tau+1) + (alpha + nu^2) sqrt(d)),
     G = alpha (tau+1) D. The later shift is 2D (tau+1)/(t+1) at x_{t+1} (fillers contract by
     t/(t+1)), so a late change trades horizon for a G closer to L.
+
+    Parameters
+    ----------
+    L
+        Declared Lipschitz constant of the loss class.
+    alpha
+        Ridge (strong convexity) of the losses.
+    d
+        Dimension.
+    nu
+        Scale of the near-linear loss's regressor (small; module docstring).
+    tau
+        Replaced round (1-based).
+
+    Returns
+    -------
+    tuple[float, float]
+        ``(D, G)``.
     """
     D = L / (alpha * (tau + 1) + (alpha + nu * nu) * math.sqrt(d))
     return D, alpha * (tau + 1) * D
 
 
-def _clip_aware_score(m: np.ndarray, sigmas: np.ndarray, D: float) -> float:
-    """sum_t (2 m_t / sigma_t)^2 P(no clipping at mean m_t): a proxy for the released information."""
+def clip_aware_score(m: np.ndarray, sigmas: np.ndarray, D: float) -> float:
+    """``sum_t (2 m_t / sigma_t)^2 P(no clipping at mean m_t)``: a proxy for what is released.
+
+    Parameters
+    ----------
+    m
+        Noise-free shifts of the released coordinate, one per round.
+    sigmas
+        Noise standard deviations, one per round.
+    D
+        Half-width of the box the noisy points are clipped to.
+
+    Returns
+    -------
+    float
+        The score (larger: more information survives the clipping).
+    """
     from scipy.special import ndtr
 
     keep = ndtr((D - m) / sigmas) - ndtr((-D - m) / sigmas)
     return float(np.sum((2.0 * m / sigmas) ** 2 * keep))
 
 
-def _candidate_rounds(first: int, T: int) -> np.ndarray:
-    """Replaced rounds tried by the pair designs: log-spaced in [first, min(T-1, window-1)]."""
+def candidate_rounds(first: int, T: int) -> np.ndarray:
+    """Replaced rounds tried by the pair designs: log-spaced in ``[first, min(T-1, window-1)]``.
+
+    Parameters
+    ----------
+    first
+        Smallest round tried.
+    T
+        Horizon; rounds beyond the simulated window (``SIMULATED_STEPS``) are not tried.
+
+    Returns
+    -------
+    numpy.ndarray
+        Up to 24 distinct integer rounds, empty when the range is.
+    """
     last = min(T - 1, SIMULATED_STEPS - 1)
     if last < first:
         return np.array([], dtype=int)
     return np.unique(np.round(np.geomspace(first, last, 24)).astype(int))
 
 
-def _best_igd_round(L: float, alpha: float, d: int, nu: float, T: int, beta: float) -> int:
+def best_igd_round(L: float, alpha: float, d: int, nu: float, T: int, beta: float) -> int:
     """The replaced round tau whose design keeps the most information after clipping.
 
-    For the design of :func:`_igd_design` the noise-free shift is m_{t+1} = D (tau+1)/(t+1) for
-    t >= tau and the noise std is beta/t; the score is :func:`_clip_aware_score`.
+    For the design of :func:`igd_design` the noise-free shift is m_{t+1} = D (tau+1)/(t+1) for
+    t >= tau and the noise std is beta/t; the score is :func:`clip_aware_score`.
+
+    Parameters
+    ----------
+    L, alpha, d, nu
+        As for :func:`igd_design`.
+    T
+        Horizon.
+    beta
+        Noise scale: round t is noised with standard deviation ``beta / t``.
+
+    Returns
+    -------
+    int
+        The best candidate round (1 when none is tried).
     """
     t = np.arange(1, T, dtype=float)
     best, best_tau = -1.0, 1
-    for tau in _candidate_rounds(1, T):
-        D, _ = _igd_design(L, alpha, d, nu, int(tau))
+    for tau in candidate_rounds(1, T):
+        D, _ = igd_design(L, alpha, d, nu, int(tau))
         tt = t[tau - 1:]
-        score = _clip_aware_score(D * (tau + 1) / (tt + 1), beta / tt, D)
+        score = clip_aware_score(D * (tau + 1) / (tt + 1), beta / tt, D)
         if score > best:
             best, best_tau = score, int(tau)
     return best_tau
 
 
-def _pol_bounds(T: int, G: float, alpha: float, radius: float) -> tuple[np.ndarray, np.ndarray]:
+def pol_bounds(T: int, G: float, alpha: float, radius: float) -> tuple[np.ndarray, np.ndarray]:
     """Shift of x~ for a replaced round tau = 1..T-1 (worst case, up to the learner's exact value).
 
     A loss replaced at round tau moves x_{tau+1} by at most min(2G/(alpha (tau+1)), 2 radius)
     (Lemma 4's first case, capped by the diameter), and every later step contracts by t/(t+1), so
     ||x~ - x~'|| <= min(2G/alpha, 2 radius (tau+1)) (H_T - H_tau) / T.
+
+    Parameters
+    ----------
+    T
+        Horizon.
+    G
+        Lipschitz constant of the losses.
+    alpha
+        Strong convexity of the losses.
+    radius
+        Radius of the domain (the diameter caps the first shift).
+
+    Returns
+    -------
+    tuple[numpy.ndarray, numpy.ndarray]
+        The replaced rounds ``tau = 1..T-1`` and the bound on the averaged iterate's shift for each.
     """
     taus = np.arange(1, T)
     H = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, T + 1))])  # H[k] = sum_{j<=k} 1/j

@@ -1,4 +1,4 @@
-"""The stated range of every grid parameter of the JKT12 claims (issue 33).
+"""The stated range of every grid parameter of the JKT12 claims.
 
 Jain, Kothari & Thakurta, COLT 2012 (``jkt12-colt.txt``) and arXiv (``jkt12-arxiv.txt``). The
 privacy theorems print no range for eps, T, d or the loss constants: they hold "for any" admissible

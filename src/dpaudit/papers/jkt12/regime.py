@@ -21,8 +21,8 @@ from dpaudit.claims.evidence import EXACT_TOLERANCE, GridPoint, LemmaCheck
 from dpaudit.claims.verdict import decide_verdict, format_parameters
 from dpaudit.papers.jkt12.exact import release_epsilon
 from dpaudit.papers.jkt12.exact import PLD_REL_ERROR, REFINED_CLIPPED_STEPS, c_zero_epsilon
-from dpaudit.papers.jkt12.models import _audit_point, _exact_point, _with_evidence
-from dpaudit.papers.jkt12.models import _Family
+from dpaudit.papers.jkt12.models import audit_point, exact_point, with_evidence
+from dpaudit.papers.jkt12.models import Family
 
 
 #: Epsilons scanned (log-spaced) between the c = 0 boundary and the failing point before bisecting.
@@ -52,7 +52,7 @@ def _grid_params(point: GridPoint, derived: Sequence[str]) -> dict[str, Any]:
 _DERIVED_KEYS = ("c", "tau", "box_half_width", "t_q", "lambda_A", "setting", "x1")
 
 
-def _threshold(fam: _Family, base: dict[str, Any], kind: str, eps_lo: float, eps_hi: float,
+def _threshold(fam: Family, base: dict[str, Any], kind: str, eps_lo: float, eps_hi: float,
                rel_tol: float = THRESHOLD_REL_TOL, known_below: float | None = None
                ) -> dict[str, Any] | None:
     """Where ``kind`` ("exact": the audited pair's epsilon; "accountant") crosses the claim in
@@ -159,7 +159,7 @@ def _threshold(fam: _Family, base: dict[str, Any], kind: str, eps_lo: float, eps
                        f"end at epsilon_above")}
 
 
-def _regime_points(fam: _Family, points: list[GridPoint], max_T: int,
+def regime_points(fam: Family, points: list[GridPoint], max_T: int,
                    rel_tol: float = THRESHOLD_REL_TOL) -> dict[str, Any]:
     """Points added for COLT's c: the c = 0 boundary and the smallest failing epsilon.
 
@@ -169,6 +169,24 @@ def _regime_points(fam: _Family, points: list[GridPoint], max_T: int,
     (c = 0) and, for the exact value of the realised pair and for the accountant (each if some
     c < 0 point exceeds the claim on it), a point just above the smallest epsilon where it exceeds
     the claim (:func:`_threshold`).
+
+    Parameters
+    ----------
+    fam
+        The claim family (its model, grid and step check).
+    points
+        The audited grid points so far.
+    max_T
+        Largest horizon the budget audits.
+    rel_tol
+        Relative width to which each end of a threshold is bisected.
+
+    Returns
+    -------
+    dict[str, Any]
+        ``added`` (the new points' parameters), ``thresholds`` (one record per bisected kind, with
+        both certified ends) and ``base`` (the parameters they share; ``None`` when no c < 0 point
+        fails).
     """
     outside = [i for i, p in enumerate(points) if p.parameters["c"] < 0]
     refuting = [i for i in outside if _exceeds(points[i], "exact")]
@@ -183,10 +201,10 @@ def _regime_points(fam: _Family, points: list[GridPoint], max_T: int,
     base = _grid_params(points[b], _DERIVED_KEYS)
     out["base"] = dict(base)
     e0 = c_zero_epsilon(base["delta"])
-    m0, p0 = _audit_point(fam, dict(base, epsilon=e0, setting="c = 0 boundary"), max_T,
+    m0, p0 = audit_point(fam, dict(base, epsilon=e0, setting="c = 0 boundary"), max_T,
                           REFINED_CLIPPED_STEPS)
     if m0 is not None and p0 is not None:
-        p0 = _with_evidence(p0, c=m0.params["c"], regime="c = 0: eps = (1/2) ln(2/delta)")
+        p0 = with_evidence(p0, c=m0.params["c"], regime="c = 0: eps = (1/2) ln(2/delta)")
         out["added"].append((m0, p0))
     # The accountant first: it bounds every pair from above, so where it does not exceed the
     # claim neither does the audited pair, and the pair's bisection starts there.
@@ -209,15 +227,38 @@ def _regime_points(fam: _Family, points: list[GridPoint], max_T: int,
         setting = f"smallest eps with {kind} > claim (bisection)"
         model = fam.model(dict(base, epsilon=th["epsilon_above"], setting=setting), max_T)
         assert model is not None
-        point, _ = _exact_point(model, REFINED_CLIPPED_STEPS)
-        out["added"].append((model, _with_evidence(point, c=model.params["c"],
+        point, _ = exact_point(model, REFINED_CLIPPED_STEPS)
+        out["added"].append((model, with_evidence(point, c=model.params["c"],
                                                    violation_threshold=th)))
     return out
 
 
-def _regime_analysis(fam: _Family, points: list[GridPoint], lemmas: list[LemmaCheck],
+def regime_analysis(fam: Family, points: list[GridPoint], lemmas: list[LemmaCheck],
                      regime: dict[str, Any] | None) -> list[str]:
-    """The verdict restricted to the proof's regime c >= 0 (POCP-family claims)."""
+    """The verdict restricted to the proof's regime c >= 0 (POCP-family claims), as findings.
+
+    COLT's App. A.2 needs ``c >= 0`` (eps <= (1/2) ln(2/delta)) although the theorems state no bound
+    on eps; arXiv's Lemma 1 assumes ``c > 0`` (delta < 2 e^-2). The verdict as stated is decided on
+    every point; the restricted one on the ``c >= 0`` points with the per-step lemma re-evaluated
+    there.
+
+    Parameters
+    ----------
+    fam
+        The claim family; ``fam.c_depends_on_epsilon`` tells COLT's c from arXiv's.
+    points
+        Every audited point, the :func:`regime_points` included.
+    lemmas
+        The claim's lemma checks (the last is the per-step check when the family has one).
+    regime
+        What :func:`regime_points` returned, or ``None``.
+
+    Returns
+    -------
+    list[str]
+        The findings: the regime, the verdict as stated and restricted, and (COLT, when some c < 0
+        point fails) the thresholds in eps.
+    """
     inside = [p for p in points if p.parameters["c"] >= 0]
     outside = [p for p in points if p.parameters["c"] < 0]
     step_lemmas = lemmas

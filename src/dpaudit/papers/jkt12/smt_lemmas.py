@@ -1,4 +1,4 @@
-"""SMT encodings of the JKT12 sensitivity lemmas (issue 13), d = 1 (and d = 2 for tree nodes).
+"""SMT encodings of the JKT12 sensitivity lemmas, d = 1 (and d = 2 for tree nodes).
 
 Jain, Kothari & Thakurta, *Differentially Private Online Learning* (COLT 2012 and arXiv
 versions). Each function below returns :class:`~dpaudit.formal.smt.SmtLemma` s whose

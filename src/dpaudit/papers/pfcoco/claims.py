@@ -1,36 +1,12 @@
 """The privacy claims of the projection-free window-DP COCO paper, exactly as printed.
 
 Paper: ``pfcoco-window-tree.txt`` (Web Intelligence 2020; OCR of the conference version; the
-proofs are in a supplement that is not part of the seed). Claim ids:
-
-* window tree mechanism: ``pfcoco/window-tree-gamma`` (Lemma 1, eq. (11)),
-  ``pfcoco/window-tree-gaussian`` (Lemma 3, eq. (13));
-* WDP-COCOP (Algorithm 1): ``pfcoco/wdp-cocop-gamma`` (Theorem 1, eq. (15)),
-  ``pfcoco/wdp-cocop-gaussian`` (Theorem 2, eq. (16));
-* WDP-COCOL (Algorithm 2): ``pfcoco/wdp-cocol-gamma``, ``pfcoco/wdp-cocol-gaussian`` (Theorem 5);
-* the standard binary tree of the paper's mini-example (Sec. III-A): ``pfcoco/standard-tree``;
-* appendix propositions used by the proofs: ``pfcoco/prop-a1`` (Gamma mechanism),
-  ``pfcoco/prop-a3`` (classical Gaussian mechanism), ``pfcoco/prop-a6`` (advanced composition).
-
-Window claims carry a :class:`~dpaudit.claims.WindowScope` (Def. 6): entry ``i`` is protected by
-the outputs released up to horizon ``T`` only while ``T - i < W`` (default reading, consistent
-with the mechanism, which keeps exactly the last ``W`` leaves noisy); the OCR's boundary is
-ambiguous, so the inclusive reading ``T - i <= W`` is audited as well (grid parameter
-``boundary``).
-
-Reading choices shared by the claims
-------------------------------------
-* Eq. (11) / (15): ``||n||_2 ~ Gamma(d, Delta_2 (ceil(log2 W) + 1) / eps)``, i.e. l2-Laplace node
-  noise of that scale (OCR "4 Ba(" read as "d, Delta_2(").
-* Eq. (13) / (16): ``sigma^2 = 8 Delta_2^2 (ceil(log2 W) + 1)^2 ln^p(2/delta) / eps^2``; the OCR
-  shows a superscript on ``ln`` in both places, so ``p = 2`` is the default and ``p = 1`` (the
-  usual Gaussian-mechanism form) is audited as the alternative (grid parameter ``log_power``).
-* ``Delta_2 = L + mu D`` for the learners ("by Lemma 1 & 3 with l2 sensitivity being (L + mu D)"),
-  ``D`` the diameter of ``C``.
-* Windows that are not powers of two: the window tree's ``layout`` reading
-  (:mod:`dpaudit.mechanisms.window_tree`); default ``"exact"`` (exactly the last ``W`` leaves
-  noisy).
-* Released output of the learners: ``x~_1, ..., x~_{T+1}`` (Sec. II-B).
+proofs are in a supplement that is not part of the seed): Lemmas 1 and 3 (window tree, eqs. (11),
+(13)), Theorems 1, 2 and 5 (WDP-COCOP, WDP-COCOL, eqs. (15), (16)), the mini-example's standard
+tree (Sec. III-A) and Propositions A1, A3, A6. Window claims carry a
+:class:`~dpaudit.claims.WindowScope` (Def. 6). The claim ids and the reading choices shared by the
+claims (OCR readings of eqs. (11)-(16), ``Delta_2 = L + mu D``, the window boundary) are in
+``README.md`` beside this file (Reading choices, "Shared by the claims").
 """
 
 from __future__ import annotations
@@ -305,7 +281,7 @@ ACCOUNTANT_SENSITIVITY_STATEMENT = (
     "(every gradient clipped to l2 norm L, as implemented) moves by at most 2L in l2 when f_t is "
     "replaced by any loss")
 
-#: Which lemma each learner claim's accountant rests on (issue 27): not the paper's refuted
+#: Which lemma each learner claim's accountant rests on: not the paper's refuted
 #: ``L + mu D`` (SENSITIVITY_LEMMA, violated: the class's gap reaches 2L - mu D) but the 2L bound
 #: dpaudit proved by SMT for every d (``smt_lemmas.clipped_gap_lemma``; the record's statement is
 #: ``proved_statement``). The accountant is set in ``audit._plan_learner``: ``mu_acc = max_j
@@ -323,7 +299,7 @@ ACCOUNTANT_BASIS = {
     for cid in ("pfcoco/wdp-cocop-gaussian", "pfcoco/wdp-cocol-gaussian",
                 "pfcoco/wdp-cocop-gamma", "pfcoco/wdp-cocol-gamma")}
 
-#: "Readings are not parameters" (issue 27): each claim's primary reading of every reading choice
+#: Readings are not parameters: each claim's primary reading of every reading choice
 #: its grid sweeps (or that the audit fixes), as (grid parameter, value, why: the paper line it
 #: rests on). The primary reading is the paper's literal text; where the text prints nothing (or
 #: the OCR lost it), the reading consistent with the paper's own definitions. The claim's verdict
@@ -362,7 +338,7 @@ PRIMARY_READINGS: dict[str, tuple[tuple[str, object, str], ...]] = {
 
 
 def _with_readings(claim: PrivacyClaim) -> PrivacyClaim:
-    """``claim`` with its primary readings declared: its verdict is theirs (issue 27)."""
+    """``claim`` with its primary readings declared: its verdict is theirs."""
     return replace(claim, readings=tuple(ReadingChoice(parameter, value, why)
                                          for parameter, value, why in PRIMARY_READINGS[claim.id]))
 
@@ -391,7 +367,7 @@ PFCOCO_CLAIMS = (WINDOW_TREE_GAMMA, WINDOW_TREE_GAUSSIAN, WDP_COCOP_GAMMA, WDP_C
                  WDP_COCOL_GAMMA, WDP_COCOL_GAUSSIAN, STANDARD_TREE, PROP_A1, PROP_A3, PROP_A6)
 
 
-# Every grid parameter's stated range (issue 33; ranges.py).
+# Every grid parameter's stated range (ranges.py), so an audit covers the whole stated range.
 PFCOCO_CLAIMS = tuple(replace(c, ranges=PFCOCO_RANGES[c.id]) for c in PFCOCO_CLAIMS)
 (WINDOW_TREE_GAMMA, WINDOW_TREE_GAUSSIAN, WDP_COCOP_GAMMA, WDP_COCOP_GAUSSIAN, WDP_COCOL_GAMMA,
  WDP_COCOL_GAUSSIAN, STANDARD_TREE, PROP_A1, PROP_A3, PROP_A6) = PFCOCO_CLAIMS

@@ -1,50 +1,14 @@
 """Exact, certified and accountant epsilons for the pfcoco claims.
 
-The window tree's releases are linear in the leaves and the node noise: with ``B`` the 0/1 matrix
-"release ``t`` sums node ``j``'s noise" (:func:`release_structure`), a pair of streams differing in
-one leaf by ``Delta`` shifts the release vector by ``m = Delta * a`` where ``a_t = 1`` iff release
-``t`` contains the leaf (noisily *or* exactly), so everything below is about ``(B, a)``.
-
-* **Gaussian nodes (exact, any d, any horizon).** The release is ``B n + mean`` with
-  ``n ~ N(0, sigma^2 I)`` per coordinate; along the shift direction it is one Gaussian mechanism
-  with ``mu^2 = Delta^2 a^T (B B^T)^+ a / sigma^2`` when ``a`` lies in the range of ``B``, and
-  mutually singular laws (``epsilon = inf``) otherwise (:func:`gaussian_release_mu`; closed form
-  of :func:`dpaudit.formal.accounting.gaussian_epsilon`, cross-checked against dp-accounting's PLD
-  in the tests). This covers protected positions (the claims) and expired ones (what the
-  relaxation costs).
-* **Laplace / l2-Laplace nodes (pure epsilon).** Every node's privacy loss is at most
-  ``Delta / s`` (triangle inequality), so the composition over the noisy nodes containing the leaf
-  that some release uses is an upper value for the pair (:func:`node_composition_epsilon`). It is
-  *exact* whenever the used nodes are in bijection with the releases (the plain-tree part,
-  ``T <= W`` or ``W >= T``: every step adds exactly one used node, and the joint event "each node
-  containing the leaf lies in the cone where its loss is within eta of ``Delta / s``" has positive
-  probability, in any ``d``) - :func:`laplace_exact_epsilon` returns it there and ``None``
-  elsewhere. For ``W`` a power of two and the inclusive boundary reading (horizon ``T = W + 1`` for
-  leaf 1), the release ``s_{W+1}`` contains leaf 1 exactly plus fresh noise of nodes no earlier
-  release uses, so the exact value is ``(log2 W + 2) Delta / s`` (a sum of independent l2-Laplace
-  vectors has a log-Lipschitz density with constant ``1/s`` whose ratio tends to ``e^(Delta/s)``
-  along the shift).
-* **Laplace nodes, any horizon (upper value):** :func:`laplace_release_upper`. If ``B v = a`` with
-  ``v`` supported on nodes no release before the leaf's uses, shifting those nodes' noise by
-  ``v_j u`` turns world 0's release into world 1's (also for adaptively chosen inputs: the shift
-  ``u`` is a function of the earlier releases only, whose nodes are not moved, so the change of
-  variables is a shear), and each node's density ratio is at most ``e^(|v_j| Delta / s)``. The
-  smallest ``||v||_1`` (a linear programme) times ``Delta / s`` bounds the pure epsilon of the
-  release, also where a release contains the leaf exactly (inclusive boundary, expired leaves).
-  It equals the node count where no release exposes the leaf, and ``(log2 W + 2)`` at the
-  certified inclusive case above.
-* The accountant: :func:`dpaudit.formal.accounting.tree_leaf_epsilon` over the worst leaf's node
-  count (:func:`dpaudit.mechanisms.window_tree.max_window_nodes_per_leaf`) at the class's
-  worst-case sensitivity.
-
-Exact-number conventions of the audit's plans: window-tree pairs change the oldest
-protected leaf by ``Delta_2`` (``+-Delta_2/2 e_1``); learner pairs are
-:func:`dpaudit.papers.pfcoco.pairs.learner_pair` (gradient gap ``2L - mu D`` on the ball). For
-WDP-COCOP with Option I the released points reveal the noisy sums wherever the projection is
-inactive, which is the case around the first stream's clean trajectory (the centre), so the
-exact pure epsilon of the release equals that of the noisy sums where the latter is exact (plain
-tree region ``T <= W``). WDP-COCOL's release is a piecewise-constant function of the sums (LLOO
-vertices): only the sums' value is an upper value for it.
+Projection-free window-DP COCO (Web Intelligence 2020, ``pfcoco-window-tree.txt``), Sec. III: the
+window tree's releases are linear in the leaves and the node noise, ``B n + mean`` with ``B`` the
+0/1 matrix "release ``t`` sums node ``j``'s noise" (:func:`release_structure`), and a pair differing
+in one leaf shifts them by ``Delta * a``. Gaussian nodes give one Gaussian mechanism along the shift
+(:func:`gaussian_release_mu`, exact for any horizon); Laplace / l2-Laplace nodes give the exact pure
+epsilon where the used nodes are in bijection with the releases (:func:`laplace_exact_epsilon`) and
+an upper value from a linear programme elsewhere (:func:`laplace_release_upper`); the accountant is
+the tree's worst-leaf node count at the class's worst-case sensitivity. The arguments in full are
+in ``README.md`` beside this file (Evidence, "Exact, certified and accountant epsilons").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The stated range of every grid parameter of the pfcoco claims (issue 33).
+"""The stated range of every grid parameter of the pfcoco claims.
 
 ``pfcoco-window-tree.txt`` (Web Intelligence 2020, OCR). Quotes are verbatim from the OCR text
 (whitespace collapsed; its misread symbols kept: "e" is epsilon, "§" delta, "Al" A1), checked by

@@ -1,43 +1,13 @@
-"""SMT encodings of the pfcoco (window-DP COCO) lemmas (issue 13).
+"""SMT encodings of the pfcoco (window-DP COCO) lemmas.
 
-Projection-free window-DP COCO (Web Intelligence 2020, ``pfcoco-window-tree.txt``), Sec. III.
+Projection-free window-DP COCO (Web Intelligence 2020, ``pfcoco-window-tree.txt``), Sec. III: the
+surrogate gradient bound ``L + mu D`` of Theorems 1, 2, 5 (refuted) and the needed ``2L - mu D``
+(proved, in d = 1 and, by a Gram abstraction, in every d), the learners' clipped gap ``2L``, the
+window node count of Lemmas 1 and 3 and the mini-example's standard-tree count (refuted).
 Counterexamples replay through the code the sampled checks of :mod:`dpaudit.papers.pfcoco.lemmas`
-check: :func:`~dpaudit.papers.pfcoco.lemmas.class_member_gap` (the gradient gap of two members
-of the loss class), :func:`~dpaudit.mechanisms.window_tree.window_nodes_containing` and
-:func:`~dpaudit.mechanisms.tree_aggregation.nodes_containing`. :func:`smt_evidence` appends the
-records to a claim audit's lemma outcome.
-
-Encoded:
-
-* the surrogate gradient bound of Theorems 1, 2, 5 ("replacing one L-Lipschitz, mu-strongly
-  convex loss moves the window tree's input grad f_t(x~_t) by at most L + mu D"), over the class
-  the sampled check draws from, ``f(x) = <g, x> + mu'/2 ||x - c||^2``, ``mu' >= mu``, ``c`` in
-  the ball of radius ``R = D/2`` and ``||g - mu' c|| + mu' R <= L`` (its exact Lipschitz constant
-  on the ball). The gradient at x is ``h + mu' x`` with ``h = g - mu' c``, so the encoding's free
-  reals are ``h, mu'`` of both losses and the common point ``x``. Printed bound ``L + mu D``
-  (refuted at ``L = R = 1, mu = 0.1``, d = 1, by a pair at the class's worst gap ``2L - mu D``,
-  which the refutation query asks for whenever it exceeds the bound); needed bound
-  ``2L - mu D`` proved in d = 1 at those constants and with *symbolic* ``L, mu, R`` (every
-  class); the l2 norm is encoded as its square (no square roots);
-* the window node count of Lemmas 1 and 3 ("while leaf i is protected, at most ceil(log2 W) + 1
-  noisy nodes contain it") over 32-bit vectors for ``1 <= W, T <= 2^12`` and both layouts of
-  :mod:`dpaudit.mechanisms.window_tree` (node use intervals as in ``node_use_interval``);
-* the mini-example's standard-tree count ("any instance change affects at most log2 T nodes"),
-  over bit-vectors for ``2 <= T <= 2^20``: refuted (leaf 1 lies in ``floor(log2 T) + 1`` nodes),
-  "count > log2 T" encoded exactly as ``2^count > T``.
-
-* every dimension d (Gram abstraction: norms and inner products constrained by Cauchy-Schwarz,
-  which every R^d satisfies, so the encoding is sound for all d at once): the needed bound
-  ``2L - mu D`` over the sampled class with symbolic ``L, mu, R``
-  (:func:`needed_gap_every_d_lemma`), and the bound the Gaussian learners' accountant uses,
-  ``||clip_L(g) - clip_L(g')|| <= 2L`` for *any* two losses (:func:`clipped_gap_lemma`: the
-  learners clip every gradient to l2 norm L), both proved in well under a second.
-
-Not encoded, with the reason: the post-processing statement (the learners touch each loss only
-through one gradient at the released point) is about information flow, not arithmetic; it stays
-a recorded-access check. The coordinate encoding of the gradient bound in d = 2
-(:func:`sensitivity_lemmas` with ``d=2`` builds it) is not part of the audits: neither z3 engine
-decided either obligation within 120 s (measured); the Gram encodings above cover every d.
+check; :func:`smt_evidence` appends the records to a claim audit's lemma outcome. What each
+encoding covers, and what is not encoded with the reason, is in ``README.md`` beside this file
+(Evidence, "SMT encodings").
 """
 
 from __future__ import annotations

@@ -222,7 +222,7 @@ ST13_CLAIMS: tuple[PrivacyClaim, ...] = (TREE_AGGREGATION, PFTAL_CLAIM, PFTAL_CO
                                          BANDIT_FTAL_CLAIM, BANDIT_FTAL_CONVEX_CLAIM)
 
 
-# Every grid parameter's stated range (issue 33; ranges.py).
+# Every grid parameter's stated range (ranges.py), so an audit covers the whole stated range.
 TREE_AGGREGATION = replace(TREE_AGGREGATION, ranges=ST13_RANGES[TREE_AGGREGATION.id])
 PFTAL_CLAIM = replace(PFTAL_CLAIM, ranges=ST13_RANGES[PFTAL_CLAIM.id])
 PFTAL_CONVEX_CLAIM = replace(PFTAL_CONVEX_CLAIM, ranges=ST13_RANGES[PFTAL_CONVEX_CLAIM.id])

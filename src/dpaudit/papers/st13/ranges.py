@@ -1,4 +1,4 @@
-"""The stated range of every grid parameter of the st13 claims (issue 33).
+"""The stated range of every grid parameter of the st13 claims.
 
 Smith & Thakurta, NeurIPS 2013 (``st13.txt``). Theorems 3 and 5 state pure eps-DP for every
 instance ("Algorithm 1 is eps-differentially private"); the ranges of the loss constants come from

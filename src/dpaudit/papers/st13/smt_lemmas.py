@@ -1,4 +1,4 @@
-"""SMT encodings of the ST13 sensitivity lemmas (issue 13), d = 1.
+"""SMT encodings of the ST13 sensitivity lemmas, d = 1.
 
 Smith & Thakurta, *(Nearly) Optimal Algorithms for Private Online Learning in Full-information and
 Bandit Settings*, NeurIPS 2013, App. B.1 (proof of Theorem 3). Counterexamples replay through
