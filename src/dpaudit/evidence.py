@@ -48,14 +48,16 @@ def exact_label(kind: str | None) -> str:
 EXACT_TOLERANCE = 1e-6
 
 
-def _num(x: float | None) -> float | None:
+def num(x: float | None) -> float | None:
+    """``x`` as a float, non-finite values mapped to +-inf (NaN to -inf); ``None`` stays."""
     if x is None:
         return None
     x = float(x)
     return x if math.isfinite(x) else (math.inf if x > 0 else -math.inf)
 
 
-def _json_float(x: float | None) -> float | str | None:
+def json_float(x: float | None) -> float | str | None:
+    """``x`` for JSON: a float, ``"inf"``/``"-inf"`` for infinities, ``None`` stays."""
     if x is None:
         return None
     if math.isinf(x):
@@ -122,10 +124,10 @@ class GridPoint:
     def to_dict(self) -> dict[str, Any]:
         return {"parameters": dict(self.parameters), "claimed_epsilon": self.claimed_epsilon,
                 "claimed_delta": self.claimed_delta,
-                "epsilon_exact": _json_float(self.epsilon_exact),
+                "epsilon_exact": json_float(self.epsilon_exact),
                 "exact_kind": None if self.epsilon_exact is None else self.exact_kind,
-                "epsilon_accountant": _json_float(self.epsilon_accountant),
-                "epsilon_lower_bound": _json_float(self.epsilon_lower_bound),
+                "epsilon_accountant": json_float(self.epsilon_accountant),
+                "epsilon_lower_bound": json_float(self.epsilon_lower_bound),
                 "evidence": dict(self.evidence)}
 
     @classmethod
@@ -178,7 +180,7 @@ class LemmaCheck:
 
     def to_dict(self) -> dict[str, Any]:
         out = {"statement": self.statement, "status": self.status,
-               "worst_ratio": _json_float(self.worst_ratio), "examples": self.examples,
+               "worst_ratio": json_float(self.worst_ratio), "examples": self.examples,
                "counterexample": None if self.counterexample is None else dict(self.counterexample),
                "method": self.method}
         if self.details is not None:

@@ -41,7 +41,7 @@ from dpaudit.claims.formatting import fmt, format_parameters
 from dpaudit.claims.context import AuditContext, coarse
 from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 from dpaudit.claims.model import PrivacyClaim
-from dpaudit.claims.derived_law_check import (guarded_randomness, noise_as_drawn,
+from dpaudit.claims.derived_law_check import (drop_exact, guarded_randomness, noise_as_drawn,
                                               verify_derived_laws)
 from dpaudit.claims.primitive_check import primitive_checks
 
@@ -139,13 +139,8 @@ def _test_declared_laws(plans: list[PointPlan], points: list[GridPoint], indices
         if res.rejected:
             rejected_at.append((plan, res))
             if ev.get("exact_source") == "declared law":
-                ev["declared_exact_rejected"] = plan.exact
-                for key in ("exact_source", "exact_pair", "exact_method"):
-                    ev.pop(key, None)
-                if isinstance(ev.get("evidence_origin"), Mapping):
-                    ev["evidence_origin"] = dict(ev["evidence_origin"], exact=(
-                        "none: the declared law was rejected by runs of the code"))
-                plan = replace(plan, exact=None, exact_upper=None, exact_kind=EXACT, evidence=ev)
+                plan = drop_exact(plan, ev, "the declared law was rejected by runs of the code",
+                                  rejected_key="declared_exact_rejected")
             else:
                 plan = replace(plan, evidence=ev)
         else:

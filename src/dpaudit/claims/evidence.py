@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dpaudit.evidence import (CERTIFIED, DEFAULT_NOT_CHECKED, EXACT, EXACT_KINDS, EXACT_TOLERANCE,
                               LEMMA_METHODS, NOT_CHECKED, USER_SUPPLIED, GridPoint, LemmaCheck,
-                              LemmaMethod, LemmaOutcome, LemmaStatus, Verdict, exact_label)
-# The JSON number helpers, for dpaudit.claims.record (private: not part of the re-exported API).
-from dpaudit.evidence import _json_float, _num  # noqa: F401
+                              LemmaMethod, LemmaOutcome, LemmaStatus, Verdict, exact_label,
+                              json_float, num)
 
 __all__ = ["CERTIFIED", "DEFAULT_NOT_CHECKED", "EXACT", "EXACT_KINDS", "EXACT_TOLERANCE",
            "LEMMA_METHODS", "NOT_CHECKED", "USER_SUPPLIED", "GridPoint", "LemmaCheck", "LemmaMethod",
-           "LemmaOutcome", "LemmaStatus", "Verdict", "exact_label"]
+           "LemmaOutcome", "LemmaStatus", "Verdict", "exact_label", "json_float", "num"]

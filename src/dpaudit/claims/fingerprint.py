@@ -1,6 +1,6 @@
 """A behavioural fingerprint of a claim declaration: what its code *does*, for the resume key.
 
-A saved audit may be reused only while the code that produced it is unchanged (issue 32, item 3).
+A saved audit may be reused only while the code that produced it is unchanged.
 Hashing files misses code with no file (a notebook, ``python -c``, stdin), a release re-registered
 under the same id by a running script, and behaviour that lives in modules nobody hashed. The
 fingerprint hashes what the declaration yields at every grid point: the claimed values, the

@@ -62,7 +62,7 @@ from dpaudit.claims.model import (NeighbourRelation, PrivacyClaim, Provenance, R
                                   SensitivityLemma)
 from dpaudit.formal.noise_schedules import distance_factor
 
-__all__ = ["Source", "Lemma", "Claim", "Params", "declaration_of"]
+__all__ = ["Source", "Lemma", "Claim", "Params", "UserDeclaration", "declaration_of"]
 
 Params = Mapping[str, Any]
 
@@ -311,7 +311,7 @@ def _describe(x: Any, limit: int = 120) -> str:
 
 
 @dataclass
-class _UserDeclaration(Declaration):
+class UserDeclaration(Declaration):
     """The driver's declaration of a user :class:`Claim` (``grid``, ``plan``, ``lemmas``)."""
 
     user: Claim
@@ -337,7 +337,7 @@ class _UserDeclaration(Declaration):
 
     def _check_neighbours(self, pair: Any, params: Params, what: str) -> Any:
         """``pair`` unchanged; ValueError naming it when it is not a pair of neighbours under
-        the declared relation (issue 32; :mod:`dpaudit.claims.pair_relation`)."""
+        the declared relation (:mod:`dpaudit.claims.pair_relation`)."""
         if self.user.neighbour_check:
             why = neighbour_violation(pair[0], pair[1], self.user.neighbours)
             if why is not None:
@@ -373,7 +373,7 @@ class _UserDeclaration(Declaration):
 
     def _exact(self, params: Params, pairs: list[tuple[Any, Any]], delta: float,
                mechanism: Any, ctx: AuditContext) -> Any:
-        """The point's exact evidence (issue 34): derived from the code by replay when it can
+        """The point's exact evidence: derived from the code by replay when it can
         be, else the declared law (tested against runs by the driver) or the user's number."""
         from dpaudit.greybox.point_evidence import exact_evidence
 
@@ -393,7 +393,10 @@ class _UserDeclaration(Declaration):
                             f"{_describe(raw)}")
         return float(raw)
 
-    def _accountant(self, params: Params, delta: float) -> tuple[float | None, str, str]:
+    def accountant_at(self, params: Params, delta: float) -> tuple[float | None, str, str]:
+        """The accountant epsilon at ``params`` and ``delta`` with its source and description:
+        dpaudit's, of the schedule ``Claim.accountant`` returns (evaluated under the claim's
+        relation), or the user's number; ``(None, "", "")`` without an accountant."""
         if self.user.accountant is None:
             return None, "", ""
         sched = self.user.accountant(params)
@@ -421,7 +424,7 @@ class _UserDeclaration(Declaration):
                             f"{dict(params)} it returned {type(mechanism).__name__}")
         code = self._exact(params, pairs, delta, mechanism, ctx)
         exact = code.exact
-        acc, acc_source, acc_text = self._accountant(params, delta)
+        acc, acc_source, acc_text = self.accountant_at(params, delta)
         evidence: dict[str, Any] = {"neighbours": u.neighbours}
         if exact is not None:
             evidence["exact_pair"] = f"data0={_describe(exact.pair[0])}, data1=" \
@@ -604,7 +607,7 @@ class _UserDeclaration(Declaration):
             else:
                 checks.append(LemmaCheck(lem.statement, "holds", worst_ratio=worst[0],
                                          examples=examples))
-        from dpaudit.claims.noise_site_check import noise_site_check  # issue 34: no lemma needed
+        from dpaudit.claims.noise_site_check import noise_site_check  # checks each noise site; needs no declared lemma
 
         site_checks, site_findings = noise_site_check(self.user, ctx, self.claim.id, points,
                                                       per_point)
@@ -638,8 +641,8 @@ class _UserDeclaration(Declaration):
 
 
 def _origin_sentence(plans: Sequence[PointPlan]) -> list[str]:
-    """Which evidence was drawn from the code and which was declared, in one sentence (issue 34;
-    per point: ``evidence["evidence_origin"]``)."""
+    """Which evidence was drawn from the code and which was declared, in one sentence
+    (per point: ``evidence["evidence_origin"]``)."""
     if not plans:
         return []
     derived = sum(pl.evidence.get("exact_source") == "derived from the code" for pl in plans)
@@ -672,11 +675,11 @@ def _fmt(params: Params) -> str:
                      for k, v in params.items())
 
 
-def declaration_of(claim: Claim) -> _UserDeclaration:
+def declaration_of(claim: Claim) -> UserDeclaration:
     """The claim driver's declaration of ``claim`` (what :func:`dpaudit.register_claim` registers)."""
     if not isinstance(claim, Claim):
         raise TypeError(f"expected a dpaudit.Claim, got {type(claim).__name__}")
-    return _UserDeclaration(claim, claim.privacy_claim())
+    return UserDeclaration(claim, claim.privacy_claim())
 
 
 def defining_module(depth: int = 2) -> str | None:

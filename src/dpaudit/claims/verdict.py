@@ -23,7 +23,7 @@ import math
 from typing import Any, Mapping
 
 from dpaudit.claims.evidence import (CERTIFIED, EXACT_TOLERANCE, NOT_CHECKED, USER_SUPPLIED,
-                                     GridPoint, LemmaCheck, Verdict, _num, exact_label)
+                                     GridPoint, LemmaCheck, Verdict, num, exact_label)
 from dpaudit.claims.formatting import format_parameters, format_value
 
 
@@ -81,7 +81,7 @@ def deciding_number(point: GridPoint) -> str:
     emp = point.evidence.get("empirical") if isinstance(point.evidence, Mapping) else None
     power = emp.get("power") if isinstance(emp, Mapping) else None
     if isinstance(power, Mapping) and power.get("detectable_epsilon") is not None:
-        d = _num(float(power["detectable_epsilon"]))
+        d = num(float(power["detectable_epsilon"]))
         if d is not None and math.isfinite(d):
             text += (f" (This budget's empirical test detects epsilon >= {d:.4g} there with "
                      f"probability {power.get('power', 0.8):g}.)")
@@ -103,7 +103,7 @@ def _lower_bound_above_accountant(point: GridPoint) -> bool:
 def _user_supplied(points: list[GridPoint]) -> str:
     """`` (user-supplied at 2 of 3 points, ...)`` when a ``holds`` rests on numbers the user
     handed in (an accountant returned as a float, ``Claim.exact_value``): the sentence says so,
-    not only the findings (issue 32)."""
+    not only the findings, so a reader of the verdict alone sees it."""
     acc = sum(1 for p in points if isinstance(p.evidence, Mapping)
               and p.evidence.get("accountant_source") == USER_SUPPLIED)
     exact = sum(1 for p in points if p.epsilon_exact is not None
@@ -156,7 +156,7 @@ def powerless_test(point: GridPoint) -> str | None:
     emp = point.evidence.get("empirical") if isinstance(point.evidence, Mapping) else None
     if not isinstance(emp, Mapping) or "verdict" not in emp:
         return None
-    lb = _num(emp.get("epsilon_lower_bound"))
+    lb = num(emp.get("epsilon_lower_bound"))
     if lb is None or lb > 0:
         return None
     stat, split = emp.get("statistic"), emp.get("samples")
@@ -215,7 +215,7 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
         return _certifies_nothing(points, inverted, lambda q: q.epsilon_exact,
                                   lambda q: f"{exact_label(q.exact_kind)} "
                                   f"{q.epsilon_exact:.4g} of a realisable pair")
-    # Likewise a statistically valid empirical lower bound above the accountant (issue 32): the
+    # Likewise a statistically valid empirical lower bound above the accountant: the
     # release's epsilon is above the accountant's with probability >= 1 - alpha.
     refuted = [p for p in points if _lower_bound_above_accountant(p)]
     if refuted:
@@ -261,7 +261,7 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
         lemma_text = "every lemma held" if checked else "the claim relies on no lemma"
     proved = sum(1 for lem in lemmas if lem.method == "smt-proved")
     if gap_lemmas:
-        # Separate clauses and sentences, not a run of parentheses (issue 35: "... lemma table)
+        # Separate clauses and sentences, not a run of parentheses ("... lemma table)
         # (1 more such gap(s)) (6 proved by SMT ...)").
         g, more = gap_lemmas[0], len(gap_lemmas) - 1
         lemma_text += (f"; proof gap: the paper's lemma '{g.statement}' is {g.status}, but the "
