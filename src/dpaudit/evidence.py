@@ -30,6 +30,15 @@ CERTIFIED = "certified lower bound (numerical)"
 #: not dpaudit's own evidence; it decides like an exact value but is labelled so everywhere.
 USER_SUPPLIED = "user-supplied"
 EXACT_KINDS = (EXACT, CERTIFIED, USER_SUPPLIED)
+#: The one label of each number a user hands in, wherever it shows (verdict sentence, findings,
+#: report card, terminal table, JSON): the user's exact epsilon of a pair
+#: (``Claim.exact_value``), the user's accountant epsilon (``Claim.accountant`` returning a
+#: number) and the user's rigorous lower bound on the release's epsilon (``Claim.lower_bound``).
+USER_EXACT_LABEL = "user-supplied exact epsilon"
+USER_ACCOUNTANT_LABEL = "user-supplied accountant epsilon"
+USER_LOWER_BOUND_LABEL = "user-supplied lower bound"
+#: What every sentence adds to a user's number: dpaudit did not compute it.
+NOT_COMPUTED = "not computed by dpaudit"
 #: ``LemmaCheck.status`` of a lemma the claim relies on but no check evaluated (``note`` says why).
 NOT_CHECKED = "not checked"
 
@@ -40,7 +49,7 @@ def exact_label(kind: str | None) -> str:
     if kind == CERTIFIED:
         return "certified lower bound on epsilon (numerical)"
     if kind == USER_SUPPLIED:
-        return "user-supplied exact epsilon (not computed by dpaudit)"
+        return f"{USER_EXACT_LABEL} ({NOT_COMPUTED})"
     return "exact epsilon"
 
 #: Relative tolerance on exact (floating-point) epsilon comparisons: an exact epsilon must exceed the
@@ -77,7 +86,12 @@ class GridPoint:
     bound (statistical evidence, with ``alpha`` its level); ``evidence``: anything else
     (counts, events, samples, seeds, pair description); ``exact_kind``: :data:`EXACT` when
     ``epsilon_exact`` is a closed form, :data:`CERTIFIED` when it is the certified lower end of a
-    numerical bracket.
+    numerical bracket, :data:`USER_SUPPLIED` when the user computed it;
+    ``epsilon_user_lower_bound``: a rigorous lower bound on the release's epsilon at the claimed
+    delta that the user supplied (``dpaudit.Claim(lower_bound=...)``, e.g. from a published
+    attack or the user's own proof), labelled :data:`USER_LOWER_BOUND_LABEL`. It refutes the claim
+    it exceeds, like a certified lower bound, and the sentence says it rests on a user-supplied
+    number; it never makes a claim hold. It is in the JSON only when given.
     """
 
     parameters: Mapping[str, Any]
@@ -88,6 +102,7 @@ class GridPoint:
     epsilon_lower_bound: float | None = None
     evidence: Mapping[str, Any] = field(default_factory=dict)
     exact_kind: str = EXACT
+    epsilon_user_lower_bound: float | None = None
 
     def __post_init__(self) -> None:
         if self.exact_kind not in EXACT_KINDS:
@@ -98,6 +113,10 @@ class GridPoint:
         c = self.claimed_epsilon
         if self.epsilon_exact is not None and self.epsilon_exact > c * (1 + tol):
             return f"{exact_label(self.exact_kind)} {self.epsilon_exact:.6g} > claimed {c:.6g}"
+        u = self.epsilon_user_lower_bound
+        if u is not None and u > c * (1 + tol):
+            return (f"{USER_LOWER_BOUND_LABEL} {u:.6g} > claimed {c:.6g} (resting on a "
+                    f"user-supplied number, {NOT_COMPUTED})")
         if self.epsilon_lower_bound is not None and self.epsilon_lower_bound > c:
             return f"empirical lower bound {self.epsilon_lower_bound:.6g} > claimed {c:.6g}"
         return None
@@ -109,16 +128,24 @@ class GridPoint:
         return (self.epsilon_exact is not None and self.epsilon_accountant is not None
                 and self.epsilon_exact > self.epsilon_accountant * (1 + tol) + 1e-12)
 
+    def accountant_below_user_lower_bound(self, tol: float = EXACT_TOLERANCE) -> bool:
+        """Whether the user-supplied lower bound exceeds the accountant's epsilon here: the
+        user's number and the accountant cannot both be right, so the accountant certifies
+        nothing (as for an exact value above it)."""
+        u, acc = self.epsilon_user_lower_bound, self.epsilon_accountant
+        return u is not None and acc is not None and u > acc * (1 + tol) + 1e-12
+
     def refutation_ratio(self) -> float:
         """Strength of the counterexample evidence (exact epsilon or empirical lower bound, never the
         accountant, which is an upper bound) relative to the claim."""
-        vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound) if v is not None]
+        vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound,
+                            self.epsilon_user_lower_bound) if v is not None]
         return max(vals, default=0.0) / self.claimed_epsilon
 
     def worst_ratio(self) -> float:
         """Largest evidence / claimed ratio at this point (for choosing the worst point)."""
-        vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound, self.epsilon_accountant)
-                if v is not None]
+        vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound, self.epsilon_accountant,
+                            self.epsilon_user_lower_bound) if v is not None]
         return max(vals, default=0.0) / self.claimed_epsilon
 
     def to_dict(self) -> dict[str, Any]:
@@ -128,7 +155,14 @@ class GridPoint:
                 "exact_kind": None if self.epsilon_exact is None else self.exact_kind,
                 "epsilon_accountant": json_float(self.epsilon_accountant),
                 "epsilon_lower_bound": json_float(self.epsilon_lower_bound),
-                "evidence": dict(self.evidence)}
+                "evidence": dict(self.evidence)} | self.user_lower_bound_fields()
+
+    def user_lower_bound_fields(self) -> dict[str, Any]:
+        """``{"epsilon_user_lower_bound": x}`` when the user supplied one, else ``{}`` (records
+        of claims without one keep their schema)."""
+        if self.epsilon_user_lower_bound is None:
+            return {}
+        return {"epsilon_user_lower_bound": json_float(self.epsilon_user_lower_bound)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "GridPoint":
@@ -137,7 +171,7 @@ class GridPoint:
             return None if v is None else float(v)
         return cls(d["parameters"], d["claimed_epsilon"], d["claimed_delta"], f("epsilon_exact"),
                    f("epsilon_accountant"), f("epsilon_lower_bound"), d.get("evidence", {}),
-                   d.get("exact_kind") or EXACT)
+                   d.get("exact_kind") or EXACT, f("epsilon_user_lower_bound"))
 
 
 #: How a lemma was checked. ``sampled``: a search over examples (Hypothesis, or exact evaluation

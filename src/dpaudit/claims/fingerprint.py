@@ -115,6 +115,8 @@ def behaviour_fingerprint(declaration: Any) -> str:
                                 plan.claimed_delta, plan.exact, plan.exact_upper,
                                 plan.exact_kind, plan.accountant,
                                 sorted((k, repr(v)) for k, v in plan.evidence.items()))).encode())
+            if plan.user_lower_bound is not None:  # only when given: other keys stay as they were
+                digest.update(repr(("user_lower_bound", plan.user_lower_bound)).encode())
             for lemma in getattr(user, "lemmas", ()):
                 digest.update(repr((lemma.statement, lemma.bound_at(params))).encode())
             emp = plan.empirical

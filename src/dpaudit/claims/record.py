@@ -167,7 +167,7 @@ class ClaimAudit:
                 "exact_kind": None if w is None or w.epsilon_exact is None else w.exact_kind,
                 "epsilon_accountant": None if w is None else json_float(w.epsilon_accountant),
                 "epsilon_lower_bound": None if w is None else json_float(w.epsilon_lower_bound),
-            },
+            } | ({} if w is None else w.user_lower_bound_fields()),
             "lemmas": [lem.to_dict() for lem in self.lemmas],
             "claim": self.claim.to_dict(),
             "points": [p.to_dict() for p in self.points],
@@ -209,4 +209,4 @@ def _summary(p: GridPoint) -> dict[str, Any]:
             "claimed_delta": p.claimed_delta, "epsilon_exact": json_float(p.epsilon_exact),
             "exact_kind": None if p.epsilon_exact is None else p.exact_kind,
             "epsilon_accountant": json_float(p.epsilon_accountant),
-            "epsilon_lower_bound": json_float(p.epsilon_lower_bound)}
+            "epsilon_lower_bound": json_float(p.epsilon_lower_bound)} | p.user_lower_bound_fields()

@@ -38,8 +38,11 @@ default, because the factor of two between them is the most common calibration b
 (an upper bound), and ``violated`` needs an exact value or an empirical bound above the claim.
 
 Labels: values dpaudit computes (``accountant=`` a noise schedule, ``exact=`` a law) are its own
-evidence; a number the user computes (``accountant=`` returning a float, ``exact_value=``) is
-recorded with ``"user-supplied"`` in the JSON, the verdict sentence and the reports.
+evidence; a number the user computes carries one label wherever it shows (the JSON, the verdict
+sentence, the findings and the reports): ``exact_value=`` is the "user-supplied exact epsilon",
+``accountant=`` returning a float the "user-supplied accountant epsilon", and ``lower_bound=``
+(a rigorous lower bound on the release's epsilon from a published attack or the user's own proof)
+the "user-supplied lower bound".
 """
 
 from __future__ import annotations
@@ -55,7 +58,9 @@ import numpy as np
 from dpaudit._validation import check_delta, check_epsilon
 from dpaudit.claims.context import AuditContext
 from dpaudit.claims.declaration import Declaration, EmpiricalPlan, PointPlan
-from dpaudit.claims.evidence import EXACT, USER_SUPPLIED, LemmaCheck, LemmaOutcome
+from dpaudit.claims.evidence import (EXACT, EXACT_TOLERANCE, NOT_COMPUTED, USER_ACCOUNTANT_LABEL,
+                                     USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL, USER_SUPPLIED,
+                                     LemmaCheck, LemmaOutcome)
 from dpaudit.claims.pair_relation import ADD_REMOVE_SHAPE_HINT, neighbour_violation
 from dpaudit.claims.registry import check_namespace
 from dpaudit.claims.model import (NeighbourRelation, PrivacyClaim, Provenance, Release,
@@ -156,6 +161,20 @@ def _check_primitives(claim: Any) -> None:
     object.__setattr__(claim, "primitives", prims)
 
 
+def _check_lower_bound(value: Any, where: str = "") -> float:
+    """``Claim.lower_bound``'s value as a float, refused with the field's name unless a finite
+    number ``>= 0`` (a lower bound on an epsilon: NaN, infinity or a negative value is a bug in
+    the number handed in, never evidence)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"Claim.lower_bound must be a number or a callable lower_bound(params) "
+                        f"-> float{where}, got {type(value).__name__} {_describe(value)}")
+    x = float(value)
+    if not math.isfinite(x) or x < 0:
+        raise ValueError(f"Claim.lower_bound must be a finite number >= 0 (a rigorous lower bound "
+                         f"on the release's epsilon){where}, got {x}")
+    return x
+
+
 def _callable(value: Any, name: str, signature: str) -> None:
     if value is not None and not callable(value):
         raise TypeError(f"Claim.{name} must be callable as {signature}, got "
@@ -186,7 +205,14 @@ class Claim:
       Laplace noise from the ``rng`` dpaudit passes, leave it out: dpaudit derives the law from
       the code by replay (:mod:`dpaudit.greybox`), and that law decides whenever it exists.
     * ``exact_value(params, data0, data1) -> float``: an exact epsilon the user computed
-      (user-supplied).
+      (labelled "user-supplied exact epsilon").
+    * ``lower_bound``: a rigorous lower bound on the release's epsilon at the claimed delta that
+      the user obtained elsewhere (a published attack, the user's own proof): a number, or
+      ``lower_bound(params) -> float`` per grid point; finite and ``>= 0`` (``ValueError``
+      naming the field otherwise). Labelled "user-supplied lower bound" everywhere it shows. It
+      decides like a certified lower bound: above the claim the claim is ``violated`` and the
+      verdict says it rests on a user-supplied number; above the accountant the accountant
+      certifies nothing. It never makes a claim hold.
     * ``lemmas``: :class:`Lemma` statements checked at every grid point.
     * ``primitives``: :class:`~dpaudit.greybox.primitives.Primitive` objects naming the library
       functions that add the noise where no draw source sees it (compiled samplers, a library's
@@ -218,6 +244,7 @@ class Claim:
     accountant: Callable[[Params], Any] | None = None
     exact: Callable[[Params], Any] | None = None
     exact_value: Callable[[Params, Any, Any], float] | None = None
+    lower_bound: float | Callable[[Params], float] | None = None
     lemmas: Sequence[Lemma] = ()
     statistic: Callable[[np.ndarray], np.ndarray] | None = None
     samples: int | None = None
@@ -250,6 +277,8 @@ class Claim:
                           ("exact_value", "exact_value(params, data0, data1) -> float"),
                           ("statistic", "statistic(outputs) -> scores")):
             _callable(getattr(self, name), name, sig)
+        if self.lower_bound is not None and not callable(self.lower_bound):
+            object.__setattr__(self, "lower_bound", _check_lower_bound(self.lower_bound))
         if isinstance(self.grid, (str, bytes)) or not isinstance(self.grid, Sequence):
             raise TypeError("Claim.grid must be a sequence of parameter mappings")
         for i, p in enumerate(self.grid):
@@ -276,6 +305,15 @@ class Claim:
         if not isinstance(self.neighbour_check, bool):
             raise TypeError(f"Claim.neighbour_check must be True or False, got "
                             f"{self.neighbour_check!r}")
+
+    def lower_bound_at(self, params: Params) -> float | None:
+        """The user-supplied lower bound on the release's epsilon at ``params`` (``None``: not
+        given), validated: a finite number ``>= 0``."""
+        if self.lower_bound is None:
+            return None
+        if not callable(self.lower_bound):
+            return float(self.lower_bound)
+        return _check_lower_bound(self.lower_bound(params), f" at {dict(params)}")
 
     def claimed_at(self, params: Params) -> tuple[float, float]:
         """The claim instantiated at ``params``, validated."""
@@ -444,6 +482,10 @@ class UserDeclaration(Declaration):
         if acc is not None:
             evidence["accountant_source"] = acc_source
             evidence["accountant"] = acc_text
+        user_lower = u.lower_bound_at(params)
+        if user_lower is not None:
+            evidence["user_lower_bound"] = (f"{USER_LOWER_BOUND_LABEL} (Claim.lower_bound), "
+                                            f"{NOT_COMPUTED}")
         law_test = self._law_test(params, pairs, mechanism, ctx)
         verification = self._verification(code, mechanism, eps, delta, ctx)
         invariance = self._invariance(pairs, mechanism, ctx, params)
@@ -494,7 +536,8 @@ class UserDeclaration(Declaration):
                          exact_kind=EXACT if exact is None else exact.kind,
                          exact_upper=None if exact is None else exact.upper,
                          accountant=acc, empirical=empirical, evidence=evidence,
-                         law_test=law_test, law_verification=verification)
+                         law_test=law_test, law_verification=verification,
+                         user_lower_bound=user_lower)
 
     def _invariance(self, pairs: list[tuple[Any, Any]], mechanism: Any, ctx: AuditContext,
                     params: Params) -> dict[str, Any] | None:
@@ -619,8 +662,16 @@ class UserDeclaration(Declaration):
         out = []
         user_exact = [p for p in run.points if p.exact_kind == USER_SUPPLIED]
         if user_exact:
-            out.append(f"The exact epsilon at {len(user_exact)} point(s) is user-supplied "
-                       "(Claim.exact_value), not computed by dpaudit.")
+            out.append(f"The {USER_EXACT_LABEL} at {len(user_exact)} point(s) "
+                       f"(Claim.exact_value) is {NOT_COMPUTED}.")
+        user_lower = [p for p in run.points if p.epsilon_user_lower_bound is not None]
+        if user_lower:
+            refuting = sum(p.epsilon_user_lower_bound > p.claimed_epsilon * (1 + EXACT_TOLERANCE)
+                           for p in user_lower)
+            out.append(f"The {USER_LOWER_BOUND_LABEL} at {len(user_lower)} point(s) "
+                       f"(Claim.lower_bound) is {NOT_COMPUTED}; it is above the claim at "
+                       f"{refuting} of them" + (" (a violation resting on a user-supplied number)."
+                                                if refuting else "."))
         out.extend(_origin_sentence(run.plans))
         for pl in run.plans:  # a declared number the law derived from the code contradicts
             out.extend(f"At ({_fmt(pl.parameters)}): {f}" for f in pl.evidence.get("code_findings", ()))
@@ -635,8 +686,8 @@ class UserDeclaration(Declaration):
                        "(Claim.neighbour_check=False): they are trusted as neighbours as declared.")
         user_acc = [pl for pl in run.plans if pl.evidence.get("accountant_source") == USER_SUPPLIED]
         if user_acc:
-            out.append(f"The accountant epsilon at {len(user_acc)} point(s) is user-supplied "
-                       "(Claim.accountant returned a number), not computed by dpaudit.")
+            out.append(f"The {USER_ACCOUNTANT_LABEL} at {len(user_acc)} point(s) "
+                       f"(Claim.accountant returned a number) is {NOT_COMPUTED}.")
         return out
 
 

@@ -1,12 +1,15 @@
 """The verdict rules: one verdict per claim from its evidence (AUDIT-METHOD section 2).
 
 * ``"violated"``: some audited point has a formal counterexample (exact epsilon of a realisable
-  neighbouring pair above the claim, beyond floating-point tolerance) or a statistically valid
-  empirical lower bound above the claim.
+  neighbouring pair above the claim, beyond floating-point tolerance), a statistically valid
+  empirical lower bound above the claim, or a user-supplied lower bound above it
+  (``Claim.lower_bound``, treated like a certified lower bound; the sentence says it rests on a
+  user-supplied number).
 * ``"holds"``: no counterexample, every audited point has an accountant (or exact worst-case)
-  epsilon at or below the claim, no exact epsilon or valid empirical lower bound above that
-  accountant (an accountant below either describes other code and certifies nothing), and every
-  sensitivity lemma held.
+  epsilon at or below the claim, no exact epsilon, valid empirical lower bound or user-supplied
+  lower bound above that accountant (an accountant below either describes other code and
+  certifies nothing), and every sensitivity lemma held. A user-supplied lower bound never makes a
+  claim hold: it can only refute one or take the accountant's certificate away.
 * ``"inconclusive"``: otherwise (e.g. the accountant is above the claim but no realisable pair
   exceeds it, or a lemma failed without a privacy counterexample, or no accountant exists).
 
@@ -22,8 +25,10 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from dpaudit.claims.evidence import (CERTIFIED, EXACT_TOLERANCE, NOT_CHECKED, USER_SUPPLIED,
-                                     GridPoint, LemmaCheck, Verdict, num, exact_label)
+from dpaudit.claims.evidence import (CERTIFIED, EXACT_TOLERANCE, NOT_CHECKED, NOT_COMPUTED,
+                                     USER_ACCOUNTANT_LABEL, USER_EXACT_LABEL,
+                                     USER_LOWER_BOUND_LABEL, USER_SUPPLIED, GridPoint, LemmaCheck,
+                                     Verdict, exact_label, num)
 from dpaudit.claims.formatting import format_parameters, format_value
 
 
@@ -71,6 +76,8 @@ def deciding_number(point: GridPoint) -> str:
                       if point.exact_kind == CERTIFIED else "exact epsilon of the worst pair found"))
     if point.epsilon_lower_bound is not None:
         lower.append((point.epsilon_lower_bound, "empirical lower bound"))
+    if point.epsilon_user_lower_bound is not None:
+        lower.append((point.epsilon_user_lower_bound, f"{USER_LOWER_BOUND_LABEL}, {NOT_COMPUTED}"))
     if lower:
         lo, source = max(lower, key=lambda t: t[0])
         bracket = f"between {max(lo, 0.0):.4g} ({source}) and {acc:.4g} (accountant)"
@@ -108,11 +115,10 @@ def _user_supplied(points: list[GridPoint]) -> str:
               and p.evidence.get("accountant_source") == USER_SUPPLIED)
     exact = sum(1 for p in points if p.epsilon_exact is not None
                 and p.exact_kind == USER_SUPPLIED)
-    parts = [f"user-supplied at {acc} of {len(points)} points" if acc else "",
-             f"the exact epsilon user-supplied at {exact} of {len(points)} points" if exact
-             else ""]
+    parts = [f"{USER_ACCOUNTANT_LABEL} at {acc} of {len(points)} points" if acc else "",
+             f"{USER_EXACT_LABEL} at {exact} of {len(points)} points" if exact else ""]
     text = "; ".join(x for x in parts if x)
-    out = f" ({text}, not computed by dpaudit)" if text else ""
+    out = f" ({text}, {NOT_COMPUTED})" if text else ""
     trusted = sum(1 for p in points if isinstance(p.evidence, Mapping)
                   and p.evidence.get("accountant_source") == "trusted primitives")
     if trusted:  # dpaudit's composition of laws the user named and dpaudit did not read
@@ -215,6 +221,13 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
         return _certifies_nothing(points, inverted, lambda q: q.epsilon_exact,
                                   lambda q: f"{exact_label(q.exact_kind)} "
                                   f"{q.epsilon_exact:.4g} of a realisable pair")
+    # Likewise a user-supplied lower bound above the accountant: the user's number and the
+    # accountant cannot both be right, and dpaudit checks neither against the other.
+    user_above = [p for p in points if p.accountant_below_user_lower_bound()]
+    if user_above:
+        return _certifies_nothing(points, user_above, lambda q: q.epsilon_user_lower_bound,
+                                  lambda q: f"{USER_LOWER_BOUND_LABEL} "
+                                  f"{q.epsilon_user_lower_bound:.4g} ({NOT_COMPUTED})")
     # Likewise a statistically valid empirical lower bound above the accountant: the
     # release's epsilon is above the accountant's with probability >= 1 - alpha.
     refuted = [p for p in points if _lower_bound_above_accountant(p)]
