@@ -11,6 +11,7 @@ every name for the papers and user code that import it from there.
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
@@ -28,7 +29,7 @@ EXACT = "exact"
 CERTIFIED = "certified lower bound (numerical)"
 #: ``USER_SUPPLIED``: a number the user computed and handed in (``dpaudit.Claim(exact_value=...)``),
 #: not dpaudit's own evidence; it decides like an exact value but is labelled so everywhere.
-USER_SUPPLIED = "user-supplied"
+USER_SUPPLIED = "user-supplied"  # == EvidenceOrigin.USER_SUPPLIED.value (defined below)
 EXACT_KINDS = (EXACT, CERTIFIED, USER_SUPPLIED)
 #: The one label of each number a user hands in, wherever it shows (verdict sentence, findings,
 #: report card, terminal table, JSON): the user's exact epsilon of a pair
@@ -39,6 +40,98 @@ USER_ACCOUNTANT_LABEL = "user-supplied accountant epsilon"
 USER_LOWER_BOUND_LABEL = "user-supplied lower bound"
 #: What every sentence adds to a user's number: dpaudit did not compute it.
 NOT_COMPUTED = "not computed by dpaudit"
+
+
+class EvidenceOrigin(enum.StrEnum):
+    """Where a point's exact value or accountant comes from (its value is the JSON word).
+
+    The vocabulary of ``evidence["exact_source"]`` and ``evidence["accountant_source"]``: one
+    enum instead of sentences retyped in every module that reads them. The records
+    :class:`ExactSource` and :class:`AccountantSource` carry it and write the JSON words only at
+    the JSON edge (:meth:`ExactSource.to_evidence`), as dp-accounting's events are immutable
+    values serialised by ``to_named_tuple`` only where they leave the library.
+    """
+
+    DERIVED = "derived from the code"
+    """A law dpaudit derived by replaying the release's draws (:mod:`dpaudit.greybox`)."""
+    DECLARED = "declared law"
+    """A law the claim declared (``Claim.exact``), tested against runs of the release."""
+    USER_SUPPLIED = "user-supplied"
+    """A number the user computed and handed in (``Claim.exact_value``, a float accountant)."""
+    DPAUDIT = "dpaudit"
+    """dpaudit's accountant of the noise schedule the claim declared (``Claim.accountant``)."""
+    TRUSTED_PRIMITIVES = "trusted primitives"
+    """Accounted from the laws of the primitives the claim named, not read from their code."""
+    PAPER = "paper module"
+    """A bundled paper's own closed form (the paper modules write no ``exact_source``)."""
+
+    @classmethod
+    def of(cls, evidence: Mapping[str, Any] | None, key: str) -> "EvidenceOrigin | None":
+        """The origin a point's (saved or planned) evidence records under ``key``, or ``None``
+        when it records none or a word outside this vocabulary (an older record)."""
+        value = evidence.get(key) if isinstance(evidence, Mapping) else None
+        try:
+            return None if value is None else cls(value)
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class ExactSource:
+    """Where a point's exact epsilon comes from: ``origin``, the ``pair`` it is attained on (in
+    words) and the ``method`` that computed it."""
+
+    origin: EvidenceOrigin
+    pair: str
+    method: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "origin", EvidenceOrigin(self.origin))
+
+    def to_evidence(self) -> dict[str, str]:
+        """The JSON form, the keys a point's evidence has always carried."""
+        return {"exact_pair": self.pair, "exact_method": self.method,
+                "exact_source": self.origin.value}
+
+    @classmethod
+    def of(cls, evidence: Mapping[str, Any] | None) -> "ExactSource | None":
+        """The record back from a point's evidence (``None`` without an ``exact_source``)."""
+        origin = EvidenceOrigin.of(evidence, "exact_source")
+        if origin is None or evidence is None:
+            return None
+        return cls(origin, str(evidence.get("exact_pair", "")),
+                   str(evidence.get("exact_method", "")))
+
+
+#: The evidence keys of an :class:`ExactSource` (what a rejected law's point loses).
+EXACT_SOURCE_KEYS = ("exact_source", "exact_pair", "exact_method")
+
+
+@dataclass(frozen=True)
+class AccountantSource:
+    """Where a point's accountant epsilon comes from: ``origin`` and ``description`` (the
+    schedule in words, or who supplied the number)."""
+
+    origin: EvidenceOrigin
+    description: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "origin", EvidenceOrigin(self.origin))
+
+    def to_evidence(self) -> dict[str, str]:
+        """The JSON form, the keys a point's evidence has always carried."""
+        return {"accountant_source": self.origin.value, "accountant": self.description}
+
+    @classmethod
+    def of(cls, evidence: Mapping[str, Any] | None) -> "AccountantSource | None":
+        """The record back from a point's evidence (``None`` without an
+        ``accountant_source``)."""
+        origin = EvidenceOrigin.of(evidence, "accountant_source")
+        if origin is None or evidence is None:
+            return None
+        return cls(origin, str(evidence.get("accountant", "")))
+
+
 #: ``LemmaCheck.status`` of a lemma the claim relies on but no check evaluated (``note`` says why).
 NOT_CHECKED = "not checked"
 

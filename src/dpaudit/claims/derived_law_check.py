@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
-from dpaudit.claims.evidence import CERTIFIED, EXACT, GridPoint, LemmaCheck
+from dpaudit.claims.evidence import (CERTIFIED, EXACT, EXACT_SOURCE_KEYS, EvidenceOrigin,
+                                     GridPoint, LemmaCheck)
 from dpaudit.claims.verdict import format_parameters
-from dpaudit.greybox.derivation import DERIVED
 from dpaudit.greybox.invariance import INVARIANCE_STATEMENT
 from dpaudit.greybox.verification import VERIFIED_STATEMENT
 
@@ -51,7 +51,7 @@ def drop_exact(plan: Any, ev: dict[str, Any], why: str, *,
     from go, ``evidence_origin`` says ``"none: <why>"``, and a recommendation computed from the
     derived law goes with it. ``ev`` is the plan's evidence, updated in place."""
     ev[rejected_key] = plan.exact
-    for key in ("exact_source", "exact_pair", "exact_method"):
+    for key in EXACT_SOURCE_KEYS:
         ev.pop(key, None)
     if isinstance(ev.get("evidence_origin"), Mapping):
         ev["evidence_origin"] = dict(ev["evidence_origin"], exact="none: " + why)
@@ -85,7 +85,7 @@ def verify_derived_laws(plans: list[Any], points: list[GridPoint], indices: Sequ
                                 "per_test_alpha": alpha}
         ev = dict(plan.evidence)
         ev["derived_law_verification"] = record
-        from_code = ev.get("exact_source") == DERIVED
+        from_code = EvidenceOrigin.of(ev, "exact_source") is EvidenceOrigin.DERIVED
         if res.rejected:
             rejected.append((plan, res))
             plan = (drop_exact(plan, ev, "the law derived from the code departs from runs of "

@@ -35,6 +35,7 @@ from typing import Any, Mapping, Sequence
 from dpaudit.claims.declaration import (AddedPoints, ClaimRun, Declaration, EmpiricalPlan,
                                         PointPlan, Skip, TestedPoint)
 from dpaudit.claims.evidence import (CERTIFIED, DEFAULT_NOT_CHECKED, EXACT, NOT_CHECKED,
+                                     EvidenceOrigin,
                                      NOT_COMPUTED, USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL,
                                      USER_SUPPLIED, GridPoint, LemmaCheck, LemmaOutcome,
                                      exact_label)
@@ -140,7 +141,7 @@ def _test_declared_laws(plans: list[PointPlan], points: list[GridPoint], indices
         ev["declared_law"] = record
         if res.rejected:
             rejected_at.append((plan, res))
-            if ev.get("exact_source") == "declared law":
+            if EvidenceOrigin.of(ev, "exact_source") is EvidenceOrigin.DECLARED:
                 plan = drop_exact(plan, ev, "the declared law was rejected by runs of the code",
                                   rejected_key="declared_exact_rejected")
             else:

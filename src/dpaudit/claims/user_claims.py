@@ -60,7 +60,8 @@ from dpaudit.claims.context import AuditContext
 from dpaudit.claims.declaration import Declaration, EmpiricalPlan, PointPlan
 from dpaudit.claims.evidence import (EXACT, EXACT_TOLERANCE, NOT_COMPUTED, USER_ACCOUNTANT_LABEL,
                                      USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL, USER_SUPPLIED,
-                                     LemmaCheck, LemmaOutcome)
+                                     AccountantSource, EvidenceOrigin, ExactSource, LemmaCheck,
+                                     LemmaOutcome)
 from dpaudit.claims.pair_relation import ADD_REMOVE_SHAPE_HINT, neighbour_violation
 from dpaudit.claims.registry import check_namespace
 from dpaudit.claims.model import (NeighbourRelation, PrivacyClaim, Provenance, Release,
@@ -442,7 +443,7 @@ class UserDeclaration(Declaration):
             value = float(sched)
             if math.isnan(value) or value < 0:
                 raise ValueError(f"Claim.accountant returned {value}; it must be >= 0")
-            return value, USER_SUPPLIED, "supplied by the user"
+            return value, EvidenceOrigin.USER_SUPPLIED, "supplied by the user"
         if not hasattr(sched, "epsilon"):
             raise TypeError("Claim.accountant must return a noise schedule of dpaudit.noise "
                             "(GaussianNoise, LaplaceNoise, gaussian_tree, ...) or a float, got "
@@ -450,7 +451,7 @@ class UserDeclaration(Declaration):
         value = float(sched.epsilon(delta, neighbours=self.user.neighbours))
         text = sched.describe(neighbours=self.user.neighbours) if hasattr(sched, "describe") \
             else repr(sched)
-        return value, "dpaudit", text
+        return value, EvidenceOrigin.DPAUDIT, text
 
     def plan(self, params: Params, ctx: AuditContext) -> PointPlan:
         u = self.user
@@ -465,10 +466,10 @@ class UserDeclaration(Declaration):
         acc, acc_source, acc_text = self.accountant_at(params, delta)
         evidence: dict[str, Any] = {"neighbours": u.neighbours}
         if exact is not None:
-            evidence["exact_pair"] = f"data0={_describe(exact.pair[0])}, data1=" \
-                                     f"{_describe(exact.pair[1])}"
-            evidence["exact_method"] = exact.method
-            evidence["exact_source"] = exact.source
+            evidence.update(ExactSource(
+                EvidenceOrigin(exact.source),
+                f"data0={_describe(exact.pair[0])}, data1={_describe(exact.pair[1])}",
+                exact.method).to_evidence())
         evidence.update(code.evidence)
         if code.findings:
             evidence["code_findings"] = list(code.findings)
@@ -480,8 +481,7 @@ class UserDeclaration(Declaration):
                 neighbours=u.neighbours, delta=delta,
                 seed=ctx.seed_for(self.claim.id, "primitives", _fmt(params)))
         if acc is not None:
-            evidence["accountant_source"] = acc_source
-            evidence["accountant"] = acc_text
+            evidence.update(AccountantSource(EvidenceOrigin(acc_source), acc_text).to_evidence())
         user_lower = u.lower_bound_at(params)
         if user_lower is not None:
             evidence["user_lower_bound"] = (f"{USER_LOWER_BOUND_LABEL} (Claim.lower_bound), "
@@ -493,7 +493,8 @@ class UserDeclaration(Declaration):
             evidence["invariance"] = invariance
         if code.guarded:
             evidence["rng_guard"] = code.guarded
-        elif pairs and acc is not None and (exact is None or exact.source != "derived from the code"):
+        elif pairs and acc is not None and (exact is None
+                                            or exact.source != EvidenceOrigin.DERIVED):
             from dpaudit.greybox.noise_transforms import noise_transforms
 
             seen = noise_transforms(mechanism, pairs[0][0],
@@ -525,7 +526,7 @@ class UserDeclaration(Declaration):
                 samples=u.samples, pair_seeds=pairs if both else None, state_pair=True)
         recommend = None
         if (code.chosen_law is not None and exact is not None
-                and exact.source == "derived from the code" and math.isfinite(exact.value)
+                and exact.source == EvidenceOrigin.DERIVED and math.isfinite(exact.value)
                 and exact.value > eps):
             from dpaudit.claims.recalibration import DerivedLawRecommendation
 
@@ -684,11 +685,19 @@ class UserDeclaration(Declaration):
         if not self.user.neighbour_check and (self.user.pairs or self.user.pair_search):
             out.append("The pairs were not checked against the declared neighbouring relation "
                        "(Claim.neighbour_check=False): they are trusted as neighbours as declared.")
-        user_acc = [pl for pl in run.plans if pl.evidence.get("accountant_source") == USER_SUPPLIED]
+        user_acc = [pl for pl in run.plans if _accountant_origin(pl) is EvidenceOrigin.USER_SUPPLIED]
         if user_acc:
             out.append(f"The {USER_ACCOUNTANT_LABEL} at {len(user_acc)} point(s) "
                        f"(Claim.accountant returned a number) is {NOT_COMPUTED}.")
         return out
+
+
+def _exact_origin(plan: PointPlan) -> EvidenceOrigin | None:
+    return EvidenceOrigin.of(plan.evidence, "exact_source")
+
+
+def _accountant_origin(plan: PointPlan) -> EvidenceOrigin | None:
+    return EvidenceOrigin.of(plan.evidence, "accountant_source")
 
 
 def _origin_sentence(plans: Sequence[PointPlan]) -> list[str]:
@@ -696,7 +705,7 @@ def _origin_sentence(plans: Sequence[PointPlan]) -> list[str]:
     (per point: ``evidence["evidence_origin"]``)."""
     if not plans:
         return []
-    derived = sum(pl.evidence.get("exact_source") == "derived from the code" for pl in plans)
+    derived = sum(_exact_origin(pl) is EvidenceOrigin.DERIVED for pl in plans)
     tested = sum("declared_law" in pl.evidence for pl in plans)
     reasons = [pl.evidence.get("derivation", {}).get("reason") for pl in plans]
     reason = next((r for r in reasons if r), None)
@@ -704,11 +713,12 @@ def _origin_sentence(plans: Sequence[PointPlan]) -> list[str]:
              + (f", the exact epsilon at {derived} of {len(plans)} point(s) (law derived by "
                 "replaying the rng)" if derived else "")
              + (f", the declared law's test at {tested} point(s)" if tested else "")]
-    trusted = sum(pl.evidence.get("accountant_source") == "trusted primitives" for pl in plans)
+    trusted = sum(_accountant_origin(pl) is EvidenceOrigin.TRUSTED_PRIMITIVES for pl in plans)
     declared = ["the accountant's noise schedule"] if any(
-        pl.accountant is not None and pl.evidence.get("accountant_source") != "trusted primitives"
+        pl.accountant is not None and _accountant_origin(pl) is not EvidenceOrigin.TRUSTED_PRIMITIVES
         for pl in plans) else []
-    if any(pl.evidence.get("exact_source") in ("declared law", USER_SUPPLIED) for pl in plans):
+    if any(_exact_origin(pl) in (EvidenceOrigin.DECLARED, EvidenceOrigin.USER_SUPPLIED)
+           for pl in plans):
         declared.append("the exact epsilon" + (" at the other points" if derived else ""))
     if declared:
         parts.append("declared: " + " and ".join(declared))

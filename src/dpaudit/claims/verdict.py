@@ -27,7 +27,8 @@ from typing import Any, Mapping
 
 from dpaudit.claims.evidence import (CERTIFIED, EXACT_TOLERANCE, NOT_CHECKED, NOT_COMPUTED,
                                      USER_ACCOUNTANT_LABEL, USER_EXACT_LABEL,
-                                     USER_LOWER_BOUND_LABEL, USER_SUPPLIED, GridPoint, LemmaCheck,
+                                     USER_LOWER_BOUND_LABEL, USER_SUPPLIED, EvidenceOrigin,
+                                     GridPoint, LemmaCheck,
                                      Verdict, exact_label, num)
 from dpaudit.claims.formatting import format_parameters, format_value
 
@@ -111,16 +112,16 @@ def _user_supplied(points: list[GridPoint]) -> str:
     """`` (user-supplied at 2 of 3 points, ...)`` when a ``holds`` rests on numbers the user
     handed in (an accountant returned as a float, ``Claim.exact_value``): the sentence says so,
     not only the findings, so a reader of the verdict alone sees it."""
-    acc = sum(1 for p in points if isinstance(p.evidence, Mapping)
-              and p.evidence.get("accountant_source") == USER_SUPPLIED)
+    acc = sum(1 for p in points
+              if EvidenceOrigin.of(p.evidence, "accountant_source") is EvidenceOrigin.USER_SUPPLIED)
     exact = sum(1 for p in points if p.epsilon_exact is not None
                 and p.exact_kind == USER_SUPPLIED)
     parts = [f"{USER_ACCOUNTANT_LABEL} at {acc} of {len(points)} points" if acc else "",
              f"{USER_EXACT_LABEL} at {exact} of {len(points)} points" if exact else ""]
     text = "; ".join(x for x in parts if x)
     out = f" ({text}, {NOT_COMPUTED})" if text else ""
-    trusted = sum(1 for p in points if isinstance(p.evidence, Mapping)
-                  and p.evidence.get("accountant_source") == "trusted primitives")
+    trusted = sum(1 for p in points if EvidenceOrigin.of(p.evidence, "accountant_source")
+                  is EvidenceOrigin.TRUSTED_PRIMITIVES)
     if trusted:  # dpaudit's composition of laws the user named and dpaudit did not read
         out += (f" (accounted from the named primitives' laws at {trusted} of {len(points)} "
                 "points: trusted primitives, not read from their code)")

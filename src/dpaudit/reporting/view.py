@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from dpaudit.evidence import (CERTIFIED, EXACT, USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL,
-                              USER_SUPPLIED)
+                              USER_SUPPLIED, EvidenceOrigin)
 from dpaudit.reporting.caveats import CAVEATS, caveats_for, release_dtypes
 from dpaudit.reporting.commands import (index_reproduce_command, needed_plugins,
                                         recorded_command, reproduce_command)
@@ -299,8 +299,8 @@ def exact_header(points: Sequence[Mapping[str, Any]]) -> str:
 
 
 #: What ``evidence["exact_source"]`` of a point says about its exact value, in the reports' words.
-_EXACT_ORIGIN = {"derived from the code": "derived from the code", "declared law": "declared",
-                 "user-supplied": "user-supplied"}
+_EXACT_ORIGIN = {EvidenceOrigin.DERIVED: "derived from the code", EvidenceOrigin.DECLARED:
+                 "declared", EvidenceOrigin.USER_SUPPLIED: "user-supplied"}
 
 
 def exact_origin(point: Mapping[str, Any]) -> str:
@@ -310,19 +310,17 @@ def exact_origin(point: Mapping[str, Any]) -> str:
     closed form of a bundled paper's mechanism, or no exact value)."""
     if as_float(point.get("epsilon_exact")) is None:
         return ""
-    if point.get("exact_kind") == "user-supplied":
+    if point.get("exact_kind") == USER_SUPPLIED:
         return "user-supplied"
-    evidence = point.get("evidence") or {}
-    return _EXACT_ORIGIN.get(str(evidence.get("exact_source", "")), "")
+    return _EXACT_ORIGIN.get(EvidenceOrigin.of(point.get("evidence"), "exact_source"), "")
 
 
 def accountant_origin(point: Mapping[str, Any]) -> str:
     """``"trusted primitives"`` when a point's accountant was composed from the laws of the
     primitives the claim named (``Claim(primitives=...)``: taken on trust, not read from their
     code), else ``""`` (the claim's noise schedule, or a user-supplied number, said elsewhere)."""
-    evidence = point.get("evidence") or {}
-    return ("trusted primitives" if evidence.get("accountant_source") == "trusted primitives"
-            else "")
+    origin = EvidenceOrigin.of(point.get("evidence"), "accountant_source")
+    return origin.value if origin is EvidenceOrigin.TRUSTED_PRIMITIVES else ""
 
 
 def worst_point_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
