@@ -125,11 +125,11 @@ def test_a_composition_is_an_accountant_a_claim_accepts():
     the composition is labelled dpaudit's, not user-supplied."""
     from types import SimpleNamespace
 
-    from dpaudit.claims.user_claims import _UserDeclaration
+    from dpaudit.claims.user_claims import UserDeclaration
 
     composed = noise.compose(noise.gaussian_tree(4.0, 1.0, T=8), noise.LaplaceNoise(8.0, 1.0))
     declaration = SimpleNamespace(user=SimpleNamespace(accountant=lambda params: composed,
                                                        neighbours="replace-one"))
-    value, source, text = _UserDeclaration._accountant(declaration, {"T": 8}, 1e-5)
+    value, source, text = UserDeclaration.accountant_at(declaration, {"T": 8}, 1e-5)
     assert source == "dpaudit" and text.startswith("composition of 2")
     assert value == composed.epsilon(1e-5, neighbours="replace-one")

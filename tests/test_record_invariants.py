@@ -69,10 +69,11 @@ def _primary_points(rec: dict[str, Any]) -> list[dict[str, Any]]:
 def expected_verdict(rec: dict[str, Any]) -> str:
     """AUDIT-METHOD section 2, written independently of dpaudit.claims.verdict:
 
-    * violated: some point's exact (or certified, or user-supplied) epsilon exceeds the claim
-      (beyond a relative 1e-6), or its empirical lower bound exceeds the claim;
+    * violated: some point's exact (or certified, or user-supplied) epsilon or user-supplied
+      lower bound exceeds the claim (beyond a relative 1e-6), or its empirical lower bound
+      exceeds the claim;
     * holds: otherwise, if every point has an accountant at or below the claim (relative 1e-6),
-      no exact value exceeds its accountant, and every lemma that was checked held (a failed lemma
+      no exact value or user-supplied lower bound exceeds its accountant, and every lemma that was checked held (a failed lemma
       counts only when it is not marked as a proof gap, and an SMT timeout is absent evidence);
     * inconclusive: otherwise.
     """
@@ -80,7 +81,9 @@ def expected_verdict(rec: dict[str, Any]) -> str:
     for p in pts:
         c = _f(p["claimed_epsilon"])
         ex, lb = _f(p.get("epsilon_exact")), _f(p.get("epsilon_lower_bound"))
-        if (ex is not None and ex > c * (1 + RTOL)) or (lb is not None and lb > c):
+        user = _f(p.get("epsilon_user_lower_bound"))
+        if ((ex is not None and ex > c * (1 + RTOL)) or (lb is not None and lb > c)
+                or (user is not None and user > c * (1 + RTOL))):
             return "violated"
     if not pts:
         return "inconclusive"
@@ -89,7 +92,8 @@ def expected_verdict(rec: dict[str, Any]) -> str:
                       _f(p.get("epsilon_exact")))
         if acc is None or acc > c * (1 + RTOL):
             return "inconclusive"
-        if ex is not None and ex > acc * (1 + RTOL) + 1e-12:
+        user = _f(p.get("epsilon_user_lower_bound"))
+        if any(v is not None and v > acc * (1 + RTOL) + 1e-12 for v in (ex, user)):
             return "inconclusive"
     for lem in rec.get("lemmas", []):
         if lem["status"] in ("holds", "not checked") or lem.get("method") == "smt-unknown":

@@ -658,15 +658,16 @@ def test_a_holds_sentence_names_a_user_supplied_accountant_and_exact_value() -> 
                                        exact_value=lambda p, a, b: 1.0, samples=2_000))
     verdict, reason = result.verdict_and_reason
     assert verdict == "holds"
-    assert ("the accountant (user-supplied at 1 of 1 points; the exact epsilon user-supplied at 1 "
-            "of 1 points, not computed by dpaudit) is at or below the claim") in reason
+    assert ("the accountant (user-supplied accountant epsilon at 1 of 1 points; user-supplied "
+            "exact epsilon at 1 of 1 points, not computed by dpaudit) is at or below the "
+            "claim") in reason
     # With the noise drawn from dpaudit's rng the exact value is derived from the code, and only
     # the accountant is the user's.
     derived = dpaudit.audit_claim(claim("r4/user-acc-holds", accountant=lambda p: 1.0,
                                         exact_value=lambda p, a, b: 1.0, samples=2_000))
     assert derived.verdict == "holds"
-    assert ("the accountant (user-supplied at 1 of 1 points, not computed by dpaudit) is at or "
-            "below the claim") in derived.verdict_and_reason[1]
+    assert ("the accountant (user-supplied accountant epsilon at 1 of 1 points, not computed by "
+            "dpaudit) is at or below the claim") in derived.verdict_and_reason[1]
     own = dpaudit.audit_claim(claim("r4/own-holds", samples=2_000, accountant=lambda p: (
         dpaudit.noise.LaplaceNoise(1.0, sensitivity=1.0))))
     assert own.verdict == "holds" and "user-supplied" not in own.verdict_and_reason[1]

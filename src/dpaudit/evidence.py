@@ -11,6 +11,7 @@ every name for the papers and user code that import it from there.
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
@@ -28,8 +29,109 @@ EXACT = "exact"
 CERTIFIED = "certified lower bound (numerical)"
 #: ``USER_SUPPLIED``: a number the user computed and handed in (``dpaudit.Claim(exact_value=...)``),
 #: not dpaudit's own evidence; it decides like an exact value but is labelled so everywhere.
-USER_SUPPLIED = "user-supplied"
+USER_SUPPLIED = "user-supplied"  # == EvidenceOrigin.USER_SUPPLIED.value (defined below)
 EXACT_KINDS = (EXACT, CERTIFIED, USER_SUPPLIED)
+#: The one label of each number a user hands in, wherever it shows (verdict sentence, findings,
+#: report card, terminal table, JSON): the user's exact epsilon of a pair
+#: (``Claim.exact_value``), the user's accountant epsilon (``Claim.accountant`` returning a
+#: number) and the user's rigorous lower bound on the release's epsilon (``Claim.lower_bound``).
+USER_EXACT_LABEL = "user-supplied exact epsilon"
+USER_ACCOUNTANT_LABEL = "user-supplied accountant epsilon"
+USER_LOWER_BOUND_LABEL = "user-supplied lower bound"
+#: What every sentence adds to a user's number: dpaudit did not compute it.
+NOT_COMPUTED = "not computed by dpaudit"
+
+
+class EvidenceOrigin(enum.StrEnum):
+    """Where a point's exact value or accountant comes from (its value is the JSON word).
+
+    The vocabulary of ``evidence["exact_source"]`` and ``evidence["accountant_source"]``: one
+    enum instead of sentences retyped in every module that reads them. The records
+    :class:`ExactSource` and :class:`AccountantSource` carry it and write the JSON words only at
+    the JSON edge (:meth:`ExactSource.to_evidence`), as dp-accounting's events are immutable
+    values serialised by ``to_named_tuple`` only where they leave the library.
+    """
+
+    DERIVED = "derived from the code"
+    """A law dpaudit derived by replaying the release's draws (:mod:`dpaudit.greybox`)."""
+    DECLARED = "declared law"
+    """A law the claim declared (``Claim.exact``), tested against runs of the release."""
+    USER_SUPPLIED = "user-supplied"
+    """A number the user computed and handed in (``Claim.exact_value``, a float accountant)."""
+    DPAUDIT = "dpaudit"
+    """dpaudit's accountant of the noise schedule the claim declared (``Claim.accountant``)."""
+    TRUSTED_PRIMITIVES = "trusted primitives"
+    """Accounted from the laws of the primitives the claim named, not read from their code."""
+    PAPER = "paper module"
+    """A bundled paper's own closed form (the paper modules write no ``exact_source``)."""
+
+    @classmethod
+    def of(cls, evidence: Mapping[str, Any] | None, key: str) -> "EvidenceOrigin | None":
+        """The origin a point's (saved or planned) evidence records under ``key``, or ``None``
+        when it records none or a word outside this vocabulary (an older record)."""
+        value = evidence.get(key) if isinstance(evidence, Mapping) else None
+        try:
+            return None if value is None else cls(value)
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class ExactSource:
+    """Where a point's exact epsilon comes from: ``origin``, the ``pair`` it is attained on (in
+    words) and the ``method`` that computed it."""
+
+    origin: EvidenceOrigin
+    pair: str
+    method: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "origin", EvidenceOrigin(self.origin))
+
+    def to_evidence(self) -> dict[str, str]:
+        """The JSON form, the keys a point's evidence has always carried."""
+        return {"exact_pair": self.pair, "exact_method": self.method,
+                "exact_source": self.origin.value}
+
+    @classmethod
+    def of(cls, evidence: Mapping[str, Any] | None) -> "ExactSource | None":
+        """The record back from a point's evidence (``None`` without an ``exact_source``)."""
+        origin = EvidenceOrigin.of(evidence, "exact_source")
+        if origin is None or evidence is None:
+            return None
+        return cls(origin, str(evidence.get("exact_pair", "")),
+                   str(evidence.get("exact_method", "")))
+
+
+#: The evidence keys of an :class:`ExactSource` (what a rejected law's point loses).
+EXACT_SOURCE_KEYS = ("exact_source", "exact_pair", "exact_method")
+
+
+@dataclass(frozen=True)
+class AccountantSource:
+    """Where a point's accountant epsilon comes from: ``origin`` and ``description`` (the
+    schedule in words, or who supplied the number)."""
+
+    origin: EvidenceOrigin
+    description: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "origin", EvidenceOrigin(self.origin))
+
+    def to_evidence(self) -> dict[str, str]:
+        """The JSON form, the keys a point's evidence has always carried."""
+        return {"accountant_source": self.origin.value, "accountant": self.description}
+
+    @classmethod
+    def of(cls, evidence: Mapping[str, Any] | None) -> "AccountantSource | None":
+        """The record back from a point's evidence (``None`` without an
+        ``accountant_source``)."""
+        origin = EvidenceOrigin.of(evidence, "accountant_source")
+        if origin is None or evidence is None:
+            return None
+        return cls(origin, str(evidence.get("accountant", "")))
+
+
 #: ``LemmaCheck.status`` of a lemma the claim relies on but no check evaluated (``note`` says why).
 NOT_CHECKED = "not checked"
 
@@ -40,7 +142,7 @@ def exact_label(kind: str | None) -> str:
     if kind == CERTIFIED:
         return "certified lower bound on epsilon (numerical)"
     if kind == USER_SUPPLIED:
-        return "user-supplied exact epsilon (not computed by dpaudit)"
+        return f"{USER_EXACT_LABEL} ({NOT_COMPUTED})"
     return "exact epsilon"
 
 #: Relative tolerance on exact (floating-point) epsilon comparisons: an exact epsilon must exceed the
@@ -48,14 +150,16 @@ def exact_label(kind: str | None) -> str:
 EXACT_TOLERANCE = 1e-6
 
 
-def _num(x: float | None) -> float | None:
+def num(x: float | None) -> float | None:
+    """``x`` as a float, non-finite values mapped to +-inf (NaN to -inf); ``None`` stays."""
     if x is None:
         return None
     x = float(x)
     return x if math.isfinite(x) else (math.inf if x > 0 else -math.inf)
 
 
-def _json_float(x: float | None) -> float | str | None:
+def json_float(x: float | None) -> float | str | None:
+    """``x`` for JSON: a float, ``"inf"``/``"-inf"`` for infinities, ``None`` stays."""
     if x is None:
         return None
     if math.isinf(x):
@@ -75,7 +179,12 @@ class GridPoint:
     bound (statistical evidence, with ``alpha`` its level); ``evidence``: anything else
     (counts, events, samples, seeds, pair description); ``exact_kind``: :data:`EXACT` when
     ``epsilon_exact`` is a closed form, :data:`CERTIFIED` when it is the certified lower end of a
-    numerical bracket.
+    numerical bracket, :data:`USER_SUPPLIED` when the user computed it;
+    ``epsilon_user_lower_bound``: a rigorous lower bound on the release's epsilon at the claimed
+    delta that the user supplied (``dpaudit.Claim(lower_bound=...)``, e.g. from a published
+    attack or the user's own proof), labelled :data:`USER_LOWER_BOUND_LABEL`. It refutes the claim
+    it exceeds, like a certified lower bound, and the sentence says it rests on a user-supplied
+    number; it never makes a claim hold. It is in the JSON only when given.
     """
 
     parameters: Mapping[str, Any]
@@ -86,6 +195,7 @@ class GridPoint:
     epsilon_lower_bound: float | None = None
     evidence: Mapping[str, Any] = field(default_factory=dict)
     exact_kind: str = EXACT
+    epsilon_user_lower_bound: float | None = None
 
     def __post_init__(self) -> None:
         if self.exact_kind not in EXACT_KINDS:
@@ -96,6 +206,10 @@ class GridPoint:
         c = self.claimed_epsilon
         if self.epsilon_exact is not None and self.epsilon_exact > c * (1 + tol):
             return f"{exact_label(self.exact_kind)} {self.epsilon_exact:.6g} > claimed {c:.6g}"
+        u = self.epsilon_user_lower_bound
+        if u is not None and u > c * (1 + tol):
+            return (f"{USER_LOWER_BOUND_LABEL} {u:.6g} > claimed {c:.6g} (resting on a "
+                    f"user-supplied number, {NOT_COMPUTED})")
         if self.epsilon_lower_bound is not None and self.epsilon_lower_bound > c:
             return f"empirical lower bound {self.epsilon_lower_bound:.6g} > claimed {c:.6g}"
         return None
@@ -107,26 +221,41 @@ class GridPoint:
         return (self.epsilon_exact is not None and self.epsilon_accountant is not None
                 and self.epsilon_exact > self.epsilon_accountant * (1 + tol) + 1e-12)
 
+    def accountant_below_user_lower_bound(self, tol: float = EXACT_TOLERANCE) -> bool:
+        """Whether the user-supplied lower bound exceeds the accountant's epsilon here: the
+        user's number and the accountant cannot both be right, so the accountant certifies
+        nothing (as for an exact value above it)."""
+        u, acc = self.epsilon_user_lower_bound, self.epsilon_accountant
+        return u is not None and acc is not None and u > acc * (1 + tol) + 1e-12
+
     def refutation_ratio(self) -> float:
         """Strength of the counterexample evidence (exact epsilon or empirical lower bound, never the
         accountant, which is an upper bound) relative to the claim."""
-        vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound) if v is not None]
+        vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound,
+                            self.epsilon_user_lower_bound) if v is not None]
         return max(vals, default=0.0) / self.claimed_epsilon
 
     def worst_ratio(self) -> float:
         """Largest evidence / claimed ratio at this point (for choosing the worst point)."""
-        vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound, self.epsilon_accountant)
-                if v is not None]
+        vals = [v for v in (self.epsilon_exact, self.epsilon_lower_bound, self.epsilon_accountant,
+                            self.epsilon_user_lower_bound) if v is not None]
         return max(vals, default=0.0) / self.claimed_epsilon
 
     def to_dict(self) -> dict[str, Any]:
         return {"parameters": dict(self.parameters), "claimed_epsilon": self.claimed_epsilon,
                 "claimed_delta": self.claimed_delta,
-                "epsilon_exact": _json_float(self.epsilon_exact),
+                "epsilon_exact": json_float(self.epsilon_exact),
                 "exact_kind": None if self.epsilon_exact is None else self.exact_kind,
-                "epsilon_accountant": _json_float(self.epsilon_accountant),
-                "epsilon_lower_bound": _json_float(self.epsilon_lower_bound),
-                "evidence": dict(self.evidence)}
+                "epsilon_accountant": json_float(self.epsilon_accountant),
+                "epsilon_lower_bound": json_float(self.epsilon_lower_bound),
+                "evidence": dict(self.evidence)} | self.user_lower_bound_fields()
+
+    def user_lower_bound_fields(self) -> dict[str, Any]:
+        """``{"epsilon_user_lower_bound": x}`` when the user supplied one, else ``{}`` (records
+        of claims without one keep their schema)."""
+        if self.epsilon_user_lower_bound is None:
+            return {}
+        return {"epsilon_user_lower_bound": json_float(self.epsilon_user_lower_bound)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "GridPoint":
@@ -135,7 +264,7 @@ class GridPoint:
             return None if v is None else float(v)
         return cls(d["parameters"], d["claimed_epsilon"], d["claimed_delta"], f("epsilon_exact"),
                    f("epsilon_accountant"), f("epsilon_lower_bound"), d.get("evidence", {}),
-                   d.get("exact_kind") or EXACT)
+                   d.get("exact_kind") or EXACT, f("epsilon_user_lower_bound"))
 
 
 #: How a lemma was checked. ``sampled``: a search over examples (Hypothesis, or exact evaluation
@@ -178,7 +307,7 @@ class LemmaCheck:
 
     def to_dict(self) -> dict[str, Any]:
         out = {"statement": self.statement, "status": self.status,
-               "worst_ratio": _json_float(self.worst_ratio), "examples": self.examples,
+               "worst_ratio": json_float(self.worst_ratio), "examples": self.examples,
                "counterexample": None if self.counterexample is None else dict(self.counterexample),
                "method": self.method}
         if self.details is not None:

@@ -42,6 +42,8 @@ import math
 import zlib
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from dpaudit.evidence import NOT_COMPUTED, USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL, USER_SUPPLIED
+
 try:  # only the plugin's hooks and its fixture need pytest: the assertions import without it
     import pytest
 except ImportError:  # e.g. a notebook or a CI script without pytest
@@ -442,7 +444,10 @@ def assert_claim(claim: Any, *, budget: str = "quick", seed: int = 0, alpha: flo
                 f"  worst point: {dict(worst.parameters)}; claimed ({_fmt(worst.claimed_epsilon)}, "
                 f"{_fmt(worst.claimed_delta)}); exact {_fmt(worst.epsilon_exact)} "
                 f"({_exact_words(worst)}); accountant {_fmt(worst.epsilon_accountant)}; empirical "
-                f"lower bound {_fmt(worst.epsilon_lower_bound)}")
+                f"lower bound {_fmt(worst.epsilon_lower_bound)}"
+                + ("" if worst.epsilon_user_lower_bound is None else
+                   f"; {USER_LOWER_BOUND_LABEL} {_fmt(worst.epsilon_user_lower_bound)} "
+                   f"({NOT_COMPUTED})"))
         lines.append(f"  reproduce: {result.reproduce}")
         if target is not None:
             lines.append(f"  report: {target}")
@@ -451,10 +456,13 @@ def assert_claim(claim: Any, *, budget: str = "quick", seed: int = 0, alpha: flo
 
 
 def _exact_words(point: Any) -> str:
-    """``exact, derived from the code`` / ``exact, declared`` / ``user-supplied`` / ``exact``: the
-    kind of a point's exact value and which evidence it is, as the reports label it."""
+    """``exact, derived from the code`` / ``exact, declared`` / ``user-supplied exact epsilon`` /
+    ``exact``: the kind of a point's exact value and which evidence it is, as the reports label
+    it."""
     from dpaudit.reporting.view import exact_origin
 
+    if point.exact_kind == USER_SUPPLIED:  # one label per user number, as in the verdict
+        return USER_EXACT_LABEL
     origin = exact_origin({"epsilon_exact": point.epsilon_exact, "exact_kind": point.exact_kind,
                            "evidence": dict(point.evidence or {})})
     if not origin or origin == point.exact_kind:

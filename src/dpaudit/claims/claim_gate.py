@@ -1,4 +1,4 @@
-"""The sequential CI gate on a claim's black-box pairs (issue 36; what ``dpaudit gate`` runs).
+"""The sequential CI gate on a claim's black-box pairs (what ``dpaudit gate`` runs).
 
 :func:`gate_claim` plans a declared claim exactly as the claim driver does
 (:mod:`dpaudit.claims.driver`: ``decl.grid``, ``decl.plan``, ``decl.more_points``; the tested points

@@ -58,7 +58,7 @@ class AuditContext:
     alpha: float = 0.05
     progress: Callable[[int, int, str], None] = field(default=lambda done, total, label: None)
     #: Where the claim's empirical tests send their chunks of runs: None (this process), an
-    #: executor name or an open :class:`~dpaudit.execution.executors.Executor` (issue 12). It never
+    #: executor name or an open :class:`~dpaudit.execution.executors.Executor`. It never
     #: changes a result.
     executor: Any = None
 

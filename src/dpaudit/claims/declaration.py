@@ -96,6 +96,10 @@ class PointPlan:
     #: :class:`~dpaudit.greybox.verification.LawVerification`. One test of the claim's family;
     #: a departure drops an ``exact`` derived from the code, and a clean pass states its residual.
     law_verification: Callable[[float, int], Any] | None = None
+    #: A rigorous lower bound on the release's epsilon at the claimed delta that the user
+    #: supplied (``dpaudit.Claim(lower_bound=...)``): it refutes a claim below it, labelled
+    #: :data:`~dpaudit.evidence.USER_LOWER_BOUND_LABEL`, and never makes one hold.
+    user_lower_bound: float | None = None
 
     def __post_init__(self) -> None:
         if self.exact_kind not in EXACT_KINDS:
@@ -106,7 +110,7 @@ class PointPlan:
         return GridPoint(dict(self.parameters), self.claimed_epsilon, self.claimed_delta,
                          self.exact, self.accountant, lower_bound,
                          dict(self.evidence) if evidence is None else dict(evidence),
-                         self.exact_kind)
+                         self.exact_kind, self.user_lower_bound)
 
     def ratio(self) -> float:
         """Largest exact-or-accountant to claim ratio (ranks points for the empirical tests)."""

@@ -20,13 +20,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
-from dpaudit.claims.evidence import CERTIFIED, EXACT, GridPoint, LemmaCheck
+from dpaudit.claims.evidence import (CERTIFIED, EXACT, EXACT_SOURCE_KEYS, EvidenceOrigin,
+                                     GridPoint, LemmaCheck)
 from dpaudit.claims.verdict import format_parameters
-from dpaudit.greybox.derivation import DERIVED
 from dpaudit.greybox.invariance import INVARIANCE_STATEMENT
 from dpaudit.greybox.verification import VERIFIED_STATEMENT
 
-__all__ = ["verify_derived_laws", "guarded_randomness", "noise_as_drawn", "invariance",
+__all__ = ["verify_derived_laws", "drop_exact", "guarded_randomness", "noise_as_drawn", "invariance",
            "GUARD_STATEMENT", "AS_DRAWN_STATEMENT", "VERIFIED_STATEMENT", "INVARIANCE_STATEMENT"]
 
 #: The statement of the check that the replay owns the release's randomness.
@@ -44,9 +44,14 @@ def _num(x: float) -> str:
     return f"{x:.4g}"
 
 
-def _drop_exact(plan: Any, ev: dict[str, Any], why: str) -> Any:
-    ev["derived_exact_rejected"] = plan.exact
-    for key in ("exact_source", "exact_pair", "exact_method"):
+def drop_exact(plan: Any, ev: dict[str, Any], why: str, *,
+               rejected_key: str = "derived_exact_rejected") -> Any:
+    """``plan`` without its exact value, which a rejected law (derived from the code, or declared)
+    no longer certifies: the value is kept in ``ev[rejected_key]``, the keys saying where it came
+    from go, ``evidence_origin`` says ``"none: <why>"``, and a recommendation computed from the
+    derived law goes with it. ``ev`` is the plan's evidence, updated in place."""
+    ev[rejected_key] = plan.exact
+    for key in EXACT_SOURCE_KEYS:
         ev.pop(key, None)
     if isinstance(ev.get("evidence_origin"), Mapping):
         ev["evidence_origin"] = dict(ev["evidence_origin"], exact="none: " + why)
@@ -80,10 +85,10 @@ def verify_derived_laws(plans: list[Any], points: list[GridPoint], indices: Sequ
                                 "per_test_alpha": alpha}
         ev = dict(plan.evidence)
         ev["derived_law_verification"] = record
-        from_code = ev.get("exact_source") == DERIVED
+        from_code = EvidenceOrigin.of(ev, "exact_source") is EvidenceOrigin.DERIVED
         if res.rejected:
             rejected.append((plan, res))
-            plan = (_drop_exact(plan, ev, "the law derived from the code departs from runs of "
+            plan = (drop_exact(plan, ev, "the law derived from the code departs from runs of "
                                 "the code") if from_code else replace(plan, evidence=ev))
         else:
             eps = plan.exact if plan.exact is not None else plan.claimed_epsilon

@@ -34,14 +34,17 @@ from typing import Any, Mapping, Sequence
 
 from dpaudit.claims.declaration import (AddedPoints, ClaimRun, Declaration, EmpiricalPlan,
                                         PointPlan, Skip, TestedPoint)
-from dpaudit.claims.evidence import (CERTIFIED, DEFAULT_NOT_CHECKED, EXACT, EXACT_KINDS, NOT_CHECKED,
-                                     GridPoint, LemmaCheck, LemmaOutcome, exact_label)
+from dpaudit.claims.evidence import (CERTIFIED, DEFAULT_NOT_CHECKED, EXACT, NOT_CHECKED,
+                                     EvidenceOrigin,
+                                     NOT_COMPUTED, USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL,
+                                     USER_SUPPLIED, GridPoint, LemmaCheck, LemmaOutcome,
+                                     exact_label)
 from dpaudit.claims.record import ClaimAudit
 from dpaudit.claims.formatting import fmt, format_parameters
 from dpaudit.claims.context import AuditContext, coarse
 from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 from dpaudit.claims.model import PrivacyClaim
-from dpaudit.claims.derived_law_check import (guarded_randomness, noise_as_drawn,
+from dpaudit.claims.derived_law_check import (drop_exact, guarded_randomness, noise_as_drawn,
                                               verify_derived_laws)
 from dpaudit.claims.primitive_check import primitive_checks
 
@@ -138,14 +141,9 @@ def _test_declared_laws(plans: list[PointPlan], points: list[GridPoint], indices
         ev["declared_law"] = record
         if res.rejected:
             rejected_at.append((plan, res))
-            if ev.get("exact_source") == "declared law":
-                ev["declared_exact_rejected"] = plan.exact
-                for key in ("exact_source", "exact_pair", "exact_method"):
-                    ev.pop(key, None)
-                if isinstance(ev.get("evidence_origin"), Mapping):
-                    ev["evidence_origin"] = dict(ev["evidence_origin"], exact=(
-                        "none: the declared law was rejected by runs of the code"))
-                plan = replace(plan, exact=None, exact_upper=None, exact_kind=EXACT, evidence=ev)
+            if EvidenceOrigin.of(ev, "exact_source") is EvidenceOrigin.DECLARED:
+                plan = drop_exact(plan, ev, "the declared law was rejected by runs of the code",
+                                  rejected_key="declared_exact_rejected")
             else:
                 plan = replace(plan, evidence=ev)
         else:
@@ -169,12 +167,18 @@ def _test_declared_laws(plans: list[PointPlan], points: list[GridPoint], indices
                                 "power": res.power})]
 
 
+#: How the summary sentence names each kind of exact value (one label per user number: a
+#: user's exact epsilon reads as it does in the verdict sentence).
+_EXACT_WORD = {EXACT: "exact", CERTIFIED: CERTIFIED, USER_SUPPLIED: USER_EXACT_LABEL}
+
+
 def _summary(claim_id: str, points: Sequence[GridPoint], worst: GridPoint) -> str:
     ratios_exact = [p.epsilon_exact / p.claimed_epsilon for p in points
                     if p.epsilon_exact is not None]
     kinds = {p.exact_kind for p in points if p.epsilon_exact is not None}
-    exact_name = ("exact" if kinds == {EXACT} else "certified lower bound (numerical)"
-                  if kinds == {CERTIFIED} else "exact or certified")
+    exact_name = (_EXACT_WORD[next(iter(kinds))] if len(kinds) == 1
+                  else "exact or certified" if USER_SUPPLIED not in kinds
+                  else "exact, certified or user-supplied")
     ratios_acc = [p.epsilon_accountant / p.claimed_epsilon for p in points
                   if p.epsilon_accountant is not None]
     n_bad = sum(p.counterexample() is not None for p in points)
@@ -185,11 +189,13 @@ def _summary(claim_id: str, points: Sequence[GridPoint], worst: GridPoint) -> st
                      f"{max(ratios_exact):.3g}];")
     if ratios_acc:
         parts.append(f"accountant/claimed in [{min(ratios_acc):.3g}, {max(ratios_acc):.3g}].")
-    exact_word = "exact" if worst.exact_kind == EXACT else CERTIFIED
+    exact_word = _EXACT_WORD.get(worst.exact_kind, CERTIFIED)
+    user_lb = ("" if worst.epsilon_user_lower_bound is None else
+               f", {USER_LOWER_BOUND_LABEL} {fmt(worst.epsilon_user_lower_bound)}")
     parts.append(f"Worst point ({format_parameters(worst.parameters)}): claimed "
                  f"{fmt(worst.claimed_epsilon)}, {exact_word} {fmt(worst.epsilon_exact)}, accountant "
                  f"{fmt(worst.epsilon_accountant)}, empirical lower bound "
-                 f"{fmt(worst.epsilon_lower_bound)}.")
+                 f"{fmt(worst.epsilon_lower_bound)}{user_lb}.")
     return " ".join(parts)
 
 
@@ -355,6 +361,12 @@ def _run_claim(decl: Declaration, ctx: AuditContext) -> ClaimAudit:
                 f"{exact_label(plan.exact_kind)} {gp.epsilon_exact:.4g} of a realisable pair "
                 f"exceeds the accountant's {gp.epsilon_accountant:.4g}, an upper bound over every "
                 "pair (the accountant's schedule is not what this release does).")
+        if gp.accountant_below_user_lower_bound():
+            findings_tail.append(
+                f"INCONSISTENCY at ({format_parameters(plan.parameters)}): the "
+                f"{USER_LOWER_BOUND_LABEL} {gp.epsilon_user_lower_bound:.4g} ({NOT_COMPUTED}) "
+                f"exceeds the accountant's {gp.epsilon_accountant:.4g}, an upper bound over every "
+                "pair: the user's number and the accountant cannot both describe this release.")
     ctx.progress(done[0], total, "checking the sensitivity lemmas")
     outcome = decl.lemmas(ctx, lemma_parameters)
     lemmas = list(outcome.checks) + law_checks

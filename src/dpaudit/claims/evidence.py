@@ -8,12 +8,17 @@ import GridPoint``); it holds the same objects, not copies.
 
 from __future__ import annotations
 
-from dpaudit.evidence import (CERTIFIED, DEFAULT_NOT_CHECKED, EXACT, EXACT_KINDS, EXACT_TOLERANCE,
-                              LEMMA_METHODS, NOT_CHECKED, USER_SUPPLIED, GridPoint, LemmaCheck,
-                              LemmaMethod, LemmaOutcome, LemmaStatus, Verdict, exact_label)
-# The JSON number helpers, for dpaudit.claims.record (private: not part of the re-exported API).
-from dpaudit.evidence import _json_float, _num  # noqa: F401
+from dpaudit.evidence import (CERTIFIED, DEFAULT_NOT_CHECKED, EXACT, EXACT_KINDS,
+                              EXACT_SOURCE_KEYS, EXACT_TOLERANCE, AccountantSource,
+                              EvidenceOrigin, ExactSource,
+                              LEMMA_METHODS, NOT_CHECKED, NOT_COMPUTED, USER_ACCOUNTANT_LABEL,
+                              USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL, USER_SUPPLIED,
+                              GridPoint, LemmaCheck,
+                              LemmaMethod, LemmaOutcome, LemmaStatus, Verdict, exact_label,
+                              json_float, num)
 
-__all__ = ["CERTIFIED", "DEFAULT_NOT_CHECKED", "EXACT", "EXACT_KINDS", "EXACT_TOLERANCE",
-           "LEMMA_METHODS", "NOT_CHECKED", "USER_SUPPLIED", "GridPoint", "LemmaCheck", "LemmaMethod",
-           "LemmaOutcome", "LemmaStatus", "Verdict", "exact_label"]
+__all__ = ["CERTIFIED", "DEFAULT_NOT_CHECKED", "EXACT", "EXACT_KINDS", "EXACT_SOURCE_KEYS",
+           "EXACT_TOLERANCE", "AccountantSource", "EvidenceOrigin", "ExactSource",
+           "LEMMA_METHODS", "NOT_CHECKED", "NOT_COMPUTED", "USER_ACCOUNTANT_LABEL", "USER_EXACT_LABEL",
+           "USER_LOWER_BOUND_LABEL", "USER_SUPPLIED", "GridPoint", "LemmaCheck", "LemmaMethod",
+           "LemmaOutcome", "LemmaStatus", "Verdict", "exact_label", "json_float", "num"]

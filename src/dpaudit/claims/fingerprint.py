@@ -1,6 +1,6 @@
 """A behavioural fingerprint of a claim declaration: what its code *does*, for the resume key.
 
-A saved audit may be reused only while the code that produced it is unchanged (issue 32, item 3).
+A saved audit may be reused only while the code that produced it is unchanged.
 Hashing files misses code with no file (a notebook, ``python -c``, stdin), a release re-registered
 under the same id by a running script, and behaviour that lives in modules nobody hashed. The
 fingerprint hashes what the declaration yields at every grid point: the claimed values, the
@@ -115,6 +115,8 @@ def behaviour_fingerprint(declaration: Any) -> str:
                                 plan.claimed_delta, plan.exact, plan.exact_upper,
                                 plan.exact_kind, plan.accountant,
                                 sorted((k, repr(v)) for k, v in plan.evidence.items()))).encode())
+            if plan.user_lower_bound is not None:  # only when given: other keys stay as they were
+                digest.update(repr(("user_lower_bound", plan.user_lower_bound)).encode())
             for lemma in getattr(user, "lemmas", ()):
                 digest.update(repr((lemma.statement, lemma.bound_at(params))).encode())
             emp = plan.empirical

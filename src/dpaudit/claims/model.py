@@ -269,7 +269,7 @@ PARAMETER_ROLES = ("parameter", "reading", "label")
 @dataclass(frozen=True)
 class ParameterRange:
     """The stated range of one grid parameter of a claim, the text it rests on, and the grid values
-    that audit it (issue 33: "audit the stated range, extremes included", for every parameter).
+    that audit it: every parameter's stated range is audited, its extremes included.
 
     ``name``: the grid key (``"gamma"``); ``stated``: the range in symbols (``"(0, 1)"``);
     ``quote``: the paper's words the range rests on, verbatim from the source text (whitespace

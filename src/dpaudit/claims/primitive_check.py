@@ -54,7 +54,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from dpaudit.claims.evidence import LemmaCheck
+from dpaudit.claims.evidence import EvidenceOrigin, LemmaCheck
 from dpaudit.claims.verdict import format_parameters
 from dpaudit.greybox.primitives import Primitive, PrimitiveCall, Recording, record_release
 
@@ -67,7 +67,7 @@ __all__ = ["primitive_evidence", "with_primitives", "primitive_checks", "account
 TRUSTED = ("trusted primitives: accounted from the named primitives' laws, not read from their "
            "code")
 #: ``evidence["accountant_source"]`` of such an accountant.
-TRUSTED_SOURCE = "trusted primitives"
+TRUSTED_SOURCE = EvidenceOrigin.TRUSTED_PRIMITIVES.value
 
 INVARIANCE_STATEMENT = ("the named primitives are called in the same sequence (path, family, "
                         "scale, shape, declared sensitivity) on neighbouring inputs given the "

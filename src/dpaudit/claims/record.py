@@ -3,7 +3,7 @@
 This is the record the CLI saves as JSON and the reports render; its ``to_dict`` is a superset of
 one row of ``index.json`` (schema ``dpaudit.report/1``).
 
-Verdict rules (issue 4, AUDIT-METHOD section 2), applied by :func:`decide_verdict`:
+Verdict rules (AUDIT-METHOD section 2), applied by :func:`decide_verdict`:
 
 * ``"violated"``: some audited point has a formal counterexample (exact epsilon of a realisable
   neighbouring pair above the claim, beyond floating-point tolerance) or a statistically valid
@@ -13,7 +13,7 @@ Verdict rules (issue 4, AUDIT-METHOD section 2), applied by :func:`decide_verdic
 * ``"inconclusive"``: otherwise (e.g. the accountant is above the claim but no realisable pair
   exceeds it, or a lemma failed without a privacy counterexample, or no accountant exists).
 
-Lemma methods (issue 13): an SMT counterexample (``method="smt-refuted"``, replayed through the
+Lemma methods: an SMT counterexample (``method="smt-refuted"``, replayed through the
 implementation) fails a lemma exactly like a shrunk Hypothesis counterexample; an SMT proof
 (``"smt-proved"``) is named in the ``holds`` reason; an SMT call that timed out
 (``"smt-unknown"``, status ``inconclusive``) is absent evidence: it never passes a lemma and does
@@ -39,7 +39,7 @@ from typing import Any, Mapping
 from dpaudit.claims.model import PrivacyClaim
 
 from dpaudit.claims.evidence import (GridPoint, LemmaCheck, Verdict,
-                                     _json_float)
+                                     json_float)
 from dpaudit.claims.severity import assess_severity
 from dpaudit.claims.verdict import decide_verdict, violation_region
 
@@ -126,7 +126,7 @@ class ClaimAudit:
                 if primary else reason)
         if others:
             # A reading's name joins its choices with "; ": written with commas here, so that
-            # the readings stay apart (issue 35: "holds under a=1; b=2; holds under a=2; ...").
+            # the readings stay apart (not "holds under a=1; b=2; holds under a=2; ...").
             text += " Other readings: " + "; ".join(
                 f"{r['verdict']} under {r['name'].replace('; ', ', ')}" for r in others) + "."
         return verdict, text
@@ -163,11 +163,11 @@ class ClaimAudit:
                 "parameters": {} if w is None else dict(w.parameters),
                 "claimed_epsilon": None if w is None else w.claimed_epsilon,
                 "claimed_delta": None if w is None else w.claimed_delta,
-                "epsilon_exact": None if w is None else _json_float(w.epsilon_exact),
+                "epsilon_exact": None if w is None else json_float(w.epsilon_exact),
                 "exact_kind": None if w is None or w.epsilon_exact is None else w.exact_kind,
-                "epsilon_accountant": None if w is None else _json_float(w.epsilon_accountant),
-                "epsilon_lower_bound": None if w is None else _json_float(w.epsilon_lower_bound),
-            },
+                "epsilon_accountant": None if w is None else json_float(w.epsilon_accountant),
+                "epsilon_lower_bound": None if w is None else json_float(w.epsilon_lower_bound),
+            } | ({} if w is None else w.user_lower_bound_fields()),
             "lemmas": [lem.to_dict() for lem in self.lemmas],
             "claim": self.claim.to_dict(),
             "points": [p.to_dict() for p in self.points],
@@ -206,7 +206,7 @@ def _worst(points: list[GridPoint]) -> GridPoint | None:
 
 def _summary(p: GridPoint) -> dict[str, Any]:
     return {"parameters": dict(p.parameters), "claimed_epsilon": p.claimed_epsilon,
-            "claimed_delta": p.claimed_delta, "epsilon_exact": _json_float(p.epsilon_exact),
+            "claimed_delta": p.claimed_delta, "epsilon_exact": json_float(p.epsilon_exact),
             "exact_kind": None if p.epsilon_exact is None else p.exact_kind,
-            "epsilon_accountant": _json_float(p.epsilon_accountant),
-            "epsilon_lower_bound": _json_float(p.epsilon_lower_bound)}
+            "epsilon_accountant": json_float(p.epsilon_accountant),
+            "epsilon_lower_bound": json_float(p.epsilon_lower_bound)} | p.user_lower_bound_fields()

@@ -48,7 +48,7 @@ ENTRY_POINT_GROUP = "dpaudit.claims"
 
 #: Namespaces a claim id cannot use: a report directory holds these names at its top level (the
 #: papers' pages ``papers/<ns>.*``, the index and the manifest), which a claim's files
-#: ``<namespace>/<name>.*`` would overwrite or collide with (issue 32).
+#: ``<namespace>/<name>.*`` would overwrite or collide with.
 RESERVED_NAMESPACES = frozenset(["papers", "index.json", "index.md", "index.html",
                                  "dpaudit-manifest.json"])
 
@@ -157,8 +157,8 @@ def register(claim: PrivacyClaim, audit: AuditFunction | Any, kind: str = "learn
 
 
 def reproduce_command(claim_id: str, origin: Origin, budget: str, seed: int, alpha: float) -> str:
-    """The shell command that reruns an audit, every token shell-quoted, that works as pasted
-    (issue 35): it names what registers the claim when dpaudit does not, with ``--plugin``: the
+    """The shell command that reruns an audit, every token shell-quoted, that works as pasted:
+    it names what registers the claim when dpaudit does not, with ``--plugin``: the
     plugin, the module an installed package's entry point names (so a missing package is named
     by the error), or the file of the module that registered it. A claim registered by a script
     as it ran (``__main__``) is reproduced by running the script again, and one registered
@@ -304,7 +304,7 @@ def load_plugin(spec: str) -> list[str]:
         name = f"dpaudit_plugin_{path.stem.replace('-', '_')}_{digest}"
         origin = Origin("plugin", name, plugin=str(path), path=str(path))
         # Its own folder on sys.path, as `python path.py` puts it: its sibling modules and
-        # sub-packages import (issue 35).
+        # sub-packages import.
         if str(path.parent) not in sys.path:
             sys.path.insert(0, str(path.parent))
         if name not in sys.modules:

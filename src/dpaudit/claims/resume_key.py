@@ -92,7 +92,7 @@ _KEYS: dict[str, tuple[Any, frozenset[Path], str]] = {}
 def _behaviour_key(claim_id: str, registered: Any) -> tuple[frozenset[Path], str]:
     """The user modules and the behavioural fingerprint behind a non-bundled claim (cached per
     registration). A claim with no declaration to fingerprint, or whose fingerprint fails, gets a
-    random token: it is never resumed (issue 32)."""
+    random token: it is never resumed (a stale result is worse than a rerun)."""
     cached = _KEYS.get(claim_id)
     if cached is not None and cached[0] is registered:
         return cached[1], cached[2]

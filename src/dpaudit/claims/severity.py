@@ -1,4 +1,4 @@
-"""How much a verdict matters, from the evidence the audit already has (issue 33).
+"""How much a verdict matters, from the evidence the audit already has.
 
 AUDIT-METHOD section 2, "How much a violation matters": a violation is a fact about the claim, how
 much it matters is a fact about the evidence. "violated only for delta >= 0.996" and "violated at
@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-from dpaudit.claims.evidence import GridPoint, _json_float
+from dpaudit.claims.evidence import GridPoint, json_float
 from dpaudit.claims.model import RangeReading
 from dpaudit.claims.verdict import format_parameters, violation_region
 
@@ -85,7 +85,7 @@ def _delta_span(points: Sequence[GridPoint]) -> tuple[float, float] | None:
 
 
 def _num(x: Any) -> float | None:
-    return None if x is None else _json_float(float(x))
+    return None if x is None else json_float(float(x))
 
 
 def assess_severity(verdict: str, points: Sequence[GridPoint],

@@ -38,8 +38,11 @@ default, because the factor of two between them is the most common calibration b
 (an upper bound), and ``violated`` needs an exact value or an empirical bound above the claim.
 
 Labels: values dpaudit computes (``accountant=`` a noise schedule, ``exact=`` a law) are its own
-evidence; a number the user computes (``accountant=`` returning a float, ``exact_value=``) is
-recorded with ``"user-supplied"`` in the JSON, the verdict sentence and the reports.
+evidence; a number the user computes carries one label wherever it shows (the JSON, the verdict
+sentence, the findings and the reports): ``exact_value=`` is the "user-supplied exact epsilon",
+``accountant=`` returning a float the "user-supplied accountant epsilon", and ``lower_bound=``
+(a rigorous lower bound on the release's epsilon from a published attack or the user's own proof)
+the "user-supplied lower bound".
 """
 
 from __future__ import annotations
@@ -55,14 +58,17 @@ import numpy as np
 from dpaudit._validation import check_delta, check_epsilon
 from dpaudit.claims.context import AuditContext
 from dpaudit.claims.declaration import Declaration, EmpiricalPlan, PointPlan
-from dpaudit.claims.evidence import EXACT, USER_SUPPLIED, LemmaCheck, LemmaOutcome
+from dpaudit.claims.evidence import (EXACT, EXACT_TOLERANCE, NOT_COMPUTED, USER_ACCOUNTANT_LABEL,
+                                     USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL, USER_SUPPLIED,
+                                     AccountantSource, EvidenceOrigin, ExactSource, LemmaCheck,
+                                     LemmaOutcome)
 from dpaudit.claims.pair_relation import ADD_REMOVE_SHAPE_HINT, neighbour_violation
 from dpaudit.claims.registry import check_namespace
 from dpaudit.claims.model import (NeighbourRelation, PrivacyClaim, Provenance, Release,
                                   SensitivityLemma)
 from dpaudit.formal.noise_schedules import distance_factor
 
-__all__ = ["Source", "Lemma", "Claim", "Params", "declaration_of"]
+__all__ = ["Source", "Lemma", "Claim", "Params", "UserDeclaration", "declaration_of"]
 
 Params = Mapping[str, Any]
 
@@ -156,6 +162,20 @@ def _check_primitives(claim: Any) -> None:
     object.__setattr__(claim, "primitives", prims)
 
 
+def _check_lower_bound(value: Any, where: str = "") -> float:
+    """``Claim.lower_bound``'s value as a float, refused with the field's name unless a finite
+    number ``>= 0`` (a lower bound on an epsilon: NaN, infinity or a negative value is a bug in
+    the number handed in, never evidence)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"Claim.lower_bound must be a number or a callable lower_bound(params) "
+                        f"-> float{where}, got {type(value).__name__} {_describe(value)}")
+    x = float(value)
+    if not math.isfinite(x) or x < 0:
+        raise ValueError(f"Claim.lower_bound must be a finite number >= 0 (a rigorous lower bound "
+                         f"on the release's epsilon){where}, got {x}")
+    return x
+
+
 def _callable(value: Any, name: str, signature: str) -> None:
     if value is not None and not callable(value):
         raise TypeError(f"Claim.{name} must be callable as {signature}, got "
@@ -186,7 +206,14 @@ class Claim:
       Laplace noise from the ``rng`` dpaudit passes, leave it out: dpaudit derives the law from
       the code by replay (:mod:`dpaudit.greybox`), and that law decides whenever it exists.
     * ``exact_value(params, data0, data1) -> float``: an exact epsilon the user computed
-      (user-supplied).
+      (labelled "user-supplied exact epsilon").
+    * ``lower_bound``: a rigorous lower bound on the release's epsilon at the claimed delta that
+      the user obtained elsewhere (a published attack, the user's own proof): a number, or
+      ``lower_bound(params) -> float`` per grid point; finite and ``>= 0`` (``ValueError``
+      naming the field otherwise). Labelled "user-supplied lower bound" everywhere it shows. It
+      decides like a certified lower bound: above the claim the claim is ``violated`` and the
+      verdict says it rests on a user-supplied number; above the accountant the accountant
+      certifies nothing. It never makes a claim hold.
     * ``lemmas``: :class:`Lemma` statements checked at every grid point.
     * ``primitives``: :class:`~dpaudit.greybox.primitives.Primitive` objects naming the library
       functions that add the noise where no draw source sees it (compiled samplers, a library's
@@ -218,6 +245,7 @@ class Claim:
     accountant: Callable[[Params], Any] | None = None
     exact: Callable[[Params], Any] | None = None
     exact_value: Callable[[Params, Any, Any], float] | None = None
+    lower_bound: float | Callable[[Params], float] | None = None
     lemmas: Sequence[Lemma] = ()
     statistic: Callable[[np.ndarray], np.ndarray] | None = None
     samples: int | None = None
@@ -250,6 +278,8 @@ class Claim:
                           ("exact_value", "exact_value(params, data0, data1) -> float"),
                           ("statistic", "statistic(outputs) -> scores")):
             _callable(getattr(self, name), name, sig)
+        if self.lower_bound is not None and not callable(self.lower_bound):
+            object.__setattr__(self, "lower_bound", _check_lower_bound(self.lower_bound))
         if isinstance(self.grid, (str, bytes)) or not isinstance(self.grid, Sequence):
             raise TypeError("Claim.grid must be a sequence of parameter mappings")
         for i, p in enumerate(self.grid):
@@ -276,6 +306,15 @@ class Claim:
         if not isinstance(self.neighbour_check, bool):
             raise TypeError(f"Claim.neighbour_check must be True or False, got "
                             f"{self.neighbour_check!r}")
+
+    def lower_bound_at(self, params: Params) -> float | None:
+        """The user-supplied lower bound on the release's epsilon at ``params`` (``None``: not
+        given), validated: a finite number ``>= 0``."""
+        if self.lower_bound is None:
+            return None
+        if not callable(self.lower_bound):
+            return float(self.lower_bound)
+        return _check_lower_bound(self.lower_bound(params), f" at {dict(params)}")
 
     def claimed_at(self, params: Params) -> tuple[float, float]:
         """The claim instantiated at ``params``, validated."""
@@ -311,7 +350,7 @@ def _describe(x: Any, limit: int = 120) -> str:
 
 
 @dataclass
-class _UserDeclaration(Declaration):
+class UserDeclaration(Declaration):
     """The driver's declaration of a user :class:`Claim` (``grid``, ``plan``, ``lemmas``)."""
 
     user: Claim
@@ -337,7 +376,7 @@ class _UserDeclaration(Declaration):
 
     def _check_neighbours(self, pair: Any, params: Params, what: str) -> Any:
         """``pair`` unchanged; ValueError naming it when it is not a pair of neighbours under
-        the declared relation (issue 32; :mod:`dpaudit.claims.pair_relation`)."""
+        the declared relation (:mod:`dpaudit.claims.pair_relation`)."""
         if self.user.neighbour_check:
             why = neighbour_violation(pair[0], pair[1], self.user.neighbours)
             if why is not None:
@@ -373,7 +412,7 @@ class _UserDeclaration(Declaration):
 
     def _exact(self, params: Params, pairs: list[tuple[Any, Any]], delta: float,
                mechanism: Any, ctx: AuditContext) -> Any:
-        """The point's exact evidence (issue 34): derived from the code by replay when it can
+        """The point's exact evidence: derived from the code by replay when it can
         be, else the declared law (tested against runs by the driver) or the user's number."""
         from dpaudit.greybox.point_evidence import exact_evidence
 
@@ -393,7 +432,10 @@ class _UserDeclaration(Declaration):
                             f"{_describe(raw)}")
         return float(raw)
 
-    def _accountant(self, params: Params, delta: float) -> tuple[float | None, str, str]:
+    def accountant_at(self, params: Params, delta: float) -> tuple[float | None, str, str]:
+        """The accountant epsilon at ``params`` and ``delta`` with its source and description:
+        dpaudit's, of the schedule ``Claim.accountant`` returns (evaluated under the claim's
+        relation), or the user's number; ``(None, "", "")`` without an accountant."""
         if self.user.accountant is None:
             return None, "", ""
         sched = self.user.accountant(params)
@@ -401,7 +443,7 @@ class _UserDeclaration(Declaration):
             value = float(sched)
             if math.isnan(value) or value < 0:
                 raise ValueError(f"Claim.accountant returned {value}; it must be >= 0")
-            return value, USER_SUPPLIED, "supplied by the user"
+            return value, EvidenceOrigin.USER_SUPPLIED, "supplied by the user"
         if not hasattr(sched, "epsilon"):
             raise TypeError("Claim.accountant must return a noise schedule of dpaudit.noise "
                             "(GaussianNoise, LaplaceNoise, gaussian_tree, ...) or a float, got "
@@ -409,7 +451,7 @@ class _UserDeclaration(Declaration):
         value = float(sched.epsilon(delta, neighbours=self.user.neighbours))
         text = sched.describe(neighbours=self.user.neighbours) if hasattr(sched, "describe") \
             else repr(sched)
-        return value, "dpaudit", text
+        return value, EvidenceOrigin.DPAUDIT, text
 
     def plan(self, params: Params, ctx: AuditContext) -> PointPlan:
         u = self.user
@@ -421,13 +463,13 @@ class _UserDeclaration(Declaration):
                             f"{dict(params)} it returned {type(mechanism).__name__}")
         code = self._exact(params, pairs, delta, mechanism, ctx)
         exact = code.exact
-        acc, acc_source, acc_text = self._accountant(params, delta)
+        acc, acc_source, acc_text = self.accountant_at(params, delta)
         evidence: dict[str, Any] = {"neighbours": u.neighbours}
         if exact is not None:
-            evidence["exact_pair"] = f"data0={_describe(exact.pair[0])}, data1=" \
-                                     f"{_describe(exact.pair[1])}"
-            evidence["exact_method"] = exact.method
-            evidence["exact_source"] = exact.source
+            evidence.update(ExactSource(
+                EvidenceOrigin(exact.source),
+                f"data0={_describe(exact.pair[0])}, data1={_describe(exact.pair[1])}",
+                exact.method).to_evidence())
         evidence.update(code.evidence)
         if code.findings:
             evidence["code_findings"] = list(code.findings)
@@ -439,8 +481,11 @@ class _UserDeclaration(Declaration):
                 neighbours=u.neighbours, delta=delta,
                 seed=ctx.seed_for(self.claim.id, "primitives", _fmt(params)))
         if acc is not None:
-            evidence["accountant_source"] = acc_source
-            evidence["accountant"] = acc_text
+            evidence.update(AccountantSource(EvidenceOrigin(acc_source), acc_text).to_evidence())
+        user_lower = u.lower_bound_at(params)
+        if user_lower is not None:
+            evidence["user_lower_bound"] = (f"{USER_LOWER_BOUND_LABEL} (Claim.lower_bound), "
+                                            f"{NOT_COMPUTED}")
         law_test = self._law_test(params, pairs, mechanism, ctx)
         verification = self._verification(code, mechanism, eps, delta, ctx)
         invariance = self._invariance(pairs, mechanism, ctx, params)
@@ -448,7 +493,8 @@ class _UserDeclaration(Declaration):
             evidence["invariance"] = invariance
         if code.guarded:
             evidence["rng_guard"] = code.guarded
-        elif pairs and acc is not None and (exact is None or exact.source != "derived from the code"):
+        elif pairs and acc is not None and (exact is None
+                                            or exact.source != EvidenceOrigin.DERIVED):
             from dpaudit.greybox.noise_transforms import noise_transforms
 
             seen = noise_transforms(mechanism, pairs[0][0],
@@ -480,7 +526,7 @@ class _UserDeclaration(Declaration):
                 samples=u.samples, pair_seeds=pairs if both else None, state_pair=True)
         recommend = None
         if (code.chosen_law is not None and exact is not None
-                and exact.source == "derived from the code" and math.isfinite(exact.value)
+                and exact.source == EvidenceOrigin.DERIVED and math.isfinite(exact.value)
                 and exact.value > eps):
             from dpaudit.claims.recalibration import DerivedLawRecommendation
 
@@ -491,7 +537,8 @@ class _UserDeclaration(Declaration):
                          exact_kind=EXACT if exact is None else exact.kind,
                          exact_upper=None if exact is None else exact.upper,
                          accountant=acc, empirical=empirical, evidence=evidence,
-                         law_test=law_test, law_verification=verification)
+                         law_test=law_test, law_verification=verification,
+                         user_lower_bound=user_lower)
 
     def _invariance(self, pairs: list[tuple[Any, Any]], mechanism: Any, ctx: AuditContext,
                     params: Params) -> dict[str, Any] | None:
@@ -604,7 +651,7 @@ class _UserDeclaration(Declaration):
             else:
                 checks.append(LemmaCheck(lem.statement, "holds", worst_ratio=worst[0],
                                          examples=examples))
-        from dpaudit.claims.noise_site_check import noise_site_check  # issue 34: no lemma needed
+        from dpaudit.claims.noise_site_check import noise_site_check  # checks each noise site; needs no declared lemma
 
         site_checks, site_findings = noise_site_check(self.user, ctx, self.claim.id, points,
                                                       per_point)
@@ -616,8 +663,16 @@ class _UserDeclaration(Declaration):
         out = []
         user_exact = [p for p in run.points if p.exact_kind == USER_SUPPLIED]
         if user_exact:
-            out.append(f"The exact epsilon at {len(user_exact)} point(s) is user-supplied "
-                       "(Claim.exact_value), not computed by dpaudit.")
+            out.append(f"The {USER_EXACT_LABEL} at {len(user_exact)} point(s) "
+                       f"(Claim.exact_value) is {NOT_COMPUTED}.")
+        user_lower = [p for p in run.points if p.epsilon_user_lower_bound is not None]
+        if user_lower:
+            refuting = sum(p.epsilon_user_lower_bound > p.claimed_epsilon * (1 + EXACT_TOLERANCE)
+                           for p in user_lower)
+            out.append(f"The {USER_LOWER_BOUND_LABEL} at {len(user_lower)} point(s) "
+                       f"(Claim.lower_bound) is {NOT_COMPUTED}; it is above the claim at "
+                       f"{refuting} of them" + (" (a violation resting on a user-supplied number)."
+                                                if refuting else "."))
         out.extend(_origin_sentence(run.plans))
         for pl in run.plans:  # a declared number the law derived from the code contradicts
             out.extend(f"At ({_fmt(pl.parameters)}): {f}" for f in pl.evidence.get("code_findings", ()))
@@ -630,19 +685,27 @@ class _UserDeclaration(Declaration):
         if not self.user.neighbour_check and (self.user.pairs or self.user.pair_search):
             out.append("The pairs were not checked against the declared neighbouring relation "
                        "(Claim.neighbour_check=False): they are trusted as neighbours as declared.")
-        user_acc = [pl for pl in run.plans if pl.evidence.get("accountant_source") == USER_SUPPLIED]
+        user_acc = [pl for pl in run.plans if _accountant_origin(pl) is EvidenceOrigin.USER_SUPPLIED]
         if user_acc:
-            out.append(f"The accountant epsilon at {len(user_acc)} point(s) is user-supplied "
-                       "(Claim.accountant returned a number), not computed by dpaudit.")
+            out.append(f"The {USER_ACCOUNTANT_LABEL} at {len(user_acc)} point(s) "
+                       f"(Claim.accountant returned a number) is {NOT_COMPUTED}.")
         return out
 
 
+def _exact_origin(plan: PointPlan) -> EvidenceOrigin | None:
+    return EvidenceOrigin.of(plan.evidence, "exact_source")
+
+
+def _accountant_origin(plan: PointPlan) -> EvidenceOrigin | None:
+    return EvidenceOrigin.of(plan.evidence, "accountant_source")
+
+
 def _origin_sentence(plans: Sequence[PointPlan]) -> list[str]:
-    """Which evidence was drawn from the code and which was declared, in one sentence (issue 34;
-    per point: ``evidence["evidence_origin"]``)."""
+    """Which evidence was drawn from the code and which was declared, in one sentence
+    (per point: ``evidence["evidence_origin"]``)."""
     if not plans:
         return []
-    derived = sum(pl.evidence.get("exact_source") == "derived from the code" for pl in plans)
+    derived = sum(_exact_origin(pl) is EvidenceOrigin.DERIVED for pl in plans)
     tested = sum("declared_law" in pl.evidence for pl in plans)
     reasons = [pl.evidence.get("derivation", {}).get("reason") for pl in plans]
     reason = next((r for r in reasons if r), None)
@@ -650,11 +713,12 @@ def _origin_sentence(plans: Sequence[PointPlan]) -> list[str]:
              + (f", the exact epsilon at {derived} of {len(plans)} point(s) (law derived by "
                 "replaying the rng)" if derived else "")
              + (f", the declared law's test at {tested} point(s)" if tested else "")]
-    trusted = sum(pl.evidence.get("accountant_source") == "trusted primitives" for pl in plans)
+    trusted = sum(_accountant_origin(pl) is EvidenceOrigin.TRUSTED_PRIMITIVES for pl in plans)
     declared = ["the accountant's noise schedule"] if any(
-        pl.accountant is not None and pl.evidence.get("accountant_source") != "trusted primitives"
+        pl.accountant is not None and _accountant_origin(pl) is not EvidenceOrigin.TRUSTED_PRIMITIVES
         for pl in plans) else []
-    if any(pl.evidence.get("exact_source") in ("declared law", USER_SUPPLIED) for pl in plans):
+    if any(_exact_origin(pl) in (EvidenceOrigin.DECLARED, EvidenceOrigin.USER_SUPPLIED)
+           for pl in plans):
         declared.append("the exact epsilon" + (" at the other points" if derived else ""))
     if declared:
         parts.append("declared: " + " and ".join(declared))
@@ -672,11 +736,11 @@ def _fmt(params: Params) -> str:
                      for k, v in params.items())
 
 
-def declaration_of(claim: Claim) -> _UserDeclaration:
+def declaration_of(claim: Claim) -> UserDeclaration:
     """The claim driver's declaration of ``claim`` (what :func:`dpaudit.register_claim` registers)."""
     if not isinstance(claim, Claim):
         raise TypeError(f"expected a dpaudit.Claim, got {type(claim).__name__}")
-    return _UserDeclaration(claim, claim.privacy_claim())
+    return UserDeclaration(claim, claim.privacy_claim())
 
 
 def defining_module(depth: int = 2) -> str | None:

@@ -1,12 +1,15 @@
 """The verdict rules: one verdict per claim from its evidence (AUDIT-METHOD section 2).
 
 * ``"violated"``: some audited point has a formal counterexample (exact epsilon of a realisable
-  neighbouring pair above the claim, beyond floating-point tolerance) or a statistically valid
-  empirical lower bound above the claim.
+  neighbouring pair above the claim, beyond floating-point tolerance), a statistically valid
+  empirical lower bound above the claim, or a user-supplied lower bound above it
+  (``Claim.lower_bound``, treated like a certified lower bound; the sentence says it rests on a
+  user-supplied number).
 * ``"holds"``: no counterexample, every audited point has an accountant (or exact worst-case)
-  epsilon at or below the claim, no exact epsilon or valid empirical lower bound above that
-  accountant (an accountant below either describes other code and certifies nothing), and every
-  sensitivity lemma held.
+  epsilon at or below the claim, no exact epsilon, valid empirical lower bound or user-supplied
+  lower bound above that accountant (an accountant below either describes other code and
+  certifies nothing), and every sensitivity lemma held. A user-supplied lower bound never makes a
+  claim hold: it can only refute one or take the accountant's certificate away.
 * ``"inconclusive"``: otherwise (e.g. the accountant is above the claim but no realisable pair
   exceeds it, or a lemma failed without a privacy counterexample, or no accountant exists).
 
@@ -22,8 +25,11 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from dpaudit.claims.evidence import (CERTIFIED, EXACT_TOLERANCE, NOT_CHECKED, USER_SUPPLIED,
-                                     GridPoint, LemmaCheck, Verdict, _num, exact_label)
+from dpaudit.claims.evidence import (CERTIFIED, EXACT_TOLERANCE, NOT_CHECKED, NOT_COMPUTED,
+                                     USER_ACCOUNTANT_LABEL, USER_EXACT_LABEL,
+                                     USER_LOWER_BOUND_LABEL, USER_SUPPLIED, EvidenceOrigin,
+                                     GridPoint, LemmaCheck,
+                                     Verdict, exact_label, num)
 from dpaudit.claims.formatting import format_parameters, format_value
 
 
@@ -71,6 +77,8 @@ def deciding_number(point: GridPoint) -> str:
                       if point.exact_kind == CERTIFIED else "exact epsilon of the worst pair found"))
     if point.epsilon_lower_bound is not None:
         lower.append((point.epsilon_lower_bound, "empirical lower bound"))
+    if point.epsilon_user_lower_bound is not None:
+        lower.append((point.epsilon_user_lower_bound, f"{USER_LOWER_BOUND_LABEL}, {NOT_COMPUTED}"))
     if lower:
         lo, source = max(lower, key=lambda t: t[0])
         bracket = f"between {max(lo, 0.0):.4g} ({source}) and {acc:.4g} (accountant)"
@@ -81,7 +89,7 @@ def deciding_number(point: GridPoint) -> str:
     emp = point.evidence.get("empirical") if isinstance(point.evidence, Mapping) else None
     power = emp.get("power") if isinstance(emp, Mapping) else None
     if isinstance(power, Mapping) and power.get("detectable_epsilon") is not None:
-        d = _num(float(power["detectable_epsilon"]))
+        d = num(float(power["detectable_epsilon"]))
         if d is not None and math.isfinite(d):
             text += (f" (This budget's empirical test detects epsilon >= {d:.4g} there with "
                      f"probability {power.get('power', 0.8):g}.)")
@@ -103,18 +111,17 @@ def _lower_bound_above_accountant(point: GridPoint) -> bool:
 def _user_supplied(points: list[GridPoint]) -> str:
     """`` (user-supplied at 2 of 3 points, ...)`` when a ``holds`` rests on numbers the user
     handed in (an accountant returned as a float, ``Claim.exact_value``): the sentence says so,
-    not only the findings (issue 32)."""
-    acc = sum(1 for p in points if isinstance(p.evidence, Mapping)
-              and p.evidence.get("accountant_source") == USER_SUPPLIED)
+    not only the findings, so a reader of the verdict alone sees it."""
+    acc = sum(1 for p in points
+              if EvidenceOrigin.of(p.evidence, "accountant_source") is EvidenceOrigin.USER_SUPPLIED)
     exact = sum(1 for p in points if p.epsilon_exact is not None
                 and p.exact_kind == USER_SUPPLIED)
-    parts = [f"user-supplied at {acc} of {len(points)} points" if acc else "",
-             f"the exact epsilon user-supplied at {exact} of {len(points)} points" if exact
-             else ""]
+    parts = [f"{USER_ACCOUNTANT_LABEL} at {acc} of {len(points)} points" if acc else "",
+             f"{USER_EXACT_LABEL} at {exact} of {len(points)} points" if exact else ""]
     text = "; ".join(x for x in parts if x)
-    out = f" ({text}, not computed by dpaudit)" if text else ""
-    trusted = sum(1 for p in points if isinstance(p.evidence, Mapping)
-                  and p.evidence.get("accountant_source") == "trusted primitives")
+    out = f" ({text}, {NOT_COMPUTED})" if text else ""
+    trusted = sum(1 for p in points if EvidenceOrigin.of(p.evidence, "accountant_source")
+                  is EvidenceOrigin.TRUSTED_PRIMITIVES)
     if trusted:  # dpaudit's composition of laws the user named and dpaudit did not read
         out += (f" (accounted from the named primitives' laws at {trusted} of {len(points)} "
                 "points: trusted primitives, not read from their code)")
@@ -156,7 +163,7 @@ def powerless_test(point: GridPoint) -> str | None:
     emp = point.evidence.get("empirical") if isinstance(point.evidence, Mapping) else None
     if not isinstance(emp, Mapping) or "verdict" not in emp:
         return None
-    lb = _num(emp.get("epsilon_lower_bound"))
+    lb = num(emp.get("epsilon_lower_bound"))
     if lb is None or lb > 0:
         return None
     stat, split = emp.get("statistic"), emp.get("samples")
@@ -215,7 +222,14 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
         return _certifies_nothing(points, inverted, lambda q: q.epsilon_exact,
                                   lambda q: f"{exact_label(q.exact_kind)} "
                                   f"{q.epsilon_exact:.4g} of a realisable pair")
-    # Likewise a statistically valid empirical lower bound above the accountant (issue 32): the
+    # Likewise a user-supplied lower bound above the accountant: the user's number and the
+    # accountant cannot both be right, and dpaudit checks neither against the other.
+    user_above = [p for p in points if p.accountant_below_user_lower_bound()]
+    if user_above:
+        return _certifies_nothing(points, user_above, lambda q: q.epsilon_user_lower_bound,
+                                  lambda q: f"{USER_LOWER_BOUND_LABEL} "
+                                  f"{q.epsilon_user_lower_bound:.4g} ({NOT_COMPUTED})")
+    # Likewise a statistically valid empirical lower bound above the accountant: the
     # release's epsilon is above the accountant's with probability >= 1 - alpha.
     refuted = [p for p in points if _lower_bound_above_accountant(p)]
     if refuted:
@@ -261,7 +275,7 @@ def decide_verdict(points: list[GridPoint], lemmas: list[LemmaCheck]) -> tuple[V
         lemma_text = "every lemma held" if checked else "the claim relies on no lemma"
     proved = sum(1 for lem in lemmas if lem.method == "smt-proved")
     if gap_lemmas:
-        # Separate clauses and sentences, not a run of parentheses (issue 35: "... lemma table)
+        # Separate clauses and sentences, not a run of parentheses ("... lemma table)
         # (1 more such gap(s)) (6 proved by SMT ...)").
         g, more = gap_lemmas[0], len(gap_lemmas) - 1
         lemma_text += (f"; proof gap: the paper's lemma '{g.statement}' is {g.status}, but the "

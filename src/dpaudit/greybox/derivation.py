@@ -38,6 +38,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpaudit.evidence import EvidenceOrigin
 from dpaudit.formal.exact_laws import ExactValue, LinearGaussian, ProductLaplace
 from dpaudit.greybox.replay import (GUARD_SENTENCE, Draw, Mechanism, ReplayGenerator,
                                     describe_foreign)
@@ -48,7 +49,7 @@ __all__ = ["DerivedLaw", "NotDerivable", "derive_law", "derive_pair", "PairLaw",
            "DERIVED", "Progress"]
 
 #: ``exact_source`` of an epsilon computed from a law derived from the code.
-DERIVED = "derived from the code"
+DERIVED = EvidenceOrigin.DERIVED.value
 #: Most scalar draws for which the unit-impulse map is built.
 MAX_DRAWS = 4096
 #: Random replays that verify the output is affine in the draws (besides the recorded run).

@@ -22,12 +22,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from dpaudit.evidence import USER_SUPPLIED
+from dpaudit.evidence import USER_SUPPLIED, EvidenceOrigin
 from dpaudit.greybox.derivation import DERIVED, NotDerivable, PairLaw, derive_pair
 
 __all__ = ["ExactChoice", "CodeEvidence", "exact_evidence", "DECLARED", "USER_SUPPLIED"]
 
-DECLARED = "declared law"
+DECLARED = EvidenceOrigin.DECLARED.value
 #: Relative slack before a declared or user-supplied epsilon is said to differ from the derived one.
 RTOL = 1e-6
 

@@ -7,6 +7,8 @@ import math
 import textwrap
 from typing import Any, Iterable, Sequence
 
+from dpaudit.evidence import NOT_COMPUTED, USER_LOWER_BOUND_LABEL
+
 __all__ = ["SUMMARY_WIDTH", "ascii_text", "counts_sentence", "one_line_error", "summary_table",
            "text_table"]
 
@@ -60,7 +62,7 @@ def summary_table(records: Sequence[dict[str, Any]], width: int = SUMMARY_WIDTH)
 
     header = ["claim", "claimed at worst", "exact eps", "accountant", "lower bound", "verdict"]
     rows = []
-    certified = False
+    certified = user_lower = False
     origins: set[str] = set()
     for r in records:
         w = r.get("worst_case", {})
@@ -72,9 +74,13 @@ def summary_table(records: Sequence[dict[str, Any]], width: int = SUMMARY_WIDTH)
         if origin:  # which evidence the number is: read from the code, declared, or the user's
             exact += f" ({_ORIGIN_TAG[origin]})"
             origins.add(origin)
+        lower = _num(w.get("epsilon_lower_bound"))
+        if w.get("epsilon_user_lower_bound") is not None:  # the user's own, tagged as such
+            lower = (f"{lower}, " if w.get("epsilon_lower_bound") is not None else "") + \
+                f"{_num(w['epsilon_user_lower_bound'])} (user)"
+            user_lower = True
         rows.append([str(r["id"]), f"({_num(eps)}, {_num(delta)})", exact,
-                     _num(w.get("epsilon_accountant")), _num(w.get("epsilon_lower_bound")),
-                     str(r["verdict"])])
+                     _num(w.get("epsilon_accountant")), lower, str(r["verdict"])])
     rest = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(header)][1:]
     budget = width - sum(rest) - 2 * len(rest)
     id_width = max([len(header[0])] + [len(row[0]) for row in rows if len(row[0]) <= budget])
@@ -92,6 +98,8 @@ def summary_table(records: Sequence[dict[str, Any]], width: int = SUMMARY_WIDTH)
     for origin in sorted(origins):
         note += f"; ({_ORIGIN_TAG[origin]}): {origin}"
     note += "; lower bound - : not run, 0: ran without evidence"
+    if user_lower:
+        note += f"; (user): {USER_LOWER_BOUND_LABEL}, {NOT_COMPUTED}"
     return "\n".join(lines + textwrap.wrap(f"({note})", width))
 
 

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from dpaudit.evidence import (CERTIFIED, EXACT, USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL,
+                              USER_SUPPLIED, EvidenceOrigin)
 from dpaudit.reporting.caveats import CAVEATS, caveats_for, release_dtypes
 from dpaudit.reporting.commands import (index_reproduce_command, needed_plugins,
                                         recorded_command, reproduce_command)
@@ -148,10 +150,6 @@ def format_privacy(epsilon: Any, delta: Any) -> str:
 
 def _algorithm_name(claim_id: str) -> str:
     return claim_id.rsplit("/", 1)[-1]
-
-
-EXACT = "exact"
-CERTIFIED = "certified lower bound (numerical)"
 
 
 def claim_formula(record: Mapping[str, Any]) -> str:
@@ -301,8 +299,8 @@ def exact_header(points: Sequence[Mapping[str, Any]]) -> str:
 
 
 #: What ``evidence["exact_source"]`` of a point says about its exact value, in the reports' words.
-_EXACT_ORIGIN = {"derived from the code": "derived from the code", "declared law": "declared",
-                 "user-supplied": "user-supplied"}
+_EXACT_ORIGIN = {EvidenceOrigin.DERIVED: "derived from the code", EvidenceOrigin.DECLARED:
+                 "declared", EvidenceOrigin.USER_SUPPLIED: "user-supplied"}
 
 
 def exact_origin(point: Mapping[str, Any]) -> str:
@@ -312,19 +310,17 @@ def exact_origin(point: Mapping[str, Any]) -> str:
     closed form of a bundled paper's mechanism, or no exact value)."""
     if as_float(point.get("epsilon_exact")) is None:
         return ""
-    if point.get("exact_kind") == "user-supplied":
+    if point.get("exact_kind") == USER_SUPPLIED:
         return "user-supplied"
-    evidence = point.get("evidence") or {}
-    return _EXACT_ORIGIN.get(str(evidence.get("exact_source", "")), "")
+    return _EXACT_ORIGIN.get(EvidenceOrigin.of(point.get("evidence"), "exact_source"), "")
 
 
 def accountant_origin(point: Mapping[str, Any]) -> str:
     """``"trusted primitives"`` when a point's accountant was composed from the laws of the
     primitives the claim named (``Claim(primitives=...)``: taken on trust, not read from their
     code), else ``""`` (the claim's noise schedule, or a user-supplied number, said elsewhere)."""
-    evidence = point.get("evidence") or {}
-    return ("trusted primitives" if evidence.get("accountant_source") == "trusted primitives"
-            else "")
+    origin = EvidenceOrigin.of(point.get("evidence"), "accountant_source")
+    return origin.value if origin is EvidenceOrigin.TRUSTED_PRIMITIVES else ""
 
 
 def worst_point_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -344,6 +340,12 @@ def format_exact(point: Mapping[str, Any]) -> str:
     if as_float(point.get("epsilon_exact")) is not None and exact_kind(point) == CERTIFIED:
         return f"≥ {v}"
     return v
+
+
+def format_user_lower_bound(point: Mapping[str, Any]) -> str:
+    """A saved point's user-supplied lower bound (``Claim.lower_bound``), or ``""`` if none."""
+    value = as_float(point.get("epsilon_user_lower_bound"))
+    return "" if value is None else format_epsilon(value)
 
 
 def lower_bound_state(point: Mapping[str, Any]) -> str:
@@ -500,8 +502,13 @@ def _counterexample(point: Mapping[str, Any]) -> str:
     lb = as_float(point.get("epsilon_lower_bound"))
     if exact is not None and exact > claimed * (1 + 1e-6):
         what = ("certified lower bound on epsilon (numerical)" if exact_kind(point) == CERTIFIED
+                else USER_EXACT_LABEL if point.get("exact_kind") == USER_SUPPLIED
                 else "exact epsilon")
         return f"{what} {format_epsilon(exact)} > claimed {format_epsilon(claimed)}"
+    user = as_float(point.get("epsilon_user_lower_bound"))
+    if user is not None and user > claimed * (1 + 1e-6):
+        return (f"{USER_LOWER_BOUND_LABEL} {format_epsilon(user)} > claimed "
+                f"{format_epsilon(claimed)} (resting on a user-supplied number)")
     if lb is not None and lb > claimed:
         return f"empirical lower bound {format_epsilon(lb)} > claimed {format_epsilon(claimed)}"
     return ""
@@ -509,7 +516,7 @@ def _counterexample(point: Mapping[str, Any]) -> str:
 
 def _ratio(point: Mapping[str, Any]) -> float | None:
     vals = [as_float(point.get(k)) for k in ("epsilon_exact", "epsilon_accountant",
-                                             "epsilon_lower_bound")]
+                                             "epsilon_lower_bound", "epsilon_user_lower_bound")]
     vals = [v for v in vals if v is not None]
     if not vals:
         return None
@@ -562,6 +569,7 @@ def evidence_table(record: Mapping[str, Any]) -> EvidenceTable:
             "accountant": format_epsilon(p.get("epsilon_accountant")),
             "lower_bound": format_epsilon(p.get("epsilon_lower_bound")),
             "lower_bound_state": state,
+            "user_lower_bound": format_user_lower_bound(p),
             "ratio": "—" if ratio is None else format_epsilon(ratio, 3),
             "counterexample": _counterexample(p),
             "worst": is_worst,
@@ -774,6 +782,8 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
     claimed_at_worst = as_float(wclaimed[0])
     lb = as_float(worst.get("epsilon_lower_bound"))
     exact_v = as_float(worst.get("epsilon_exact"))
+    user_exact = exact_v is not None and worst.get("exact_kind") == USER_SUPPLIED
+    user_lb = as_float(worst.get("epsilon_user_lower_bound"))
     return {
         "id": record["id"],
         "formula": claim_formula(record),
@@ -799,8 +809,11 @@ def claim_context(record: Mapping[str, Any]) -> dict[str, Any]:
             "exact": format_exact(worst),
             "exact_label": ("certified lower bound ε (numerical)"
                             if exact_v is not None and exact_kind(worst) == CERTIFIED
-                            else "exact ε"),
-            "exact_origin": exact_origin(worst_point_record(record)),
+                            else "user-supplied exact ε" if user_exact else "exact ε"),
+            "exact_origin": "" if user_exact else exact_origin(worst_point_record(record)),
+            "user_lower_bound": format_user_lower_bound(worst),
+            "user_lower_bound_bad": (user_lb is not None and claimed_at_worst is not None
+                                     and user_lb > claimed_at_worst * (1 + 1e-6)),
             "exact_bad": (exact_v is not None and claimed_at_worst is not None
                           and exact_v > claimed_at_worst * (1 + 1e-6)),
             "lower_bound_bad": (lb is not None and claimed_at_worst is not None
