@@ -21,11 +21,6 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "dpaudit"
 
-#: Temporary: these packages are being reworked on other branches (one declaration protocol for
-#: the papers, typed evidence, the black-box split) and still import underscore names across
-#: modules (evidence.py has none today, but is being rewritten). The integrator drops each entry
-#: once its branch has merged and the scan is clean, and then this list.
-EXEMPT = ("dpaudit/claims/", "dpaudit/evidence.py", "dpaudit/papers/", "dpaudit/blackbox/")
 
 
 def private_imports(source: str) -> list[tuple[int, str, str]]:
@@ -63,8 +58,6 @@ def test_no_module_imports_another_modules_underscore_names() -> None:
     leaks = []
     for path in sorted(PACKAGE.rglob("*.py")):
         where = path.relative_to(SRC).as_posix()
-        if where.startswith(EXEMPT):
-            continue
         leaks += [f"{where}:{line}: from {module} import {name}"
                   for line, module, name in private_imports(path.read_text(encoding="utf-8"))]
     assert leaks == [], ("give these names a public name in their module (or move them where "
@@ -159,14 +152,12 @@ def test_every_subpackages_all_resolves(package: str) -> None:
 # One definition of the release's signature
 # ------------------------------------------------------------------------------------------------
 
-#: Temporary: claims/declaration.py (being rewritten on another branch) still defines its own
-#: copy; the integrator drops this once it imports dpaudit.greybox.replay.Mechanism.
-OWN_MECHANISM_ALIAS = ("dpaudit/claims/declaration.py",)
 
 
 def test_the_mechanism_alias_is_defined_once() -> None:
     # `Mechanism = Callable[[data, n, rng], outputs]`, the release the grey box replays, lives in
     # greybox/replay.py (beside the rng it is handed); the other modules import it.
+    from dpaudit.claims import declaration
     from dpaudit.greybox import derivation, law_tests, noise_sites, replay
 
     defined = []
@@ -175,7 +166,8 @@ def test_the_mechanism_alias_is_defined_once() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "Mechanism"
                                                     for t in node.targets)
-               for node in tree.body) and where not in OWN_MECHANISM_ALIAS:
+               for node in tree.body):
             defined.append(where)
     assert defined == ["dpaudit/greybox/replay.py"]
-    assert derivation.Mechanism is law_tests.Mechanism is noise_sites.Mechanism is replay.Mechanism
+    assert (derivation.Mechanism is law_tests.Mechanism is noise_sites.Mechanism
+            is declaration.Mechanism is replay.Mechanism)

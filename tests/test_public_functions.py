@@ -38,12 +38,12 @@ def test_results_in_order_restores_item_order() -> None:
 
 def test_pair_search_is_strategy_agrees_with_the_samplers_check() -> None:
     from dpaudit.blackbox.pair_search import is_strategy
-    from dpaudit.blackbox.sampling import _is_strategy
+    from dpaudit.blackbox.sampling import is_strategy as sampling_is_strategy
 
     for obj in (st.integers(), st.tuples(st.floats(), st.floats()), st.just(1).map(str)):
-        assert is_strategy(obj) and _is_strategy(obj)
+        assert is_strategy(obj) and sampling_is_strategy(obj)
     for obj in (1, [st.integers()], None, "st.integers()", [(0, 1)]):
-        assert not is_strategy(obj) and not _is_strategy(obj)
+        assert not is_strategy(obj) and not sampling_is_strategy(obj)
 
 
 def test_private_sum_sensitivity_and_dp_event() -> None:

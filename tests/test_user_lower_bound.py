@@ -24,7 +24,7 @@ from dpaudit import Claim, Source
 from dpaudit.claims.registry import unregister
 from dpaudit.reporting.html import render_claim_html
 from dpaudit.reporting.markdown import render_claim_markdown
-from dpaudit.reporting.terminal import _summary_table
+from dpaudit.reporting.terminal import summary_table
 
 LABEL = "user-supplied lower bound"
 IDS = ("lb/above", "lb/below", "lb/between", "lb/no-accountant", "lb/user-exact")
@@ -87,7 +87,7 @@ def test_a_user_lower_bound_above_the_claim_violates_it_and_says_so_everywhere(t
     assert f"The {LABEL} at 2 point(s) (Claim.lower_bound) is not computed by dpaudit" in findings
     assert f"INCONSISTENCY at (epsilon=0.5): the {LABEL} 1 (not computed by dpaudit)" in findings
     assert f"{LABEL} 1." in record["findings"][0]        # the summary sentence
-    terminal = " ".join(_summary_table([record]).split())
+    terminal = " ".join(summary_table([record]).split())
     assert "1 (user)" in terminal and f"(user): {LABEL}, not computed by dpaudit" in terminal
     html = render_claim_html(record)
     assert f"{LABEL} ε (not computed by dpaudit)" in html      # the headline card

@@ -470,9 +470,6 @@ def is_strategy(obj: Any) -> bool:
     return hyp is not None and isinstance(obj, hyp.SearchStrategy)
 
 
-#: The former private name, still imported by the claims package.
-_is_strategy = is_strategy
-
 
 def describe_input(x: Any) -> Any:
     """A JSON-friendly record of one input found by a pair search (lists for arrays, else repr)."""

@@ -109,13 +109,13 @@ def _selected(decl: Declaration, ctx: AuditContext) -> list[PointPlan]:
 
 def _pairs(plan: PointPlan) -> tuple[list[tuple[Any, Any]], str | None]:
     """The fixed pairs to gate for ``plan``, or a reason why there is none."""
-    from dpaudit.blackbox.sampling import _is_strategy
+    from dpaudit.blackbox.sampling import is_strategy
 
     emp = plan.empirical
     assert emp is not None
     if emp.pairs is None:
         return [(emp.data0, emp.data1)], None
-    if _is_strategy(emp.pairs):
+    if is_strategy(emp.pairs):
         seeds = list(emp.pair_seeds or [])
         if not seeds:
             return [], ("a pair search over a Hypothesis strategy: the gate bets on fixed pairs "

@@ -18,6 +18,7 @@ from dpaudit.claims.context import AuditContext, Budget
 from dpaudit.claims.evidence import EXACT, EXACT_KINDS, GridPoint, LemmaCheck, LemmaOutcome
 from dpaudit.claims.model import PrivacyClaim
 from dpaudit.claims.record import ClaimAudit
+from dpaudit.greybox.replay import Mechanism
 
 if TYPE_CHECKING:
     import numpy as np
@@ -27,7 +28,6 @@ __all__ = ["Mechanism", "EmpiricalPlan", "PointPlan", "Skip", "AddedPoints", "Te
 
 #: A release under audit: ``mechanism(data, n, rng)`` returns ``n`` independent releases of
 #: ``data`` (leading axis ``n``), every draw taken from ``rng``.
-Mechanism = Callable[[Any, int, "np.random.Generator"], Any]
 
 
 @dataclass(frozen=True, kw_only=True)

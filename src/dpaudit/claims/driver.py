@@ -108,9 +108,9 @@ def _run_test(plan: PointPlan, ctx: AuditContext, claim_id: str, key: tuple[Any,
     if emp.pair_seeds:
         common["pair_seeds"] = list(emp.pair_seeds)
     if emp.pairs is not None:
-        from dpaudit.blackbox.sampling import _is_strategy
+        from dpaudit.blackbox.sampling import is_strategy
 
-        pairs = emp.pairs if _is_strategy(emp.pairs) else list(emp.pairs)
+        pairs = emp.pairs if is_strategy(emp.pairs) else list(emp.pairs)
         return audit(emp.mechanism, pairs=pairs, **common)
     return audit(emp.mechanism, emp.data0, emp.data1, **common)
 
