@@ -424,6 +424,16 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
         if fixed[i]:
             tops[i] = fixed_event_ranking(select0[i], select1[i], n_test0=n_test, n_test1=n_test,
                                           alpha=alpha, delta=delta, objective="epsilon").best(1)
+            want = getattr(scorers[i], "numerator", None)
+            if want is not None and tops[i] and (tops[i][0].event.tail != "upper"
+                                                 or tops[i][0].event.numerator != want):
+                # A 0/1 score whose event and direction were both fixed on the fit split (the
+                # rare tail event of fitters_tail): selection counts that reverse the direction
+                # (a count of 0 against 1) would make the engine test the event the other way
+                # round, which the fit says is the less likely one (ReportNoisyMax4, 10^6 runs,
+                # seed 18: counts 0 vs 1 reversed it, and it tested 0 where the fit's direction
+                # had 59 vs 10 test counts). The candidate then drops out.
+                tops[i] = []
     n_max = max([sw.thresholds.size for sw in sweeps] + [1])
     projected, values = [], []
     for i, top in enumerate(tops):
