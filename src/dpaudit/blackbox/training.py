@@ -209,7 +209,7 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
     n_fit = n_train // 2
     n_select = n_train - n_fit
     scalar = flatten_outputs(probes[0]).shape[1] == 1
-    order_free = all(c.name in ("identity", "histogram", "atoms") for c in family)
+    order_free = all(c.name in ("identity", "histogram", "atoms", "tail") for c in family)  # tail sorts its kept values itself
     with _quiet_floats():  # like the updates below (and the gate's _refit): huge outputs overflow
         for c in family:
             if hasattr(c.fitter, "configure"):
