@@ -1,4 +1,4 @@
-"""What the draw-source tests share: the Gaussian calibration their releases use, and the claim
+"""What the grey-box tests share: the Gaussian calibration their releases use, and the claim
 they audit (one record per source module, so the hostile releases are written once per source
 but judged by the same claim).
 

@@ -22,26 +22,13 @@ import math
 
 import numpy as np
 import pytest
-from scipy import optimize, stats
+from scipy import stats
 
 import dpaudit
 from dpaudit.claims.derived_law_check import AS_DRAWN_STATEMENT, GUARD_STATEMENT
 from dpaudit.greybox.verification import VERIFIED_STATEMENT
+from draw_source_support import DELTA, MU, SIGMA, gaussian_delta, gaussian_eps
 
-DELTA = 1e-5
-
-
-def gaussian_delta(mu: float, eps: float) -> float:
-    """delta(eps) of the Gaussian mechanism with shift mu (Balle & Wang 2018, Thm 8)."""
-    return float(stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2))
-
-
-def gaussian_eps(mu: float, delta: float) -> float:
-    return optimize.brentq(lambda e: gaussian_delta(mu, e) - delta, 0.0, 200.0, xtol=1e-13)
-
-
-#: The noise scale that gives exactly (1, 1e-5) at sensitivity 1.
-SIGMA = optimize.brentq(lambda s: gaussian_eps(1.0 / s, DELTA) - 1.0, 1.0, 20.0, xtol=1e-13)
 INF = math.inf
 
 
@@ -128,7 +115,6 @@ def tree(leaves, n, rng):
     return nodes
 
 
-MU = 1.0 / SIGMA
 RELEASES = {
     # name: (mechanism, true epsilon at DELTA, derivation)
     "band": (band, INF, "an atom at the raw sum of probability P(1 < Z < 1.0085) = 2.0e-3 > delta"),
