@@ -174,8 +174,8 @@ def test_false_alarm_campaign_tail_event() -> None:
     # 1000 audits at 10^5 runs per input of a correct release whose lower tails are bounded (the
     # tail event is offered and often chosen: its best events are rare lower tails, ratio up to
     # Z at the support's end, where the generalised Pareto fit extrapolates), claimed at its
-    # exact epsilon max(ln Z, TILT - ln Z) = ln Z = 3.46 (seeds 100000-100019: chosen in 8 of
-    # 20). A valid auditor is wrong with probability <= alpha = 0.05 per audit: more than binom(1000, 0.05).ppf(0.999) = 73
+    # exact epsilon max(ln Z, TILT - ln Z) = ln Z = 3.46 (with the 3-SE gate on both inputs'
+    # tails it is chosen in 106 of the 1000). A valid auditor is wrong with probability <= alpha = 0.05 per audit: more than binom(1000, 0.05).ppf(0.999) = 73
     # false alarms has probability 6.5e-4 under the null; an auditor at twice the level exceeds
     # it with probability 0.998. Measured (seeds 100000-100999): see docs/benchmarks.md.
     z = _tilted_z()
@@ -187,5 +187,6 @@ def test_false_alarm_campaign_tail_event() -> None:
                   seed=100_000 + s)
         alarms += r.verdict == "violated"
         chosen += r.statistic["name"] == "tail event (generalised Pareto)"
-    assert chosen >= reps // 5  # the statistic under test is exercised
-    assert alarms <= int(stats.binom(reps, alpha).ppf(0.999))
+    assert chosen >= reps // 10, chosen  # the statistic under test is exercised
+    assert alarms <= int(stats.binom(reps, alpha).ppf(0.999)), (alarms, chosen)
+    print(f"tail campaign: {alarms}/{reps} violated, tail event chosen in {chosen}")
