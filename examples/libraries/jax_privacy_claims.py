@@ -93,8 +93,9 @@ def _batched_release(n: int, bands: int, stddev: float):
     return jax.jit(jax.vmap(one_run, in_axes=(0, None)))
 
 
-def release(params):
-    n, bands = STEPS, params["bands"]
+def release(params, steps=STEPS):
+    """The banded-matrix-factorisation release on ``steps`` clipped per-step gradients."""
+    n, bands = steps, params["bands"]
     stddev = params["noise_multiplier"] * CLIP
 
     def mechanism(data, runs, rng):
@@ -202,18 +203,9 @@ def jax_privacy_cyclic_epsilon(noise_multiplier: float, iterations: int, cycle: 
 
 
 def cyclic_release(params):
-    n, bands = CYCLIC_STEPS, params["bands"]
+    mechanism = release(params, CYCLIC_STEPS)
     stddev = params["noise_multiplier"] * CLIP
-
-    def mechanism(data, runs, rng):
-        import jax
-        import jax.numpy as jnp
-
-        f = _batched_release(n, bands, stddev)
-        key = jax.random.key(int(rng.integers(0, 2**62)))
-        xs = jnp.asarray(np.clip(np.asarray(data, dtype=np.float32), -CLIP, CLIP))
-        return np.asarray(f(jax.random.split(key, runs), xs), dtype=np.float64)
-    mechanism.__qualname__ = (f"jax_privacy_bandmf_cyclic(n={n}, bands={bands}, "
+    mechanism.__qualname__ = (f"jax_privacy_bandmf_cyclic(n={CYCLIC_STEPS}, bands={params['bands']}, "
                               f"cycle={params['cycle']}, stddev={stddev:g})")
     return mechanism
 
