@@ -68,11 +68,33 @@ MIN_MASS = 1e-10
 
 def discrete_epsilon(p: np.ndarray, q: np.ndarray, delta: float = 0.0, *,
                      min_mass: float = 0.0) -> float:
-    """Exact ``epsilon(delta)`` of two discrete laws on the same outcomes (arrays summing to 1).
+    """Exact ``epsilon(delta)`` of two discrete laws on the same outcomes, both directions.
 
-    ``min_mass`` (pure case only): ignore outcomes whose probability is below it under both laws
-    (see :data:`MIN_MASS`); an outcome with mass under one law only counts as ``inf`` only when the
-    other mass is at least ``min_mass``.
+    ``max |log p/q|`` for ``delta = 0``; otherwise the smallest ``epsilon`` with
+    ``sum (p - e^eps q)_+ <= delta`` and the same with ``p, q`` swapped (bisection to a relative
+    1e-12; the hockey-stick divergence, Dwork-Roth 2014, Def. 2.4).
+
+    Parameters
+    ----------
+    p, q
+        1-D probability arrays over the same outcomes (each summing to 1).
+    delta
+        The delta at which epsilon is computed, in [0, 1).
+    min_mass
+        Pure case only: ignore outcomes whose probability is below it under both laws (see
+        :data:`MIN_MASS`); an outcome with mass under one law only counts as ``inf`` only when the
+        other mass is at least ``min_mass``.
+
+    Returns
+    -------
+    float
+        The exact epsilon (``inf`` when a one-sided outcome is kept, or when no epsilon up to 1e4
+        reaches ``delta``).
+
+    Raises
+    ------
+    ValueError
+        If ``p`` and ``q`` are not 1-D arrays of one shape, or ``delta`` is outside [0, 1).
     """
     p = np.asarray(p, dtype=float)
     q = np.asarray(q, dtype=float)
@@ -118,7 +140,28 @@ class _Process:
 
 
 def index_sequence_law(proc: _Process, max_paths: int = 2_000_000) -> dict[tuple[int, ...], float]:
-    """Exact law ``{released sequence (0-based indices): probability}`` (module docstring)."""
+    """Exact law of a sparse-vector-experts process's released index sequence (module docstring).
+
+    Enumerates every internal path (each switch round and draw) and sums those that release the
+    same sequence; cost grows like ``(T d)^{switches}``.
+
+    Parameters
+    ----------
+    proc
+        The process: horizon, experts, draw cap, sparse-vector noise scales, queries and draws.
+    max_paths
+        Enumeration limit; beyond it the law is refused rather than truncated.
+
+    Returns
+    -------
+    dict
+        ``{released sequence (0-based expert indices): probability}``.
+
+    Raises
+    ------
+    ValueError
+        If more than ``max_paths`` paths would be enumerated.
+    """
     T, d = proc.T, proc.d
     svt_cache: dict[tuple[int, int, int], np.ndarray] = {}
     draw_cache: dict[int, np.ndarray] = {}
@@ -170,12 +213,35 @@ def index_sequence_law(proc: _Process, max_paths: int = 2_000_000) -> dict[tuple
 
 def alg1_law(losses: np.ndarray, params: Algorithm1Parameters, *, em_form: str = "half",
              svt_epsilon: float | None = None) -> dict[tuple[int, ...], float]:
-    """Exact law of Algorithm 1's released sequence on ``losses`` ``(T, d)`` (clipped to [0, 1]).
+    """Exact law of AFKT23 Algorithm 1's released sequence on ``losses``.
 
-    ``em_form`` / ``svt_epsilon`` exist so tests can compute the law of a deliberately wrong variant.
-    Queries of the instance anchored at ``a`` (first loss round) for expert ``x`` at round ``j``:
-    ``sum_{i=a}^{j-1} l_i(x) - L``; the first instance has ``a = 1`` (``l_0 = 0``); after a switch at
-    ``h``, ``a = h`` and the first query is at ``h + 1``.
+    Queries of the instance anchored at ``a`` (first loss round) for expert ``x`` at round
+    ``j``: ``sum_{i=a}^{j-1} l_i(x) - L``; the first instance has ``a = 1`` (``l_0 = 0``); after a
+    switch at ``h``, ``a = h`` and the first query is at ``h + 1`` (AFKT23, ICML 2023, Algorithm 1,
+    as read by :mod:`dpaudit.learners.sparse_vector_experts`).
+
+    Parameters
+    ----------
+    losses
+        ``(T, d)`` loss array (clipped to [0, 1]).
+    params
+        Algorithm 1's parameters (``d`` must match ``losses``).
+    em_form
+        The exponential mechanism's form (``"half"`` as implemented); another form computes the law
+        of a deliberately wrong variant for tests.
+    svt_epsilon
+        Overrides ``params.svt_epsilon`` for the same purpose; ``None`` keeps it.
+
+    Returns
+    -------
+    dict
+        ``{released sequence: probability}``, as :func:`index_sequence_law`.
+
+    Raises
+    ------
+    ValueError
+        If ``losses`` is not a finite ``(T, d)`` array matching ``params.d``, or the enumeration is
+        too large.
     """
     L, _ = check_expert_losses(losses, d=params.d)
     T, d = L.shape
@@ -197,10 +263,30 @@ def alg1_law(losses: np.ndarray, params: Algorithm1Parameters, *, em_form: str =
 
 
 def alg5_law(losses: np.ndarray, params: Algorithm5Parameters) -> dict[tuple[int, ...], float]:
-    """Exact law of Algorithm 5's released sequence (uniform ``mu``), reading of
-    :mod:`dpaudit.learners.potential_experts`: query at round ``j`` is
-    ``(log phi(t*) - log phi(j)) / eta - 2 alpha``; a switch at ``h`` draws from the losses up to
-    ``h - 1`` and sets ``t* = h - 1``; the first instance has ``t* = 0``."""
+    """Exact law of AFKT23 Algorithm 5's released sequence (uniform prior ``mu``).
+
+    Reading of :mod:`dpaudit.learners.potential_experts` (AFKT23, ICML 2023, Algorithm 5,
+    App. C): the query at round ``j`` is ``(log phi(t*) - log phi(j)) / eta - 2 alpha``; a switch
+    at ``h`` draws from the losses up to ``h - 1`` and sets ``t* = h - 1``; the first instance has
+    ``t* = 0``.
+
+    Parameters
+    ----------
+    losses
+        ``(T, d)`` loss array (clipped to [0, 1]).
+    params
+        Algorithm 5's parameters (``d`` must match ``losses``).
+
+    Returns
+    -------
+    dict
+        ``{released sequence: probability}``, as :func:`index_sequence_law`.
+
+    Raises
+    ------
+    ValueError
+        If ``losses`` does not match ``params.d``, or the enumeration is too large.
+    """
     L, _ = check_expert_losses(losses, d=params.d)
     T, d = L.shape
     C = cumulative_losses(L)
@@ -218,7 +304,18 @@ def alg5_law(losses: np.ndarray, params: Algorithm5Parameters) -> dict[tuple[int
 
 
 def law_arrays(law0: dict, law1: dict) -> tuple[list, np.ndarray, np.ndarray]:
-    """Align two laws on the union of their outcomes: ``(outcomes, p, q)``."""
+    """Align two laws on the union of their outcomes.
+
+    Parameters
+    ----------
+    law0, law1
+        ``{outcome: probability}`` dicts; an outcome missing from one has probability 0 there.
+
+    Returns
+    -------
+    tuple
+        ``(outcomes, p, q)``: the sorted outcomes and the two probability arrays over them.
+    """
     keys = sorted(set(law0) | set(law1))
     return keys, np.array([law0.get(k, 0.0) for k in keys]), np.array([law1.get(k, 0.0) for k in keys])
 
@@ -226,12 +323,27 @@ def law_arrays(law0: dict, law1: dict) -> tuple[list, np.ndarray, np.ndarray]:
 def law_conformance_pvalue(outputs: np.ndarray, law: dict[tuple[int, ...], float]) -> tuple[float, int]:
     """Pearson chi-square goodness-of-fit of sampled index sequences to an exact law.
 
-    ``outputs``: int array ``(n, T)`` of released sequences; ``law``: outcome -> probability (from
-    :func:`alg1_law` / :func:`alg5_law`). Cells are the outcomes with expected count >= 5; the
-    remaining mass is one more cell if its expected count is >= 5, else it is pooled into the
-    smallest cell (so every cell meets the usual >= 5 rule). Returns ``(p_value, cells)``; under
-    the law the p-value is (asymptotically) uniform, so a test at level ``a`` rejects a correct
-    implementation with probability ``a``.
+    Cells are the outcomes with expected count >= 5; the remaining mass is one more cell if its
+    expected count is >= 5, else it is pooled into the smallest cell (so every cell meets the usual
+    >= 5 rule). Under the law the p-value is (asymptotically) uniform, so a test at level ``a``
+    rejects a correct implementation with probability ``a``.
+
+    Parameters
+    ----------
+    outputs
+        Int array ``(n, T)`` of released sequences.
+    law
+        ``{outcome: probability}`` (from :func:`alg1_law` / :func:`alg5_law`).
+
+    Returns
+    -------
+    tuple
+        ``(p_value, cells)``; ``(1.0, cells)`` when fewer than two cells remain.
+
+    Raises
+    ------
+    ValueError
+        If ``outputs`` is not a non-empty 2-D array, or no outcome has an expected count >= 5.
     """
     from scipy import stats
 
@@ -261,26 +373,71 @@ def law_conformance_pvalue(outputs: np.ndarray, law: dict[tuple[int, ...], float
 
 def exact_epsilon_alg1(losses0: np.ndarray, losses1: np.ndarray, params: Algorithm1Parameters,
                        delta: float = 0.0) -> float:
-    """Exact epsilon(delta) of Algorithm 1's released sequence on one neighbouring pair."""
+    """Exact epsilon(delta) of AFKT23 Algorithm 1's released sequence on one neighbouring pair.
+
+    Parameters
+    ----------
+    losses0, losses1
+        The two ``(T, d)`` loss streams of the pair.
+    params
+        Algorithm 1's parameters.
+    delta
+        The delta of the epsilon, in [0, 1).
+
+    Returns
+    -------
+    float
+        :func:`discrete_epsilon` of the two exact laws, outcomes below :data:`MIN_MASS` left out.
+    """
     _, p, q = law_arrays(alg1_law(losses0, params), alg1_law(losses1, params))
     return discrete_epsilon(p, q, delta, min_mass=MIN_MASS)
 
 
 def exact_epsilon_alg5(losses0: np.ndarray, losses1: np.ndarray, params: Algorithm5Parameters,
                        delta: float = 0.0) -> float:
-    """Exact epsilon(delta) of Algorithm 5's released sequence on one neighbouring pair."""
+    """Exact epsilon(delta) of AFKT23 Algorithm 5's released sequence on one neighbouring pair.
+
+    Parameters
+    ----------
+    losses0, losses1
+        The two ``(T, d)`` loss streams of the pair.
+    params
+        Algorithm 5's parameters.
+    delta
+        The delta of the epsilon, in [0, 1).
+
+    Returns
+    -------
+    float
+        :func:`discrete_epsilon` of the two exact laws, outcomes below :data:`MIN_MASS` left out.
+    """
     _, p, q = law_arrays(alg5_law(losses0, params), alg5_law(losses1, params))
     return discrete_epsilon(p, q, delta, min_mass=MIN_MASS)
 
 
 def max_selections(T: int, cap: int) -> int:
-    """Most exponential-mechanism draws possible in ``T`` rounds: switches at rounds 2, 4, 6, ...
-    (an instance's first query comes the round after a draw), capped by the loop condition."""
+    """Most exponential-mechanism draws possible in ``T`` rounds.
+
+    Switches happen at rounds 2, 4, 6, ... at the earliest (an instance's first query comes the
+    round after a draw), capped by the loop condition.
+
+    Parameters
+    ----------
+    T
+        The horizon.
+    cap
+        The learner's cap on draws (``K``).
+
+    Returns
+    -------
+    int
+        ``min(cap, T // 2)``.
+    """
     return min(cap, T // 2)
 
 
 def alg1_svt_epsilon(svt_epsilon: float) -> float:
-    """Pure epsilon of Algorithm 1's sparse vectors under replace-one: ``svt_epsilon / 2``.
+    """Pure epsilon of AFKT23 Algorithm 1's sparse vectors under replace-one.
 
     Proved fact (the accountant below rests on it; ``tests/test_afkt23_alg1_bound.py`` checks it
     against an independent quadrature and shows it is attained in the limit). Algorithm 1's
@@ -301,17 +458,50 @@ def alg1_svt_epsilon(svt_epsilon: float) -> float:
 
     Both directions are bounded by ``|c| / b1 <= eps'/2``. Dwork-Roth's ``eps'`` is the price of
     queries that move in *opposite* directions (earlier down, last up), which one replaced loss
-    cannot do here. The draws are charged separately (``eta`` each)."""
+    cannot do here. The draws are charged separately (``eta`` each).
+
+    Parameters
+    ----------
+    svt_epsilon
+        The sparse vector's nominal epsilon ``eps'`` (Algorithm 1's ``epsilon/2`` share).
+
+    Returns
+    -------
+    float
+        ``svt_epsilon / 2``.
+    """
     return float(svt_epsilon) / 2.0
 
 
 def alg1_accountant(params: Algorithm1Parameters, delta: float | None = None, *,
                     svt: str = "monotone") -> float:
-    """Worst-case epsilon(delta) of Algorithm 1 as implemented, from proved facts only: the one
-    sparse-vector instance that reads the replaced loss (``svt="monotone"``:
-    :func:`alg1_svt_epsilon`, ``eps/4``; ``svt="generic"``: Lemma 2.3's ``eps/2`` for arbitrary
-    1-sensitive queries, the paper's parallel argument) composed with ``min(ceil-or-floor K,
-    floor(T/2))`` draws, each ``eta``-DP (half form, 1-sensitive scores)."""
+    """Worst-case epsilon(delta) of AFKT23 Algorithm 1 as implemented.
+
+    From proved facts only: the one sparse-vector instance that reads the replaced loss
+    (``svt="monotone"``: :func:`alg1_svt_epsilon`, ``eps/4``; ``svt="generic"``: Lemma 2.3's
+    ``eps/2`` for arbitrary 1-sensitive queries, the paper's parallel argument) composed with
+    ``min(ceil-or-floor K, floor(T/2))`` draws, each ``eta``-DP (half form, 1-sensitive scores).
+
+    Parameters
+    ----------
+    params
+        Algorithm 1's parameters.
+    delta
+        The delta of the epsilon; ``None`` takes ``params.delta``.
+    svt
+        ``"monotone"`` (the proved ``svt_epsilon / 2``) or ``"generic"`` (Lemma 2.3's full
+        ``svt_epsilon``).
+
+    Returns
+    -------
+    float
+        The composed epsilon (:func:`dpaudit.formal.accounting.pure_composition_epsilon`).
+
+    Raises
+    ------
+    ValueError
+        If ``svt`` is neither value or ``delta`` is outside [0, 1).
+    """
     delta = params.delta if delta is None else check_delta(delta)
     if svt == "monotone":
         first = alg1_svt_epsilon(params.svt_epsilon)
@@ -324,10 +514,22 @@ def alg1_accountant(params: Algorithm1Parameters, delta: float | None = None, *,
 
 
 def alg2_accountant(params: Algorithm2Parameters) -> float:
-    """Worst-case epsilon of Algorithm 2 as implemented (pure): sparse vectors at ``eps_0/2`` in
-    parallel, and per draw ``eta`` (selection) plus ``eps_0/K`` (Laplace count), with at most
-    ``floor(T/2)`` draws in total when restarts are uncapped (each restart resets ``k``), else at
-    most ``max_applications * cap``."""
+    """Worst-case pure epsilon of AFKT23 Algorithm 2 as implemented.
+
+    Sparse vectors at ``eps_0/2`` in parallel, and per draw ``eta`` (selection) plus ``eps_0/K``
+    (Laplace count), with at most ``floor(T/2)`` draws in total when restarts are uncapped (each
+    restart resets ``k``), else at most ``max_applications * cap``.
+
+    Parameters
+    ----------
+    params
+        Algorithm 2's parameters.
+
+    Returns
+    -------
+    float
+        ``eps_0/2 + draws * (eta + eps_0/K)``.
+    """
     per_run_cap = params.selections if params.max_applications is None else \
         params.selections * params.max_applications
     draws = params.T // 2 if params.max_applications is None else min(params.T // 2, per_run_cap)
@@ -382,6 +584,16 @@ def alg2_alternating_bound(params: Algorithm2Parameters) -> Alg2AlternatingBound
 
     The float learner stores ``Lbar*`` as a float64, which overflows to ``inf`` after 1024 doublings
     (then nothing fires); ``o`` needs more (the bound uses exact arithmetic: Algorithm 2 as printed).
+
+    Parameters
+    ----------
+    params
+        Algorithm 2's parameters (``d >= 2``; an even ``T`` is audited at ``T - 1``).
+
+    Returns
+    -------
+    Alg2AlternatingBound
+        The pair's certified and floating-point log-ratio bounds.
     """
     T = params.T if params.T % 2 == 1 else params.T - 1
     N = (T - 1) // 2
@@ -398,12 +610,32 @@ def alg2_alternating_bound(params: Algorithm2Parameters) -> Alg2AlternatingBound
 
 
 def alg2_alternating_path_log_probability(params: Algorithm2Parameters, count: float) -> float:
-    """``log P(o)`` of the alternating sequence ``o`` (length ``params.T``, odd, ``d = 2``, first
-    expert fixed) when every doubling test sees the count ``count`` (1 under ``D``, 0 under ``D'``;
-    see :func:`alg2_alternating_bound`): ``log(1/2)`` for ``x_0`` and per draw ``n = 0..N-1``: the
+    """Log-probability of Algorithm 2's alternating sequence under a fixed test count.
+
+    Its factors on the sequence ``o`` (length ``params.T``, odd, ``d = 2``, first expert fixed) when
+    every doubling test sees the count ``count`` (1 under ``D``, 0 under ``D'``; see
+    :func:`alg2_alternating_bound`): ``log(1/2)`` for ``x_0`` and per draw ``n = 0..N-1``: the
     sparse vector fires on its first query (value 0 against threshold ``2^n + threshold_offset``),
-    the draw is the other expert (1/2: equal scores), the test passes, the fresh ``x_0`` is the other
-    expert (1/2). For the implementation check at non-claim parameters (tests)."""
+    the draw is the other expert (1/2: equal scores), the test passes, the fresh ``x_0`` is the
+    other expert (1/2). For the implementation check at non-claim parameters (tests).
+
+    Parameters
+    ----------
+    params
+        Algorithm 2's parameters (``d = 2``, odd ``T``).
+    count
+        The count every doubling test sees (1 under ``D``, 0 under ``D'``).
+
+    Returns
+    -------
+    float
+        ``log P(o)``.
+
+    Raises
+    ------
+    ValueError
+        If ``params.d != 2`` or ``params.T`` is even.
+    """
     if params.d != 2 or params.T % 2 == 0:
         raise ValueError("the alternating path is defined here for d = 2 and odd T")
     from dpaudit.mechanisms.sparse_vector import sparse_vector_scales as _scales
@@ -432,10 +664,12 @@ class Alg5FirstSwitchBound:
 def alg5_first_switch_bound(params: Algorithm5Parameters, rows: list[float], replaced: int,
                             replacement: float, j: int, *, slack: float = 1e-9
                             ) -> Alg5FirstSwitchBound:
-    """Certified ``epsilon(delta) >= ln((P_D(S) - delta) / P_D'(S))`` for the event ``S`` = "x_1 = ...
-    = x_j != x_{j+1}" on the pair: ``D`` gives experts ``1..d-1`` the loss ``rows[t]`` at round
-    ``t + 1`` and expert 0 none (so both streams have a zero-loss expert: realizable, and
-    Theorem 7's ``L*(gamma) = 0``); ``D'`` replaces round ``replaced + 1``'s value by ``replacement``.
+    """Certified lower bound on AFKT23 Algorithm 5's epsilon(delta) from the first-switch event.
+
+    ``epsilon(delta) >= ln((P_D(S) - delta) / P_D'(S))`` for the event ``S`` = "x_1 = ... = x_j !=
+    x_{j+1}" on the pair: ``D`` gives experts ``1..d-1`` the loss ``rows[t]`` at round ``t + 1`` and
+    expert 0 none (so both streams have a zero-loss expert: realizable, and Theorem 7's ``L*(gamma)
+    = 0``); ``D'`` replaces round ``replaced + 1``'s value by ``replacement``.
 
     * ``P_D(S) >= (1 - 1/d) P_D[phase 1 halts at query j]``: that path releases ``x_0`` up to round
       ``j`` and then a draw that differs from ``x_0`` with probability exactly ``1 - 1/d`` (``x_0`` is
@@ -445,7 +679,28 @@ def alg5_first_switch_bound(params: Algorithm5Parameters, rows: list[float], rep
 
     Both probabilities are the sparse vector's first-above law on the exact phase-1 queries
     ``-(1/eta) log phi(t) - 2 alpha`` (quadrature, absolute error ~1e-12, widened by ``slack``).
-    ``certified`` is ``-inf`` when ``P_D(S) <= delta``."""
+    ``certified`` is ``-inf`` when ``P_D(S) <= delta``.
+
+    Parameters
+    ----------
+    params
+        Algorithm 5's parameters (``delta`` is taken from it).
+    rows
+        The loss value of experts ``1..d-1`` at each round (expert 0 has none).
+    replaced
+        0-based round that ``D'`` replaces.
+    replacement
+        The replaced round's loss value in ``D'``.
+    j
+        The event's last round before the switch (1-based, ``j <= T - 1``).
+    slack
+        Added to the quadrature's probabilities in the bound's disfavour.
+
+    Returns
+    -------
+    Alg5FirstSwitchBound
+        The two probabilities, the certified bound and the two streams.
+    """
     T, d = params.T, params.d
     D = np.zeros((T, d))
     for t, v in enumerate(rows):
@@ -472,11 +727,28 @@ def _log_cdf(z: float, b: float) -> float:
 
 
 def svt_log_first_above(values: list[float], k: int | None, b1: float, b2: float) -> float:
-    """``log P[first "above" at query k]`` (0-based; ``None``: never) of one AboveThreshold instance
-    (threshold 0, ``rho ~ Lap(b1)``, query ``i`` above iff ``values[i] + nu_i >= rho``, ``nu_i ~ Lap(b2)``),
-    in log space: the integrand ``exp(g(rho))`` is integrated as ``exp(g_max) * int exp(g - g_max)``
-    piecewise between the kinks (relative tolerance 1e-11), so probabilities far below the float
-    range's linear-space quadrature (``first_above_probabilities``) stay exact in relative terms."""
+    """Log-probability that one AboveThreshold instance first fires at query ``k``.
+
+    Threshold 0, ``rho ~ Lap(b1)``, query ``i`` above iff ``values[i] + nu_i >= rho``, ``nu_i ~
+    Lap(b2)``; computed in log space: the integrand ``exp(g(rho))`` is integrated as ``exp(g_max) *
+    int exp(g - g_max)`` piecewise between the kinks (relative tolerance 1e-11), so probabilities
+    far below the float range's linear-space quadrature (``first_above_probabilities``) stay exact
+    in relative terms.
+
+    Parameters
+    ----------
+    values
+        The noise-free query values (threshold 0).
+    k
+        0-based index of the first "above"; ``None``: never above.
+    b1, b2
+        Laplace scales of the threshold and query noise.
+
+    Returns
+    -------
+    float
+        ``log P[first "above" at query k]``.
+    """
     v = [float(x) for x in values]
     n = len(v) if k is None else k
 
@@ -506,12 +778,38 @@ def svt_log_first_above(values: list[float], k: int | None, b1: float, b2: float
 
 def alg5_two_switch_log_probability(losses: np.ndarray, params: Algorithm5Parameters, x0: int,
                                     h1: int, y1: int, h2: int, y2: int) -> float:
-    """``log P`` of Algorithm 5's released sequence that starts at ``x0``, switches to ``y1 != x0`` at
-    round ``h1`` and to ``y2 != y1`` at ``h2`` (reading of :func:`alg5_law`), when the loop allows
-    exactly two draws (``params.selections == 2``, e.g. ``d = 2``): two visible changes are then the
-    two draws, so the sequence has one internal path: ``1/d`` for ``x_0``, phase 1 halts at query
-    ``h1 - 1``, the draw from the losses up to ``h1 - 1``, phase 2 (``t* = h1 - 1``, queries
-    ``h1 + 1 .. h2 - 1``) halts at query ``h2 - 1``, the second draw; no sparse vector after."""
+    """Log-probability of a two-switch sequence of AFKT23 Algorithm 5.
+
+    The sequence starts at ``x0``, switches to ``y1 != x0`` at round ``h1`` and to ``y2 != y1`` at
+    ``h2`` (reading of :func:`alg5_law`), when the loop allows exactly two draws
+    (``params.selections == 2``, e.g. ``d = 2``): two visible changes are then the two draws, so the
+    sequence has one internal path: ``1/d`` for ``x_0``, phase 1 halts at query ``h1 - 1``, the draw
+    from the losses up to ``h1 - 1``, phase 2 (``t* = h1 - 1``, queries ``h1 + 1 .. h2 - 1``) halts
+    at query ``h2 - 1``, the second draw; no sparse vector after.
+
+    Parameters
+    ----------
+    losses
+        ``(T, d)`` loss array.
+    params
+        Algorithm 5's parameters (``selections == 2``).
+    x0
+        The first released expert.
+    h1, y1
+        Round and expert of the first switch (``y1 != x0``, ``h1 >= 2``).
+    h2, y2
+        Round and expert of the second switch (``y2 != y1``, ``h1 + 2 <= h2``).
+
+    Returns
+    -------
+    float
+        ``log P`` of the sequence.
+
+    Raises
+    ------
+    ValueError
+        If the loop does not allow exactly two draws or the switches are not as above.
+    """
     if params.selections != 2 or not (y1 != x0 and y2 != y1 and 2 <= h1 and h1 + 2 <= h2):
         raise ValueError("needs exactly two allowed draws and two visible switches h1 + 2 <= h2")
     L, _ = check_expert_losses(losses, d=params.d)
@@ -553,7 +851,27 @@ def alg5_accountant(params: Algorithm5Parameters, delta: float | None = None, *,
     unaffected, and in the phase containing it ``t* < s`` so ``a = 0``: ``eps_0``
     (:data:`ALG5_PHASE_COST_FIRST`), the first phase in the worst case (``log phi(0) = 0``).
     ``query_sensitivity=Delta`` instead charges every instance ``Delta eps_0`` (Delta = 2: the
-    SMT-proved sensitivity bound; 1: the paper's assumption, refuted)."""
+    SMT-proved sensitivity bound; 1: the paper's assumption, refuted).
+
+    Parameters
+    ----------
+    params
+        Algorithm 5's parameters.
+    delta
+        The delta of the epsilon; ``None`` takes ``params.delta``.
+    query_sensitivity
+        ``None`` for the phase cost above, else the per-instance sensitivity charged.
+
+    Returns
+    -------
+    float
+        The composed epsilon (:func:`dpaudit.formal.accounting.pure_composition_epsilon`).
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is outside [0, 1).
+    """
     delta = params.delta if delta is None else check_delta(delta)
     instances = min(params.selections, (params.T + 1) // 2)
     if query_sensitivity is None:
@@ -566,8 +884,21 @@ def alg5_accountant(params: Algorithm5Parameters, delta: float | None = None, *,
 
 
 def dp_ftrl_accountant(params: DpFtrlParameters) -> float:
-    """epsilon(delta) of the Gaussian tree under replace-one: one clipped gradient moves by up to
-    ``2L`` in every node containing its leaf (at most ``h`` nodes): Gaussian with
-    ``mu = 2 L sqrt(h) / sigma`` (later gradients are post-processing). Closed form (Balle-Wang)."""
+    """epsilon(delta) of AFKT23's DP-FTRL (Algorithm 3) Gaussian tree under replace-one.
+
+    One clipped gradient moves by up to ``2L`` in every node containing its leaf (at most ``h``
+    nodes): Gaussian with ``mu = 2 L sqrt(h) / sigma`` (later gradients are post-processing). Closed
+    form (Balle-Wang).
+
+    Parameters
+    ----------
+    params
+        DP-FTRL's parameters (``L``, ``sigma``, ``nodes_per_leaf``, ``delta``).
+
+    Returns
+    -------
+    float
+        The Gaussian mechanism's exact epsilon at ``mu`` and ``params.delta``.
+    """
     mu = 2.0 * params.L * math.sqrt(params.nodes_per_leaf) / params.sigma
     return gaussian_epsilon(mu, params.delta)
