@@ -61,8 +61,34 @@ STATEMENTS = {
 
 
 def query_values(kind: str, losses: np.ndarray, *, eta: float = 1.0, L_star: float = 0.0) -> np.ndarray:
-    """Every query of ``kind`` the algorithm could issue on ``losses`` ``(T, d)``, as a flat array
-    in a fixed order (so two neighbouring streams can be compared entrywise)."""
+    """Every query of ``kind`` the algorithm could issue on ``losses``, as a flat array.
+
+    The order is fixed, so two neighbouring streams can be compared entrywise (AFKT23, ICML 2023:
+    Algorithm 1's sparse-vector queries and exponential-mechanism scores, Algorithm 2's Laplace
+    count, Algorithm 5's log-potential queries).
+
+    Parameters
+    ----------
+    kind
+        One of :data:`QUERY_KINDS`: ``"alg1-svt"``, ``"alg1-em"``, ``"alg2-count"``,
+        ``"alg5-svt"``.
+    losses
+        ``(T, d)`` loss array.
+    eta
+        Algorithm 5's learning rate (``"alg5-svt"`` only).
+    L_star
+        Algorithm 1's floor of the scores (``"alg1-em"`` only).
+
+    Returns
+    -------
+    numpy.ndarray
+        The flat array of query values.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of :data:`QUERY_KINDS`.
+    """
     L = np.asarray(losses, dtype=float)
     C = cumulative_losses(L)
     T = L.shape[0]
@@ -87,7 +113,24 @@ _UNIT = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0, allow_nan=Fal
 @st.composite
 def neighbour_examples(draw: st.DrawFn, max_T: int = 24, max_d: int = 4, eta_min: float = 1e-3,
                        eta_max: float = 5.0) -> dict:
-    """A stream in ``[0, 1]^{T x d}``, a replaced round and its replacement, and an ``eta``."""
+    """Hypothesis strategy of a stream in ``[0, 1]^{T x d}``, a replaced round and an eta.
+
+    Parameters
+    ----------
+    draw
+        Hypothesis's draw function (supplied by ``st.composite``).
+    max_T
+        Largest horizon drawn (from 1).
+    max_d
+        Largest number of experts drawn (from 2).
+    eta_min, eta_max
+        Range of the learning rate drawn.
+
+    Returns
+    -------
+    dict
+        ``{"losses": rows, "round": 1-based replaced round, "replacement": row, "eta": eta}``.
+    """
     T = draw(st.integers(1, max_T))
     d = draw(st.integers(2, max_d))
     if draw(st.booleans()):   # free rows in [0, 1]^d
@@ -110,6 +153,16 @@ def extreme_examples(kind: str) -> list[dict]:
     ``k`` rounds (so it has small weight at ``t*``) and every other expert ``m`` rounds after ``t*``:
     the query's change tends to ``(1/eta) log(e^{2 eta} ...)`` -> 2 (see ``exact.py``). For the
     additive queries: one replaced round that moves every expert by 1.
+
+    Parameters
+    ----------
+    kind
+        One of :data:`QUERY_KINDS`.
+
+    Returns
+    -------
+    list of dict
+        Examples in the format of :func:`neighbour_examples`.
     """
     if kind == "alg5-svt":
         out = []
@@ -133,12 +186,34 @@ def _ratio(kind: str, ex: dict) -> float:
 
 def check_query_sensitivity(kind: str, *, examples: int = 200, seed: int = 0, max_T: int = 24,
                             max_d: int = 4, claimed: float = 1.0, tol: float = 1e-9) -> LemmaCheck:
-    """Hypothesis check of one query family's sensitivity (module docstring).
+    """Hypothesis check of one query family's replace-one sensitivity (module docstring).
 
-    Returns a :class:`~dpaudit.claims.record.LemmaCheck`: ``violated`` with the shrunk
-    counterexample (losses, replaced round, replacement, eta, observed and claimed change) when some
-    example exceeds ``claimed * (1 + tol)``, ``holds`` otherwise; ``worst_ratio`` is the largest
-    observed change over ``claimed`` in the targeted search.
+    Parameters
+    ----------
+    kind
+        One of :data:`QUERY_KINDS`.
+    examples
+        Hypothesis ``max_examples`` (the :func:`extreme_examples` run in addition).
+    seed
+        Seed of the search: the result is a deterministic function of it.
+    max_T, max_d
+        Largest horizon and number of experts generated.
+    claimed
+        The claimed sensitivity (> 0).
+    tol
+        Relative float slack: a change above ``claimed * (1 + tol)`` violates the claim.
+
+    Returns
+    -------
+    LemmaCheck
+        ``violated`` with the shrunk counterexample (losses, replaced round, replacement, eta,
+        observed and claimed change) when some example exceeds the bound, ``holds`` otherwise;
+        ``worst_ratio`` is the largest observed change over ``claimed`` in the targeted search.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of :data:`QUERY_KINDS`.
     """
     if kind not in QUERY_KINDS:
         raise ValueError(f"kind must be one of {QUERY_KINDS}, got {kind!r}")

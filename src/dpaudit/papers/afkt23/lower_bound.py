@@ -39,14 +39,54 @@ __all__ = ["theorem5_rounds", "theorem5_streams", "theorem5_bound", "theorem5_ap
 
 
 def theorem5_rounds(d: int, epsilon: float) -> int:
-    """``k = ceil(ln(d) / (2 eps))``, the number of informative rounds."""
+    """``k = ceil(ln(d) / (2 eps))``: informative rounds of AFKT23 Theorem 5's adversary.
+
+    Parameters
+    ----------
+    d
+        Number of experts (>= 2).
+    epsilon
+        The privacy parameter (> 0).
+
+    Returns
+    -------
+    int
+        ``k``.
+
+    Raises
+    ------
+    ValueError
+        If ``d < 2`` or ``epsilon`` is not a positive finite number.
+    """
     d = check_int(d, "d", minimum=2)
     epsilon = check_epsilon(epsilon)
     return int(math.ceil(math.log(d) / (2.0 * epsilon)))
 
 
 def theorem5_streams(T: int, d: int, epsilon: float) -> np.ndarray:
-    """All ``d`` streams ``S^j``, shape ``(d, T, d)`` (``T >= k``)."""
+    """All ``d`` streams ``S^j`` of AFKT23 Theorem 5's adversary.
+
+    ``S^j`` gives every expert but ``j`` the loss 1 in the last ``k`` rounds, and 0 elsewhere.
+
+    Parameters
+    ----------
+    T
+        Horizon (>= ``k``).
+    d
+        Number of experts (>= 2).
+    epsilon
+        The privacy parameter (> 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(d, T, d)``: stream ``j``, round, expert.
+
+    Raises
+    ------
+    ValueError
+        If ``T < k`` or a parameter is out of its range.
+    """
     T = check_int(T, "T", minimum=1)
     k = theorem5_rounds(d, epsilon)
     if k > T:
@@ -59,13 +99,53 @@ def theorem5_streams(T: int, d: int, epsilon: float) -> np.ndarray:
 
 
 def theorem5_bound(d: int, epsilon: float) -> float:
-    """The regret below which the proof reaches a contradiction: ``ln(d) / (32 eps)``."""
+    """The regret below which AFKT23 Theorem 5's proof reaches a contradiction.
+
+    Parameters
+    ----------
+    d
+        Number of experts (>= 2).
+    epsilon
+        The privacy parameter (> 0).
+
+    Returns
+    -------
+    float
+        ``ln(d) / (32 eps)``.
+
+    Raises
+    ------
+    ValueError
+        If ``d < 2`` or ``epsilon`` is not a positive finite number.
+    """
     return math.log(check_int(d, "d", minimum=2)) / (32.0 * check_epsilon(epsilon))
 
 
 def theorem5_applies(d: int, epsilon: float, delta: float) -> tuple[bool, str]:
-    """Whether Theorem 5's hypotheses hold (``eps <= 1/10``, ``delta <= eps/d``, ``d >= 32``) and
-    the proof's final inequality holds with the rounded ``k``; returns ``(ok, reason)``."""
+    """Whether AFKT23 Theorem 5's hypotheses and its proof's final inequality hold.
+
+    The hypotheses are ``eps <= 1/10``, ``delta <= eps/d`` and ``d >= 32``; the final inequality is
+    checked with the rounded ``k``.
+
+    Parameters
+    ----------
+    d
+        Number of experts (>= 2).
+    epsilon
+        The privacy parameter (> 0).
+    delta
+        The privacy parameter delta, in [0, 1).
+
+    Returns
+    -------
+    tuple
+        ``(ok, reason)``: whether the theorem applies, and the first hypothesis that fails.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
+    """
     d = check_int(d, "d", minimum=2)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -129,12 +209,41 @@ def lower_bound_alarm(learner: Callable[[np.ndarray, int, np.random.Generator], 
                       d: int, T: int, epsilon: float, delta: float, n_per_expert: int,
                       rng: np.random.Generator, alpha: float = 0.05,
                       name: str = "learner") -> LowerBoundAlarm:
-    """Run ``learner(losses, n, rng) -> indices (n, T)`` on every ``S^j``; module docstring.
+    """Run ``learner`` on every stream of AFKT23 Theorem 5's adversary; alarm on a low regret.
 
     The regret of a run on ``S^j`` is its loss (the best expert ``j`` has loss 0), in ``[0, k]``.
     Hoeffding's one-sided bound on the mean of ``d * n_per_expert`` independent runs (the mixture
     puts equal weight on every ``j`` and every ``j`` gets the same number of runs):
     ``mean + k sqrt(ln(1/alpha) / (2 N))``.
+
+    Parameters
+    ----------
+    learner
+        ``learner(losses, n, rng) -> indices`` of shape ``(n, T)``: ``n`` independent runs.
+    d, T
+        Number of experts (>= 2) and horizon (>= ``k``).
+    epsilon, delta
+        The claimed privacy parameters.
+    n_per_expert
+        Runs per stream (>= 1).
+    rng
+        Randomness of the runs.
+    alpha
+        One-sided error probability of the regret's upper confidence bound, in (0, 1).
+    name
+        The learner's name in the statement.
+
+    Returns
+    -------
+    LowerBoundAlarm
+        The theorem's applicability, the regret's mean and upper bound, and whether it alarms.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range or ``learner`` returns indices of the wrong shape.
+    TypeError
+        If ``rng`` is not a ``numpy.random.Generator``.
     """
     rng = check_generator(rng)
     n = check_int(n_per_expert, "n_per_expert", minimum=1)

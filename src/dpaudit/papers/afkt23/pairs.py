@@ -44,12 +44,43 @@ class NeighbourPair(tuple):
 
 
 def is_replace_one(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether the streams differ in at most one round's loss vector."""
+    """Whether two loss streams differ in at most one round's loss vector (replace-one neighbours).
+
+    Parameters
+    ----------
+    a, b
+        ``(T, d)`` loss arrays of one shape.
+
+    Returns
+    -------
+    bool
+        True iff at most one row differs.
+    """
     return bool(np.count_nonzero(np.any(np.asarray(a) != np.asarray(b), axis=1)) <= 1)
 
 
 def threshold_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
-    """The pairs of the module docstring at replaced round ``r`` (1-based)."""
+    """The threshold-crossing neighbour pairs of the module docstring at replaced round ``r``.
+
+    Parameters
+    ----------
+    T
+        Horizon (>= 2).
+    d
+        Number of experts (>= 2; the "flip" pair needs ``d >= 3``).
+    r
+        Replaced round, 1-based, in ``[1, T]``.
+
+    Returns
+    -------
+    list of NeighbourPair
+        ``(name, losses0, losses1)`` triples, both streams realizable (some expert has loss 0).
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
+    """
     T = check_int(T, "T", minimum=2)
     d = check_int(d, "d", minimum=2)
     r = check_int(r, "r", minimum=1, maximum=T)
@@ -75,8 +106,29 @@ def threshold_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
 
 
 def losing_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
-    """The every-expert-loses pairs of the module docstring at replaced round ``r``
-    (1-based): every expert has a positive loss at every round in both streams."""
+    """The every-expert-loses neighbour pairs of the module docstring at replaced round ``r``.
+
+    Every expert has a positive loss at every round in both streams.
+
+    Parameters
+    ----------
+    T
+        Horizon (>= 2).
+    d
+        Number of experts (>= 2).
+    r
+        Replaced round, 1-based, in ``[1, T]``.
+
+    Returns
+    -------
+    list of NeighbourPair
+        ``(name, losses0, losses1)`` triples.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
+    """
     T = check_int(T, "T", minimum=2)
     d = check_int(d, "d", minimum=2)
     r = check_int(r, "r", minimum=1, maximum=T)

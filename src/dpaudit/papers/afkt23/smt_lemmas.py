@@ -42,8 +42,30 @@ def _cumulative(L: Sequence[Sequence[z3.ArithRef]]) -> list[list[z3.ArithRef]]:
 
 
 def linear_query_models(kind: str, L, L_star=None) -> list[z3.ArithRef]:
-    """Every query of ``kind`` (``alg1-svt``, ``alg2-count``, ``alg1-em``) on the symbolic stream
-    ``L`` (T x d), in the order of :func:`~dpaudit.papers.afkt23.lemmas.query_values`."""
+    """Every query of ``kind`` on the symbolic stream ``L``, in the order of ``query_values``.
+
+    The order is that of :func:`~dpaudit.papers.afkt23.lemmas.query_values`, so a model replays
+    entrywise.
+
+    Parameters
+    ----------
+    kind
+        ``"alg1-svt"``, ``"alg2-count"`` or ``"alg1-em"``.
+    L
+        ``T x d`` nested lists of z3 reals (the losses).
+    L_star
+        z3 real, Algorithm 1's floor of the scores (``"alg1-em"`` only).
+
+    Returns
+    -------
+    list of z3.ArithRef
+        The symbolic query values.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of the three linear kinds.
+    """
     C = _cumulative(L)
     T = len(L)
     if kind == "alg1-svt":
@@ -62,7 +84,25 @@ def linear_query_any_T_lemma(kind: str, bound: float = 1.0) -> SmtLemma:
     Each such query is a sum of one expert's losses over a range of rounds (for ``alg1-em``
     passed through ``max(., L*)``): a replaced round outside the range changes nothing; inside,
     the query is ``S + l`` on one stream and ``S + l'`` on the other, with ``S`` (the range's
-    other rounds) common and ``l, l'`` in ``[0, 1]``. ``S >= 0`` and ``L*`` are free."""
+    other rounds) common and ``l, l'`` in ``[0, 1]``. ``S >= 0`` and ``L*`` are free.
+
+    Parameters
+    ----------
+    kind
+        ``"alg1-svt"``, ``"alg2-count"`` or ``"alg1-em"``.
+    bound
+        The claimed sensitivity.
+
+    Returns
+    -------
+    SmtLemma
+        One obligation: its model is a query moving by more than ``bound``.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of the three linear kinds.
+    """
     S, l0, l1, L_star = real("S"), real("l"), real("l'"), real("L*")
     cons = (S >= 0, l0 >= 0, l0 <= 1, l1 >= 0, l1 <= 1)
     if kind == "alg1-em":
@@ -81,8 +121,21 @@ def linear_query_any_T_lemma(kind: str, bound: float = 1.0) -> SmtLemma:
 
 
 def potential_ratio_models(P) -> list[tuple[z3.ArithRef, z3.ArithRef]]:
-    """For ``P[i][x] = e^{-eta l_i(x)}``: ``(d phi(s), d phi(t))`` for every ``s < t`` in the order
-    of ``query_values("alg5-svt")``, whose entries are ``(1/eta) log(phi(s) / phi(t))``."""
+    """Potential pairs ``(d phi(s), d phi(t))`` of AFKT23 Algorithm 5 for every ``s < t``.
+
+    For ``P[i][x] = e^{-eta l_i(x)}``; the order is that of ``query_values("alg5-svt")``, whose
+    entries are ``(1/eta) log(phi(s) / phi(t))``.
+
+    Parameters
+    ----------
+    P
+        ``T x d`` nested lists of z3 reals, ``e^{-eta l_i(x)}``.
+
+    Returns
+    -------
+    list of tuple
+        ``(d phi(s), d phi(t))`` as z3 expressions.
+    """
     T, d = len(P), len(P[0])
     W = [[z3.RealVal(1)] * d]
     for row in P:
@@ -111,8 +164,30 @@ def _replay_streams(kind: str, L0: np.ndarray, L1: np.ndarray, eta: float, claim
 
 
 def linear_query_lemma(kind: str, T: int = 4, d: int = 2, bound: float = 1.0) -> SmtLemma:
-    """``kind``'s queries move by at most ``bound`` when one round of a ``T x d`` stream in
-    ``[0, 1]`` is replaced (linear real arithmetic)."""
+    """``kind``'s queries move by at most ``bound`` under replace-one on a ``T x d`` stream.
+
+    The stream is symbolic in ``[0, 1]``; linear real arithmetic; a model replays through
+    :func:`~dpaudit.papers.afkt23.lemmas.query_values`.
+
+    Parameters
+    ----------
+    kind
+        ``"alg1-svt"``, ``"alg2-count"`` or ``"alg1-em"``.
+    T, d
+        Horizon and number of experts of the unrolled stream.
+    bound
+        The claimed sensitivity.
+
+    Returns
+    -------
+    SmtLemma
+        The obligation, its counterexample query and the replay.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not one of the three linear kinds.
+    """
     L0, L1 = _stream("l", T, d), _stream("l'", T, d)
     L_star = real("L*")
     cons = tuple(z3.And(v >= 0, v <= 1) for M in (L0, L1) for row in M for v in row)
@@ -137,8 +212,28 @@ def linear_query_lemma(kind: str, T: int = 4, d: int = 2, bound: float = 1.0) ->
 
 
 def alg5_refutation_lemma(T: int = 4, d: int = 2, bound: float = 1.0) -> SmtLemma:
-    """Algorithm 5's queries move by at most ``bound`` (module docstring: ``a = e^{-eta}``,
-    ``p = e^{-eta l}``), on a ``T x d`` stream; a model is replayed with ``eta = -log a``."""
+    """AFKT23 Algorithm 5's queries move by at most ``bound`` on a ``T x d`` stream, every eta.
+
+    Module docstring: ``a = e^{-eta}``, ``p = e^{-eta l}``; a model is replayed with
+    ``eta = -log a``.
+
+    Parameters
+    ----------
+    T, d
+        Horizon and number of experts of the unrolled stream.
+    bound
+        The claimed sensitivity (a positive integer; the paper's assumption is 1).
+
+    Returns
+    -------
+    SmtLemma
+        The proof obligation, the counterexample query at ``eta = 4 log 2`` and the replay.
+
+    Raises
+    ------
+    ValueError
+        If ``bound`` is not a positive integer.
+    """
     a = real("a")
     P0, P1 = _stream("p", T, d), _stream("p'", T, d)
     cons = (a > 0, a < 1) + tuple(z3.And(v >= a, v <= 1) for M in (P0, P1) for row in M
@@ -184,8 +279,23 @@ ALG5_NEEDED = ("Algorithm 5's sparse-vector queries (1/eta)(log phi(t*) - log ph
 
 
 def alg5_bound_lemma(d: int = 2, bound: int = 2) -> SmtLemma:
-    """Algorithm 5's queries move by at most ``bound``, every horizon, ``d`` experts (the
-    over-approximation of the module docstring)."""
+    """AFKT23 Algorithm 5's queries move by at most ``bound``, every horizon, ``d`` experts.
+
+    The over-approximation of the module docstring: weights at ``t*``, decay to ``t`` and the
+    replaced round's factor are free, so one proof covers every ``T``.
+
+    Parameters
+    ----------
+    d
+        Number of experts.
+    bound
+        The sensitivity to prove (a positive integer; 2 is the accountant's).
+
+    Returns
+    -------
+    SmtLemma
+        Two obligations: the replaced round before/at ``t*`` and in ``(t*, t]``.
+    """
     a = real("a")
     w = [real(f"w{x}") for x in range(d)]
     r = [real(f"r{x}") for x in range(d)]
@@ -219,7 +329,20 @@ def all_lemmas() -> list[SmtLemma]:
 
 
 def lemmas_for_kinds(kinds: Sequence[str], *, thorough: bool = False) -> list[SmtLemma]:
-    """The encodings of the given query kinds (the ``lemma_kinds`` of a claim declaration)."""
+    """The SMT encodings of the given query kinds (the ``lemma_kinds`` of a claim declaration).
+
+    Parameters
+    ----------
+    kinds
+        Query kinds, each one of :data:`~dpaudit.papers.afkt23.lemmas.QUERY_KINDS`.
+    thorough
+        Add the longer encodings (Algorithm 5 at ``d = 3``).
+
+    Returns
+    -------
+    list of SmtLemma
+        Fixed-size and every-horizon encodings per kind.
+    """
     out: list[SmtLemma] = []
     for kind in kinds:
         if kind == "alg5-svt":
@@ -232,7 +355,24 @@ def lemmas_for_kinds(kinds: Sequence[str], *, thorough: bool = False) -> list[Sm
 
 
 def smt_evidence(kinds: Sequence[str], ctx, outcome: LemmaOutcome) -> LemmaOutcome:
-    """``outcome`` (the sampled checks of an AFKT23 claim) with the SMT records of its query
-    kinds appended and compared (:func:`~dpaudit.formal.smt.claim_smt_evidence`)."""
+    """An AFKT23 claim's sampled lemma checks with the SMT records of its query kinds appended.
+
+    The records are compared with the sampled checks by
+    :func:`~dpaudit.formal.smt.claim_smt_evidence`.
+
+    Parameters
+    ----------
+    kinds
+        The claim's query kinds.
+    ctx
+        The claim driver's audit context (its budget's name selects the thorough encodings).
+    outcome
+        The sampled checks of the claim.
+
+    Returns
+    -------
+    LemmaOutcome
+        ``outcome`` with the SMT records appended.
+    """
     return claim_smt_evidence(outcome, ctx.budget.name,
                               lambda thorough: lemmas_for_kinds(kinds, thorough=thorough))

@@ -24,7 +24,23 @@ def first_switch_round(outputs: np.ndarray) -> np.ndarray:
     """Round (1-based) of the first visible change of expert; 0 if none.
 
     "No change" is coded 0, not ``T + 1``, so that a tail event "switched late" (``>= c``) does not
-    also contain the runs that never switched (often a large mass shared by both inputs)."""
+    also contain the runs that never switched (often a large mass shared by both inputs).
+
+    Parameters
+    ----------
+    outputs
+        Released index sequences, shape ``(n, T)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One float per run, shape ``(n,)``.
+
+    Raises
+    ------
+    ValueError
+        If ``outputs`` is not 2-D.
+    """
     a = _seq(outputs)
     change = a[:, 1:] != a[:, :-1]
     any_ = change.any(axis=1)
@@ -32,13 +48,40 @@ def first_switch_round(outputs: np.ndarray) -> np.ndarray:
 
 
 def switch_count(outputs: np.ndarray) -> np.ndarray:
-    """Number of visible changes of expert."""
+    """Number of visible changes of expert in each released sequence.
+
+    Parameters
+    ----------
+    outputs
+        Released index sequences, shape ``(n, T)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One float per run, shape ``(n,)``.
+
+    Raises
+    ------
+    ValueError
+        If ``outputs`` is not 2-D.
+    """
     a = _seq(outputs)
     return np.count_nonzero(a[:, 1:] != a[:, :-1], axis=1).astype(float)
 
 
 def plays_of(expert: int):
-    """Statistic: how many rounds ``expert`` is played."""
+    """Statistic: how many rounds ``expert`` is played.
+
+    Parameters
+    ----------
+    expert
+        0-based expert index.
+
+    Returns
+    -------
+    callable
+        ``outputs (n, T) -> counts (n,)``, named ``plays_of_<expert>``.
+    """
     def count(outputs: np.ndarray) -> np.ndarray:
         return np.count_nonzero(_seq(outputs) == expert, axis=1).astype(float)
     count.__name__ = f"plays_of_{expert}"
@@ -46,7 +89,18 @@ def plays_of(expert: int):
 
 
 def first_plays_code(k: int):
-    """Statistic: the first ``k`` plays as one integer code (base ``max index + 1`` = 64)."""
+    """Statistic: the first ``k`` plays as one integer code (base ``max index + 1`` = 64).
+
+    Parameters
+    ----------
+    k
+        Number of leading plays encoded (>= 1).
+
+    Returns
+    -------
+    callable
+        ``outputs (n, T) -> codes (n,)``, named ``first_<k>_plays``.
+    """
     def code(outputs: np.ndarray) -> np.ndarray:
         a = _seq(outputs)[:, :k].astype(np.int64)
         return (a * (64 ** np.arange(a.shape[1]))[None, :]).sum(axis=1).astype(float)
