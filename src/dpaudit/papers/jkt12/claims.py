@@ -74,6 +74,23 @@ def _lemma1(src: tuple[str, str], c: str) -> SensitivityLemma:
 
 
 def tree_lemmas(src: tuple[str, str], theorem: str) -> tuple[SensitivityLemma, ...]:
+    """The two sensitivity lemmas of JKT12's PrivateSum tree (Algorithm 5) a theorem rests on.
+
+    Lemma 6 (one replaced ``w_t`` moves every node sum by at most ``R`` in l2) and the privacy
+    proof's "B(D) and B(D') differ in at most log T nodes" (Theorem 11 COLT / 9 arXiv).
+
+    Parameters
+    ----------
+    src
+        The paper version's ``(key, file)`` source (``COLT`` or ``ARXIV``).
+    theorem
+        The theorem whose proof uses the tree (e.g. ``"Theorem 11"``), as the provenance prints it.
+
+    Returns
+    -------
+    tuple of SensitivityLemma
+        Lemma 6, then the node-count lemma.
+    """
     return (
         _lemma(src, "Lemma 6: ||B_s(D) - B_s(D')||_2 <= R for every node s (w_t replaced, "
                "||w_t|| <= R)", "Lemma 6 (proof)", "||Delta||_2 <= R"),
@@ -234,7 +251,23 @@ JKT12_CLAIMS: Mapping[str, PrivacyClaim] = MappingProxyType(_build())
 
 
 def get_claim(claim_id: str) -> PrivacyClaim:
-    """The claim with this id; ``KeyError`` listing the ids otherwise."""
+    """The JKT12 claim with this id.
+
+    Parameters
+    ----------
+    claim_id
+        A key of :data:`JKT12_CLAIMS` (e.g. ``"jkt12-colt/pigd"``).
+
+    Returns
+    -------
+    PrivacyClaim
+        The claim, its primary readings and ranges declared.
+
+    Raises
+    ------
+    KeyError
+        If the id is unknown; the message lists the known ids.
+    """
     try:
         return JKT12_CLAIMS[claim_id]
     except KeyError:
@@ -248,6 +281,29 @@ def claimed_privacy(claim_id: str, epsilon: float, delta: float, T: int | None =
     POCP, PIGD, PGIGA (Theorems 1, 7, 9 COLT / 1, 3, 5 arXiv): (3 eps, 2 delta). PQFTL, PrivateSum,
     POL: (eps, delta). Doubling (COLT Theorem 13): (3 eps log2 T, delta log2 T + 2 / T^{2 eps}),
     which needs T. delta' may be >= 1 (a vacuous claim); callers decide what to do with it.
+
+    Parameters
+    ----------
+    claim_id
+        A key of :data:`JKT12_CLAIMS`.
+    epsilon
+        The algorithm's input epsilon (> 0).
+    delta
+        The algorithm's input delta, in [0, 1).
+    T
+        The horizon (>= 2); needed by the doubling claim only.
+
+    Returns
+    -------
+    tuple
+        ``(epsilon', delta')``.
+
+    Raises
+    ------
+    KeyError
+        If ``claim_id`` is unknown.
+    ValueError
+        If a parameter is out of its range (or ``T`` is missing for the doubling claim).
     """
     get_claim(claim_id)
     epsilon = check_epsilon(epsilon)

@@ -307,8 +307,28 @@ def release_epsilon_curve(m0: np.ndarray, m1: np.ndarray, sigmas: np.ndarray,
                           deltas: np.ndarray | list[float], half_width: float | None = None, *,
                           max_clipped_steps: int = 128, projected_upper: bool = False,
                           rel_error: float = PLD_REL_ERROR) -> list[ReleaseEpsilon]:
-    """:func:`release_epsilon` at several deltas (one PLD, queried at each delta; the PLD does
-    not depend on the deltas, so every entry equals the single-delta call)."""
+    """:func:`release_epsilon` at several deltas, from one PLD queried at each delta.
+
+    The PLD does not depend on the deltas, so every entry equals the single-delta call.
+
+    Parameters
+    ----------
+    m0, m1, sigmas, half_width, max_clipped_steps, projected_upper, rel_error
+        As in :func:`release_epsilon`.
+    deltas
+        Non-empty list of deltas, each in (0, 1).
+
+    Returns
+    -------
+    list of ReleaseEpsilon
+        One bracket per delta, in the order given.
+
+    Raises
+    ------
+    ValueError
+        If an array is empty, non-finite or of the wrong shape, a sigma is not positive, a delta is
+        outside (0, 1), or a noise-free value lies outside ``[-D, D]``.
+    """
     a = check_finite_array(m0, "m0", ndim=1)
     b = check_finite_array(m1, "m1", shape=(a.shape[0],))
     s = check_finite_array(sigmas, "sigmas", shape=(a.shape[0],))
@@ -407,6 +427,16 @@ def c_zero_epsilon(delta: float) -> float:
     """eps = (1/2) ln(2/delta): COLT's c = ln((1/(2 eps)) ln(2/delta)) / (2 ln T) is 0 there.
 
     c >= 0 (needed by App. A.2's step 2 eps / T^{2c} <= 2 eps) iff eps <= this value.
+
+    Parameters
+    ----------
+    delta
+        The input delta, in (0, 1).
+
+    Returns
+    -------
+    float
+        ``(1/2) ln(2/delta)``.
     """
     return 0.5 * math.log(2.0 / delta)
 
@@ -494,6 +524,18 @@ def privatesum_step_mu(R: float, sigma: float) -> float:
     W^_t sums the noisy nodes of the binary decomposition of t; when t is a power of two that is
     one node, which contains every w_s with s <= t, so replacing w_s (||w_s - w'_s|| <= 2R) moves
     W^_t by 2R against noise N(0, sigma^2 I). Every other t sums more nodes (more noise).
+
+    Parameters
+    ----------
+    R
+        Bound on every input's l2 norm.
+    sigma
+        Standard deviation of every node's noise.
+
+    Returns
+    -------
+    float
+        ``2R / sigma``.
     """
     return 2.0 * R / sigma
 
@@ -501,7 +543,9 @@ def privatesum_step_mu(R: float, sigma: float) -> float:
 def pqftl_state_mu(version: Version, T: int, R: float, epsilon: float, delta: float,
                    log_reading: LogReading, d: int, u_bound: float | None = None
                    ) -> dict[str, float]:
-    """Shifts of PQFTL's state (V^_t, u^_t)_{t <= T-1} when one loss is replaced.
+    """Gaussian shifts of JKT12 PQFTL's state when one loss is replaced (Algorithm 4).
+
+    Shifts of PQFTL's state (V^_t, u^_t)_{t <= T-1} when one loss is replaced.
 
     Worst case: the u-tree's nodes move by up to 2R^2 (|y| ||v|| <= R^2) and the V-tree's by
     R^2 sqrt(2) (d >= 2: e.g. v = R e_1 -> R e_2) or R^2 (d = 1), each in
@@ -509,6 +553,29 @@ def pqftl_state_mu(version: Version, T: int, R: float, epsilon: float, delta: fl
     y_1 = +-R, v_1 = R e_1 (V identical): ``"flip"``. Label and direction changed together:
     ``"mixed"``. ``u_bound`` replaces the bound R that Algorithm 4 line 8 passes to the u-tree
     (e.g. R^2, the true bound on ||y_t v_t||) to show what the printed argument costs.
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``: the paper version whose noise scales are used.
+    T
+        Horizon (the state is released for ``t <= T - 1``).
+    R
+        Bound on the inputs (``|y| <= R``, ``||v|| <= R``).
+    epsilon, delta
+        The algorithm's input privacy parameters.
+    log_reading
+        The reading of the unprinted log base of the noise scales.
+    d
+        Dimension (``d = 1`` has no direction change).
+    u_bound
+        The bound passed to the u-tree instead of ``R``; ``None`` keeps the printed ``R``.
+
+    Returns
+    -------
+    dict
+        ``{"worst", "flip", "mixed"}``: the three shifts; ``"sigma_V"``, ``"sigma_u"``: the two
+        trees' noise; ``"nodes"``: released nodes containing leaf 1.
     """
     sV, su = pqftl_sigmas(version, T, R, epsilon, delta, log_reading)
     if u_bound is not None:
@@ -578,6 +645,20 @@ def igd_step_sensitivity(t: int | np.ndarray, L: float, alpha: float) -> float |
     2L/(alpha (t+1)): they use strong convexity of the proximal term only, not of f and f'.)
     The bound is attained in d = 1 by f, f' = -+G z + alpha/2 z^2 on C = [-D, D] with
     D = L/(alpha (t+2)), G = L - alpha D (:func:`~dpaudit.papers.jkt12.pairs.igd_design`).
+
+    Parameters
+    ----------
+    t
+        Round(s) ``t >= 1`` (scalar or array).
+    L
+        Lipschitz constant of the losses on C.
+    alpha
+        Strong convexity of the losses.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``2L / (alpha (t + 2))``, of the shape of ``t``.
     """
     return 2.0 * L / (alpha * (np.asarray(t, dtype=float) + 2.0))
 
@@ -596,6 +677,22 @@ def pigd_accountant(T: int, L: float, alpha: float, beta: float) -> tuple[float,
     (rotation invariance of the isotropic noise; a data-independent random x_1 is a mixture,
     which the hockey-stick divergence's joint convexity bounds by the worst fixed x_1). The
     maximum over tau is the worst case over every neighbouring pair, every C and every d.
+
+    Parameters
+    ----------
+    T
+        Horizon.
+    L
+        Lipschitz constant of the losses on C.
+    alpha
+        Strong convexity of the losses.
+    beta
+        Noise scale: round ``t`` is noised with standard deviation ``beta / t``.
+
+    Returns
+    -------
+    tuple[float, int]
+        The largest ``mu(tau)`` and the ``tau`` attaining it (``(0.0, 1)`` when ``T < 2``).
     """
     if T < 2:
         return 0.0, 1

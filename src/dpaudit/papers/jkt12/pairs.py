@@ -46,6 +46,24 @@ def near_linear_loss(d: int, G: float, ridge: float, sign: float, nu: float) -> 
     """``1/2 (sign G/nu - <nu e_1, x>)^2 + ridge/2 ||x||^2``.
 
     Up to a constant and O(nu^2) terms this is ``-sign G x_1 + ridge/2 ||x||^2``.
+
+    Parameters
+    ----------
+    d
+        Dimension.
+    G
+        Slope of the emulated linear loss.
+    ridge
+        Strong convexity added.
+    sign
+        ``+1`` or ``-1``: the slope's direction along ``e_1``.
+    nu
+        Scale of the emulation (the error is O(nu^2)).
+
+    Returns
+    -------
+    SquaredLoss
+        The loss with ``v = nu e_1``, ``y = sign G / nu``.
     """
     v = np.zeros(d)
     v[0] = nu
@@ -60,6 +78,18 @@ def pol_near_linear_loss(d: int, G: float, sign: float, nu: float, half_width: f
     = -sign G x_1 + nu^2 x_1^2 / 2 + G D - nu^2 D^2 / 2`` for x_1 in [-D, D] (``D = half_width``,
     the extent of x_1 over C). Its vertex sign G/nu^2 lies outside [-D, D] when G >= nu^2 D, so
     the minimum over C is 0 (at x_1 = sign D) and ``l(0) = G D - nu^2 D^2 / 2 <= G D``.
+
+    Parameters
+    ----------
+    d, G, sign, nu
+        As in :func:`near_linear_loss`.
+    half_width
+        ``D``, the extent of ``x_1`` over C.
+
+    Returns
+    -------
+    ShiftedSquaredLoss
+        The shifted loss (same gradients as the unshifted one).
     """
     base = near_linear_loss(d, G, 0.0, sign, nu)
     return ShiftedSquaredLoss(base.v, base.y, 0.0, reference=sign * (G / nu - nu * half_width))
@@ -72,6 +102,25 @@ def pol_loss_membership(loss: ShiftedSquaredLoss, box: Box, L: float) -> dict[st
     0, and its Lipschitz constant over C (as POL enforces it). The evaluated values carry a float
     error of about ``y^2`` machine epsilons (r = y - nu x_1 is rounded at the scale of
     |y| ~ G/nu, then multiplied by ~2|y|); the tolerance is 8 times that. ValueError if outside.
+
+    Parameters
+    ----------
+    loss
+        A loss from :func:`pol_near_linear_loss`.
+    box
+        The domain C.
+    L
+        The class's Lipschitz bound.
+
+    Returns
+    -------
+    dict
+        The evaluated and closed-form values, the checks and the tolerance, for the audit record.
+
+    Raises
+    ------
+    ValueError
+        If the loss is outside the class (negative on C, ``l(0) > 1`` or Lipschitz above ``L``).
     """
     tol = float(8.0 * loss.y ** 2 * np.finfo(float).eps + 1e-12)
     d = loss.dim
@@ -97,7 +146,20 @@ def pol_loss_membership(loss: ShiftedSquaredLoss, box: Box, L: float) -> dict[st
 
 
 def filler_loss(d: int, ridge: float) -> SquaredLoss:
-    """``ridge/2 ||x||^2`` (``SquaredLoss(0, 0, ridge)``): keeps a difference alive, adds none."""
+    """``ridge/2 ||x||^2`` (``SquaredLoss(0, 0, ridge)``): keeps a difference alive, adds none.
+
+    Parameters
+    ----------
+    d
+        Dimension.
+    ridge
+        Strong convexity of the filler.
+
+    Returns
+    -------
+    SquaredLoss
+        ``SquaredLoss(0, 0, ridge)``.
+    """
     return SquaredLoss(np.zeros(d), 0.0, ridge)
 
 
@@ -135,6 +197,18 @@ def pocp_qftl_lambda(R: float, alpha: float) -> float:
     x_{t+1} - x'_{t+1} = A_t^{-1} [(u_t - u'_t) + (V'_t - V_t) x'_{t+1}],
     ||A_t^{-1}|| <= 1/(t alpha), ||u_t - u'_t|| <= 2R^2, ||V_t - V'_t|| <= R^2 and
     ||x'_{t+1}|| <= t R^2/(t alpha), so S(QFTL, t) <= (2R^2/alpha)(1 + R^2/(2 alpha)) / t.
+
+    Parameters
+    ----------
+    R
+        Bound on the regression inputs ``|y|, ||v||``.
+    alpha
+        QFTL's regularisation.
+
+    Returns
+    -------
+    float
+        ``(2R^2/alpha)(1 + R^2/(2 alpha))``.
     """
     return 2.0 * R * R / alpha * (1.0 + R * R / (2.0 * alpha))
 

@@ -82,14 +82,52 @@ def igd_step(x: z3.ArithRef, loss: QuadraticLoss, eta: z3.ArithRef, D: z3.ArithR
     ``(x + eta v y) / (1 + eta (v^2 + rho + extra))``, clipped (what
     :func:`~dpaudit.learners.implicit_step.implicit_step` computes, by bisection, to 1e-13).
     (:func:`igd_step_t` is the same step written with the round t.)
+
+    Parameters
+    ----------
+    x
+        The current point ``x_t`` (z3 real).
+    loss
+        The round's symbolic 1-D squared loss with ridge.
+    eta
+        Step size (``1/(alpha t)`` in IGD).
+    D
+        Half-width of the domain ``[-D, D]``.
+    extra_ridge
+        Additional ridge (POL's ``alpha``, Algorithm 6 line 9); 0 for IGD.
+
+    Returns
+    -------
+    z3.ArithRef
+        ``x_{t+1}``.
     """
     return clip((x + eta * loss.b) / (1 + eta * (loss.kappa + extra_ridge)), -D, D)
 
 
 def igd_step_t(x: z3.ArithRef, loss: QuadraticLoss, t: z3.ArithRef, alpha: z3.ArithRef,
                D: z3.ArithRef) -> z3.ArithRef:
-    """:func:`igd_step` at round t (eta = 1/(alpha t)), multiplied through by alpha t:
-    ``clip((alpha t x + v y) / (alpha t + v^2 + rho))`` (the form z3 decides fastest here)."""
+    """:func:`igd_step` at round ``t`` (``eta = 1/(alpha t)``), multiplied through by ``alpha t``.
+
+    ``clip((alpha t x + v y) / (alpha t + v^2 + rho))``: the form z3 decides fastest here.
+
+    Parameters
+    ----------
+    x
+        The current point ``x_t``.
+    loss
+        The round's symbolic 1-D squared loss with ridge.
+    t
+        The round (z3 real, >= 1).
+    alpha
+        Strong convexity (IGD's step is ``1/(alpha t)``).
+    D
+        Half-width of the domain ``[-D, D]``.
+
+    Returns
+    -------
+    z3.ArithRef
+        ``x_{t+1}``.
+    """
     return clip((alpha * t * x + loss.b) / (alpha * t + loss.kappa), -D, D)
 
 
@@ -136,6 +174,19 @@ def igd_lemmas(version: str, L: Const = 2.0, alpha: Const = 0.05, D: Const = 1.0
     ``||x_{t+1} - x'_{t+1}|| <= 2L/(alpha (tau+2)) prod_{s=tau+1}^t s/(s+1)
     = 2L (tau+1)/(alpha (tau+2) (t+1))`` (:func:`~dpaudit.papers.jkt12.exact.pigd_accountant`);
     *arithmetic*: 2L/(alpha (t+1)) is at most the printed bound for every t >= 1.
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``: which printed Lemma 4 is encoded.
+    L, alpha, D
+        Lipschitz bound, strong convexity and domain half-width: numbers, or names for symbolic
+        constants (the proof then covers every value).
+
+    Returns
+    -------
+    list of SmtLemma
+        The printed lemma, then the needed bound (each with its refutation and replay).
     """
     Lz, az, Dz = _const(L), _const(alpha), _const(D)
     symbolic = any(isinstance(c, str) for c in (L, alpha, D))
@@ -238,8 +289,26 @@ def igd_segment_lemma() -> SmtLemma:
 
 def giga_step(x: z3.ArithRef, loss: QuadraticLoss, eta: z3.ArithRef, D: z3.ArithRef
               ) -> z3.ArithRef:
-    """``Pi_[-D, D](x - eta grad f(x))``, eta = 2/(alpha t) (:meth:`GIGA.learn` after the
-    burn-in)."""
+    """GIGA's projected gradient step ``Pi_[-D, D](x - eta grad f(x))`` (:meth:`GIGA.learn`).
+
+    JKT12 Algorithm 3 after the burn-in, ``eta = 2/(alpha t)``.
+
+    Parameters
+    ----------
+    x
+        The current point.
+    loss
+        The round's symbolic 1-D squared loss with ridge.
+    eta
+        Step size.
+    D
+        Half-width of the domain ``[-D, D]``.
+
+    Returns
+    -------
+    z3.ArithRef
+        ``x_{t+1}``.
+    """
     return clip(x - eta * loss.grad(x), -D, D)
 
 
@@ -251,6 +320,20 @@ def giga_lemmas(G: float = 1.0, alpha: float = 0.3, D: float = 1.0) -> list[SmtL
     4G/(alpha t); *contraction*: for t >= t_q = 2 (L_G/alpha)^2 the gradient step shrinks
     distances by (t-2)/t; so ``||x_{t+1} - x'_{t+1}|| <= 4G(tau-1)/(alpha (t-1) t)`` after a
     change at tau (the accountant's formula), at most 4G/(alpha tau).
+
+    Parameters
+    ----------
+    G
+        Gradient bound of the loss class.
+    alpha
+        Strong convexity.
+    D
+        Half-width of the domain ``[-D, D]``.
+
+    Returns
+    -------
+    list of SmtLemma
+        The printed Lemma 5, then the needed bound.
     """
     smooth = max(G / D, alpha)
     t_q = giga_burn_in(alpha, smooth)
@@ -349,8 +432,22 @@ def _release_difference(ws0: np.ndarray, ws1: np.ndarray) -> float:
 
 
 def private_sum_node_lemmas(d: int = 1, R: Const = 1.0) -> list[SmtLemma]:
-    """Lemma 6 (``||B_s(D) - B_s(D')|| <= R`` when w_t is replaced, ``||w_t|| <= R``) and the
-    needed 2R. A node is ``B_s = rest + w_t`` (any other vectors in ``rest``)."""
+    """JKT12 Lemma 6, ``||B_s(D) - B_s(D')|| <= R`` when ``w_t`` is replaced, and the needed ``2R``.
+
+    A node is ``B_s = rest + w_t`` (any other vectors in ``rest``); ``||w_t|| <= R``.
+
+    Parameters
+    ----------
+    d
+        Dimension of the inputs.
+    R
+        Bound on the inputs' norm: a number, or a name for a symbolic constant.
+
+    Returns
+    -------
+    list of SmtLemma
+        The printed bound ``R``, then the needed ``2R``.
+    """
     Rz = _const(R)
     w0, w1, rest = _vector("w", d), _vector("w'", d), _vector("rest", d)
     cons = tuple(_positive(Rz)) + (_sq(w0) <= Rz * Rz, _sq(w1) <= Rz * Rz)
@@ -389,15 +486,42 @@ def private_sum_node_lemmas(d: int = 1, R: Const = 1.0) -> list[SmtLemma]:
 
 def pqftl_inputs(y: z3.ArithRef, v: Sequence[z3.ArithRef]
                  ) -> tuple[list[z3.ArithRef], list[z3.ArithRef]]:
-    """The tree inputs of PQFTL.learn (Algorithm 4 lines 7-8): ``y v`` and ``v v^T`` (row-major,
-    as ``np.outer(v, v).reshape(-1)``)."""
+    """The tree inputs of PQFTL.learn (JKT12 Algorithm 4 lines 7-8): ``y v`` and ``v v^T``.
+
+    Parameters
+    ----------
+    y
+        The label (z3 real).
+    v
+        The feature vector (z3 reals).
+
+    Returns
+    -------
+    tuple
+        ``(y v, v v^T)``, the matrix row-major as ``np.outer(v, v).reshape(-1)``.
+    """
     d = len(v)
     return [y * a for a in v], [v[i] * v[j] for i in range(d) for j in range(d)]
 
 
 def pqftl_input_lemmas(d: int = 1, R: float = 2.0) -> list[SmtLemma]:
-    """Algorithm 4: the u-tree gets y_t v_t with bound R (needed 2R^2), the V-tree v_t v_t^T with
-    bound R^2 in Frobenius norm (needed R^2 in d = 1, sqrt(2) R^2 in d >= 2); |y|, ||v|| <= R."""
+    """JKT12 Algorithm 4's tree-input bounds as printed and as needed; ``|y|, ||v|| <= R``.
+
+    The u-tree gets ``y_t v_t`` with bound ``R`` (needed ``2R^2``), the V-tree ``v_t v_t^T`` with
+    bound ``R^2`` in Frobenius norm (needed ``R^2`` in ``d = 1``, ``sqrt(2) R^2`` in ``d >= 2``).
+
+    Parameters
+    ----------
+    d
+        Dimension of ``v``.
+    R
+        Bound on ``|y|`` and ``||v||``.
+
+    Returns
+    -------
+    list of SmtLemma
+        Printed and needed bounds of the u-tree, then of the V-tree.
+    """
     Rz = z3.RealVal(Fraction(R))
     y0, y1 = real("y"), real("y'")
     v0, v1 = _vector("v", d), _vector("v'", d)
@@ -462,7 +586,22 @@ def count_nodes_bv(tau: z3.BitVecRef, T: z3.BitVecRef, levels: int = _MAX_LOG2_T
                    ) -> z3.BitVecRef:
     """:func:`~dpaudit.mechanisms.private_sum.released_node_count` over bit-vectors: the level-h
     block containing leaf tau ends at ``end = ((tau-1) >> h) + 1) << h``; it is released iff
-    ``end <= T`` and bit h is the lowest set bit of ``end``."""
+    ``end <= T`` and bit h is the lowest set bit of ``end``.
+
+    Parameters
+    ----------
+    tau
+        The leaf (1-based) as a bit-vector.
+    T
+        The horizon as a bit-vector.
+    levels
+        Tree levels counted (``h = 0 .. levels - 1``).
+
+    Returns
+    -------
+    z3.BitVecRef
+        The number of released nodes containing leaf ``tau``.
+    """
     one = z3.BitVecVal(1, _BITS)
     total = z3.BitVecVal(0, _BITS)
     for h in range(levels):
@@ -477,7 +616,18 @@ def count_nodes_bv(tau: z3.BitVecRef, T: z3.BitVecRef, levels: int = _MAX_LOG2_T
 def node_count_lemmas(version: str = "colt") -> list[SmtLemma]:
     """"B(D) and B(D') differ in at most log T nodes" (Theorem 11 COLT / Theorem 9 arXiv, as the
     ``version``'s claim states it; log2 reading: ln T < log2 T, so the ln reading fails wherever
-    this one does) and the needed floor(log2 T) + 1, for 2 <= T <= 2^20, every leaf tau <= T."""
+    this one does) and the needed floor(log2 T) + 1, for 2 <= T <= 2^20, every leaf tau <= T.
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``: whose claim's statement is encoded.
+
+    Returns
+    -------
+    list of SmtLemma
+        The printed ``log T`` count (log2 reading), then the needed ``floor(log2 T) + 1``.
+    """
     tau, T = z3.BitVec("tau", _BITS), z3.BitVec("T", _BITS)
     cnt = count_nodes_bv(tau, T)
     rng = (z3.ULE(2, T), z3.ULE(T, 1 << _MAX_LOG2_T), z3.ULE(1, tau), z3.ULE(tau, T))
@@ -518,7 +668,22 @@ def node_count_lemmas(version: str = "colt") -> list[SmtLemma]:
 def pol_average(losses: Sequence[QuadraticLoss], alpha: z3.ArithRef, D: z3.ArithRef
                 ) -> z3.ArithRef:
     """x~ = (x_1 + ... + x_T)/T for T = len(losses) + 1: IGD from x_1 = 0 with POL's extra ridge
-    alpha (Algorithm 6 line 9) on [-D, D]."""
+    alpha (Algorithm 6 line 9) on [-D, D].
+
+    Parameters
+    ----------
+    losses
+        The symbolic losses of rounds ``1 .. T - 1``.
+    alpha
+        POL's ridge.
+    D
+        Half-width of the domain ``[-D, D]``.
+
+    Returns
+    -------
+    z3.ArithRef
+        The averaged iterate ``x~``.
+    """
     x, total = z3.RealVal(0), z3.RealVal(0)
     for k, f in enumerate(losses, start=1):
         x = igd_step(x, f, 1 / (alpha * k), D, extra_ridge=alpha)
@@ -535,6 +700,22 @@ def pol_lemmas(T: int = 3, L: float = 1.0, epsilon_g: float = 0.1, x_star_norm: 
 
     ln T is replaced by a rational just above it for the refutation (a violation of the larger
     bound violates the printed one) and just below it for the proof.
+
+    Parameters
+    ----------
+    T
+        Horizon unrolled (>= 2).
+    L
+        Lipschitz bound of the losses.
+    epsilon_g
+        POL's target excess risk (sets ``alpha = eps_g / ||x*||^2``).
+    x_star_norm
+        ``||x*||``, the radius of the domain.
+
+    Returns
+    -------
+    list of SmtLemma
+        The printed bound, then the accountant's.
     """
     alpha = pol_alpha(epsilon_g, x_star_norm)
     az, Lz, Dz = (z3.RealVal(Fraction(v)) for v in (alpha, L, x_star_norm))
@@ -610,8 +791,26 @@ def pol_lemmas(T: int = 3, L: float = 1.0, epsilon_g: float = 0.1, x_star_norm: 
 
 def qftl_next(A: z3.ArithRef, B: z3.ArithRef, y: z3.ArithRef, v: z3.ArithRef, t: z3.ArithRef,
               alpha: z3.ArithRef) -> z3.ArithRef:
-    """QFTL's x_{t+1} = u_t / (t alpha + V_t) in d = 1, with the other rounds' sums A (of y v) and
-    B (of v^2) and round t's loss (y, v)."""
+    """QFTL's ``x_{t+1} = u_t / (t alpha + V_t)`` in ``d = 1`` (the core of JKT12 Algorithm 4).
+
+    Parameters
+    ----------
+    A
+        Sum of ``y_s v_s`` over the other rounds.
+    B
+        Sum of ``v_s^2`` over the other rounds.
+    y, v
+        Round ``t``'s loss.
+    t
+        The round.
+    alpha
+        QFTL's regularisation.
+
+    Returns
+    -------
+    z3.ArithRef
+        ``(A + y v) / (t alpha + B + v^2)``.
+    """
     return (A + y * v) / (t * alpha + B + v * v)
 
 
@@ -619,7 +818,20 @@ def qftl_assumption_lemma(R: float = 0.5, alpha: float = 1.0) -> SmtLemma:
     """``||x_{t+1} - x'_{t+1}|| <= lambda_A / t``, ``lambda_A = (2R^2/alpha)(1 + R^2/(2 alpha))``
     for QFTL in d = 1: ``x_{t+1} = (A + y v)/(t alpha + B + v^2)`` with the other rounds'
     aggregates ``A = sum y_s v_s``, ``B = sum v_s^2`` constrained by ``|A| <= (t-1)R^2`` and
-    ``0 <= B <= (t-1)R^2`` (necessary conditions: a proof over them covers every stream)."""
+    ``0 <= B <= (t-1)R^2`` (necessary conditions: a proof over them covers every stream).
+
+    Parameters
+    ----------
+    R
+        Bound on ``|y|`` and ``|v|``.
+    alpha
+        QFTL's regularisation.
+
+    Returns
+    -------
+    SmtLemma
+        The instantiated assumption (1), proof obligation only.
+    """
     Rz, az = z3.RealVal(Fraction(R)), z3.RealVal(Fraction(alpha))
     lam = (2 * Rz * Rz / az) * (1 + Rz * Rz / (2 * az))
     t, A, B = real("t"), real("A"), real("B")
@@ -664,7 +876,25 @@ def all_lemmas() -> list[SmtLemma]:
 
 
 def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]:
-    """The encodings that concern one JKT12 claim (``jkt12-colt/pigd``, ...)."""
+    """The SMT encodings that concern one JKT12 claim.
+
+    Parameters
+    ----------
+    claim_id
+        A JKT12 claim id (``"jkt12-colt/pigd"``, ...).
+    thorough
+        Add the symbolic-constant and longer unrolled encodings.
+
+    Returns
+    -------
+    list of SmtLemma
+        The claim's encodings.
+
+    Raises
+    ------
+    ValueError
+        If ``claim_id`` is not a JKT12 claim id.
+    """
     version, algo = claim_id.split("/", 1)
     version = version.removeprefix("jkt12-")
     if version not in ("colt", "arxiv"):
@@ -686,7 +916,21 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
 
 
 def smt_evidence(claim_id: str, ctx: AuditContext, outcome: LemmaOutcome) -> LemmaOutcome:
-    """``outcome`` (the sampled lemma checks of a JKT12 claim audit) with the claim's SMT records
-    appended and compared (:func:`~dpaudit.formal.smt.claim_smt_evidence`)."""
+    """A JKT12 claim's sampled lemma checks with its SMT records appended and compared.
+
+    Parameters
+    ----------
+    claim_id
+        The claim's id.
+    ctx
+        The claim driver's audit context (its budget's name selects the thorough encodings).
+    outcome
+        The sampled checks of the claim.
+
+    Returns
+    -------
+    LemmaOutcome
+        ``outcome`` with the SMT records appended (:func:`~dpaudit.formal.smt.claim_smt_evidence`).
+    """
     return claim_smt_evidence(outcome, ctx.budget.name,
                               lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))
