@@ -46,9 +46,29 @@ def _structure(W: int | None, T: int, layout: str) -> tuple[np.ndarray, tuple[Tr
 
 def release_structure(W: int | None, T: int, layout: WindowLayout = "exact"
                       ) -> tuple[np.ndarray, tuple[TreeNode, ...]]:
-    """``(B, nodes)``: ``B[t-1, j] = 1`` iff release ``s_t`` sums the noise of ``nodes[j]``.
+    """``(B, nodes)`` of the window tree mechanism (pfcoco, Web Intelligence 2020).
 
-    ``W = None`` is the standard binary tree (every leaf noisy); otherwise the window tree.
+    ``B[t-1, j] = 1`` iff release ``s_t`` sums the noise of ``nodes[j]``; ``W = None`` is the
+    standard binary tree (every leaf noisy).
+
+    Parameters
+    ----------
+    W
+        Window length (>= 1) of the window tree mechanism; ``None``: the standard binary tree.
+    T
+        Horizon: releases ``s_1 .. s_T`` (>= 1).
+    layout
+        The window tree's node layout reading: ``"exact"`` or ``"power_of_two"``.
+
+    Returns
+    -------
+    tuple
+        ``B`` (read-only, shape ``(T, len(nodes))``) and the nodes in column order.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
     """
     T = check_int(T, "T", minimum=1)
     if W is not None:
@@ -57,12 +77,41 @@ def release_structure(W: int | None, T: int, layout: WindowLayout = "exact"
 
 
 def standard_tree_structure(T: int) -> tuple[np.ndarray, tuple[TreeNode, ...]]:
-    """:func:`release_structure` of the standard binary tree over ``T`` leaves."""
+    """:func:`release_structure` of the standard binary tree over ``T`` leaves.
+
+    Parameters
+    ----------
+    T
+        Horizon: releases ``s_1 .. s_T`` (>= 1).
+
+    Returns
+    -------
+    tuple
+        ``(B, nodes)`` as :func:`release_structure`.
+    """
     return release_structure(None, T)
 
 
 def leaf_exposure(position: int, T: int) -> np.ndarray:
-    """``a``: ``a[t-1] = 1`` iff release ``s_t`` contains leaf ``position`` (``t >= position``)."""
+    """``a``: ``a[t-1] = 1`` iff release ``s_t`` contains leaf ``position`` (``t >= position``).
+
+    Parameters
+    ----------
+    position
+        The replaced leaf, 1-based, in ``[1, T]``.
+    T
+        Horizon: releases ``s_1 .. s_T`` (>= 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(T,)``.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
+    """
     T = check_int(T, "T", minimum=1)
     i = check_int(position, "position", minimum=1, maximum=T)
     a = np.zeros(T)
@@ -76,6 +125,31 @@ def gaussian_release_mu(W: int | None, T: int, position: int, shift: float, sigm
 
     ``mu = shift * sqrt(a^T (B B^T)^+ a) / sigma``; ``inf`` if ``a`` is not in the range of ``B``
     (the two laws are mutually singular). ``shift`` is the l2 distance between the two leaves.
+
+    Parameters
+    ----------
+    W
+        Window length (>= 1) of the window tree mechanism; ``None``: the standard binary tree.
+    T
+        Horizon: releases ``s_1 .. s_T`` (>= 1).
+    position
+        The replaced leaf, 1-based, in ``[1, T]``.
+    shift
+        l2 distance between the two leaves (> 0).
+    sigma
+        Standard deviation of every node's Gaussian noise (> 0).
+    layout
+        The window tree's node layout reading: ``"exact"`` or ``"power_of_two"``.
+
+    Returns
+    -------
+    float
+        ``mu`` (``inf`` when the laws are mutually singular).
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
     """
     shift = check_positive(shift, "shift")
     sigma = check_positive(sigma, "sigma")
@@ -91,7 +165,37 @@ def gaussian_release_mu(W: int | None, T: int, position: int, shift: float, sigm
 
 def gaussian_release_epsilon(W: int | None, T: int, position: int, shift: float, sigma: float,
                              delta: float, layout: WindowLayout = "exact") -> float:
-    """Exact ``epsilon(delta)`` of the release ``s_1..s_T`` (Gaussian nodes) for one leaf."""
+    """Exact ``epsilon(delta)`` of the release ``s_1..s_T`` (Gaussian nodes) for one replaced leaf.
+
+    The Gaussian mechanism's epsilon at :func:`gaussian_release_mu`.
+
+    Parameters
+    ----------
+    W
+        Window length (>= 1) of the window tree mechanism; ``None``: the standard binary tree.
+    T
+        Horizon: releases ``s_1 .. s_T`` (>= 1).
+    position
+        The replaced leaf, 1-based, in ``[1, T]``.
+    shift
+        l2 distance between the two leaves (> 0).
+    sigma
+        Standard deviation of every node's Gaussian noise (> 0).
+    delta
+        The delta of the epsilon, in [0, 1).
+    layout
+        The window tree's node layout reading: ``"exact"`` or ``"power_of_two"``.
+
+    Returns
+    -------
+    float
+        The exact epsilon (``inf`` when the laws are mutually singular).
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
+    """
     delta = check_delta(delta)
     mu = gaussian_release_mu(W, T, position, shift, sigma, layout)
     return math.inf if math.isinf(mu) else gaussian_epsilon(mu, delta)
@@ -99,13 +203,47 @@ def gaussian_release_epsilon(W: int | None, T: int, position: int, shift: float,
 
 def noisy_nodes_with_leaf(W: int | None, T: int, position: int,
                           layout: WindowLayout = "exact") -> list[TreeNode]:
-    """The noisy nodes some release ``s_1..s_T`` uses that contain leaf ``position``."""
+    """The noisy nodes some release ``s_1..s_T`` uses that contain leaf ``position``.
+
+    Parameters
+    ----------
+    W
+        Window length (>= 1) of the window tree mechanism; ``None``: the standard binary tree.
+    T
+        Horizon: releases ``s_1 .. s_T`` (>= 1).
+    position
+        The replaced leaf, 1-based, in ``[1, T]``.
+    layout
+        The window tree's node layout reading: ``"exact"`` or ``"power_of_two"``.
+
+    Returns
+    -------
+    list of TreeNode
+        In the column order of :func:`release_structure`.
+    """
     _, nodes = release_structure(W, T, layout)
     return [n for n in nodes if n.contains(position)]
 
 
 def exposed_exactly(W: int | None, T: int, position: int, layout: WindowLayout = "exact") -> bool:
-    """Whether some release ``s_t``, ``t <= T``, contains leaf ``position`` without noise."""
+    """Whether some release ``s_t``, ``t <= T``, contains leaf ``position`` without noise.
+
+    Parameters
+    ----------
+    W
+        Window length (>= 1) of the window tree mechanism; ``None``: the standard binary tree.
+    T
+        Horizon: releases ``s_1 .. s_T`` (>= 1).
+    position
+        The replaced leaf, 1-based, in ``[1, T]``.
+    layout
+        The window tree's node layout reading: ``"exact"`` or ``"power_of_two"``.
+
+    Returns
+    -------
+    bool
+        Always False for the standard tree (``W = None``).
+    """
     if W is None:
         return False
     B, nodes = release_structure(W, T, layout)
@@ -119,6 +257,31 @@ def node_composition_epsilon(W: int | None, T: int, position: int, shift: float,
 
     Valid only while no release up to ``T`` contains the leaf exactly; ``None`` otherwise (an
     expired leaf, or the inclusive boundary reading's last horizon).
+
+    Parameters
+    ----------
+    W
+        Window length (>= 1) of the window tree mechanism; ``None``: the standard binary tree.
+    T
+        Horizon: releases ``s_1 .. s_T`` (>= 1).
+    position
+        The replaced leaf, 1-based, in ``[1, T]``.
+    shift
+        l2 distance between the two leaves (> 0).
+    scale
+        Scale of every node's l2-Laplace noise (> 0).
+    layout
+        The window tree's node layout reading: ``"exact"`` or ``"power_of_two"``.
+
+    Returns
+    -------
+    float or None
+        The composed value, or ``None`` where a release exposes the leaf exactly.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
     """
     shift = check_positive(shift, "shift")
     scale = check_positive(scale, "scale")
@@ -139,6 +302,31 @@ def laplace_exact_epsilon(W: int | None, T: int, position: int, shift: float, sc
     Known (module docstring): releases in bijection with the used nodes (then it is
     :func:`laplace_release_upper`, the node composition where no release exposes the leaf); and
     leaf 1 at horizon ``W + 1`` for ``W`` a power of two (inclusive boundary reading).
+
+    Parameters
+    ----------
+    W
+        Window length (>= 1) of the window tree mechanism; ``None``: the standard binary tree.
+    T
+        Horizon: releases ``s_1 .. s_T`` (>= 1).
+    position
+        The replaced leaf, 1-based, in ``[1, T]``.
+    shift
+        l2 distance between the two leaves (> 0).
+    scale
+        Scale of every node's l2-Laplace noise (> 0).
+    layout
+        The window tree's node layout reading: ``"exact"`` or ``"power_of_two"``.
+
+    Returns
+    -------
+    float or None
+        The exact pure epsilon, or ``None`` where it is not known.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
     """
     shift = check_positive(shift, "shift")
     scale = check_positive(scale, "scale")
@@ -181,6 +369,31 @@ def laplace_release_upper(W: int | None, T: int, position: int, shift: float, sc
 
     ``min ||v||_1 * shift / scale`` over ``B v = a`` with ``v`` on nodes that no release before
     ``position`` uses; ``None`` if no such ``v`` exists.
+
+    Parameters
+    ----------
+    W
+        Window length (>= 1) of the window tree mechanism; ``None``: the standard binary tree.
+    T
+        Horizon: releases ``s_1 .. s_T`` (>= 1).
+    position
+        The replaced leaf, 1-based, in ``[1, T]``.
+    shift
+        l2 distance between the two leaves (> 0).
+    scale
+        Scale of every node's l2-Laplace noise (> 0).
+    layout
+        The window tree's node layout reading: ``"exact"`` or ``"power_of_two"``.
+
+    Returns
+    -------
+    float or None
+        The upper value, or ``None`` if no such ``v`` exists.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
     """
     shift = check_positive(shift, "shift")
     scale = check_positive(scale, "scale")
@@ -192,5 +405,24 @@ def laplace_release_upper(W: int | None, T: int, position: int, shift: float, sc
 
 def accountant_epsilon(kind: str, scale: float, sensitivity: float, nodes_per_leaf: int,
                        delta: float) -> float:
-    """dp-accounting-backed epsilon of ``nodes_per_leaf`` nodes each shifted by ``sensitivity``."""
+    """dp-accounting-backed epsilon of ``nodes_per_leaf`` nodes, each shifted by ``sensitivity``.
+
+    Parameters
+    ----------
+    kind
+        The node noise: ``"gaussian"``, ``"laplace"`` or ``"l2-laplace"`` (the Gamma option).
+    scale
+        The noise's scale (standard deviation for Gaussian nodes).
+    sensitivity
+        Shift of every node containing the leaf.
+    nodes_per_leaf
+        Number of noisy nodes containing one leaf.
+    delta
+        The delta of the epsilon.
+
+    Returns
+    -------
+    float
+        :func:`~dpaudit.formal.accounting.tree_leaf_epsilon` at these values.
+    """
     return tree_leaf_epsilon(kind, scale, sensitivity, nodes_per_leaf, delta)

@@ -52,6 +52,31 @@ def class_member_gap(R: float, L: float, mu: float, d: int, h0: np.ndarray, h1: 
     ``f_k(x) = <g_k, x> + mu_k/2 ||x - c_k||^2`` with ``mu_k = mu (1 + extra_k)`` (capped so that
     ``mu_k R <= L``) and ``g_k = h_k + mu_k c_k``, ``||h_k|| <= L - mu_k R`` (then
     ``max_{||x|| <= R} ||grad f_k(x)|| = ||h_k|| + mu_k R <= L`` exactly).
+
+    Parameters
+    ----------
+    R
+        Radius of the domain (the ball ``||x|| <= R``, diameter ``D = 2R``).
+    L
+        Lipschitz bound of the class.
+    mu
+        Strong convexity of the class (``mu R <= L``).
+    d
+        Dimension.
+    h0, h1
+        The two members' linear parts before scaling to ``||h_k|| <= L - mu_k R``.
+    extra0, extra1
+        Relative extra curvature of each member (``mu_k = mu (1 + extra_k)``, capped).
+    c0, c1
+        The two members' centres (in the ball).
+    x
+        The point where the gradients are compared (in the ball).
+
+    Returns
+    -------
+    dict
+        The two members, ``"observed"`` (the gradient gap), ``"claimed"`` (``L + mu D``) and their
+        ``"ratio"``.
     """
     out: dict[str, Any] = {"R": R, "D": 2 * R, "L": L, "mu": mu, "d": d, "x": x.tolist()}
     grads = []
@@ -83,6 +108,16 @@ def canonical_class_pairs(max_d: int = 4) -> list[dict[str, Any]]:
 
     ``R = L = 1``, equal curvature ``mu = frac`` for ``frac`` in ``(1e-3, 0.25, 0.5, 1)``, linear
     parts ``+-(L - mu R) e_1`` at ``x = c = 0``: gap ``2L - mu D``, in ``d = 1`` and ``max_d``.
+
+    Parameters
+    ----------
+    max_d
+        The second dimension evaluated (besides ``d = 1``).
+
+    Returns
+    -------
+    list of dict
+        Records of :func:`class_member_gap`.
     """
     out = []
     for d in sorted({1, max_d}):
@@ -100,6 +135,22 @@ def sensitivity_lemma_check(examples: int, seed: int = 0, *, max_d: int = 4,
     :func:`dpaudit.formal.sensitivity.check_sensitivity` does with its extreme pairs: if the
     search finds no violation but a canonical pair fails, that pair is the counterexample (the
     search alone found the violation at 20/20 seeds with 300 examples, 14/20 with 60).
+
+    Parameters
+    ----------
+    examples
+        Hypothesis ``max_examples`` (at least 1 is run).
+    seed
+        Seed of the search: the result is a deterministic function of it.
+    max_d
+        Largest dimension generated.
+    extremes
+        Evaluate :func:`canonical_class_pairs` first.
+
+    Returns
+    -------
+    LemmaCheck
+        ``violated`` with the shrunk (or canonical) counterexample, else ``holds``.
     """
     unit = st.floats(-1.0, 1.0, allow_nan=False, allow_subnormal=False)
     worst: dict[str, Any] = {"ratio": 0.0}
@@ -147,7 +198,22 @@ def sensitivity_lemma_check(examples: int, seed: int = 0, *, max_d: int = 4,
 
 
 def window_node_count_check(max_W: int = 40, horizons_per_window: int = 3) -> LemmaCheck:
-    """A leaf lies in at most ``ceil(log2 W) + 1`` noisy nodes while protected (both layouts)."""
+    """A leaf lies in at most ``ceil(log2 W) + 1`` noisy nodes while protected (both layouts).
+
+    Exhaustive over ``W = 1 .. max_W``, each at horizons ``W`` and ``horizons_per_window W + 1``.
+
+    Parameters
+    ----------
+    max_W
+        Largest window length checked.
+    horizons_per_window
+        The second horizon checked per window, in windows.
+
+    Returns
+    -------
+    LemmaCheck
+        ``violated`` with the first leaf above the bound, else ``holds``.
+    """
     worst, tried, bad = 0.0, 0, None
     for layout in ("exact", "power_of_two"):
         for W in range(1, max_W + 1):
@@ -167,7 +233,18 @@ def window_node_count_check(max_W: int = 40, horizons_per_window: int = 3) -> Le
 
 
 def standard_tree_count_check(max_T: int = 256) -> LemmaCheck:
-    """"At most log2 T nodes per instance" for ``T = 2..max_T`` (exhaustive)."""
+    """"At most log2 T nodes per instance" of the standard tree, exhaustive for ``T = 2..max_T``.
+
+    Parameters
+    ----------
+    max_T
+        Largest horizon checked.
+
+    Returns
+    -------
+    LemmaCheck
+        ``violated`` with the first horizon above the bound (leaf 1 and its nodes), else ``holds``.
+    """
     worst, bad = 0.0, None
     for T in range(2, max_T + 1):
         k = max_nodes_per_leaf(T)
@@ -184,7 +261,26 @@ def standard_tree_count_check(max_T: int = 256) -> LemmaCheck:
 
 def data_access_check(statement: str, make_learner: Callable[[], Any], losses: list[Loss],
                       n_runs: int, rng: np.random.Generator) -> LemmaCheck:
-    """The learner evaluates each loss once, by its gradient, at the point it released."""
+    """The learner evaluates each loss once, by its gradient, at the point it released.
+
+    Parameters
+    ----------
+    statement
+        The lemma in words, as the record prints it.
+    make_learner
+        Builds a fresh learner.
+    losses
+        The stream the learner is run on (each loss wrapped to record its calls).
+    n_runs
+        Runs of the release.
+    rng
+        Randomness of the release.
+
+    Returns
+    -------
+    LemmaCheck
+        ``violated`` with the first round whose loss was read otherwise, else ``holds``.
+    """
     rec = [RecordingLoss(f) for f in losses]
     learner = make_learner()
     out = learner.release(rec, n_runs, rng)

@@ -39,12 +39,49 @@ __all__ = ["oldest_protected", "check_protected", "tree_pair", "expired_tree_pai
 
 
 def oldest_protected(scope: WindowScope, W: int, T: int) -> int:
-    """The oldest entry protected at horizon ``T`` (it lies in the most releases)."""
+    """The oldest entry protected at horizon ``T`` (it lies in the most releases).
+
+    Parameters
+    ----------
+    scope
+        The window-DP scope (its boundary reading decides which positions are protected).
+    W
+        Window length (>= 1).
+    T
+        Horizon (>= 1).
+
+    Returns
+    -------
+    int
+        Its 1-based position.
+    """
     return scope.protected_positions(T, W)[0]
 
 
 def check_protected(scope: WindowScope, position: int, W: int, T: int) -> int:
-    """``position`` if the scope protects it at horizon ``T``; ``ValueError`` otherwise."""
+    """``position`` if the scope protects it at horizon ``T``.
+
+    Parameters
+    ----------
+    scope
+        The window-DP scope (its boundary reading decides which positions are protected).
+    position
+        1-based position of the replaced entry.
+    W
+        Window length (>= 1).
+    T
+        Horizon (>= 1).
+
+    Returns
+    -------
+    int
+        ``position``.
+
+    Raises
+    ------
+    ValueError
+        If the position has expired: its leakage is not a violation of window DP.
+    """
     if not scope.protects(position, T, W):
         raise ValueError(f"position {position} has expired at horizon T={T} with window W={W} "
                          f"({scope.boundary.value} reading): its leakage is not a violation of "
@@ -68,6 +105,31 @@ def tree_pair(scope: WindowScope, W: int, T: int, d: int, sensitivity: float,
 
     Leaf ``position`` (default :func:`oldest_protected`) is ``+-sensitivity/2 e_1``, every other
     leaf 0.
+
+    Parameters
+    ----------
+    scope
+        The window-DP scope (its boundary reading decides which positions are protected).
+    W
+        Window length (>= 1).
+    T
+        Horizon (>= 1).
+    d
+        Dimension of every leaf (>= 1).
+    sensitivity
+        l2 distance between the two replaced leaves (> 0).
+    position
+        1-based protected position; ``None``: :func:`oldest_protected`.
+
+    Returns
+    -------
+    tuple
+        The two ``(T, d)`` leaf streams.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range or the position is not protected.
     """
     T = check_int(T, "T", minimum=1)
     d = check_int(d, "d", minimum=1)
@@ -81,6 +143,31 @@ def expired_tree_pair(scope: WindowScope, W: int, T: int, d: int, sensitivity: f
     """Like :func:`tree_pair` at an *expired* position (``ValueError`` if it is protected).
 
     For measuring what window DP gives up, never for a verdict.
+
+    Parameters
+    ----------
+    scope
+        The window-DP scope (its boundary reading decides which positions are protected).
+    W
+        Window length (>= 1).
+    T
+        Horizon (>= 1).
+    d
+        Dimension of every leaf (>= 1).
+    sensitivity
+        l2 distance between the two replaced leaves (> 0).
+    position
+        1-based expired position, in ``[1, T]``.
+
+    Returns
+    -------
+    tuple
+        The two ``(T, d)`` leaf streams.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range or the position is still protected.
     """
     T = check_int(T, "T", minimum=1)
     i = check_int(position, "position", minimum=1, maximum=T)
@@ -90,7 +177,23 @@ def expired_tree_pair(scope: WindowScope, W: int, T: int, d: int, sensitivity: f
 
 
 def domain_centre(domain: Domain) -> np.ndarray:
-    """The centre used by the learner pairs: 0 (ball), the box midpoint, the simplex barycentre."""
+    """The centre used by the learner pairs: 0 (ball), the box midpoint, the simplex barycentre.
+
+    Parameters
+    ----------
+    domain
+        A :class:`~dpaudit.learners.domains.Ball`, ``Box`` or ``Simplex``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The centre, shape ``(domain.dim,)``.
+
+    Raises
+    ------
+    TypeError
+        If the domain is of another type.
+    """
     if isinstance(domain, Ball):
         return np.zeros(domain.dim)
     if isinstance(domain, Box):
@@ -101,7 +204,23 @@ def domain_centre(domain: Domain) -> np.ndarray:
 
 
 def centre_radius(domain: Domain) -> float:
-    """``max_{x in C} ||x - centre||``."""
+    """``max_{x in C} ||x - centre||`` for the centre of :func:`domain_centre`.
+
+    Parameters
+    ----------
+    domain
+        A :class:`~dpaudit.learners.domains.Ball`, ``Box`` or ``Simplex``.
+
+    Returns
+    -------
+    float
+        The radius around the centre.
+
+    Raises
+    ------
+    TypeError
+        If the domain is of another type.
+    """
     if isinstance(domain, Ball):
         return domain.radius
     if isinstance(domain, Box):
@@ -133,16 +252,66 @@ class CentredQuadratic(Loss):
         return self.g.shape[0]
 
     def value(self, x: np.ndarray) -> np.ndarray:
+        """The loss ``<g, x> + mu/2 ||x - c||^2`` at ``x``.
+
+        Parameters
+        ----------
+        x
+            One point ``(d,)`` or a batch ``(..., d)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The values, one per point.
+
+        Raises
+        ------
+        ValueError
+            If the last axis of ``x`` is not of length ``d``.
+        """
         x = self._x(x)
         return x @ self.g + 0.5 * self.mu * np.sum((x - self.centre) ** 2, axis=-1)
 
     def grad(self, x: np.ndarray) -> np.ndarray:
+        """The gradient ``g + mu (x - c)`` at ``x``.
+
+        Parameters
+        ----------
+        x
+            One point ``(d,)`` or a batch ``(..., d)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The gradients, of the shape of ``x``.
+
+        Raises
+        ------
+        ValueError
+            If the last axis of ``x`` is not of length ``d``.
+        """
         x = self._x(x)
         return self.g + self.mu * (x - self.centre)
 
     def lipschitz(self, domain: Domain) -> float:
         """``max_{x in C} ||g + mu (x - c)||`` (exact for the centre of :func:`domain_centre`
-        when ``g`` is along a coordinate axis; an upper bound otherwise)."""
+        when ``g`` is along a coordinate axis; an upper bound otherwise).
+
+        Parameters
+        ----------
+        domain
+            The domain C; the loss's centre must be its :func:`domain_centre`.
+
+        Returns
+        -------
+        float
+            ``||g|| + mu * centre_radius(domain)``.
+
+        Raises
+        ------
+        ValueError
+            If the loss is not centred on the domain's centre.
+        """
         if not np.allclose(self.centre, domain_centre(domain)):
             raise ValueError("CentredQuadratic.lipschitz needs the domain's own centre")
         return float(np.linalg.norm(self.g)) + self.mu * centre_radius(domain)
@@ -166,6 +335,35 @@ def learner_pair(scope: WindowScope, W: int, T: int, domain: Domain, lipschitz: 
 
     Default position: :func:`oldest_protected`, moved to 2 if it is 1 (``T >= 2`` required).
     ``ValueError`` if the class is empty (``mu R > L``) or the position is not protected.
+
+    Parameters
+    ----------
+    scope
+        The window-DP scope (its boundary reading decides which positions are protected).
+    W
+        Window length (>= 1).
+    T
+        Horizon (>= 2).
+    domain
+        The domain C (ball, box or simplex).
+    lipschitz
+        The class's Lipschitz bound ``L`` (> 0).
+    strong_convexity
+        The class's strong convexity ``mu`` (> 0).
+    position
+        1-based protected round, in ``[2, T]``; ``None``: the default above.
+
+    Returns
+    -------
+    LearnerPair
+        The two streams, the replaced round and the gradient gap ``2 (L - mu R)``.
+
+    Raises
+    ------
+    ValueError
+        If the class is empty, a parameter is out of its range or the position is not protected.
+    TypeError
+        If the domain is not a ball, box or simplex.
     """
     T = check_int(T, "T", minimum=2)
     L = check_positive(lipschitz, "lipschitz")

@@ -45,6 +45,18 @@ def gradient_gap_model(d: int, L, mu, R) -> tuple[dict[str, z3.ArithRef], tuple,
     Losses ``k = 0, 1``: curvature ``mu_k`` with ``mu <= mu_k``, ``mu_k R <= L``; linear part
     ``h_k`` with ``||h_k||^2 <= (L - mu_k R)^2``; point ``||x||^2 <= R^2``. Gradient ``h_k + mu_k
     x`` (the centre c cancels: ``g + mu_k (x - c) = h + mu_k x``).
+
+    Parameters
+    ----------
+    d
+        Dimension.
+    L, mu, R
+        Lipschitz bound, strong convexity and domain radius: numbers or z3 reals.
+
+    Returns
+    -------
+    tuple
+        ``(variables, constraints, squared gradient gap)``.
     """
     L, mu, R = _val(L), _val(mu), _val(R)
     v: dict[str, z3.ArithRef] = {}
@@ -78,8 +90,27 @@ def _gap_replay(d: int, L: float, mu: float, R: float, claimed: float):
 
 def sensitivity_lemmas(L: float = 1.0, mu: float = 0.1, R: float = 1.0, d: int = 1
                        ) -> list[SmtLemma]:
-    """The surrogate gradient bound at fixed constants: printed ``L + mu D`` and needed
-    ``2L - mu D`` (D = 2R), each with a refutation query replayed through the code."""
+    """The pfcoco surrogate gradient bound at fixed constants, printed and needed.
+
+    Printed ``L + mu D`` and needed ``2L - mu D`` (``D = 2R``), each with a refutation query
+    replayed through :func:`~dpaudit.papers.pfcoco.lemmas.class_member_gap`.
+
+    Parameters
+    ----------
+    L
+        Lipschitz bound of the class.
+    mu
+        Strong convexity of the class.
+    R
+        Radius of the domain.
+    d
+        Dimension.
+
+    Returns
+    -------
+    list of SmtLemma
+        The printed bound, then the needed one.
+    """
     D = 2 * R
     v, cons, gap2 = gradient_gap_model(d, L, mu, R)
     enc = (f"pfcoco class f(x) = <g, x> + mu'/2 ||x - c||^2, mu' >= mu, ||g - mu' c|| + mu' R "
@@ -205,7 +236,25 @@ def window_count_bv(leaf, W, T, layout: str = "exact") -> z3.BitVecRef:
     ``W, T <= 2^12``): level ``j`` (``2^j <= w``) has node index ``m = ((leaf - 1) >> j) + 1``,
     leaves ``lo = (m - 1) 2^j + 1 .. hi = m 2^j``; a left child (m odd) is used for t in
     ``[hi, min(lo + w - 1, hi + 2^j - 1, T)]``, a right child for ``[max(hi, lo - 2^j + w),
-    min(lo + w - 1, T)]``; it counts if that meets ``[leaf, min(leaf + W - 1, T)]``."""
+    min(lo + w - 1, T)]``; it counts if that meets ``[leaf, min(leaf + W - 1, T)]``.
+
+    Parameters
+    ----------
+    leaf
+        The leaf (1-based) as a bit-vector.
+    W
+        The window length as a bit-vector.
+    T
+        The horizon as a bit-vector.
+    layout
+        ``"exact"`` (nodes laid out for ``W``) or ``"power_of_two"`` (for ``W`` rounded up to a
+        power of two).
+
+    Returns
+    -------
+    z3.BitVecRef
+        The number of window-tree nodes containing ``leaf`` while it is protected.
+    """
     one = _bv(1)
     w = W if layout == "exact" else one << _bit_length(W - one, _MAX_LOG2_W + 1)
     protected_last = _umin(leaf + W - one, T)
@@ -225,7 +274,20 @@ def window_count_bv(leaf, W, T, layout: str = "exact") -> z3.BitVecRef:
 
 
 def window_count_lemma(layout: str = "exact") -> SmtLemma:
-    """Lemmas 1/3's node count, ``1 <= W <= 2^12``, ``1 <= leaf <= T <= 2^12``."""
+    """The window tree's node count of Lemmas 1/3: a leaf in at most ``ceil(log2 W) + 1`` nodes.
+
+    For ``1 <= W <= 2^12`` and ``1 <= leaf <= T <= 2^12``, over bit-vectors.
+
+    Parameters
+    ----------
+    layout
+        ``"exact"`` or ``"power_of_two"``.
+
+    Returns
+    -------
+    SmtLemma
+        The obligation and its replay through ``window_nodes_containing``.
+    """
     leaf, W, T = (z3.BitVec(n, _BITS) for n in ("leaf", "W", "T"))
     one = _bv(1)
     bound = _bit_length(W - one, _MAX_LOG2_W + 1) + one  # ceil(log2 W) + 1
@@ -248,7 +310,20 @@ def window_count_lemma(layout: str = "exact") -> SmtLemma:
 
 
 def standard_tree_count_bv(leaf, T) -> z3.BitVecRef:
-    """``len(nodes_containing(leaf, T))`` over bit-vectors, levels 0..20."""
+    """``len(nodes_containing(leaf, T))`` of the standard tree over bit-vectors, levels 0..20.
+
+    Parameters
+    ----------
+    leaf
+        The leaf (1-based) as a bit-vector.
+    T
+        The horizon as a bit-vector.
+
+    Returns
+    -------
+    z3.BitVecRef
+        The number of tree nodes containing ``leaf``.
+    """
     one, total = _bv(1), _bv(0)
     for j in range(_MAX_LOG2_T + 1):
         jj = _bv(j)
@@ -283,7 +358,21 @@ def all_lemmas() -> list[SmtLemma]:
 
 
 def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]:
-    """The encodings that concern one pfcoco claim."""
+    """The SMT encodings that concern one pfcoco claim.
+
+    Parameters
+    ----------
+    claim_id
+        A pfcoco claim id (``"pfcoco/window-tree-..."``, ``"pfcoco/wdp-..."``,
+        ``"pfcoco/standard-tree"``).
+    thorough
+        Accepted for the shared protocol; pfcoco has no thorough-only encoding.
+
+    Returns
+    -------
+    list of SmtLemma
+        The claim's encodings (empty for an id none concerns).
+    """
     out: list[SmtLemma] = []
     if claim_id.startswith("pfcoco/window-tree") or claim_id.startswith("pfcoco/wdp-"):
         out += [window_count_lemma("exact"), window_count_lemma("power_of_two")]
@@ -296,7 +385,21 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
 
 
 def smt_evidence(claim_id: str, ctx, outcome: LemmaOutcome) -> LemmaOutcome:
-    """``outcome`` (the sampled checks of a pfcoco claim) with the claim's SMT records appended
-    and compared (:func:`~dpaudit.formal.smt.claim_smt_evidence`)."""
+    """A pfcoco claim's sampled lemma checks with its SMT records appended and compared.
+
+    Parameters
+    ----------
+    claim_id
+        The claim's id.
+    ctx
+        The claim driver's audit context (its budget's name selects the thorough encodings).
+    outcome
+        The sampled checks of the claim.
+
+    Returns
+    -------
+    LemmaOutcome
+        ``outcome`` with the SMT records appended (:func:`~dpaudit.formal.smt.claim_smt_evidence`).
+    """
     return claim_smt_evidence(outcome, ctx.budget.name,
                               lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))
