@@ -35,15 +35,36 @@ NORM_RTOL = 1e-12
 
 
 def pair_epsilon(count: int, shift: float, scale: float) -> float:
-    """Exact pure epsilon of ``count`` independent l2-Laplace(scale) nodes each shifted by
-    ``shift`` (l2): ``count * shift / scale`` (the essential supremum of the privacy loss)."""
+    """Exact pure epsilon of ``count`` independent l2-Laplace nodes each shifted by ``shift``.
+
+    ``count * shift / scale``: the essential supremum of the privacy loss (Smith & Thakurta,
+    NeurIPS 2013, Algorithm 2's l2-Laplace node noise).
+
+    Parameters
+    ----------
+    count
+        Number of released nodes containing the replaced leaf (>= 0).
+    shift
+        l2 shift of every such node.
+    scale
+        The nodes' l2-Laplace scale (> 0).
+
+    Returns
+    -------
+    float
+        ``count * shift / scale``.
+
+    Raises
+    ------
+    ValueError
+        If ``count < 0`` or ``scale <= 0``.
+    """
     count = check_int(count, "count", minimum=0)
     return count * float(shift) / check_positive(scale, "scale")
 
 
 def pftal_pair_exact_epsilon(learner: PFTAL, pair: WorstPair) -> float:
-    """Exact pure epsilon of the *released points* of PFTAL on a pair from
-    :func:`~.pairs.pftal_worst_pair` / :func:`~.pairs.pftal_convex_worst_pair`.
+    """Exact pure epsilon of ST13 PFTAL's *released points* on a worst-case pair.
 
     Upper bound: the release is post-processing of the released nodes, of which
     ``len(released_nodes(2, T))`` contain the replaced leaf, each shifted (given the past) by
@@ -66,6 +87,23 @@ def pftal_pair_exact_epsilon(learner: PFTAL, pair: WorstPair) -> float:
     round 2 with ``w^_1 = 0``; every other round is common to both streams (same tree input at the
     probe points of :func:`domain_probe`); every round ``t >= 3`` has tree input ``H w`` (``f_0``);
     ``H R <= mu`` (the common inputs are not clipped); and the shift is largest at the centre.
+
+    Parameters
+    ----------
+    learner
+        The PFTAL learner (Algorithm 1) whose release is audited.
+    pair
+        A pair from :func:`~.pairs.pftal_worst_pair` or :func:`~.pairs.pftal_convex_worst_pair`.
+
+    Returns
+    -------
+    float
+        ``count * min(Delta(0), 2 mu) / s``.
+
+    Raises
+    ------
+    ValueError
+        If the pair does not satisfy the construction's conditions listed above.
     """
     mu = learner.tree_bound
     H, R = learner.strong_convexity, learner.domain.radius
@@ -103,15 +141,44 @@ def pftal_pair_exact_epsilon(learner: PFTAL, pair: WorstPair) -> float:
 
 
 def domain_probe(domain: Domain) -> np.ndarray:
-    """A few points of ``domain`` (centre, +-radius along e_1), shape ``(3, d)``."""
+    """A few points of ``domain`` (centre, +-radius along e_1), projected onto it.
+
+    Parameters
+    ----------
+    domain
+        The learner's domain.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(3, d)``.
+    """
     e = e1(domain.dim) * domain.radius
     return domain.project(np.stack([np.zeros(domain.dim), e, -e]))
 
 
 def accountant_epsilon(count: int, sensitivity: float, scale: float, delta: float = 0.0) -> float:
-    """The accountant's epsilon(delta) for one leaf of an l2-Laplace tree: ``count`` nodes, each of
-    replace-one sensitivity ``sensitivity`` (:func:`dpaudit.formal.accounting.tree_leaf_epsilon`);
-    0 when no released node contains a leaf."""
+    """The accountant's epsilon(delta) for one leaf of ST13's l2-Laplace tree.
+
+    ``count`` nodes, each of replace-one sensitivity ``sensitivity``
+    (:func:`dpaudit.formal.accounting.tree_leaf_epsilon`); 0 when no released node contains a leaf.
+
+    Parameters
+    ----------
+    count
+        Number of released nodes containing a leaf.
+    sensitivity
+        Replace-one l2 sensitivity of every node.
+    scale
+        The nodes' l2-Laplace scale.
+    delta
+        The delta of the epsilon.
+
+    Returns
+    -------
+    float
+        The composed epsilon (an upper bound over the class).
+    """
     if count == 0:
         return 0.0
     return tree_leaf_epsilon("l2-laplace", scale, sensitivity, count, delta)
@@ -139,6 +206,26 @@ def privacy_curve(count_worst: int, sens_worst: float, scale: float, *, count_pa
     * ``epsilon_noisy_sums`` (learners, ``d = 1``): that Laplace composition for the noisy sums on
       the pair, an upper bound for the release (post-processing), not its exact curve.
     * ``notes``: what each curve is.
+
+    Parameters
+    ----------
+    count_worst, sens_worst
+        Nodes per leaf and their sensitivity in the worst case over the class.
+    scale
+        The nodes' l2-Laplace scale.
+    count_pair, shift_pair
+        Nodes containing the replaced leaf and their shift on the audited pair.
+    d
+        Dimension.
+    exact_at_zero
+        The release's exact pure epsilon on the pair, or ``None`` if unknown.
+    release_is_sums
+        Whether the release is the noisy sums themselves (the tree).
+
+    Returns
+    -------
+    dict
+        ``"deltas"``, the series above and their ``"notes"``.
     """
     deltas = list(CURVE_DELTAS)
     acc = [accountant_epsilon(count_worst, sens_worst, scale, dl) for dl in deltas]

@@ -74,6 +74,28 @@ def noise_law_check(d: int, T: int, bound: float, epsilon: float, samples: int,
     below ``1e-3`` / (number of tests).
     ``noise`` replaces the tree's node noise (default: the printed l2-Laplace); the law tested is
     always the printed one, of scale :func:`st13_node_scale` ``(bound, epsilon, T)``.
+
+    Parameters
+    ----------
+    d
+        Dimension of the nodes.
+    T
+        Horizon of the tree.
+    bound
+        The tree's input bound (with ``epsilon`` and ``T`` it sets the node scale).
+    epsilon
+        The tree's epsilon.
+    samples
+        Independent draws of each node's noise.
+    rng
+        Randomness of the draws.
+    noise
+        Node noise replacing the printed one; ``None``: the printed l2-Laplace.
+
+    Returns
+    -------
+    LemmaCheck
+        ``violated`` with the p-values when one is below the corrected level, else ``holds``.
     """
     n = max(200, int(samples))
     tree = ST13TreeAggregator(max(T, 2), d, bound, epsilon, n, rng, noise=noise)
@@ -146,6 +168,26 @@ def structural_checks(kind: str, d: int, make_learner: Callable[[int], Any], exa
     ``kind``: ``"full"`` (PFTAL: the learner reads ``grad f_t`` at released points) or ``"bandit"``
     (reads ``f_t`` at played points). ``make_learner(T)`` returns a private learner built with
     ``record=True``.
+
+    Parameters
+    ----------
+    kind
+        ``"full"`` or ``"bandit"``.
+    d
+        Dimension of the generated losses.
+    make_learner
+        ``make_learner(T)``: a private learner with ``record=True``.
+    examples
+        Hypothesis ``max_examples``.
+    seed
+        Seed of the search.
+    bound_of
+        The tree bound of a learner (what its inputs are clipped to).
+
+    Returns
+    -------
+    list of LemmaCheck
+        One check per property: input clipping, tree structure, post-processing.
     """
     outcome = _StructuralOutcome()
     names = {
@@ -242,7 +284,20 @@ def _fixed_points(d: int, R: float, T: int) -> np.ndarray:
 
 
 def tree_structure_checks(examples: int, seed: int) -> list[LemmaCheck]:
-    """Structural checks of Algorithm 2 alone over T (Hypothesis), inputs of any size."""
+    """Structural checks of ST13 Algorithm 2 alone, ``T <= 130``, inputs of any size (Hypothesis).
+
+    Parameters
+    ----------
+    examples
+        Hypothesis ``max_examples``.
+    seed
+        Seed of the search.
+
+    Returns
+    -------
+    list of LemmaCheck
+        One check per structural property of the tree.
+    """
     failures: dict[str, dict[str, Any]] = {}
     tried = 0
 
@@ -284,7 +339,18 @@ def tree_structure_checks(examples: int, seed: int) -> list[LemmaCheck]:
 
 
 def merge_structural(lemmas: list[LemmaCheck]) -> list[LemmaCheck]:
-    """Merge structural checks of the same statement run in several dimensions."""
+    """Merge structural checks of the same statement run in several dimensions.
+
+    Parameters
+    ----------
+    lemmas
+        The checks, possibly several per statement.
+
+    Returns
+    -------
+    list of LemmaCheck
+        One per statement: violated if any was, examples summed, the first counterexample kept.
+    """
     merged: dict[str, LemmaCheck] = {}
     for lem in lemmas:
         if lem.statement in merged:
@@ -306,7 +372,28 @@ def node_sensitivity_check(trajectory_fn: Callable[[Sequence[Loss]], np.ndarray]
     """:data:`~dpaudit.papers.st13.claims.NODE_RATIO_LEMMA` for the tree inputs
     ``trajectory_fn(stream)`` (one row per round): every entry moves by at most ``bound`` when one
     loss of ``loss_class`` is replaced (Hypothesis, ``T`` in 1..8). Returns the check (its statement
-    tagged with ``reading`` when given) and the trace for the sensitivity figure."""
+    tagged with ``reading`` when given) and the trace for the sensitivity figure.
+
+    Parameters
+    ----------
+    trajectory_fn
+        ``trajectory_fn(stream)``: the tree inputs, one row per round.
+    bound
+        The claimed per-node bound.
+    loss_class
+        The declared loss class the replaced loss is drawn from.
+    examples
+        Hypothesis ``max_examples``.
+    seed
+        Seed of the search.
+    reading
+        The tree-bound reading the check is run under, appended to its statement.
+
+    Returns
+    -------
+    tuple
+        ``(LemmaCheck, trace)``: the check and the sensitivity figure's trace.
+    """
     report = check_sensitivity(trajectory_fn, lambda t, T: bound, loss_class, T=(1, 8),
                                examples=examples, seed=seed, offset=0)
     statement = NODE_RATIO_LEMMA.statement
@@ -339,7 +426,20 @@ def _structural_examples(ctx: AuditContext) -> int:
 
 def tree_lemmas(ctx: AuditContext, claim_id: str) -> LemmaOutcome:
     """``st13/tree-aggregation``: the node step on linear losses' gradients as tree inputs
-    (``mu = 1``), Algorithm 2's structure over ``T <= 130`` and the noise law in ``d = 1, 3``."""
+    (``mu = 1``), Algorithm 2's structure over ``T <= 130`` and the noise law in ``d = 1, 3``.
+
+    Parameters
+    ----------
+    ctx
+        The claim driver's audit context (budget, seeds and generators per check).
+    claim_id
+        The claim's id (it keys the checks' seeds).
+
+    Returns
+    -------
+    LemmaOutcome
+        The checks, the sensitivity trace and one finding per node-step check.
+    """
     cls = LossClass("linear", Ball(2, 1.0), lipschitz=1.0)
     node, trace = node_sensitivity_check(
         lambda fs: np.array([f.g for f in fs]), 1.0, cls, ctx.budget.sensitivity_examples,
@@ -356,7 +456,20 @@ def tree_lemmas(ctx: AuditContext, claim_id: str) -> LemmaOutcome:
 def pftal_lemmas(ctx: AuditContext, claim_id: str) -> LemmaOutcome:
     """``st13/pftal``: the node step on clipped gradients of H-strongly convex squared losses
     (``d = 2``, ``H = 0.05``, ``L = R = 1``), the learner's structure in ``d = 1, 2`` and the noise
-    law in ``d = 1, 2``."""
+    law in ``d = 1, 2``.
+
+    Parameters
+    ----------
+    ctx
+        The claim driver's audit context (budget, seeds and generators per check).
+    claim_id
+        The claim's id (it keys the checks' seeds).
+
+    Returns
+    -------
+    LemmaOutcome
+        The checks, the sensitivity trace and one finding per node-step check.
+    """
     d, L, H, R = 2, 1.0, 0.05, 1.0
     mu = L
     pts = _fixed_points(d, R, 8)
@@ -379,7 +492,20 @@ def pftal_lemmas(ctx: AuditContext, claim_id: str) -> LemmaOutcome:
 
 def pftal_convex_lemmas(ctx: AuditContext, claim_id: str) -> LemmaOutcome:
     """``st13/pftal-convex``: the node step under both readings of the tree bound at small
-    ``H ||C|| / L`` (where it is most stressed), the learner's structure and the noise law."""
+    ``H ||C|| / L`` (where it is most stressed), the learner's structure and the noise law.
+
+    Parameters
+    ----------
+    ctx
+        The claim driver's audit context (budget, seeds and generators per check).
+    claim_id
+        The claim's id (it keys the checks' seeds).
+
+    Returns
+    -------
+    LemmaOutcome
+        The checks, the sensitivity trace and one finding per node-step check.
+    """
     d, L, R = 2, 1.0, 0.05
     H = theorem11_regularisation(d, 33, 1.0)
     pts = _fixed_points(d, R, 8)
@@ -411,7 +537,22 @@ def pftal_convex_lemmas(ctx: AuditContext, claim_id: str) -> LemmaOutcome:
 def bandit_lemmas(ctx: AuditContext, claim_id: str, convex: bool) -> LemmaOutcome:
     """``st13/bandit-ftal(-convex)``: the node step on the bandit tree inputs
     ``(p / beta) f_t(w^_t) u_t`` (both readings of the tree bound for the convex learner), the
-    learner's structure in ``d = 1, 2`` and the noise law."""
+    learner's structure in ``d = 1, 2`` and the noise law.
+
+    Parameters
+    ----------
+    ctx
+        The claim driver's audit context (budget, seeds and generators per check).
+    claim_id
+        The claim's id (it keys the checks' seeds).
+    convex
+        The convex learner (``st13/bandit-ftal-convex``) rather than the strongly convex one.
+
+    Returns
+    -------
+    LemmaOutcome
+        The checks, the sensitivity trace and one finding per node-step check.
+    """
     d, T, R, B = 2, 33, 1.0, 1.0
     u = e1(d)
     pts = _fixed_points(d, R, 8)

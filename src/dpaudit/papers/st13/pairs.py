@@ -94,6 +94,23 @@ def released_nodes(position: int, T: int) -> list[TreeNode]:
     ``nodes_containing`` has no horizon to count in). The tree itself releases exactly
     ``nodes_containing(leaf, T)``, its root-as-left-child reading included (checked against
     :attr:`ST13TreeAggregator.released_nodes` in the tests).
+
+    Parameters
+    ----------
+    position
+        The replaced leaf, 1-based, in ``[1, T]``.
+    T
+        The learner's horizon (>= 1).
+
+    Returns
+    -------
+    list of TreeNode
+        ``nodes_containing(position, T - 1)``; empty for ``position = T``.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
     """
     T = check_int(T, "T", minimum=1)
     position = check_int(position, "position", minimum=1, maximum=T)
@@ -103,8 +120,29 @@ def released_nodes(position: int, T: int) -> list[TreeNode]:
 
 
 def tree_worst_pair(T: int, d: int, bound: float) -> tuple[np.ndarray, np.ndarray]:
-    """Leaf streams ``z`` and ``z'`` (shape ``(T, d)``): ``z_1 = mu e_1``, ``z'_1 = -mu e_1``,
-    other leaves 0."""
+    """The worst-case leaf streams of ST13 Algorithm 2: ``z_1 = mu e_1`` vs ``z'_1 = -mu e_1``.
+
+    Every other leaf is 0.
+
+    Parameters
+    ----------
+    T
+        Horizon (>= 1).
+    d
+        Dimension (>= 1).
+    bound
+        The tree's input bound ``mu`` (> 0).
+
+    Returns
+    -------
+    tuple
+        The two ``(T, d)`` leaf streams.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
+    """
     T = check_int(T, "T", minimum=1)
     d = check_int(d, "d", minimum=1)
     mu = check_positive(bound, "bound")
@@ -116,7 +154,18 @@ def tree_worst_pair(T: int, d: int, bound: float) -> tuple[np.ndarray, np.ndarra
 
 
 def e1(d: int) -> np.ndarray:
-    """The first unit vector of R^d."""
+    """The first unit vector of R^d.
+
+    Parameters
+    ----------
+    d
+        Dimension (>= 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(d,)``.
+    """
     e = np.zeros(d)
     e[0] = 1.0
     return e
@@ -128,6 +177,29 @@ def pftal_worst_pair(d: int, T: int, lipschitz: float, strong_convexity: float,
 
     Requires ``H R < L`` (otherwise the class of H-strongly convex L-Lipschitz losses on the ball
     has no gradient gap at its centre). ``node_shift = 2 (L - H R)``.
+
+    Parameters
+    ----------
+    d
+        Dimension (>= 1).
+    T
+        Horizon (>= 3).
+    lipschitz
+        The class's Lipschitz bound ``L`` (> 0).
+    strong_convexity
+        The class's strong convexity ``H`` (> 0).
+    radius
+        Radius ``R`` of the ball (> 0).
+
+    Returns
+    -------
+    WorstPair
+        The two streams, ``t* = 2`` and the node shift.
+
+    Raises
+    ------
+    ValueError
+        If ``H R >= L`` or a parameter is out of its range.
     """
     d = check_int(d, "d", minimum=1)
     T = check_int(T, "T", minimum=3)
@@ -148,8 +220,29 @@ def pftal_worst_pair(d: int, T: int, lipschitz: float, strong_convexity: float,
 
 
 def pftal_convex_worst_pair(d: int, T: int, lipschitz: float) -> WorstPair:
-    """The App. C pair: linear ``f_+- = +-L <e_1, w>``, ``f_0 = 0``, ``t* = 2``;
-    ``node_shift = 2 L`` (the regulariser is common to both streams)."""
+    """The App. C pair of ST13's convex PFTAL: ``f_+- = +-L <e_1, w>``, ``f_0 = 0``, ``t* = 2``.
+
+    ``node_shift = 2 L`` (the regulariser is common to both streams).
+
+    Parameters
+    ----------
+    d
+        Dimension (>= 1).
+    T
+        Horizon (>= 3).
+    lipschitz
+        The class's Lipschitz bound ``L`` (> 0).
+
+    Returns
+    -------
+    WorstPair
+        The two streams, ``t* = 2`` and the node shift.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
+    """
     d = check_int(d, "d", minimum=1)
     T = check_int(T, "T", minimum=3)
     L = check_positive(lipschitz, "lipschitz")
@@ -162,8 +255,34 @@ def pftal_convex_worst_pair(d: int, T: int, lipschitz: float) -> WorstPair:
 
 def bandit_worst_pair(d: int, T: int, loss_bound: float, strong_convexity: float,
                       radius: float) -> WorstPair:
-    """The Alg. 3 pair (``t* = 1``) of the module docstring; ``node_shift`` is in units of
-    ``p / beta``: ``2B - H R^2 / 2`` (the value gap, the same at every point)."""
+    """The ST13 Algorithm 3 pair (``t* = 1``) of the module docstring.
+
+    ``node_shift`` is in units of ``p / beta``: ``2B - H R^2 / 2`` (the value gap, the same at
+    every point).
+
+    Parameters
+    ----------
+    d
+        Dimension (>= 1).
+    T
+        Horizon (>= 2).
+    loss_bound
+        The bound ``B`` on the losses' values (> 0).
+    strong_convexity
+        The losses' strong convexity ``H`` (> 0).
+    radius
+        Radius ``R`` of the ball (> 0).
+
+    Returns
+    -------
+    WorstPair
+        The two streams, ``t* = 1`` and the node shift.
+
+    Raises
+    ------
+    ValueError
+        If ``H R^2 / 2 > 2 B`` or a parameter is out of its range.
+    """
     d = check_int(d, "d", minimum=1)
     T = check_int(T, "T", minimum=2)
     B = check_positive(loss_bound, "loss_bound")
@@ -182,9 +301,34 @@ def bandit_worst_pair(d: int, T: int, loss_bound: float, strong_convexity: float
 
 def bandit_convex_worst_pair(d: int, T: int, loss_bound: float, regularisation: float,
                              radius: float) -> WorstPair:
-    """The App. E.3 pair (``t* = 1``): constants ``+B`` vs ``-B``, then ``-H R^2 / 2`` (so that
-    ``h_t = f_t + H/2 |w|^2`` is near zero at the points played); ``node_shift = 2B`` in units of
-    ``p / beta`` (before clipping)."""
+    """The App. E.3 pair of ST13's convex bandit learner (``t* = 1``): constants ``+B`` vs ``-B``.
+
+    Every later round is ``-H R^2 / 2`` (so that ``h_t = f_t + H/2 |w|^2`` is near zero at the
+    points played); ``node_shift = 2B`` in units of ``p / beta`` (before clipping).
+
+    Parameters
+    ----------
+    d
+        Dimension (>= 1).
+    T
+        Horizon (>= 2).
+    loss_bound
+        The bound ``B`` on the losses' values (> 0).
+    regularisation
+        The learner's regularisation ``H`` (> 0).
+    radius
+        Radius ``R`` of the ball (> 0).
+
+    Returns
+    -------
+    WorstPair
+        The two streams, ``t* = 1`` and the node shift.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
+    """
     d = check_int(d, "d", minimum=1)
     T = check_int(T, "T", minimum=2)
     B = check_positive(loss_bound, "loss_bound")
@@ -201,8 +345,30 @@ def bandit_convex_worst_pair(d: int, T: int, loss_bound: float, regularisation: 
 
 def tree_mechanism(T: int, d: int, bound: float, epsilon: float
                    ) -> Callable[[np.ndarray, int, np.random.Generator], np.ndarray]:
-    """``mechanism(z, n, rng)``: all ``T`` released sums of Algorithm 2 on the leaves ``z``
-    (shape ``(T, d)``) for ``n`` runs, shape ``(n, T, d)``."""
+    """ST13 Algorithm 2 as a mechanism for :func:`dpaudit.audit`: all ``T`` released sums.
+
+    Parameters
+    ----------
+    T
+        Horizon (>= 1).
+    d
+        Dimension (>= 1).
+    bound
+        The tree's input bound.
+    epsilon
+        The tree's epsilon.
+
+    Returns
+    -------
+    callable
+        ``mechanism(z, n, rng)``: on leaves ``z`` of shape ``(T, d)``, ``n`` runs of shape
+        ``(n, T, d)``.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is out of its range.
+    """
     T = check_int(T, "T", minimum=1)
     d = check_int(d, "d", minimum=1)
 
@@ -219,8 +385,18 @@ def tree_mechanism(T: int, d: int, bound: float, epsilon: float
 
 def learner_mechanism(factory: Callable[[], Any]
                       ) -> Callable[[Sequence[Loss], int, np.random.Generator], np.ndarray]:
-    """``mechanism(stream, n, rng)``: the released trajectory ``(n, T, d)`` of a fresh learner
-    from ``factory()`` run on ``stream``."""
+    """A learner as a mechanism for :func:`dpaudit.audit`: its released trajectory on a stream.
+
+    Parameters
+    ----------
+    factory
+        Builds a fresh learner (one per call of the mechanism).
+
+    Returns
+    -------
+    callable
+        ``mechanism(stream, n, rng)``: the trajectory, shape ``(n, T, d)``.
+    """
 
     def mechanism(stream: Sequence[Loss], n: int, rng: np.random.Generator) -> np.ndarray:
         return factory().run(stream, n, rng)
@@ -235,9 +411,25 @@ def _l2_laplace_llr(y: np.ndarray, c0: np.ndarray, c1: np.ndarray, scale: float)
 
 def tree_node_statistic(T: int, z0: np.ndarray, z1: np.ndarray, scale: float
                         ) -> Callable[[np.ndarray], np.ndarray]:
-    """Exact node likelihood-ratio score for a tree release ``(n, T, d)`` and leaves differing at
-    leaf 1: the sum over the released nodes containing leaf 1 of the l2-Laplace log likelihood
-    ratio of (node value minus the common leaves). Large scores favour ``z0``."""
+    """Exact node likelihood-ratio score of an ST13 tree release whose leaves differ at leaf 1.
+
+    The sum over the released nodes containing leaf 1 of the l2-Laplace log likelihood ratio of
+    (node value minus the common leaves). Large scores favour ``z0``.
+
+    Parameters
+    ----------
+    T
+        Horizon.
+    z0, z1
+        The two ``(T, d)`` leaf streams (equal but for leaf 1).
+    scale
+        The nodes' l2-Laplace scale.
+
+    Returns
+    -------
+    callable
+        ``statistic(v)``: on a release ``(n, T, d)``, one score per run (rounded to 1e-10).
+    """
     nodes = nodes_containing(1, T)
 
     def statistic(v: np.ndarray) -> np.ndarray:
@@ -252,8 +444,22 @@ def tree_node_statistic(T: int, z0: np.ndarray, z1: np.ndarray, scale: float
 
 
 def tree_loss(learner: PFTAL, loss: Loss) -> Loss:
-    """The loss whose gradient ``learner`` passes to the tree (``h_t = f_t + H/2 ||w||^2`` for
-    App. C's :class:`PFTALConvex`, ``f_t`` for Algorithm 1)."""
+    """The loss whose gradient ``learner`` passes to the tree.
+
+    ``h_t = f_t + H/2 ||w||^2`` for App. C's :class:`PFTALConvex`, ``f_t`` for Algorithm 1.
+
+    Parameters
+    ----------
+    learner
+        A PFTAL learner.
+    loss
+        The round's loss ``f_t``.
+
+    Returns
+    -------
+    Loss
+        ``h_t`` or ``f_t``.
+    """
     if isinstance(learner, PFTALConvex):
         return L2Regularised(loss, learner.regularisation)
     return loss
@@ -267,6 +473,18 @@ def pftal_node_statistic(learner: PFTAL, pair: WorstPair) -> Callable[[np.ndarra
     nodes containing the replaced leaf, subtracts the (common) clipped gradients of the other
     rounds at the released points, and sums the l2-Laplace log likelihood ratios of the two
     possible inputs of the replaced round. Large scores favour ``pair.stream0``.
+
+    Parameters
+    ----------
+    learner
+        The PFTAL learner whose release is scored.
+    pair
+        The audited pair.
+
+    Returns
+    -------
+    callable
+        ``statistic(X)``: on a release ``(n, T, d)``, one score per run (rounded to 1e-10).
     """
     T, p = pair.T, pair.position
     H, mu = learner.strong_convexity, learner.tree_bound
@@ -319,6 +537,23 @@ def bandit_node_statistic(learner: PrivateBanditFTAL, pair: WorstPair
     otherwise a centre on the boundary of ``(1 - xi) C`` (at distance ``(1 - xi) r`` from the origin
     on a ball) does not decide the side of the played point, ``u_{t+1}`` does, and the score is
     nearly independent of the replaced input. The auditors skip such grid points.
+
+    Parameters
+    ----------
+    learner
+        The private bandit learner whose release is scored.
+    pair
+        The audited pair (it must differ at round 1).
+
+    Returns
+    -------
+    callable
+        ``statistic(X)``: on a release ``(n, T, d)``, the number of agreeing nodes per run.
+
+    Raises
+    ------
+    ValueError
+        If the pair does not differ at round 1.
     """
     if pair.position != 1:
         raise ValueError("the bandit statistic needs a pair differing at round 1")
@@ -347,9 +582,27 @@ def bandit_node_statistic(learner: PrivateBanditFTAL, pair: WorstPair
 
 
 def bandit_side_is_revealed(learner: PrivateBanditFTAL) -> bool:
-    """Whether ``beta < (1 - xi) r``: a secret centre on the boundary of ``(1 - xi) C`` (which
-    contains the ball of radius ``(1 - xi) r``) then decides the side of the played point
-    ``w_dagger + beta u`` along any direction, which :func:`bandit_node_statistic` needs."""
+    """Whether ``beta < (1 - xi) r``, the condition :func:`bandit_node_statistic` needs.
+
+    A secret centre on the boundary of ``(1 - xi) C`` (which contains the ball of radius
+    ``(1 - xi) r``) then decides the side of the played point ``w_dagger + beta u`` along any
+    direction.
+
+    Parameters
+    ----------
+    learner
+        A private bandit learner.
+
+    Returns
+    -------
+    bool
+        ``learner.sampling_radius < (1 - learner.shrink) * learner.inner_radius``.
+
+    Raises
+    ------
+    TypeError
+        If ``learner`` is not a :class:`PrivateBanditFTAL`.
+    """
     if not isinstance(learner, PrivateBanditFTAL):
         raise TypeError(f"learner must be a PrivateBanditFTAL, got {type(learner).__name__}")
     return learner.sampling_radius < (1.0 - learner.shrink) * learner.inner_radius
@@ -357,10 +610,31 @@ def bandit_side_is_revealed(learner: PrivateBanditFTAL) -> bool:
 
 def bandit_learner(prm: Mapping[str, Any], convex: bool, record: bool = False
                    ) -> PrivateBanditFTAL:
-    """The learner of a bandit grid point on ``C = R B^p``, with inner radius ``r = R`` (the
-    default of :func:`dpaudit.learners.bandit_ftal.inner_radius`): Theorem 17's schedule for the
-    convex learner (App. E.3), Theorem 6's for ``prm["adversary"]`` otherwise. Raises
-    ``ValueError`` where the schedule is undefined (``beta >= r``)."""
+    """The learner of an ST13 bandit grid point on ``C = R B^p`` with inner radius ``r = R``.
+
+    ``r = R`` is the default of :func:`dpaudit.learners.bandit_ftal.inner_radius`: Theorem 17's
+    schedule for the convex learner (App. E.3), Theorem 6's for ``prm["adversary"]`` otherwise.
+
+    Parameters
+    ----------
+    prm
+        The grid point: ``d``, ``T``, ``R``, ``B``, ``epsilon``, and ``tree_bound`` (convex) or
+        ``H`` and ``adversary`` (strongly convex).
+    convex
+        Build the convex learner (App. E.3) rather than Algorithm 3's.
+    record
+        Record the tree's inputs and noise (for the structural checks).
+
+    Returns
+    -------
+    PrivateBanditFTAL
+        The learner (a :class:`PrivateBanditFTALConvex` when ``convex``).
+
+    Raises
+    ------
+    ValueError
+        Where the schedule is undefined (``beta >= r``).
+    """
     d, T, R, B, eps = prm["d"], prm["T"], prm["R"], prm["B"], prm["epsilon"]
     dom = Ball(d, R)
     if convex:

@@ -62,8 +62,24 @@ def _tree_input_replay(learners: list, losses: list, claimed: float, details: di
 
 
 def pftal_node_lemmas(L: float = 1.0, H: float = 0.05, R: float = 1.0) -> list[SmtLemma]:
-    """App. B.1's node step for PFTAL (Algorithm 1), tree bound mu = L (the printed reading):
-    printed ``mu`` and needed ``2 mu``."""
+    """ST13 App. B.1's node step for PFTAL (Algorithm 1): printed ``mu`` and needed ``2 mu``.
+
+    The tree bound is ``mu = L`` (the printed reading); ``d = 1``.
+
+    Parameters
+    ----------
+    L
+        Lipschitz bound of the losses.
+    H
+        Strong convexity of the losses.
+    R
+        Radius of the domain.
+
+    Returns
+    -------
+    list of SmtLemma
+        The printed bound, then the needed one.
+    """
     mu = pftal_tree_bound("lipschitz", L, H, Ball(1, R))
     Lz, Hz, Rz, mz = (z3.RealVal(Fraction(v)) for v in (L, H, R, mu))
     w, rest = real("w"), real("rest")
@@ -101,8 +117,26 @@ def pftal_node_lemmas(L: float = 1.0, H: float = 0.05, R: float = 1.0) -> list[S
 
 def pftal_convex_node_lemmas(L: float = 1.0, H: float = 0.5, R: float = 0.05,
                              reading: str = "lipschitz+H|C|") -> list[SmtLemma]:
-    """The node step for PFTAL-convex (App. C): input ``clip(g_t + H w_t, mu)``, linear losses
-    ``|g_t| <= L``, mu from ``reading``; printed ``mu`` and needed ``2 mu``."""
+    """The node step of ST13's PFTAL-convex (App. C): printed ``mu`` and needed ``2 mu``.
+
+    Input ``clip(g_t + H w_t, mu)``, linear losses ``|g_t| <= L``, ``mu`` from ``reading``.
+
+    Parameters
+    ----------
+    L
+        Lipschitz bound of the linear losses.
+    H
+        The learner's regularisation.
+    R
+        Radius of the domain.
+    reading
+        The tree-bound reading: ``"lipschitz+H|C|"`` or ``"lipschitz"``.
+
+    Returns
+    -------
+    list of SmtLemma
+        The printed bound, then the needed one.
+    """
     mu = pftal_tree_bound(reading, L, H, Ball(1, R))
     Lz, Hz, Rz, mz = (z3.RealVal(Fraction(v)) for v in (L, H, R, mu))
     w, g0, g1, rest = real("w"), real("g"), real("g'"), real("rest")
@@ -148,7 +182,20 @@ INPUT_BOUND_STATEMENTS = {
 
 def input_bound_lemma(L: float = 1.0, H: float = 0.05, R: float = 1.0,
                       statement: str = INPUT_BOUND_STATEMENTS["pftal"]) -> SmtLemma:
-    """Every input passed to the tree has norm <= mu (the clipping of Algorithm 2), d = 1."""
+    """Every input passed to the tree has norm <= mu (the clipping of ST13 Algorithm 2), ``d = 1``.
+
+    Parameters
+    ----------
+    L, H, R
+        Lipschitz bound, strong convexity and domain radius that set ``mu``.
+    statement
+        The lemma as the claim states it.
+
+    Returns
+    -------
+    SmtLemma
+        One obligation: a clipped input above ``mu``.
+    """
     mu = pftal_tree_bound("lipschitz", L, H, Ball(1, R))
     mz = z3.RealVal(Fraction(mu))
     z = real("z")
@@ -164,7 +211,22 @@ _MAX_LOG2_T = 20
 def count_nodes_containing_bv(leaf: z3.BitVecRef, T: z3.BitVecRef,
                               levels: int = _MAX_LOG2_T + 1) -> z3.BitVecRef:
     """``len(nodes_containing(leaf, T))`` over bit-vectors: at level j the node containing the leaf
-    has index ``m = ((leaf - 1) >> j) + 1`` and is used iff m is odd and ``m << j <= T``."""
+    has index ``m = ((leaf - 1) >> j) + 1`` and is used iff m is odd and ``m << j <= T``.
+
+    Parameters
+    ----------
+    leaf
+        The leaf (1-based) as a bit-vector.
+    T
+        The horizon as a bit-vector.
+    levels
+        Tree levels counted (``j = 0 .. levels - 1``).
+
+    Returns
+    -------
+    z3.BitVecRef
+        The number of used nodes containing ``leaf``.
+    """
     one, zero = z3.BitVecVal(1, _BITS), z3.BitVecVal(0, _BITS)
     total = zero
     for j in range(levels):
@@ -208,7 +270,25 @@ def all_lemmas() -> list[SmtLemma]:
 
 
 def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]:
-    """The encodings that concern one ST13 claim (``st13/pftal``, ...)."""
+    """The SMT encodings that concern one ST13 claim.
+
+    Parameters
+    ----------
+    claim_id
+        An ST13 claim id (``"st13/pftal"``, ...).
+    thorough
+        Add the longer encodings.
+
+    Returns
+    -------
+    list of SmtLemma
+        The claim's encodings.
+
+    Raises
+    ------
+    ValueError
+        If ``claim_id`` is not an ST13 claim id.
+    """
     table = {
         "st13/tree-aggregation": lambda: [input_bound_lemma(statement=INPUT_BOUND_STATEMENTS[
             "tree"]), leaf_count_lemma()],
@@ -225,7 +305,21 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
 
 
 def smt_evidence(claim_id: str, ctx: AuditContext, outcome: LemmaOutcome) -> LemmaOutcome:
-    """``outcome`` (the sampled lemma checks of a ST13 claim audit) with the claim's SMT records
-    appended and compared (:func:`~dpaudit.formal.smt.claim_smt_evidence`)."""
+    """An ST13 claim's sampled lemma checks with its SMT records appended and compared.
+
+    Parameters
+    ----------
+    claim_id
+        The claim's id.
+    ctx
+        The claim driver's audit context (its budget's name selects the thorough encodings).
+    outcome
+        The sampled checks of the claim.
+
+    Returns
+    -------
+    LemmaOutcome
+        ``outcome`` with the SMT records appended (:func:`~dpaudit.formal.smt.claim_smt_evidence`).
+    """
     return claim_smt_evidence(outcome, ctx.budget.name,
                               lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))
