@@ -1,4 +1,4 @@
-"""Shared by the expected-verdict tests (issue 28): independent closed forms and a way to run the
+"""Shared by the expected-verdict tests: independent closed forms and a way to run the
 real claim driver on a few named points of a bundled claim, cheaply.
 
 The closed forms use numpy/scipy only, never dpaudit code, so an expected number derived with them
@@ -155,7 +155,7 @@ class Expected:
     ``lemmas``: whether the lemma checks run (needed where a lemma decides, e.g. a proof gap);
     ``samples``: empirical runs per input where the verdict rests on an empirical lower bound;
     ``source``: the test(s) that derive the decisive number at those points, by name, and the
-    derivation in one line (the closing note of issue 28 lists these).
+    derivation in one line (so a reviewer finds the independent derivation of every point).
     """
 
     def __init__(self, verdict: str, source: str, *, points: Sequence[Mapping[str, Any]] | None = None,

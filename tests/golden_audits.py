@@ -1,6 +1,6 @@
 """Golden audit records: every bundled claim at the quick budget, seed 0, alpha 0.05.
 
-The regression guard for refactors (issue 16): ``tests/test_golden.py`` re-audits every bundled
+The regression guard for refactors: ``tests/test_golden.py`` re-audits every bundled
 claim and requires the canonical JSON below to match ``tests/golden/<claim id>.json``: exactly in
 every string, integer and structure, and within a relative 1e-6 in every float (see its docstring). A change that is *meant* to alter a result regenerates the files with
 

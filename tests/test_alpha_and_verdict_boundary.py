@@ -1,4 +1,4 @@
-"""What the engine actually receives, and where the verdict rule's boundary is (issue 28).
+"""What the engine actually receives, and where the verdict rule's boundary is.
 
 * The Bonferroni split is tested on the ``alpha`` argument the black-box engine receives (the
   engine's ``audit`` is wrapped and every call recorded), not on the driver's bookkeeping

@@ -1,4 +1,4 @@
-"""audit(..., joint_test=True): threshold events decided by the exact joint test (issue 36)."""
+"""audit(..., joint_test=True): threshold events decided by the exact joint test."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ChunkCounter (issue 36 item 4) gives the test split's integers of the sorted rule, bit for bit.
+"""ChunkCounter gives the test split's integers of the sorted rule, bit for bit.
 
 The audit's test split used to sort every chunk and answer event counts and histogram bins by
 binary search. ChunkCounter bins arithmetically; the audit's results are unchanged only if its

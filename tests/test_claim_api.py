@@ -149,7 +149,7 @@ def test_audit_claim_writes_the_clis_reports(tmp_path) -> None:
 
 
 def test_audit_claim_with_out_never_runs_the_command_line(tmp_path) -> None:
-    # Issue 35: audit_claim(out=...) built an argv and called the CLI's main in-process. It now
+    # audit_claim(out=...) once built an argv and called the CLI's main in-process. It now
     # calls the runner the CLI calls; in a fresh interpreter the CLI is never even imported.
     import subprocess
     import sys

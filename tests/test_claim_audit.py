@@ -39,7 +39,7 @@ def test_accountant_above_claim_without_counterexample_is_inconclusive():
 
 
 def test_inconclusive_reason_states_the_bracket_and_the_number_that_decides_it():
-    """Issue 15: an inconclusive verdict names the interval the release's epsilon is known to lie
+    """An inconclusive verdict names the interval the release's epsilon is known to lie
     in at the deciding point (largest lower evidence .. accountant) and the claimed value inside
     it, and what the test at this budget could detect there."""
     power = {"detectable_epsilon": 1.7, "power": 0.8}
@@ -50,7 +50,7 @@ def test_inconclusive_reason_states_the_bracket_and_the_number_that_decides_it()
     v, why = decide_verdict(pts, [])
     assert v == "inconclusive"
     assert "accountant gives epsilon 3 > claimed 1 at T=8 (and at 1 other of the 2" in why
-    # One sentence: the number that decides it, its known bracket, the claimed value (issue 27).
+    # One sentence: the number that decides it, its known bracket, the claimed value.
     assert ("The one number that decides it: the implemented release's epsilon there, known to be "
             "between 0.6 (certified lower bound of the worst pair found) and 3 (accountant); "
             "above 1 the claim fails, at or below it the claim holds there.") in why

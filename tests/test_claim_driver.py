@@ -1,4 +1,4 @@
-"""The one claim driver (issue 16): its rules, tested on a toy Laplace claim with known answers.
+"""The one claim driver: its rules, tested on a toy Laplace claim with known answers.
 
 The toy claim: "adding Laplace(b) noise to a sum of values in [0, 1] is (1 / b)-DP". Its exact
 epsilon on the pair (0, 1) is 1 / b; a declaration can lie about the scale (a planted bug) or about

@@ -1,4 +1,4 @@
-"""Pooled and whitened location-shift statistics (dpaudit.blackbox.coordinate_statistics, issue 36).
+"""Pooled and whitened location-shift statistics (dpaudit.blackbox.coordinate_statistics).
 
 Expected values come from independent derivations in the tests (enumeration, closed-form binomial
 laws, the James-Stein formula written out), never from the module's own output.

@@ -335,7 +335,7 @@ def test_discrete_labels_and_strings() -> None:
 
     def labels(bit, n, rng):
         out = np.empty(n, dtype=object)
-        # None is refused as an output (issue 9: it is how a broken mechanism says "no value").
+        # None is refused as an output (it is how a broken mechanism says "no value").
         out[:] = [("a", 1) if x else "none" for x in rng.random(n) < (0.7 if bit else 0.3)]
         return out
     r = audit(labels, 1, 0, epsilon=1.0, samples=20_000, seed=0)
@@ -622,7 +622,7 @@ def test_exponential_pair_is_nearly_tight() -> None:
 @pytest.mark.parametrize("name", sorted(CALIBRATED))
 def test_false_alarm_rate_at_most_alpha(name: str) -> None:
     mech, d0, d1, delta = CALIBRATED[name]
-    # Power (issue 28): at alpha = 0.25 per audit (validity must hold at every level; a larger
+    # Power: at alpha = 0.25 per audit (validity must hold at every level; a larger
     # level makes alarms frequent enough to count), R = 80 audits and the rule "fail when more than
     # c = binom(80, 0.25).ppf(0.999) = 33 alarms": false-failure probability for a valid auditor
     # binom(80, 0.25).sf(33) = 4.6e-4; power against an auditor at 2x the nominal rate (0.5 per
@@ -647,7 +647,7 @@ def test_null_mechanism_shows_no_privacy_loss_beyond_alpha(kind: str) -> None:
     else:
         def mech(d, n, g):
             return g.normal(size=(n, 30))
-    # Power (issue 28): at alpha = 0.25 per audit (validity must hold at every level; a larger
+    # Power: at alpha = 0.25 per audit (validity must hold at every level; a larger
     # level makes positive bounds frequent enough to count), R = 80 audits and the rule "fail when more than
     # c = binom(80, 0.25).ppf(0.999) = 33 positive bounds": false-failure probability for a valid auditor
     # binom(80, 0.25).sf(33) = 4.6e-4; power against an auditor at 2x the nominal rate (0.5 per
@@ -1155,7 +1155,7 @@ def test_false_alarm_campaign(name: str) -> None:
 
 
 def test_discrete_event_choice_never_peeks_at_the_test_split() -> None:
-    # Issue 15, discrete selection at level 1/C: an 11-outcome mechanism (a sparse-vector first
+    # Discrete selection at level 1/C: an 11-outcome mechanism (a sparse-vector first
     # "above" position). The chosen prefix set and its selection counts must be the same whether
     # or not every test-split output is replaced by outcome 0 on data0 and outcome 5 on data1
     # (a huge fake ratio); the test counts must change (the poison is live); poisoning from 300

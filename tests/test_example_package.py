@@ -82,7 +82,7 @@ def test_audit_exit_codes_and_verdicts(installed, tmp_path, variant, code, verdi
         assert any(f.startswith("INCONSISTENCY") for f in record["findings"])
     # The reproduce command works when pasted.
     words = shlex.split(record["reproduce"])
-    # ... and names the installed package's module its claims need (issue 35).
+    # ... and names the installed package's module its claims need (the command runs as pasted).
     assert words[words.index("--plugin") + 1] == "own_learner.claims"
     again = dpaudit(installed, *words[1:], "--out", str(tmp_path), "--quiet")
     assert again.returncode == code

@@ -1,4 +1,4 @@
-"""The execution layer (issue 12): the same seed gives the same JSON in this process, in a local
+"""The execution layer: the same seed gives the same JSON in this process, in a local
 process pool and on a real Dask ``LocalCluster``; a dead worker costs only its task; memory does
 not grow with the test split. Slower tests (a cluster started by the ``dask scheduler`` /
 ``dask worker`` commands, a worker killed mid-audit, a lost scheduler) are in

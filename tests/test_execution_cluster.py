@@ -1,5 +1,5 @@
 """A Dask cluster started the way a user starts one: ``dask scheduler`` and two ``dask worker``
-processes on localhost (issue 12). Slow (processes start in seconds, not milliseconds): run with
+processes on localhost. Slow (processes start in seconds, not milliseconds): run with
 ``make campaign``. Every process is started in its own session and killed at teardown, whatever
 the test does; every wait is bounded.
 

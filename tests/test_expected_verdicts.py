@@ -1,4 +1,4 @@
-"""Expected verdicts and decisive numbers that do not come from dpaudit's own output (issue 28).
+"""Expected verdicts and decisive numbers that do not come from dpaudit's own output.
 
 Each test names a claim, a parameter point, and a number derived here from the paper's printed
 calibration by hand or by a few lines of independent code (closed forms in
@@ -434,7 +434,7 @@ def test_jkt12_privatesum_violated(claim_id: str, T: int, eps: float, expected: 
     (the prefix nodes [1, 2^j], floor(log2 T) + 1 of them) by 2R: mu = 2R sqrt(count) / sigma.
     COLT, T = 2, eps = 1: sigma = 3.3931, mu = 0.8336, exact 3.550 > 1. arXiv, T = 64, eps = 0.01:
     sigma = 218.85, mu = 0.02418, exact 0.07224 > 0.01. Verdict: violated.
-    The near-one end of delta in (0, 1) (standard grid, issue 33): at T = 2, delta = 0.99,
+    The near-one end of delta in (0, 1) (on the standard grid): at T = 2, delta = 0.99,
     log(log2 T / delta) = 0.01005, so sigma = R sqrt(0.01005)/eps (COLT) or R sqrt(0.01005/eps)
     (arXiv) collapses; at eps = 10 the exact epsilon is 3.9e4 (COLT, 3914x) and 3771 (arXiv, 377x)."""
     lg = math.log2(T)
@@ -466,12 +466,12 @@ def test_pfcoco_wdp_cocol_gamma_unprojected_upper() -> None:
 
 COCOL_GAMMA_POINT = {"epsilon": 1.0, "W": 8, "T": 8, "domain": "box", "d": 1, "muD_over_L": 0.01,
                      "boundary": "strict"}
-#: W = 1, the closed end of the stated W >= 1 (issue 33), first on the quick grid
+#: W = 1, the closed end of the stated W >= 1, first on the quick grid
 COCOL_GAMMA_W1 = dict(COCOL_GAMMA_POINT, W=1)
 
 
 def test_pfcoco_wdp_cocol_gamma_at_window_one_decides_the_quick_verdict() -> None:
-    """W = 1 (stated W >= 1; the quick grid audited W >= 4 before issue 33). Box, d = 1, strict,
+    """W = 1 (stated W >= 1; the quick grid once audited W >= 4 only). Box, d = 1, strict,
     T = 8, mu D / L = 0.01, eps = 1: the replaced round is the only protected one, i = T = 8, and
     its leaf sits in exactly one noisy node (ceil(log2 1) + 1 = 1 level), of l2-Laplace scale
     (L + mu D) * 1 / eps = 1.01; the pair's gradients differ by 2 (L - mu R) = 2 - mu D = 1.99
@@ -497,7 +497,7 @@ def test_pfcoco_wdp_cocol_gamma_at_window_one_decides_the_quick_verdict() -> Non
 @pytest.mark.parametrize("claim_id", ["pfcoco/wdp-cocop-gamma", "pfcoco/wdp-cocol-gamma",
                                       "pfcoco/wdp-cocol-gaussian"])
 def test_pfcoco_learners_at_the_closed_end_mu_D_equals_2L(claim_id: str) -> None:
-    """mu D / L = 2, the closed end of the stated (0, 2] (standard grid since issue 33). On the
+    """mu D / L = 2, the closed end of the stated (0, 2] (on the standard grid). On the
     box and the ball (centre radius R = D/2) an L-Lipschitz loss with mu D = 2L has gradients
     mu (x - c) + g with |g| <= L - mu R = 0: one gradient field, so both streams of every pair have
     the same law (exact epsilon 0). The Gamma accountant at the class's 2L shift is 2L k /
@@ -523,7 +523,7 @@ def test_pfcoco_learners_at_the_closed_end_mu_D_equals_2L(claim_id: str) -> None
 
 
 def test_pfcoco_window_tree_at_the_closed_end_T_1() -> None:
-    """T = 1 (stated T >= 1; standard grid since issue 33), W = 1, strict: the one release is
+    """T = 1 (stated T >= 1; on the standard grid), W = 1, strict: the one release is
     the leaf node itself, of l2-Laplace scale Delta (ceil(log2 1) + 1) / eps = Delta / eps, and
     the pair moves it by Delta: exact epsilon 1 * Delta / (Delta / eps) = eps, at the claim
     (holds, as at the worst audited point before)."""

@@ -1,4 +1,4 @@
-"""Expected verdicts of the afkt23 learner claims (issue 28), with their decisive numbers derived
+"""Expected verdicts of the afkt23 learner claims, with their decisive numbers derived
 here or in the tests named in ``source``, never from dpaudit's output.
 
 Paper: Asi, Feldman, Koren & Talwar (ICML 2023), the seed text ``afkt23.txt`` (shared/seeds). Every number

@@ -1,4 +1,4 @@
-"""Expected verdicts and decisive numbers of the JKT12 claims, derived without dpaudit (issue 28).
+"""Expected verdicts and decisive numbers of the JKT12 claims, derived without dpaudit.
 
 Jain, Kothari & Thakurta, *Differentially Private Online Learning* (COLT 2012, ``jkt12-colt.txt``,
 and arXiv, ``jkt12-arxiv.txt``). For every bundled JKT12 claim except PrivateSum (pinned in

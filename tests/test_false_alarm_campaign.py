@@ -1,4 +1,4 @@
-"""False-alarm campaign: >= 1000 audits per correctly calibrated mechanism (issue 9).
+"""False-alarm campaign: >= 1000 audits per correctly calibrated mechanism.
 
 Each mechanism below is exactly (or at most) (1, delta)-DP on the pair given, so a bound above the
 claim epsilon = 1 is a false alarm. A valid auditor has false-alarm probability <= alpha per audit;
@@ -110,11 +110,11 @@ def _calibrated() -> dict[str, tuple]:
         "gaussian (delta 1e-5)": (GaussianMechanism(1.0, 1.0 / _gaussian_mu_for(EPSILON, 1e-5)),
                                   0.0, 1.0, 1e-5),
         "randomized response": (_randomized_response(EPSILON), 1, 0, 0.0),
-        # Issue 15, discrete selection at level 1/C (statistics.DISCRETE_SELECTION_LEVEL): eight
+        # Discrete selection at level 1/C (statistics.DISCRETE_SELECTION_LEVEL): eight
         # outcomes, exactly EPSILON-DP and tight on outcomes 0 and 1, so the event chosen among
         # the prefix sets is at the claim's edge.
         "k-ary randomized response (k=8)": (_k_ary_randomized_response(EPSILON, 8), 0, 1, 0.0),
-        # Issue 15, the opt-in pattern-conditional histogram ratio on mixed outputs: a censored
+        # The opt-in pattern-conditional histogram ratio on mixed outputs: a censored
         # Laplace value (post-processing of one Laplace release: exactly EPSILON-DP, tight in
         # both tails) next to a data-independent sentinel coordinate.
         "censored laplace, pattern statistic": (_censored_laplace(EPSILON), 0.0, 1.0, 0.0,
@@ -163,7 +163,7 @@ def _report(name: str, alarms: int, reps: int, bounds: np.ndarray) -> str:
 
 @pytest.mark.parametrize("name", sorted(CALIBRATED))
 def test_false_alarms_smoke(name: str) -> None:
-    # Power (issue 28): at alpha = 0.4 per audit (validity must hold at every level; a larger level
+    # Power: at alpha = 0.4 per audit (validity must hold at every level; a larger level
     # makes alarms frequent enough to count in few audits: four of these mechanisms cost ~1 s per
     # audit), R = 30 audits and the rule "fail when more than c = binom(30, 0.4).ppf(0.999) = 20
     # alarms": false-failure probability for a valid auditor binom(30, 0.4).sf(20) = 8.6e-4; power

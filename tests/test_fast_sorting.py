@@ -1,4 +1,4 @@
-"""The training step's fast paths (issue 36 item 4) give numpy's own arrays, bit for bit.
+"""The training step's fast paths give numpy's own arrays, bit for bit.
 
 ``sort_scores`` must be ``np.sort``, ``unique_sorted`` must be ``np.unique`` and
 ``BinnedRatioScorer.score_sorted`` must be ``np.sort(scorer(x))``: the audit's events, thresholds

@@ -1,4 +1,4 @@
-"""Fuzz of the public API and the CLI with invalid input (issue 9, a standing property).
+"""Fuzz of the public API and the CLI with invalid input (a standing property).
 
 Every invalid call must end in a ``ValueError``/``TypeError`` whose message names the offending
 parameter (or, for a mechanism's bad outputs, the mechanism and the run), and every invalid

@@ -2,14 +2,14 @@
 
 See ``tests/golden_audits.py`` for how the records are made and when they may change.
 
-The comparison is structural, not byte for byte (issue 35): verdicts, ids, strings, integers,
+The comparison is structural, not byte for byte: verdicts, ids, strings, integers,
 booleans, keys and list lengths must be equal exactly; floats must agree to a relative tolerance of
 ``FLOAT_RTOL`` (absolute ``FLOAT_ATOL`` near zero). numpy dispatches different float kernels on
 different CPUs (SSE, AVX2, AVX-512), which moves the last digits of an audit's numbers while every
 verdict and printed digit stays the same; a byte comparison made ``make test`` fail on any machine
 but the one that wrote the records. ``FLOAT_RTOL`` sits two orders of magnitude above the largest
 kernel spread measured and at the precision reports print (6 significant digits). On a mismatch the message lists which claims
-moved and, for each, the JSON paths that changed with their old and new values (a structured diff). Cost (issue 28): one fresh interpreter per paper (not per claim) audits that paper's
+moved and, for each, the JSON paths that changed with their old and new values (a structured diff). Cost: one fresh interpreter per paper (not per claim) audits that paper's
 claims in sequence, so the ~2 s import of dpaudit is paid five times instead of 37; every claim
 audit runs its Hypothesis searches inside ``independent_of_loaded_modules``, so a record does not
 depend on which claims ran before it in the process (checked: the per-paper run reproduces all 37
@@ -37,7 +37,7 @@ for _cid in CLAIM_IDS:
 #: At most this many moved paths are listed per claim in a failure message.
 MAX_PATHS = 25
 #: Float tolerance of the golden comparison: relative, with an absolute floor for values near 0.
-#: Measured CPU-kernel spread: plain arithmetic moves by ~1e-14 relative (issue 35, AVX-512:
+#: Measured CPU-kernel spread: plain arithmetic moves by ~1e-14 relative (AVX2 vs AVX-512:
 #: 0.022502385327391572 -> 0.022502385327391794); numbers that come out of a discretised or
 #: iterative computation move more, because the last bits steer it: jkt12's PLD privacy curves
 #: (computed to rel_error 1e-4) moved by up to 9.5e-9 relative between numpy's baseline (SSE) and
@@ -133,7 +133,7 @@ def test_structured_diff_names_the_moved_paths() -> None:
 
 
 def test_cpu_kernel_noise_passes_and_a_real_change_fails() -> None:
-    # The two values issue 35 saw move between an AVX2 and an AVX-512 machine (same code, same
+    # Two values seen to move between an AVX2 and an AVX-512 machine (same code, same
     # seed): the tolerant comparison must accept them, and the byte comparison must not.
     golden = json.dumps({"verdict": "holds", "points": [{"epsilon_exact": 0.022502385327391572,
                                                           "curve": [1.3827112210239476, 0.0]}]})

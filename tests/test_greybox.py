@@ -1,4 +1,4 @@
-"""Evidence drawn from the code (issue 34): replay, derived laws, declared-law tests, noise sites.
+"""Evidence drawn from the code: replay, derived laws, declared-law tests, noise sites.
 
 Every expected value is derived here by hand (a few lines of numpy/scipy), never read back from
 dpaudit's own output.

@@ -1,4 +1,4 @@
-"""Issue 34's done-when check: a user's DP-FTRL in four variants, declared through the public API.
+"""Grey-box acceptance: a user's DP-FTRL in four variants, declared through the public API.
 
 The learner below is written here the way a user would (plain numpy, its own tree indexing, noise
 as ``sigma * rng.standard_normal``), not taken from examples/own-learner. Every variant is declared

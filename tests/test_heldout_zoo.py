@@ -1,4 +1,4 @@
-"""The held-out zoo campaign (benchmarks/heldout_zoo.py, issue 36): regression tests for what it
+"""The held-out zoo campaign (benchmarks/heldout_zoo.py): regression tests for what it
 found in both audit modes, its true epsilons against independent computations, and (slow) the
 zoo's verdicts.
 

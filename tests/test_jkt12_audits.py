@@ -111,7 +111,7 @@ def test_epsilon_for_delta_is_computed_in_log_space(mu, delta):
 
 
 def test_certified_lower_end_beyond_eps_700_against_an_independent_log_space_computation():
-    """Issue 27: the lower end of the bracket bounded the cost of treating barely clipped steps as
+    """The lower end of the bracket once bounded the cost of treating barely clipped steps as
     unclipped by (1 + e^eps) p with e^eps capped at e^700, which is no argument once eps > 700
     (and made almost every step "clipped": the least informative were dropped, the PLD grid
     coarsened). Here eps ~ 1.1e3 and the true epsilon is computed independently.
@@ -255,7 +255,7 @@ def test_igd_step_sensitivity_is_attained_and_never_exceeded(tau):
 
 
 def test_colt_pigd_worst_point_is_decided_by_the_tight_accountant():
-    # Issue 15: the point (eps 1000, delta 0.01, T 1024, alpha 0.01, L 1, d 1) was inconclusive
+    # The point (eps 1000, delta 0.01, T 1024, alpha 0.01, L 1, d 1) was once inconclusive
     # (certified lower bound 2829 < claim 3000 < accountant 3189 with 2L/(alpha (t+1))). With the
     # one-step bound 2L/(alpha (tau+2)) the worst case over every pair, C and d is below the
     # claim, and above the unclipped epsilon of the audited pair (the bracket's upper end).

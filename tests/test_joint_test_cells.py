@@ -1,4 +1,4 @@
-"""Per-cell unit tests of the exact joint test's bound (issue 36 review).
+"""Per-cell unit tests of the exact joint test's bound (each cell's bound on its own).
 
 The module bounds ``sup_{q in cell} P_{p(q), q}[T(X, Y) >= t_obs]`` on cells of the nuisance
 parameter, ``p(q) = min(1, e^eps q + delta)``. Here the same probability is computed by brute

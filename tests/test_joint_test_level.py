@@ -1,4 +1,4 @@
-"""The exact joint test's level at a realistic n, by exact enumeration (issue 36 review).
+"""The exact joint test's level at a realistic n, by exact enumeration.
 
 All count pairs ``(x, y)`` of an ``n_p x n_q`` table are decided by the module's bound itself
 (:func:`dpaudit.blackbox.joint_test.joint_epsilon_lower_bound`); the size

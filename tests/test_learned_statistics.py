@@ -1,4 +1,4 @@
-"""The learned statistics of issue 15 (dpaudit.blackbox.learned_statistics): held-out discipline,
+"""The learned statistics (dpaudit.blackbox.learned_statistics): held-out discipline,
 exact false-alarm levels, and the bug classes they are for.
 
 Margins. Fixed seeds throughout. False-alarm rates are compared with exact probabilities by a

@@ -1,5 +1,5 @@
 """The vectorised per-coordinate work of the learned vector statistics equals the per-coordinate
-definitions exactly (issue 15 speed target: the audit's results must not change).
+definitions exactly (vectorised for speed; the audit's results must not change).
 
 Each test recomputes one quantity coordinate by coordinate with the plain definition (binary search
 per coordinate, scipy's G-test, numpy's 1-D median/quantile/mean) and asserts equality bit for bit

@@ -1,4 +1,4 @@
-"""No dead link in Markdown (issue 35: the committed ``reports/*.md`` held 82 links to ``.html``
+"""No dead link in Markdown (the committed ``reports/*.md`` once held 82 links to ``.html``
 pages that ``.gitignore`` keeps out of git, dead on GitHub).
 
 Two checks: the report writer's Markdown links only files that are kept with it (Markdown, JSON,

@@ -119,7 +119,7 @@ def test_product_laplace_pure_and_bracketed() -> None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Issue 24: accounting any event with the relation explicit; sparse vector and exponential
+# Accounting any event with the relation explicit; sparse vector and exponential
 # mechanism schedules. Expected values: the Gaussian closed form above and the optimal composition
 # of k eps0-DP pieces written out here (Kairouz, Oh & Viswanath 2015, Thm 3.3 / Murtagh & Vadhan
 # 2016): delta(eps) = sum_l C(k, l) max(0, e^{(k-l) eps0} - e^{eps + l eps0}) / (1 + e^{eps0})^k.

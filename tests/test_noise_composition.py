@@ -1,5 +1,5 @@
-"""Several different noise pieces of one release compose into one accountant (issue 35: a list
-was refused and schedules did not compose, so a user fell back to a float labelled
+"""Several different noise pieces of one release compose into one accountant (a list was once
+refused and schedules did not compose, so a user fell back to a float labelled
 user-supplied). Expected values come from closed forms written here with scipy, independent of
 dpaudit's accountant: the Gaussian-DP composition ``mu = sqrt(sum mu_i^2)`` with Balle & Wang's
 epsilon(delta), and the exact hockey-stick divergence of a Gaussian composed with k pure pieces

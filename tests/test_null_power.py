@@ -1,4 +1,4 @@
-"""No-peek tests with stated error probabilities and power (issue 28, part 4).
+"""No-peek tests with stated error probabilities and power.
 
 ``test_test_split_runs_are_fresh`` is deterministic: a mechanism that returns independent
 continuous draws records every value the engine asks for; the test split must consist of runs never

@@ -1,5 +1,5 @@
 """Discrete outputs: outcome ratios fitted and the event chosen on the whole training split
-(dpaudit.blackbox.outcome_selection, issue 36)."""
+(dpaudit.blackbox.outcome_selection)."""
 
 from __future__ import annotations
 

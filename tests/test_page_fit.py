@@ -1,5 +1,5 @@
 """Pages fit an 800 px window with their details open, and figures keep their labels apart
-(issue 35: an opened lemma counterexample widened its table to 990-1186 px inside a 746 px
+(an opened lemma counterexample once widened its table to 990-1186 px inside a 746 px
 column and was raw JSON; evidence-chart labels overlapped on claims with many points;
 `make check-html` shot 4000 px of pages that run to 10000 px)."""
 

@@ -1,4 +1,4 @@
-"""Black-box pair search from a Hypothesis strategy (dpaudit.blackbox.pair_search, issue 15).
+"""Black-box pair search from a Hypothesis strategy (dpaudit.blackbox.pair_search).
 
 Margins: fixed seeds. The detection checks compare a pair that leaks epsilon 5 (or more) with a
 default pair that leaks at most 1, far beyond seed noise; bounds are also checked against the true
@@ -51,8 +51,8 @@ def test_strategy_search_finds_the_leaking_pair() -> None:
     rec = found.to_dict()["pairs"]
     best = rec["pilot"][rec["pair_index"]]["pair"]
     assert abs(sum(best[0]) - sum(best[1])) == 4.0   # all above / all below, either order
-    # Issue 24: the 4 pairs whose sums are equal (half half and the X shape, both orders) give
-    # identical outputs under a common seed and are dropped, not piloted.
+    # Pairs that cannot differ are not piloted: the 4 pairs whose sums are equal (half half and
+    # the X shape, both orders) give identical outputs under a common seed and are dropped.
     assert len(rec["pilot"]) == 16 - len(found.to_dict()["dropped_pairs"])
     dropped = found.to_dict()["dropped_pairs"]
     assert len(dropped) == 4 and all("outputs were identical" in d["reason"] for d in dropped)

@@ -1,5 +1,5 @@
 """Every bundled claim declares the stated range of every parameter its grid sweeps, and the grid
-audits each range at its extremes and on both sides of every discrete jump (issue 33).
+audits each range at its extremes and on both sides of every discrete jump.
 
 AUDIT-METHOD section 1: an audit "covers the claim's parameter range (a grid or a search that
 includes the extremes ...), not one convenient point". Each :class:`~dpaudit.claims.ParameterRange`
@@ -151,7 +151,7 @@ def _missing_closed_ends(r: ParameterRange, values: list[Any]) -> list[str]:
 def test_every_closed_end_of_a_stated_range_is_audited(rc: Any) -> None:
     """The declared extremes stand for the *stated* range: each closed end (the 2 of (0, 2], the
     1 of T >= 1) is on the standard grid, or the range's note names it and says why it cannot be
-    (issue 33: "audit the stated range, extremes included", for every parameter); and no grid
+    ("audit the stated range, extremes included", for every parameter); and no grid
     value lies outside the stated range."""
     grid = _grid(rc, "standard")
     problems = []

@@ -1,4 +1,4 @@
-"""Issue 27: what the pfcoco learners' accountant rests on, and the claims' primary readings.
+"""What the pfcoco learners' accountant rests on, and the claims' primary readings.
 
 The paper calibrates the window tree to the sensitivity ``L + mu D`` (refuted: the class's gradient
 gap reaches ``2L - mu D``). The accountant is computed at ``2L``, which the learners guarantee by

@@ -1,4 +1,4 @@
-"""The power statement attached to "not violated" results (dpaudit.blackbox.power, issue 15).
+"""The power statement attached to "not violated" results (dpaudit.blackbox.power).
 
 Margins: Monte Carlo comparisons use fixed seeds and 5 standard errors; the detection-rate check
 uses an exact binomial test at 1e-3 (a correct implementation fails it with probability 1e-3).

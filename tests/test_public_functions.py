@@ -1,4 +1,4 @@
-"""Public functions and privacy-relevant methods no other test ran (issue 28, part 6).
+"""Public functions and privacy-relevant methods no other test ran.
 
 Each is tested against an independent statement of what it must return (a closed form, a count,
 or another public function it duplicates), not against its own earlier output.

@@ -82,8 +82,8 @@ def test_a_false_lemma_blocks_holds_unless_the_accountant_rests_elsewhere() -> N
 
 
 def test_the_proof_gap_sentence_does_not_run_on() -> None:
-    """Issue 35: "... (lemma table) (1 more such gap(s)) (6 proved by SMT ...)": three
-    parentheses in a row. Now clauses and sentences, with singular and plural right."""
+    """The sentence once read "... (lemma table) (1 more such gap(s)) (6 proved by SMT ...)":
+    three parentheses in a row. Now clauses and sentences, with singular and plural right."""
     pts = [point(None, None, 0.49)]
     gaps = [lemma("violated", f"sensitivity {i}") for i in range(3)]
     proved = [LemmaCheck(f"proved {i}", "holds", method="smt-proved") for i in range(2)]
@@ -99,7 +99,7 @@ def test_the_proof_gap_sentence_does_not_run_on() -> None:
 
 def test_other_readings_are_listed_apart() -> None:
     """A reading's name joins its choices with '; ', the readings are listed with '; ' too: the
-    sentence writes each reading's choices with commas (issue 35)."""
+    sentence writes each reading's choices with commas, so the two separators never collide."""
     c = PrivacyClaim("p/x", 1.0, 0.0, PROV, readings=(
         ReadingChoice("a", 1, "the literal text"), ReadingChoice("b", 1, "the literal text")))
     pts = [GridPoint({"a": a, "b": b}, 1.0, 0.0, None, 0.5, None) for a in (1, 2) for b in (1, 2)]

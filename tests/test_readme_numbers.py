@@ -10,7 +10,7 @@ with their command and machine).
 The README also states the counts a newcomer sees from ``make audit`` (the quick budget), checked
 against ``tests/golden/*.json``, which are exactly the quick-budget seed-0 audits of every bundled
 claim, and names the claims whose verdict differs between the two budgets, with the reason
-(issue 35: the first numbers a newcomer compared disagreed with no word why). Run this file as
+(the first numbers a newcomer compared once disagreed with no word why). Run this file as
 a script to print the numbers the README must state.
 """
 
@@ -74,7 +74,7 @@ def _statistical_only(claim: dict[str, Any]) -> bool:
 
 def _decided_off_the_quick_grid(claim: dict[str, Any], quick: dict[str, Any]) -> bool:
     """True when the standard verdict is decided at a point the quick grid never audits (the
-    near-one deltas of a stated range, issue 33), so the quick audit cannot see it."""
+    near-one deltas of a stated range, audited at its ends), so the quick audit cannot see it."""
     worst = claim["worst_case"]["parameters"]
     return (claim["verdict"] != quick["verdict"]
             and all(p["parameters"] != worst for p in quick["points"]))

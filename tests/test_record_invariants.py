@@ -1,4 +1,4 @@
-"""Invariants every bundled audit record must satisfy (issue 28, part 2).
+"""Invariants every bundled audit record must satisfy.
 
 The records checked are the golden records (``tests/golden/*.json``, quick budget, seed 0) and the
 committed reviewer reports (``reports/<paper>/<claim>.json``, standard budget). Regenerating either
@@ -56,8 +56,8 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _primary_points(rec: dict[str, Any]) -> list[dict[str, Any]]:
-    """The points the verdict rests on: all of them, or (when the claim declares reading choices,
-    issue 27) those at the primary value of every reading parameter (a point without the parameter
+    """The points the verdict rests on: all of them, or (when the claim declares reading choices)
+    those at the primary value of every reading parameter (a point without the parameter
     does not depend on the reading)."""
     readings = rec.get("claim", {}).get("readings") or []
     pts = rec["points"]

@@ -100,7 +100,7 @@ def test_a_long_lemma_counterexample_is_pointed_to_never_cut() -> None:
         md = render_claim_markdown(record)
         page = render_claim_html(record)
         assert "more characters" not in md and "more characters" not in page
-        # Shown as a readable field / value table (issue 35), never as a JSON block.
+        # Shown as a readable field / value table, never as a JSON block.
         assert ("| position | 3 |" in md) == shown
         assert ("<th>position</th><td>3</td>" in page) == shown
         assert '"position": 3' not in md and '"position": 3' not in page

@@ -1,5 +1,5 @@
 """A claim page audited under several readings says one point count and one meaning of WORST
-(issue 35: pfcoco/wdp-cocop-gaussian's header said "48 audited points", its verdict "12"; the row
+(pfcoco/wdp-cocop-gaussian's header once said "48 audited points", its verdict "12"; the row
 badged WORST had ratio 0.108 while rows below showed 0.493, the worst of the *primary* reading,
 which nothing said). Rendered from the golden record (the quick audit), no figures."""
 
@@ -25,7 +25,7 @@ def record(name: str) -> dict:
 
 def _counts(rec: dict) -> tuple[int, int]:
     """(points of the primary reading, all points), counted from the record's own points: the
-    grid grows when a stated range's ends are added (issue 33), the page must follow it."""
+    grid grows when a stated range's ends are added, the page must follow it."""
     primary = next(r for r in rec["readings"] if r["primary"])
     mine = [p for p in rec["points"]
             if all(p["parameters"].get(k) == v for k, v in primary["parameters"].items())]
@@ -36,7 +36,7 @@ def test_the_table_knows_the_primary_readings_points_and_its_worst() -> None:
     rec = record("pfcoco__wdp-cocop-gaussian")
     primary = next(r for r in rec["readings"] if r["primary"])
     n_mine, n_all = _counts(rec)
-    assert 0 < n_mine < n_all  # the case issue 35 saw: 12 of 48 at the time
+    assert 0 < n_mine < n_all  # the case the header got wrong: 12 of 48 at the time
     table = view.evidence_table(rec)
     assert table.primary_reading == primary["name"]
     assert table.primary_points == primary["points"] == n_mine and len(table.rows) == n_all

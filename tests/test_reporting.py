@@ -227,7 +227,7 @@ def test_load_report_directory_ignores_foreign_json_and_rejects_misplaced_audits
     (report_dir / "notes.json").write_text('{"hello": 1}')
     assert [r["id"] for r in load_report_directory(report_dir)] == ["demo-arxiv/gauss",
                                                                    "demo-colt/half-laplace"]
-    # Invalid JSON may be a truncated claim: an error naming it, never silently skipped (issue 9).
+    # Invalid JSON may be a truncated claim: an error naming it, never silently skipped.
     (report_dir / "broken.json").write_text("{not json")
     with pytest.raises(ValueError, match="broken.json is not valid JSON"):
         load_report_directory(report_dir)
@@ -448,8 +448,8 @@ def test_index_json_follows_the_schema(rendered: Path) -> None:
         assert row["report"] == f"{row['id']}.html"
     bad = rows[1]
     # 'claimed' is the claim at the worst point (epsilon 0.5 there), the default instance is
-    # 'claimed_example' (issue 27).
-    # 'paper' is the paper's key, one for both versions (issue 35: it held the source file name,
+    # 'claimed_example' (the worst point and the default instance may differ).
+    # 'paper' is the paper's key, one for both versions (it once held the source file name,
     # so grouping the index by it split a paper); the file is 'source_file'.
     assert {r["paper"] for r in rows} == {"demo"}
     assert bad["source_file"] == "demo.txt"
@@ -487,7 +487,7 @@ def test_index_pages_have_one_row_per_claim(rendered: Path) -> None:
 
 
 def test_reproduce_commands_of_plugin_and_script_claims() -> None:
-    """Issue 35: the page and the index print the command that works as pasted (the plugin a
+    """The page and the index print the command that works as pasted (the plugin a
     claim needs named), or say how a script's claim is reproduced, never a command that fails."""
     base = {"budget": "quick", "seed": 0, "alpha": 0.05}
     plugin = {**base, "id": "mine/a", "reproduce": "dpaudit audit mine/a --budget quick --seed 0 "

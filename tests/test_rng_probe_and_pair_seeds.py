@@ -1,4 +1,4 @@
-"""Issue 24: mechanisms that ignore their rng, pair seeds / dedup / the chosen pair in one line."""
+"""Mechanisms that ignore their rng, pair seeds / dedup / the chosen pair in one line."""
 
 from __future__ import annotations
 

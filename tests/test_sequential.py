@@ -1,4 +1,4 @@
-"""Anytime-valid sequential audit (dpaudit.blackbox.sequential, issue 15).
+"""Anytime-valid sequential audit (dpaudit.blackbox.sequential).
 
 Margins: false-alarm counts over R repetitions are compared with binom(R, alpha).ppf(0.999) (a
 valid test exceeds it with probability < 1e-3); the cost checks compare run counts with budgets
@@ -57,7 +57,7 @@ def _binary(p: float, q: float):
     ("tight-delta", _binary(math.e * 0.2 + 0.05, 0.2), 0.05),
 ])
 def test_false_alarm_rate_at_most_alpha(name, mech, delta) -> None:
-    # Power (issue 28): at alpha = 0.25 per audit (validity must hold at every level; a larger
+    # Power: at alpha = 0.25 per audit (validity must hold at every level; a larger
     # level makes alarms frequent enough to count), R = 80 audits and the rule "fail when more than
     # c = binom(80, 0.25).ppf(0.999) = 33 alarms": false-failure probability for a valid auditor
     # binom(80, 0.25).sf(33) = 4.6e-4; power against an auditor at 2x the nominal rate (0.5 per
@@ -104,7 +104,7 @@ def test_top_level_export() -> None:
     from dpaudit.blackbox.sequential_gate import sequential_gate
 
     assert dpaudit.sequential_audit is sequential_audit
-    # The CI gate and the result type both share (issue 36), lazily like the rest.
+    # The CI gate and the result type both share, lazily like the rest.
     assert dpaudit.sequential_gate is sequential_gate
     assert dpaudit.SequentialResult is SequentialResult
     assert {"sequential_audit", "sequential_gate", "SequentialResult"} <= set(dpaudit.__all__)

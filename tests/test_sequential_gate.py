@@ -67,7 +67,7 @@ def test_noisy_value_sparse_vector_caught_within_1e4_runs():
 
 
 def test_single_event_sequential_audit_misses_what_the_gate_catches():
-    # The motivation, measured: the one-event gate of issue 15 does not cross at 10^5.
+    # The motivation, measured: a gate on one fixed event does not cross at 10^5.
     r = sequential_audit(svt_noisy_values(1.0), *SVT_PAIR, epsilon=1.0, max_samples=100_000,
                          seed=0)
     assert r.verdict == "not violated"

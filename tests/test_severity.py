@@ -1,4 +1,4 @@
-"""How much a verdict matters (issue 33): the generic severity computation on hand-made evidence,
+"""How much a verdict matters: the generic severity computation on hand-made evidence,
 and the headline numbers of afkt23/alg5-approx, alg2 and dp-ftrl against derivations written here
 (numpy/scipy and tests/sparse_vector_law.py; no dpaudit code for the decisive numbers).
 """

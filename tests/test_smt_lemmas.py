@@ -1,4 +1,4 @@
-"""SMT encodings of the JKT12 and ST13 lemmas (issue 13).
+"""SMT encodings of the JKT12 and ST13 lemmas, against the code they encode.
 
 1. Differential tests (default suite): every encoding is evaluated (``z3.substitute`` +
    ``z3.simplify``, exact arithmetic at the float inputs) and compared with the real
@@ -303,8 +303,8 @@ def test_whole_symbolic_tier(index: int) -> None:
 
 
 def test_every_smt_refutation_in_the_golden_audits_pairs_with_a_sampled_check() -> None:
-    """Issue 13's target: each SMT refutation agrees in kind with the sampled check of the same
-    statement, or the report explains the disagreement (agreement_findings)."""
+    """Each SMT refutation agrees in kind with the sampled check of the same statement, or the
+    report explains the disagreement (agreement_findings): the two kinds of evidence cross-check."""
     import glob
     from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""SMT encodings of the pfcoco and AFKT23 lemmas (issue 13): each encoding against the code it
+"""SMT encodings of the pfcoco and AFKT23 lemmas: each encoding against the code it
 models at random class points (tolerance 1e-9: the models are exact rationals evaluated at the
 float inputs, the code rounds at ~1e-16 relative on values of order 1-10, and any modelling error
 - a wrong coefficient, a missing case - moves values by far more), and the solver verdicts

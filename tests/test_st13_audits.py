@@ -387,7 +387,7 @@ def test_auditor_record_is_complete_and_consistent(tiny_audits, claim_id):
     assert node_lemmas and node_lemmas[0].status == "violated"
     assert node_lemmas[0].worst_ratio > 1.5  # close to the factor 2 of replace-one
     # Lemmas of the claim no check evaluates are recorded as "not checked" with the reason
-    # (issue 14); every checked one other than the node lemma holds.
+    # (never silently dropped); every checked one other than the node lemma holds.
     unchecked = [lem for lem in ca.lemmas if lem.status == "not checked"]
     assert all(lem.note for lem in unchecked)
     others = [lem for lem in ca.lemmas if lem not in node_lemmas and lem not in unchecked]

@@ -1,5 +1,5 @@
 """The SMT engine (dpaudit.formal.smt): proofs, replayed refutations, unknown never passes,
-and the lemma ``method`` field with the verdict rules (issue 13)."""
+and the lemma ``method`` field with the verdict rules (SMT-proved, SMT-refuted, unknown, sampled)."""
 
 from __future__ import annotations
 

@@ -194,7 +194,7 @@ def test_readme_example_runs_as_written(pytester: pytest.Pytester) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# The assertions without pytest (issue 35: `from dpaudit.testing import assert_dp` needed it)
+# The assertions without pytest (`from dpaudit.testing import assert_dp` once needed it)
 # ------------------------------------------------------------------------------------------------
 
 NO_PYTEST = r'''
@@ -227,7 +227,7 @@ except AssertionError as exc:
     assert "claim violated" in str(exc)
 else:
     raise SystemExit("assert_dp did not fail a 2-DP mechanism claimed 1-DP")
-try:  # the sequential gate (issue 36) runs without pytest too
+try:  # the sequential gate runs without pytest too
     assert_dp(laplace_count(0.5), [1, 0, 1], [1, 0, 0], epsilon=1.0, sequential=True,
               max_samples=20_000)
 except AssertionError as exc:
