@@ -24,6 +24,11 @@ from dpaudit.hypothesis_seeding import independent_of_loaded_modules
 
 __all__ = ["LemmaSearchResult", "LemmaViolation", "search_lemma"]
 
+#: Float slack of the verdict: a pair violates the lemma when
+#: ``quantity > bound * (1 + _RTOL) + _ATOL``; the defaults of
+#: :func:`dpaudit.formal.sensitivity.check_sensitivity`, so both searches decide alike.
+_RTOL, _ATOL = 1e-9, 1e-12
+
 
 def _describe(x: Any, limit: int = 400) -> Any:
     """A JSON-friendly, bounded description of one input."""
@@ -92,8 +97,7 @@ class LemmaViolation(Exception):
 
 def search_lemma(statement: str, pairs: Any, quantity: Callable[[Any, Any], float],
                  bound: float, *, examples: int = 200, seed: int = 0,
-                 seeds: Sequence[tuple[Any, Any]] = (), rtol: float = 1e-9,
-                 atol: float = 1e-12) -> LemmaSearchResult:
+                 seeds: Sequence[tuple[Any, Any]] = ()) -> LemmaSearchResult:
     """Search ``pairs`` for neighbouring inputs with ``quantity(data0, data1) > bound``.
 
     Parameters
@@ -112,8 +116,21 @@ def search_lemma(statement: str, pairs: Any, quantity: Callable[[Any, Any], floa
         Seed of the search: the result is a deterministic function of it and the program.
     seeds
         Pairs evaluated first (e.g. the input class's extreme pairs), before any generated one.
-    rtol, atol
-        A pair violates the lemma when ``quantity > bound * (1 + rtol) + atol`` (float slack).
+
+    Returns
+    -------
+    LemmaSearchResult
+        ``holds`` unless some pair has ``quantity > bound * (1 + 1e-9) + 1e-12`` (float slack);
+        then the shrunk counterexample.
+
+    Raises
+    ------
+    ValueError
+        If ``statement`` is empty, ``bound`` or ``examples``/``seed`` is out of range, or
+        ``quantity`` returns a negative or non-finite value.
+    TypeError
+        If ``pairs`` is not a Hypothesis strategy of pairs, ``quantity`` is not callable or does
+        not return a number.
     """
     from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, target
     from hypothesis.strategies import SearchStrategy
@@ -129,7 +146,7 @@ def search_lemma(statement: str, pairs: Any, quantity: Callable[[Any, Any], floa
     bound = check_nonnegative(bound, "bound")
     examples = check_int(examples, "examples", minimum=1)
     seed = check_int(seed, "seed", minimum=0)
-    limit = bound * (1 + rtol) + atol
+    limit = bound * (1 + _RTOL) + _ATOL
     tried = [0]
     worst: dict[str, Any] = {"ratio": -math.inf}
     failing: list[dict[str, Any]] = []
