@@ -175,6 +175,10 @@ def search_lemma(statement: str, pairs: Any, quantity: Callable[[Any, Any], floa
             failing.append(rec)
             break
     if not failing:
+        # Not the papers' shared profile (formal.sensitivity.LEMMA_SEARCH_SETTINGS): this search
+        # runs a user's strategy, possibly inside the user's own @given test or pytest fixture, so
+        # every health check is suppressed (nested_given, function_scoped_fixture, ... included),
+        # not only the profile's four; switching would turn such calls into errors.
         @settings(max_examples=examples, database=None, deadline=None, derandomize=False,
                   phases=[Phase.generate, Phase.target, Phase.shrink],
                   suppress_health_check=list(HealthCheck))
