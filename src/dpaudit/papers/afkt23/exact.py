@@ -72,7 +72,7 @@ def discrete_epsilon(p: np.ndarray, q: np.ndarray, delta: float = 0.0, *,
 
     ``max |log p/q|`` for ``delta = 0``; otherwise the smallest ``epsilon`` with
     ``sum (p - e^eps q)_+ <= delta`` and the same with ``p, q`` swapped (bisection to a relative
-    1e-12; the hockey-stick divergence, Dwork-Roth 2014, Def. 2.4).
+    1e-12): Dwork-Roth 2014, Def. 2.4, on the worst event of a discrete law.
 
     Parameters
     ----------

@@ -139,7 +139,8 @@ def theorem5_applies(d: int, epsilon: float, delta: float) -> tuple[bool, str]:
     Returns
     -------
     tuple
-        ``(ok, reason)``: whether the theorem applies, and the first hypothesis that fails.
+        ``(ok, reason)``: whether the theorem applies, and the first check that fails (or
+        ``"Theorem 5 applies"``).
 
     Raises
     ------

@@ -60,7 +60,7 @@ def is_replace_one(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def threshold_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
-    """The threshold-crossing neighbour pairs of the module docstring at replaced round ``r``.
+    """The realizable pairs of the module docstring (kill-all, delay, advance, flip) at round ``r``.
 
     Parameters
     ----------

@@ -82,7 +82,7 @@ def tree_lemmas(src: tuple[str, str], theorem: str) -> tuple[SensitivityLemma, .
     Parameters
     ----------
     src
-        The paper version's ``(key, file)`` source (``COLT`` or ``ARXIV``).
+        The paper version's ``(file, label)`` source (``COLT`` or ``ARXIV``).
     theorem
         The theorem whose proof uses the tree (e.g. ``"Theorem 11"``), as the provenance prints it.
 
@@ -303,7 +303,9 @@ def claimed_privacy(claim_id: str, epsilon: float, delta: float, T: int | None =
     KeyError
         If ``claim_id`` is unknown.
     ValueError
-        If a parameter is out of its range (or ``T`` is missing for the doubling claim).
+        If a parameter is out of its range.
+    TypeError
+        If ``T`` is missing (``None``) for the doubling claim.
     """
     get_claim(claim_id)
     epsilon = check_epsilon(epsilon)

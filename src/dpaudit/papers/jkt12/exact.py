@@ -543,16 +543,14 @@ def privatesum_step_mu(R: float, sigma: float) -> float:
 def pqftl_state_mu(version: Version, T: int, R: float, epsilon: float, delta: float,
                    log_reading: LogReading, d: int, u_bound: float | None = None
                    ) -> dict[str, float]:
-    """Gaussian shifts of JKT12 PQFTL's state when one loss is replaced (Algorithm 4).
+    """Gaussian shifts of PQFTL's state (V^_t, u^_t)_{t <= T-1} when one loss is replaced.
 
-    Shifts of PQFTL's state (V^_t, u^_t)_{t <= T-1} when one loss is replaced.
-
-    Worst case: the u-tree's nodes move by up to 2R^2 (|y| ||v|| <= R^2) and the V-tree's by
-    R^2 sqrt(2) (d >= 2: e.g. v = R e_1 -> R e_2) or R^2 (d = 1), each in
-    ``released_node_count(1, T-1)`` released nodes, composed: ``"worst"``. The label flip
-    y_1 = +-R, v_1 = R e_1 (V identical): ``"flip"``. Label and direction changed together:
-    ``"mixed"``. ``u_bound`` replaces the bound R that Algorithm 4 line 8 passes to the u-tree
-    (e.g. R^2, the true bound on ||y_t v_t||) to show what the printed argument costs.
+    Worst case (JKT12 Algorithm 4): the u-tree's nodes move by up to 2R^2 (|y| ||v|| <= R^2) and the
+    V-tree's by R^2 sqrt(2) (d >= 2: e.g. v = R e_1 -> R e_2) or R^2 (d = 1), each in
+    ``released_node_count(1, T-1)`` released nodes, composed: ``"worst"``. The label flip y_1 = +-R,
+    v_1 = R e_1 (V identical): ``"flip"``. Label and direction changed together: ``"mixed"``.
+    ``u_bound`` replaces the bound R that Algorithm 4 line 8 passes to the u-tree (e.g. R^2, the
+    true bound on ||y_t v_t||) to show what the printed argument costs.
 
     Parameters
     ----------

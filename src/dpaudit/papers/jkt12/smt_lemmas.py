@@ -708,7 +708,7 @@ def pol_lemmas(T: int = 3, L: float = 1.0, epsilon_g: float = 0.1, x_star_norm: 
     L
         Lipschitz bound of the losses.
     epsilon_g
-        POL's target excess risk (sets ``alpha = eps_g / ||x*||^2``).
+        POL's accuracy parameter ``eps_g`` (sets ``alpha = eps_g / ||x*||^2``, Algorithm 6 line 5).
     x_star_norm
         ``||x*||``, the radius of the domain.
 

@@ -349,7 +349,7 @@ def merge_structural(lemmas: list[LemmaCheck]) -> list[LemmaCheck]:
     Returns
     -------
     list of LemmaCheck
-        One per statement: violated if any was, examples summed, the first counterexample kept.
+        One per statement: violated if any run was (its counterexample kept), examples summed.
     """
     merged: dict[str, LemmaCheck] = {}
     for lem in lemmas:
