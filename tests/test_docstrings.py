@@ -2,9 +2,10 @@
 
 Checked on the source text (AST), not on any audit's output:
 
-* every public function and public-class method of ``dpaudit.papers`` that takes parameters
-  has a numpydoc ``Parameters`` section (the convention of :func:`dpaudit.blackbox.audit`) that
-  names each of them, except in :data:`NOT_YET_DOCUMENTED`;
+* every public function and public-class method of ``dpaudit.papers`` has a docstring that
+  opens with a one-line summary and, when it takes parameters, a numpydoc ``Parameters``
+  section (the convention of :func:`dpaudit.blackbox.audit`) that names each of them, except in
+  :data:`NOT_YET_DOCUMENTED`;
 * no file of ``src/`` or ``tests/`` refers to the tracker by number: a bare number means nothing
   to a maintainer without the tracker, so the text says what is pinned and why instead.
 """
@@ -63,23 +64,29 @@ def _documented(doc: str) -> set[str] | None:
 def _undocumented(path: Path) -> list[str]:
     out = []
     for name, fn in _public_functions(ast.parse(path.read_text(encoding="utf-8"))):
+        where = f"{path.relative_to(PAPERS_DIR)}:{fn.lineno} {name}"
+        doc = ast.get_docstring(fn) or ""
+        if not doc.strip():
+            out.append(f"{where}: no docstring")
+            continue
+        if "\n" in doc.split("\n\n", 1)[0].strip():
+            out.append(f"{where}: the summary runs over more than one line")
         params = _parameters(fn)
         if not params:
             continue
-        names = _documented(ast.get_docstring(fn) or "")
+        names = _documented(doc)
         if names is None:
-            out.append(f"{path.relative_to(PAPERS_DIR)}:{fn.lineno} {name}: no Parameters section")
+            out.append(f"{where}: no Parameters section")
         elif set(params) - names:
-            out.append(f"{path.relative_to(PAPERS_DIR)}:{fn.lineno} {name}: "
-                       f"{sorted(set(params) - names)} not in its Parameters section")
+            out.append(f"{where}: {sorted(set(params) - names)} not in its Parameters section")
     return out
 
 
-def test_every_public_papers_function_documents_its_parameters() -> None:
+def test_every_public_papers_function_has_a_summary_and_documents_its_parameters() -> None:
     missing = [line for path in sorted(PAPERS_DIR.rglob("*.py"))
                if path.relative_to(PAPERS_DIR).as_posix() not in NOT_YET_DOCUMENTED
                for line in _undocumented(path)]
-    assert not missing, "numpydoc Parameters missing:\n" + "\n".join(missing)
+    assert not missing, "docstrings short of the convention:\n" + "\n".join(missing)
 
 
 def test_the_exemptions_are_still_needed() -> None:

@@ -188,6 +188,7 @@ class LowerBoundAlarm:
         return self.applies and self.regret_upper < self.bound
 
     def statement(self) -> str:
+        """One sentence: not applicable, no alarm, or why the learner cannot be DP."""
         if not self.applies:
             return f"not applicable: {self.reason}"
         head = (f"{self.learner}'s mean regret on Theorem 5's adversary (d = {self.d}, k = {self.k}, "
@@ -200,6 +201,7 @@ class LowerBoundAlarm:
                 f"ln(d)/(32 eps) = {self.bound:.4g} for ({self.epsilon:g}, {self.delta:g})-DP: no alarm")
 
     def to_dict(self) -> dict:
+        """The outcome as a JSON-ready dict, with :attr:`alarm` and :meth:`statement`."""
         return {"learner": self.learner, "d": self.d, "T": self.T, "epsilon": self.epsilon,
                 "delta": self.delta, "k": self.k, "bound": self.bound, "mean_regret": self.mean_regret,
                 "regret_upper": self.regret_upper, "runs": self.runs, "alpha": self.alpha,

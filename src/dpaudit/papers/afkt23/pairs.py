@@ -40,6 +40,7 @@ class NeighbourPair(tuple):
 
     @property
     def name(self) -> str:
+        """The pair's name (its first element)."""
         return self[0]
 
 

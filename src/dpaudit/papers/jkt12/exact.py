@@ -62,6 +62,7 @@ class ReleaseEpsilon:
     upper_projected: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The bracket as a JSON-ready dict, for the audit record."""
         out = {"lower": self.lower, "upper": self.upper, "mu_unclipped": self.mu,
                "delta": self.delta, "clipped_steps": self.clipped_steps,
                "dropped_steps": self.dropped_steps,

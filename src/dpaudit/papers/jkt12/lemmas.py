@@ -241,7 +241,9 @@ def _igd_trajectory_distance(traj0: np.ndarray, traj1: np.ndarray) -> np.ndarray
 
 def instance_step_check(claim_id: str, version: Version, constant: str
                          ) -> Callable[[Sequence[dict[str, Any]]], LemmaCheck]:
-    """Lemma 1 for PIGD (``constant="L"``) or PGIGA (``"G"``): one step at the printed beta with
+    """A check of JKT12 Lemma 1 for PIGD or PGIGA: one noisy step at the printed beta.
+
+    Lemma 1 for PIGD (``constant="L"``) or PGIGA (``"G"``): one step at the printed beta with
     the lemma's own sensitivity (COLT 2K/(alpha t), arXiv 2K/t; K = L or G).
 
     Parameters
@@ -367,7 +369,9 @@ def pol_lemmas(version: Version) -> _LemmaFn:
 
 
 def tree_lemmas(version: Version, claim: str) -> _LemmaFn:
-    """PrivateSum's and PQFTL's lemmas: every tree node moves by at most the printed bound, and a
+    """The lemma hook of PrivateSum's and PQFTL's claims: sampled checks of the tree lemmas.
+
+    PrivateSum's and PQFTL's lemmas: every tree node moves by at most the printed bound, and a
     leaf lies in the printed number of nodes (Lemma 6; Theorem 11 COLT / 9 arXiv); for PQFTL also
     the u- and V-trees' input bounds ``R`` and ``R^2`` (Algorithm 4 lines 7-8).
 

@@ -293,7 +293,9 @@ def search_positions(T: int, first: int = 0) -> list[int]:
 
 
 def qftl_means(d: int, T: int) -> tuple[np.ndarray, np.ndarray]:
-    """QFTL's noise-free first coordinates ``x_{t+1}[0]``, t = 1..T-1, on both streams of
+    """QFTL's noise-free first coordinates on both streams of :func:`qftl_pair`.
+
+    QFTL's noise-free first coordinates ``x_{t+1}[0]``, t = 1..T-1, on both streams of
     :func:`qftl_pair` (replaced round 1), by :func:`first_coordinates`.
 
     Parameters

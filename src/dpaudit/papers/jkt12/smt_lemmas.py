@@ -163,7 +163,9 @@ def _igd_replay(L: float, alpha: float, D: float, t: int, f0: dict[str, float],
 
 def igd_lemmas(version: str, L: Const = 2.0, alpha: Const = 0.05, D: Const = 1.0
                ) -> list[SmtLemma]:
-    """Lemma 4 as printed (``version`` ``"colt"``: 2L/(alpha t); ``"arxiv"``: 2L/t) and the bound
+    """SMT encodings of JKT12 Lemma 4 (IGD's sensitivity), as printed and as needed.
+
+    Lemma 4 as printed (``version`` ``"colt"``: 2L/(alpha t); ``"arxiv"``: 2L/t) and the bound
     the PIGD accountant needs, 2L/(alpha (t+2)), for the squared loss with ridge, d = 1.
 
     Proof structure (Lemma 4's induction, made tight): *base*: one replaced loss at round t moves
@@ -254,7 +256,9 @@ def igd_lemmas(version: str, L: Const = 2.0, alpha: Const = 0.05, D: Const = 1.0
 
 
 def igd_segment_lemma() -> SmtLemma:
-    """The one-step bound the PIGD accountant uses, for *every* loss class and dimension:
+    """SMT encoding of IGD's one-step bound ``2L/(alpha (t+2))`` for every loss class and d.
+
+    The one-step bound the PIGD accountant uses, for *every* loss class and dimension:
     ``||x_{t+1} - x'_{t+1}|| <= 2L/(alpha (t+2))`` (:func:`~dpaudit.papers.jkt12.exact.
     igd_step_sensitivity`), with L, alpha, t symbolic.
 
@@ -313,7 +317,9 @@ def giga_step(x: z3.ArithRef, loss: QuadraticLoss, eta: z3.ArithRef, D: z3.Arith
 
 
 def giga_lemmas(G: float = 1.0, alpha: float = 0.3, D: float = 1.0) -> list[SmtLemma]:
-    """Lemma 5 as printed (2G/(alpha t)) and the bound the PGIGA accountant uses, for the squared
+    """SMT encodings of JKT12 Lemma 5 (GIGA's sensitivity), as printed and as needed.
+
+    Lemma 5 as printed (2G/(alpha t)) and the bound the PGIGA accountant uses, for the squared
     loss with ridge (L_G = v^2 + ridge <= G/D, the audit's smoothness of the squared class), d = 1.
 
     Needed-bound proof: *base*: a replaced loss at round t >= t_q moves x_{t+1} by at most
@@ -584,7 +590,9 @@ _MAX_LOG2_T = 20
 
 def count_nodes_bv(tau: z3.BitVecRef, T: z3.BitVecRef, levels: int = _MAX_LOG2_T + 1
                    ) -> z3.BitVecRef:
-    """:func:`~dpaudit.mechanisms.private_sum.released_node_count` over bit-vectors: the level-h
+    """The number of released PrivateSum nodes containing a leaf, over bit-vectors.
+
+    :func:`~dpaudit.mechanisms.private_sum.released_node_count` over bit-vectors: the level-h
     block containing leaf tau ends at ``end = ((tau-1) >> h) + 1) << h``; it is released iff
     ``end <= T`` and bit h is the lowest set bit of ``end``.
 
@@ -614,7 +622,9 @@ def count_nodes_bv(tau: z3.BitVecRef, T: z3.BitVecRef, levels: int = _MAX_LOG2_T
 
 
 def node_count_lemmas(version: str = "colt") -> list[SmtLemma]:
-    """"B(D) and B(D') differ in at most log T nodes" (Theorem 11 COLT / Theorem 9 arXiv, as the
+    """SMT encodings of the node count of JKT12's tree proof, printed and needed.
+
+    "B(D) and B(D') differ in at most log T nodes" (Theorem 11 COLT / Theorem 9 arXiv, as the
     ``version``'s claim states it; log2 reading: ln T < log2 T, so the ln reading fails wherever
     this one does) and the needed floor(log2 T) + 1, for 2 <= T <= 2^20, every leaf tau <= T.
 
@@ -667,7 +677,9 @@ def node_count_lemmas(version: str = "colt") -> list[SmtLemma]:
 
 def pol_average(losses: Sequence[QuadraticLoss], alpha: z3.ArithRef, D: z3.ArithRef
                 ) -> z3.ArithRef:
-    """x~ = (x_1 + ... + x_T)/T for T = len(losses) + 1: IGD from x_1 = 0 with POL's extra ridge
+    """POL's averaged iterate ``x~`` (JKT12 Algorithm 6) in z3, for ``d = 1``.
+
+    x~ = (x_1 + ... + x_T)/T for T = len(losses) + 1: IGD from x_1 = 0 with POL's extra ridge
     alpha (Algorithm 6 line 9) on [-D, D].
 
     Parameters
@@ -693,7 +705,9 @@ def pol_average(losses: Sequence[QuadraticLoss], alpha: z3.ArithRef, D: z3.Arith
 
 def pol_lemmas(T: int = 3, L: float = 1.0, epsilon_g: float = 0.1, x_star_norm: float = 1.0
                ) -> list[SmtLemma]:
-    """``||x~ - x~'|| <= 2 L' ln T / T`` (printed) for POL's averaged IGD iterate, unrolled for a
+    """SMT encodings of POL's sensitivity (JKT12 Algorithm 6), printed and needed.
+
+    ``||x~ - x~'|| <= 2 L' ln T / T`` (printed) for POL's averaged IGD iterate, unrolled for a
     horizon T (x~ = (x_1 + ... + x_T)/T, x_1 = 0, IGD with POL's ridge alpha = eps_g/||x*||^2 on
     the ball of radius ||x*||, squared losses with ridge >= 0, L-Lipschitz), d = 1; and the bound
     of the POL accountant, ``max_tau min(2L'/alpha, 2||x*||(tau+1)) (H_T - H_tau)/T``.
@@ -815,7 +829,9 @@ def qftl_next(A: z3.ArithRef, B: z3.ArithRef, y: z3.ArithRef, v: z3.ArithRef, t:
 
 
 def qftl_assumption_lemma(R: float = 0.5, alpha: float = 1.0) -> SmtLemma:
-    """``||x_{t+1} - x'_{t+1}|| <= lambda_A / t``, ``lambda_A = (2R^2/alpha)(1 + R^2/(2 alpha))``
+    """SMT encoding of JKT12's assumption (1) instantiated for QFTL, ``d = 1``.
+
+    ``||x_{t+1} - x'_{t+1}|| <= lambda_A / t``, ``lambda_A = (2R^2/alpha)(1 + R^2/(2 alpha))``
     for QFTL in d = 1: ``x_{t+1} = (A + y v)/(t alpha + B + v^2)`` with the other rounds'
     aggregates ``A = sum y_s v_s``, ``B = sum v_s^2`` constrained by ``|A| <= (t-1)R^2`` and
     ``0 <= B <= (t-1)R^2`` (necessary conditions: a proof over them covers every stream).
@@ -868,8 +884,11 @@ def fast_lemmas() -> list[SmtLemma]:
 
 
 def all_lemmas() -> list[SmtLemma]:
-    """Every encoding, including symbolic constants (IGD for every L, alpha, D: a proof over all
-    constants) and POL unrolled for T = 3."""
+    """Every JKT12 SMT encoding, the symbolic-constant ones included.
+
+    Every encoding, including symbolic constants (IGD for every L, alpha, D: a proof over all
+    constants) and POL unrolled for T = 3.
+    """
     return (fast_lemmas() + igd_lemmas("colt", "L", "alpha", "D")[:1]
             + igd_lemmas("arxiv", "L", "alpha", "D")[:1] + private_sum_node_lemmas(2, "R")
             + pol_lemmas(3) + [qftl_assumption_lemma()])

@@ -245,10 +245,12 @@ class CentredQuadratic(Loss):
 
     @property
     def ridge(self) -> float:  # type: ignore[override]
+        """The strong convexity ``mu`` (the :class:`Loss` ridge)."""
         return self.mu
 
     @property
     def dim(self) -> int:
+        """The dimension ``d`` of ``g``."""
         return self.g.shape[0]
 
     def value(self, x: np.ndarray) -> np.ndarray:
@@ -294,7 +296,9 @@ class CentredQuadratic(Loss):
         return self.g + self.mu * (x - self.centre)
 
     def lipschitz(self, domain: Domain) -> float:
-        """``max_{x in C} ||g + mu (x - c)||`` (exact for the centre of :func:`domain_centre`
+        """The loss's Lipschitz constant on ``domain``, around its centre.
+
+        ``max_{x in C} ||g + mu (x - c)||`` (exact for the centre of :func:`domain_centre`
         when ``g`` is along a coordinate axis; an upper bound otherwise).
 
         Parameters

@@ -39,7 +39,9 @@ def _val(x: float | z3.ArithRef) -> z3.ArithRef:
 
 
 def gradient_gap_model(d: int, L, mu, R) -> tuple[dict[str, z3.ArithRef], tuple, z3.ArithRef]:
-    """The symbolic class of :func:`~dpaudit.papers.pfcoco.lemmas.class_member_gap` in dimension
+    """The pfcoco loss class in z3 and the squared gradient gap of two members.
+
+    The symbolic class of :func:`~dpaudit.papers.pfcoco.lemmas.class_member_gap` in dimension
     ``d``: (variables, class constraints, squared l2 gradient gap at the common point x).
 
     Losses ``k = 0, 1``: curvature ``mu_k`` with ``mu <= mu_k``, ``mu_k R <= L``; linear part
@@ -232,7 +234,9 @@ def _umin(a, b):
 
 
 def window_count_bv(leaf, W, T, layout: str = "exact") -> z3.BitVecRef:
-    """``len(window_nodes_containing(leaf, W, T, layout))`` over bit-vectors (no overflow for
+    """The number of window-tree nodes containing a protected leaf, over bit-vectors.
+
+    ``len(window_nodes_containing(leaf, W, T, layout))`` over bit-vectors (no overflow for
     ``W, T <= 2^12``): level ``j`` (``2^j <= w``) has node index ``m = ((leaf - 1) >> j) + 1``,
     leaves ``lo = (m - 1) 2^j + 1 .. hi = m 2^j``; a left child (m odd) is used for t in
     ``[hi, min(lo + w - 1, hi + 2^j - 1, T)]``, a right child for ``[max(hi, lo - 2^j + w),

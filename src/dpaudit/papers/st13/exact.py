@@ -191,7 +191,9 @@ CURVE_DELTAS = PURE_AND_EVEN_DECADES
 def privacy_curve(count_worst: int, sens_worst: float, scale: float, *, count_pair: int,
                   shift_pair: float, d: int, exact_at_zero: float | None,
                   release_is_sums: bool) -> dict[str, Any]:
-    """The series of ``figures["privacy_curve"]`` of one grid point (conventions of
+    """The privacy-curve series of one ST13 grid point, epsilon at every curve delta.
+
+    The series of ``figures["privacy_curve"]`` of one grid point (conventions of
     :mod:`dpaudit.claims.record`; the claim driver adds the claimed point and the lower
     bound), epsilon at each delta of :data:`CURVE_DELTAS`.
 

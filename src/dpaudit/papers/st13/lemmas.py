@@ -162,7 +162,9 @@ def _tree_structure_failures(tree: ST13TreeAggregator) -> str | None:
 
 def structural_checks(kind: str, d: int, make_learner: Callable[[int], Any], examples: int,
                       seed: int, bound_of: Callable[[Any], float]) -> list[LemmaCheck]:
-    """Hypothesis search over streams (any losses, any ``T <= 24``) for violations of the structural
+    """Hypothesis search for violations of the structural facts ST13's proof needs.
+
+    Hypothesis search over streams (any losses, any ``T <= 24``) for violations of the structural
     properties the privacy proof needs; one :class:`LemmaCheck` per property.
 
     ``kind``: ``"full"`` (PFTAL: the learner reads ``grad f_t`` at released points) or ``"bandit"``
@@ -369,7 +371,9 @@ def merge_structural(lemmas: list[LemmaCheck]) -> list[LemmaCheck]:
 def node_sensitivity_check(trajectory_fn: Callable[[Sequence[Loss]], np.ndarray], bound: float,
                            loss_class: LossClass, examples: int, seed: int,
                            reading: str | None = None) -> tuple[LemmaCheck, dict[str, Any]]:
-    """:data:`~dpaudit.papers.st13.claims.NODE_RATIO_LEMMA` for the tree inputs
+    """Hypothesis check that one replaced loss moves every tree input by <= bound.
+
+    :data:`~dpaudit.papers.st13.claims.NODE_RATIO_LEMMA` for the tree inputs
     ``trajectory_fn(stream)`` (one row per round): every entry moves by at most ``bound`` when one
     loss of ``loss_class`` is replaced (Hypothesis, ``T`` in 1..8). Returns the check (its statement
     tagged with ``reading`` when given) and the trace for the sensitivity figure.
@@ -425,7 +429,9 @@ def _structural_examples(ctx: AuditContext) -> int:
 
 
 def tree_lemmas(ctx: AuditContext, claim_id: str) -> LemmaOutcome:
-    """``st13/tree-aggregation``: the node step on linear losses' gradients as tree inputs
+    """The sampled lemma checks of ``st13/tree-aggregation`` (Algorithm 2).
+
+    ``st13/tree-aggregation``: the node step on linear losses' gradients as tree inputs
     (``mu = 1``), Algorithm 2's structure over ``T <= 130`` and the noise law in ``d = 1, 3``.
 
     Parameters
@@ -454,7 +460,9 @@ def tree_lemmas(ctx: AuditContext, claim_id: str) -> LemmaOutcome:
 
 
 def pftal_lemmas(ctx: AuditContext, claim_id: str) -> LemmaOutcome:
-    """``st13/pftal``: the node step on clipped gradients of H-strongly convex squared losses
+    """The sampled lemma checks of ``st13/pftal`` (Algorithm 1).
+
+    ``st13/pftal``: the node step on clipped gradients of H-strongly convex squared losses
     (``d = 2``, ``H = 0.05``, ``L = R = 1``), the learner's structure in ``d = 1, 2`` and the noise
     law in ``d = 1, 2``.
 
@@ -491,7 +499,9 @@ def pftal_lemmas(ctx: AuditContext, claim_id: str) -> LemmaOutcome:
 
 
 def pftal_convex_lemmas(ctx: AuditContext, claim_id: str) -> LemmaOutcome:
-    """``st13/pftal-convex``: the node step under both readings of the tree bound at small
+    """The sampled lemma checks of ``st13/pftal-convex`` (App. C).
+
+    ``st13/pftal-convex``: the node step under both readings of the tree bound at small
     ``H ||C|| / L`` (where it is most stressed), the learner's structure and the noise law.
 
     Parameters
@@ -535,7 +545,9 @@ def pftal_convex_lemmas(ctx: AuditContext, claim_id: str) -> LemmaOutcome:
 
 
 def bandit_lemmas(ctx: AuditContext, claim_id: str, convex: bool) -> LemmaOutcome:
-    """``st13/bandit-ftal(-convex)``: the node step on the bandit tree inputs
+    """The sampled lemma checks of the bandit claims (Algorithm 3, App. E.3).
+
+    ``st13/bandit-ftal(-convex)``: the node step on the bandit tree inputs
     ``(p / beta) f_t(w^_t) u_t`` (both readings of the tree bound for the convex learner), the
     learner's structure in ``d = 1, 2`` and the noise law.
 

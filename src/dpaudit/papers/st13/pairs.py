@@ -80,11 +80,14 @@ class WorstPair:
 
     @property
     def T(self) -> int:
+        """The horizon: the length of each stream."""
         return len(self.stream0)
 
 
 def released_nodes(position: int, T: int) -> list[TreeNode]:
-    """The nodes of Algorithm 2 that contain leaf ``position`` and reach the *release* of an
+    """The tree nodes containing leaf ``position`` that reach an FTAL learner's release.
+
+    The nodes of Algorithm 2 that contain leaf ``position`` and reach the *release* of an
     FTAL-type learner of horizon ``T`` (Alg. 1 line 5, Alg. 3 line 7).
 
     A thin name over :func:`~dpaudit.mechanisms.tree_aggregation.nodes_containing`, kept because

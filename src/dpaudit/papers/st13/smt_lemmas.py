@@ -210,7 +210,9 @@ _MAX_LOG2_T = 20
 
 def count_nodes_containing_bv(leaf: z3.BitVecRef, T: z3.BitVecRef,
                               levels: int = _MAX_LOG2_T + 1) -> z3.BitVecRef:
-    """``len(nodes_containing(leaf, T))`` over bit-vectors: at level j the node containing the leaf
+    """The number of ST13 tree nodes containing a leaf, over bit-vectors.
+
+    ``len(nodes_containing(leaf, T))`` over bit-vectors: at level j the node containing the leaf
     has index ``m = ((leaf - 1) >> j) + 1`` and is used iff m is odd and ``m << j <= T``.
 
     Parameters
@@ -260,12 +262,14 @@ def leaf_count_lemma() -> SmtLemma:
 
 
 def fast_lemmas() -> list[SmtLemma]:
+    """The ST13 SMT encodings that run at every budget (fixed constants)."""
     return (pftal_node_lemmas() + pftal_convex_node_lemmas()
             + pftal_convex_node_lemmas(reading="lipschitz")[:1] + [input_bound_lemma(),
                                                                    leaf_count_lemma()])
 
 
 def all_lemmas() -> list[SmtLemma]:
+    """Every ST13 SMT encoding, the thorough ones included (benchmarks, ``make smt``)."""
     return fast_lemmas() + pftal_node_lemmas(1.0, 0.5, 0.5)
 
 
