@@ -379,9 +379,8 @@ def with_primitives(acc: float | None, source: str, text: str, rec: Mapping[str,
 
 def primitive_checks(plans: Sequence[Any], findings: list[str]) -> list[LemmaCheck]:
     """The three checks of the module docstring over every point with a primitives record
-    (``evidence["primitives"]``); none when no point has one."""
-    recs = [(p, p.evidence["primitives"]) for p in plans
-            if isinstance(p.evidence.get("primitives"), Mapping)]
+    (``PointEvidence.primitives``); none when no point has one."""
+    recs = [(p, p.evidence.primitives) for p in plans if p.evidence.primitives is not None]
     if not recs:
         return []
     kind = "named primitives recorded on both inputs of each declared pair (same seed)"
