@@ -352,7 +352,12 @@ class PointEvidence(Mapping[str, Any]):
         """This record with a declaration's own ``entries`` added (last in the JSON unless
         already present; an entry of a typed field's key and type sets that field, as
         :meth:`of` reads it)."""
-        return PointEvidence.of(self.to_dict() | entries)
+        return self.merged(entries)
+
+    def merged(self, entries: Mapping[str, Any]) -> "PointEvidence":
+        """This record updated with another producer's JSON ``entries`` (e.g. the grey box's
+        record of a point), read as :meth:`of` reads them, in the order of a dict update."""
+        return PointEvidence.of(self.to_dict() | dict(entries))
 
     @property
     def exact_origin(self) -> EvidenceOrigin | None:

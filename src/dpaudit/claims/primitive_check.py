@@ -54,7 +54,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from dpaudit.claims.evidence import EvidenceOrigin, LemmaCheck
+from dpaudit.claims.evidence import EvidenceOrigin, LemmaCheck, PointEvidence
 from dpaudit.claims.verdict import format_parameters
 from dpaudit.greybox.primitives import Primitive, PrimitiveCall, Recording, record_release
 
@@ -442,18 +442,18 @@ def primitive_checks(plans: Sequence[Any], findings: list[str]) -> list[LemmaChe
 
 def point_primitives(primitives: Sequence[Primitive], mechanism: Any,
                      pairs: Sequence[tuple[Any, Any]], accountant: tuple[float | None, str, str],
-                     evidence: dict[str, Any], *, neighbours: str, delta: float, seed: int
-                     ) -> tuple[float | None, str, str]:
+                     evidence: PointEvidence, *, neighbours: str, delta: float, seed: int
+                     ) -> tuple[tuple[float | None, str, str], PointEvidence]:
     """The hook of a user claim's point plan: record and account the named primitives (module
-    docstring), put the record in ``evidence["primitives"]`` and its origin in
-    ``evidence["evidence_origin"]``, and return the point's accountant ``(epsilon, source,
-    text)`` (:func:`with_primitives`)."""
+    docstring) and return the point's accountant ``(epsilon, source, text)``
+    (:func:`with_primitives`) with ``evidence`` carrying the record (``primitives``) and its
+    origin (``origins``)."""
     rec = primitive_evidence(primitives, mechanism, pairs, neighbours=neighbours, delta=delta,
                              seed=seed)
-    evidence["primitives"] = rec
+    evidence = evidence.with_(primitives=rec)
     out = with_primitives(*accountant, rec)
     if rec.get("epsilon") is not None:
-        origin = dict(evidence.get("evidence_origin") or {})
+        origin = dict(evidence.origins or {})
         origin["accountant" if out[1] == TRUSTED_SOURCE else "primitives"] = TRUSTED
-        evidence["evidence_origin"] = origin
-    return out
+        evidence = evidence.with_(origins=origin)
+    return out, evidence
