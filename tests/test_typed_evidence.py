@@ -174,3 +174,26 @@ def test_grid_points_and_plans_carry_the_record_and_write_the_dict() -> None:
     assert isinstance(plan.evidence, PointEvidence)
     assert plan.grid_point().evidence is plan.evidence
     assert plan.grid_point(0.1, {"a": 1}).evidence.to_dict() == {"a": 1}
+
+
+def test_a_saved_origin_is_read_without_its_pair_and_written_back_as_saved() -> None:
+    from dpaudit.evidence import PointEvidence
+
+    # An origin saved without the pair or method (or with a dict where the sentence goes)
+    # still says where the number comes from, and the record writes back only what it read.
+    for saved in ({"exact_source": "declared law"},
+                  {"exact_method": "closed form", "x": 1, "exact_source": "derived from the code"},
+                  {"accountant": {"mu": 1.0}, "accountant_source": "dpaudit"}):
+        ev = PointEvidence.of(saved)
+        assert ev.exact_origin or ev.accountant_origin
+        assert list(ev.to_dict().items()) == list(saved.items())
+    ev = PointEvidence.of({"exact_source": "declared law"})
+    assert ev.exact_source == ExactSource(EvidenceOrigin.DECLARED, None, None)
+    assert PointEvidence.saved({"evidence": {"exact_source": "declared law"}}).exact_origin \
+        is EvidenceOrigin.DECLARED
+    assert PointEvidence.saved({}).to_dict() == {} and PointEvidence.saved({"evidence": None}) == {}
+    # replacing a full source by a partial one leaves none of the old keys behind
+    full = PointEvidence.of(USER_POINT)
+    part = full.with_(exact_source=ExactSource(EvidenceOrigin.DECLARED, None, "law"))
+    assert "exact_pair" not in part and part["exact_method"] == "law"
+    assert list(part).index("exact_method") == list(USER_POINT).index("exact_method") - 1

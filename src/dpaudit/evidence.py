@@ -80,28 +80,26 @@ class EvidenceOrigin(enum.StrEnum):
 @dataclass(frozen=True)
 class ExactSource:
     """Where a point's exact epsilon comes from: ``origin``, the ``pair`` it is attained on (in
-    words) and the ``method`` that computed it."""
+    words) and the ``method`` that computed it (``None``: not recorded, as in a record read back
+    that carries only the origin)."""
 
     origin: EvidenceOrigin
-    pair: str
-    method: str
+    pair: str | None
+    method: str | None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "origin", EvidenceOrigin(self.origin))
 
     def to_evidence(self) -> dict[str, str]:
         """The JSON form, the keys a point's evidence has always carried."""
-        return {"exact_pair": self.pair, "exact_method": self.method,
-                "exact_source": self.origin.value}
+        out = {"exact_pair": self.pair, "exact_method": self.method,
+               "exact_source": self.origin.value}
+        return {k: v for k, v in out.items() if v is not None}
 
     @classmethod
     def of(cls, evidence: Mapping[str, Any] | None) -> "ExactSource | None":
         """The record back from a point's evidence (``None`` without an ``exact_source``)."""
-        origin = EvidenceOrigin.of(evidence, "exact_source")
-        if origin is None or evidence is None:
-            return None
-        return cls(origin, str(evidence.get("exact_pair", "")),
-                   str(evidence.get("exact_method", "")))
+        return PointEvidence.of(evidence if isinstance(evidence, Mapping) else None).exact_source
 
 
 #: The evidence keys of an :class:`ExactSource` (what a rejected law's point loses).
@@ -111,26 +109,25 @@ EXACT_SOURCE_KEYS = ("exact_source", "exact_pair", "exact_method")
 @dataclass(frozen=True)
 class AccountantSource:
     """Where a point's accountant epsilon comes from: ``origin`` and ``description`` (the
-    schedule in words, or who supplied the number)."""
+    schedule in words, or who supplied the number; ``None``: not recorded)."""
 
     origin: EvidenceOrigin
-    description: str
+    description: str | None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "origin", EvidenceOrigin(self.origin))
 
     def to_evidence(self) -> dict[str, str]:
         """The JSON form, the keys a point's evidence has always carried."""
-        return {"accountant_source": self.origin.value, "accountant": self.description}
+        out = {"accountant_source": self.origin.value}
+        return out if self.description is None else out | {"accountant": self.description}
 
     @classmethod
     def of(cls, evidence: Mapping[str, Any] | None) -> "AccountantSource | None":
         """The record back from a point's evidence (``None`` without an
         ``accountant_source``)."""
-        origin = EvidenceOrigin.of(evidence, "accountant_source")
-        if origin is None or evidence is None:
-            return None
-        return cls(origin, str(evidence.get("accountant", "")))
+        return PointEvidence.of(
+            evidence if isinstance(evidence, Mapping) else None).accountant_source
 
 
 #: ``LemmaCheck.status`` of a lemma the claim relies on but no check evaluated (``note`` says why).
@@ -309,21 +306,28 @@ class PointEvidence(Mapping[str, Any]):
             raise TypeError(f"evidence must be a mapping, got {type(evidence).__name__}")
         rest = dict(evidence)
         fields: dict[str, Any] = {}
-        exact = ExactSource.of(rest)
-        if (exact is not None and all(isinstance(rest.get(k), str) for k in EXACT_SOURCE_KEYS)):
-            fields["exact_source"] = exact
-            for k in EXACT_SOURCE_KEYS:
-                del rest[k]
-        acc = AccountantSource.of(rest)
-        if acc is not None and all(isinstance(rest.get(k), str)
-                                   for k in _SOURCE_KEYS["accountant_source"]):
-            fields["accountant_source"] = acc
-            for k in _SOURCE_KEYS["accountant_source"]:
-                del rest[k]
+
+        def text(key: str) -> str | None:  # a sentence of a source record, taken out of rest
+            return rest.pop(key) if isinstance(rest.get(key), str) else None
+
+        origin = EvidenceOrigin.of(rest, "exact_source")
+        if origin is not None:
+            del rest["exact_source"]
+            fields["exact_source"] = ExactSource(origin, text("exact_pair"), text("exact_method"))
+        origin = EvidenceOrigin.of(rest, "accountant_source")
+        if origin is not None:
+            del rest["accountant_source"]
+            fields["accountant_source"] = AccountantSource(origin, text("accountant"))
         for name, (key, types) in _SINGLE_FIELDS.items():
             if key in rest and rest[key] is not None and _accepts(types, rest[key]):
                 fields[name] = rest.pop(key)
         return cls(**fields, details=rest, key_order=tuple(evidence))
+
+    @classmethod
+    def saved(cls, point: Mapping[str, Any]) -> "PointEvidence":
+        """The record of a saved (JSON) point's ``evidence``, empty when it has none."""
+        evidence = point.get("evidence")
+        return cls.of(evidence if isinstance(evidence, Mapping) else None)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form: the keys a point's evidence has always carried, in writing order."""
@@ -339,13 +343,12 @@ class PointEvidence(Mapping[str, Any]):
                             "with_details for a declaration's own keys)")
         d = self.to_dict()
         for name, value in changes.items():
-            keys = _SOURCE_KEYS.get(name) or (_SINGLE_FIELDS[name][0],)
-            if value is None:
-                for k in keys:
-                    d.pop(k, None)
-                continue
-            one = PointEvidence(**{name: value})
-            d.update(one.to_dict())
+            # the keys the field wrote and will write (a source record writes only those it has)
+            old = PointEvidence(**{name: getattr(self, name)}).to_dict()
+            new = {} if value is None else PointEvidence(**{name: value}).to_dict()
+            for k in old.keys() - new.keys():
+                del d[k]
+            d.update(new)
         return PointEvidence.of(d)
 
     def with_details(self, **entries: Any) -> "PointEvidence":
