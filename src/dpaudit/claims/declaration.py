@@ -92,7 +92,7 @@ class PointPlan:
     #: A declared law to test against the code's runs: ``law_test(alpha, seed)`` returns
     #: an object with ``rejected``, ``detail()``, ``power`` and ``to_dict()``. It is one test of the
     #: claim's Bonferroni family; when it rejects, an ``exact`` taken from that law
-    #: (``evidence["exact_source"] == "declared law"``) is dropped: it certifies nothing.
+    #: (``evidence.exact_origin is EvidenceOrigin.DECLARED``) is dropped: it certifies nothing.
     law_test: Callable[[float, int], Any] | None = None
     #: The derived law the point's exact value rests on, checked against runs of the code:
     #: ``law_verification(alpha, seed)`` returns a
