@@ -197,3 +197,47 @@ def test_a_saved_origin_is_read_without_its_pair_and_written_back_as_saved() -> 
     part = full.with_(exact_source=ExactSource(EvidenceOrigin.DECLARED, None, "law"))
     assert "exact_pair" not in part and part["exact_method"] == "law"
     assert list(part).index("exact_method") == list(USER_POINT).index("exact_method") - 1
+
+
+#: The engine and report modules that read a point's evidence: by attribute of its PointEvidence,
+#: never by a JSON key (a key retyped in a reader is how a typo turns into a silent "absent").
+TYPED_READERS = ("claims/driver.py", "claims/derived_law_check.py", "claims/primitive_check.py",
+                 "claims/user_claims.py", "claims/verdict.py", "claims/severity.py",
+                 "reporting/view.py", "reporting/caveats.py")
+
+
+def _key_reads(path) -> list[str]:
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        target = None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            target = node.value  # x.evidence["key"]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "get" and node.args
+              and isinstance(node.args[0], ast.Constant)):
+            target = node.func.value  # x.evidence.get("key")
+            if node.args[0].value == "evidence":  # point.get("evidence"): a saved point's dict
+                found.append(f"line {node.lineno}: .get('evidence')")
+                continue
+        if isinstance(target, ast.Attribute) and target.attr == "evidence":
+            found.append(f"line {node.lineno}")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "of" and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "EvidenceOrigin"):
+            found.append(f"line {node.lineno}: EvidenceOrigin.of")
+    return found
+
+
+@pytest.mark.parametrize("module", TYPED_READERS)
+def test_the_engine_reads_a_points_evidence_by_attribute(module: str) -> None:
+    from pathlib import Path
+
+    import dpaudit
+
+    path = Path(dpaudit.__file__).parent / module
+    reads = _key_reads(path)
+    # view.py renders every saved key of a point as table rows: that one read is the JSON edge.
+    allowed = {"reporting/view.py": 1}.get(module, 0)
+    assert len(reads) == allowed, f"{module} reads evidence by key at {reads}"

@@ -52,7 +52,7 @@ class EmpiricalPlan:
     pairs: Sequence[tuple[Any, Any]] | None = None
     #: Pairs piloted before those of ``pairs`` (``audit(pair_seeds=...)``).
     pair_seeds: Sequence[tuple[Any, Any]] | None = None
-    #: Put the audited pair, in one line, in the evidence (``evidence["empirical"]["pair"]``).
+    #: Put the audited pair, in one line, in the evidence (``PointEvidence.empirical["pair"]``).
     state_pair: bool = False
 
 

@@ -66,7 +66,7 @@ __all__ = ["primitive_evidence", "with_primitives", "primitive_checks", "account
 #: The evidence origin of an accountant computed from the named primitives.
 TRUSTED = ("trusted primitives: accounted from the named primitives' laws, not read from their "
            "code")
-#: ``evidence["accountant_source"]`` of such an accountant.
+#: ``PointEvidence.accountant_source.origin`` of such an accountant.
 TRUSTED_SOURCE = EvidenceOrigin.TRUSTED_PRIMITIVES.value
 
 INVARIANCE_STATEMENT = ("the named primitives are called in the same sequence (path, family, "
