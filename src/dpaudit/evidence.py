@@ -274,14 +274,14 @@ class PointEvidence(Mapping[str, Any]):
         clash = sorted(set(typed) & set(self.details))
         if clash:
             raise ValueError(f"details must not hold the keys of typed fields, got {clash}")
-        merged = typed | dict(self.details)
+        merged = dict(self.details) | typed  # built directly: the declaration's entries first
         view = {k: merged[k] for k in dict.fromkeys(self.key_order) if k in merged}
         view.update((k, v) for k, v in merged.items() if k not in view)
         object.__setattr__(self, "key_order", tuple(view))
         object.__setattr__(self, "_view", view)
 
     def _typed(self) -> dict[str, Any]:
-        """The JSON entries of the typed fields (canonical order: the fields')."""
+        """The JSON entries of the typed fields (in the order of the fields)."""
         out: dict[str, Any] = {}
         if self.exact_source is not None:
             out.update(self.exact_source.to_evidence())
