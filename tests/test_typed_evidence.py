@@ -57,3 +57,187 @@ def test_the_engine_constants_are_the_enums_words() -> None:
     assert (DERIVED, DECLARED, TRUSTED_SOURCE) == (
         "derived from the code", "declared law", "trusted primitives")
     assert all(type(c) is str for c in (DERIVED, DECLARED, TRUSTED_SOURCE))
+
+
+# --- PointEvidence: the frozen record of a point's evidence, the same JSON dict at the edge ------
+
+#: A user claim's point as the driver leaves it (keys in the order they are written: the
+#: declaration's, then the driver's), with a declaration key beside the typed ones.
+USER_POINT = {
+    "neighbours": "replace-one",
+    "exact_pair": "data0=[0.0], data1=[1.0]", "exact_method": "closed form",
+    "exact_source": "derived from the code",
+    "derivation": {"derivable": True, "pairs": 1, "of": 1, "family": "gaussian"},
+    "evidence_origin": {"empirical": "drawn from the code", "exact": "drawn from the code"},
+    "accountant_source": "dpaudit", "accountant": "Gaussian, sigma 1",
+    "my_note": "a declaration's own entry",
+    "derived_law_verification": {"rejected": False, "runs": 100},
+    "empirical": {"epsilon_lower_bound": 0.5, "verdict": "consistent"},
+}
+
+#: A bundled paper's point: its own record, a ``severity`` entry in the middle, and an
+#: ``accountant`` that is a dict of numbers (not the accountant source's sentence) without an
+#: ``accountant_source``: it is the paper's, and must come back as it went in.
+PAPER_POINT = {
+    "calibration": {"sigma": 2.0}, "severity": {"delta_from": 0.5},
+    "accountant": {"mu": 1.5, "epsilon": 3.0}, "exact_pair": "worst", "rng_guard": None,
+    "empirical": {"epsilon_lower_bound": 0.1},
+}
+
+
+@pytest.mark.parametrize("point", [USER_POINT, PAPER_POINT, {}])
+def test_point_evidence_writes_back_the_same_dict_in_the_same_order(point: dict) -> None:
+    from dpaudit.evidence import PointEvidence
+
+    ev = PointEvidence.of(point)
+    assert ev.to_dict() == point and list(ev.to_dict()) == list(point)
+    assert json.dumps(ev.to_dict()) == json.dumps(point)  # byte for byte at the JSON edge
+    assert PointEvidence.of(json.loads(json.dumps(ev.to_dict()))).to_dict() == point
+    # ... and reads as the dict it replaces (code written against the dict sees the same values)
+    assert ev == point and dict(ev) == point and list(ev) == list(point)
+    assert {**ev} == point and ev.get("absent") is None
+
+
+def test_point_evidence_types_the_engine_fields_and_leaves_the_declarations() -> None:
+    from dpaudit.evidence import AccountantSource, ExactSource, PointEvidence
+
+    ev = PointEvidence.of(USER_POINT)
+    assert ev.exact_source == ExactSource(EvidenceOrigin.DERIVED, "data0=[0.0], data1=[1.0]",
+                                          "closed form")
+    assert ev.exact_origin is EvidenceOrigin.DERIVED
+    assert ev.accountant_source == AccountantSource(EvidenceOrigin.DPAUDIT, "Gaussian, sigma 1")
+    assert ev.accountant_origin is EvidenceOrigin.DPAUDIT
+    assert ev.neighbours == "replace-one" and ev.derivation["family"] == "gaussian"
+    assert ev.law_verification == {"rejected": False, "runs": 100}
+    assert ev.empirical["epsilon_lower_bound"] == 0.5
+    assert dict(ev.details) == {"my_note": "a declaration's own entry"}
+    paper = PointEvidence.of(PAPER_POINT)
+    assert paper.severity == {"delta_from": 0.5}
+    assert paper.accountant_source is None and paper.accountant_origin is None
+    assert paper.exact_source is None and paper.rng_guard is None
+    assert dict(paper.details) == {"calibration": {"sigma": 2.0},
+                                   "accountant": {"mu": 1.5, "epsilon": 3.0},
+                                   "exact_pair": "worst", "rng_guard": None}
+
+
+def test_point_evidence_updates_as_a_dict_update_does() -> None:
+    from dpaudit.evidence import PointEvidence
+
+    ev = PointEvidence.of({"neighbours": "add-remove", "declared_law": {"rejected": False}})
+    out = ev.with_(empirical={"x": 1}, declared_law={"rejected": True})
+    assert list(out) == ["neighbours", "declared_law", "empirical"]  # new last, old in place
+    assert out["declared_law"] == {"rejected": True} and ev["declared_law"] == {"rejected": False}
+    src = PointEvidence.of(USER_POINT)
+    gone = src.with_(exact_source=None, declared_exact_rejected=0.7)
+    assert [k for k in USER_POINT if k not in gone] == ["exact_pair", "exact_method",
+                                                        "exact_source"]
+    assert list(gone)[-1] == "declared_exact_rejected" and gone.exact_origin is None
+    more = src.with_details(paper_key=[1, 2])
+    assert list(more)[-1] == "paper_key" and more.details["paper_key"] == [1, 2]
+
+
+def test_point_evidence_refuses_what_it_cannot_write() -> None:
+    import dataclasses
+
+    from dpaudit.evidence import PointEvidence
+
+    with pytest.raises(TypeError, match="empirical"):
+        PointEvidence(empirical="not a record")
+    with pytest.raises(TypeError, match="exact_source"):
+        PointEvidence(exact_source="derived from the code")
+    with pytest.raises(TypeError, match="with_details"):
+        PointEvidence().with_(calibration={})
+    with pytest.raises(ValueError, match="empirical"):
+        PointEvidence(details={"empirical": {}}, empirical={})
+    with pytest.raises(TypeError, match="mapping"):
+        PointEvidence.of(["not", "a", "mapping"])
+    ev = PointEvidence.of(USER_POINT)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ev.empirical = {}  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        ev["empirical"] = {}  # type: ignore[index]
+
+
+def test_grid_points_and_plans_carry_the_record_and_write_the_dict() -> None:
+    from dpaudit.claims.declaration import PointPlan
+    from dpaudit.evidence import GridPoint, PointEvidence
+
+    gp = GridPoint({"epsilon": 1.0}, 1.0, 0.0, 0.5, evidence=USER_POINT)
+    assert isinstance(gp.evidence, PointEvidence)
+    saved = gp.to_dict()
+    assert list(saved["evidence"]) == list(USER_POINT) and saved["evidence"] == USER_POINT
+    back = GridPoint.from_dict(json.loads(json.dumps(saved)))
+    assert back.evidence.exact_origin is EvidenceOrigin.DERIVED
+    assert json.dumps(back.to_dict()) == json.dumps(saved)
+    plan = PointPlan(parameters={"epsilon": 1.0}, claimed_epsilon=1.0, claimed_delta=0.0,
+                     evidence=PAPER_POINT)
+    assert isinstance(plan.evidence, PointEvidence)
+    assert plan.grid_point().evidence is plan.evidence
+    assert plan.grid_point(0.1, {"a": 1}).evidence.to_dict() == {"a": 1}
+
+
+def test_a_saved_origin_is_read_without_its_pair_and_written_back_as_saved() -> None:
+    from dpaudit.evidence import PointEvidence
+
+    # An origin saved without the pair or method (or with a dict where the sentence goes)
+    # still says where the number comes from, and the record writes back only what it read.
+    for saved in ({"exact_source": "declared law"},
+                  {"exact_method": "closed form", "x": 1, "exact_source": "derived from the code"},
+                  {"accountant": {"mu": 1.0}, "accountant_source": "dpaudit"}):
+        ev = PointEvidence.of(saved)
+        assert ev.exact_origin or ev.accountant_origin
+        assert list(ev.to_dict().items()) == list(saved.items())
+    ev = PointEvidence.of({"exact_source": "declared law"})
+    assert ev.exact_source == ExactSource(EvidenceOrigin.DECLARED, None, None)
+    assert PointEvidence.saved({"evidence": {"exact_source": "declared law"}}).exact_origin \
+        is EvidenceOrigin.DECLARED
+    assert PointEvidence.saved({}).to_dict() == {} and PointEvidence.saved({"evidence": None}) == {}
+    # replacing a full source by a partial one leaves none of the old keys behind
+    full = PointEvidence.of(USER_POINT)
+    part = full.with_(exact_source=ExactSource(EvidenceOrigin.DECLARED, None, "law"))
+    assert "exact_pair" not in part and part["exact_method"] == "law"
+    assert list(part).index("exact_method") == list(USER_POINT).index("exact_method") - 1
+
+
+#: The engine and report modules that read a point's evidence: by attribute of its PointEvidence,
+#: never by a JSON key (a key retyped in a reader is how a typo turns into a silent "absent").
+TYPED_READERS = ("claims/driver.py", "claims/derived_law_check.py", "claims/primitive_check.py",
+                 "claims/user_claims.py", "claims/verdict.py", "claims/severity.py",
+                 "reporting/view.py", "reporting/caveats.py")
+
+
+def _key_reads(path) -> list[str]:
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        target = None
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            target = node.value  # x.evidence["key"]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr == "get" and node.args
+              and isinstance(node.args[0], ast.Constant)):
+            target = node.func.value  # x.evidence.get("key")
+            if node.args[0].value == "evidence":  # point.get("evidence"): a saved point's dict
+                found.append(f"line {node.lineno}: .get('evidence')")
+                continue
+        if isinstance(target, ast.Attribute) and target.attr == "evidence":
+            found.append(f"line {node.lineno}")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "of" and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "EvidenceOrigin"):
+            found.append(f"line {node.lineno}: EvidenceOrigin.of")
+    return found
+
+
+@pytest.mark.parametrize("module", TYPED_READERS)
+def test_the_engine_reads_a_points_evidence_by_attribute(module: str) -> None:
+    from pathlib import Path
+
+    import dpaudit
+
+    path = Path(dpaudit.__file__).parent / module
+    reads = _key_reads(path)
+    # view.py renders every saved key of a point as table rows: that one read is the JSON edge.
+    allowed = {"reporting/view.py": 1}.get(module, 0)
+    assert len(reads) == allowed, f"{module} reads evidence by key at {reads}"

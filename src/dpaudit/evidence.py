@@ -1,5 +1,6 @@
-"""Evidence records of a claim audit: :class:`GridPoint` (the evidence at one parameter point) and
-:class:`LemmaCheck` (the outcome of checking one sensitivity lemma), with the vocabulary they use
+"""Evidence records of a claim audit: :class:`GridPoint` (the evidence at one parameter point, with
+its :class:`PointEvidence`) and :class:`LemmaCheck` (the outcome of checking one sensitivity lemma),
+with the vocabulary they use
 (:data:`EXACT`, :data:`CERTIFIED`, :data:`USER_SUPPLIED`, :data:`EXACT_TOLERANCE`).
 
 Plain immutable data, JSON-serialisable through ``to_dict``/``from_dict``. It imports nothing of
@@ -14,7 +15,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Iterator, Literal, Mapping, Sequence
 
 
 
@@ -79,28 +80,26 @@ class EvidenceOrigin(enum.StrEnum):
 @dataclass(frozen=True)
 class ExactSource:
     """Where a point's exact epsilon comes from: ``origin``, the ``pair`` it is attained on (in
-    words) and the ``method`` that computed it."""
+    words) and the ``method`` that computed it (``None``: not recorded, as in a record read back
+    that carries only the origin)."""
 
     origin: EvidenceOrigin
-    pair: str
-    method: str
+    pair: str | None
+    method: str | None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "origin", EvidenceOrigin(self.origin))
 
     def to_evidence(self) -> dict[str, str]:
         """The JSON form, the keys a point's evidence has always carried."""
-        return {"exact_pair": self.pair, "exact_method": self.method,
-                "exact_source": self.origin.value}
+        out = {"exact_pair": self.pair, "exact_method": self.method,
+               "exact_source": self.origin.value}
+        return {k: v for k, v in out.items() if v is not None}
 
     @classmethod
     def of(cls, evidence: Mapping[str, Any] | None) -> "ExactSource | None":
         """The record back from a point's evidence (``None`` without an ``exact_source``)."""
-        origin = EvidenceOrigin.of(evidence, "exact_source")
-        if origin is None or evidence is None:
-            return None
-        return cls(origin, str(evidence.get("exact_pair", "")),
-                   str(evidence.get("exact_method", "")))
+        return PointEvidence.of(evidence if isinstance(evidence, Mapping) else None).exact_source
 
 
 #: The evidence keys of an :class:`ExactSource` (what a rejected law's point loses).
@@ -110,26 +109,25 @@ EXACT_SOURCE_KEYS = ("exact_source", "exact_pair", "exact_method")
 @dataclass(frozen=True)
 class AccountantSource:
     """Where a point's accountant epsilon comes from: ``origin`` and ``description`` (the
-    schedule in words, or who supplied the number)."""
+    schedule in words, or who supplied the number; ``None``: not recorded)."""
 
     origin: EvidenceOrigin
-    description: str
+    description: str | None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "origin", EvidenceOrigin(self.origin))
 
     def to_evidence(self) -> dict[str, str]:
         """The JSON form, the keys a point's evidence has always carried."""
-        return {"accountant_source": self.origin.value, "accountant": self.description}
+        out = {"accountant_source": self.origin.value}
+        return out if self.description is None else out | {"accountant": self.description}
 
     @classmethod
     def of(cls, evidence: Mapping[str, Any] | None) -> "AccountantSource | None":
         """The record back from a point's evidence (``None`` without an
         ``accountant_source``)."""
-        origin = EvidenceOrigin.of(evidence, "accountant_source")
-        if origin is None or evidence is None:
-            return None
-        return cls(origin, str(evidence.get("accountant", "")))
+        return PointEvidence.of(
+            evidence if isinstance(evidence, Mapping) else None).accountant_source
 
 
 #: ``LemmaCheck.status`` of a lemma the claim relies on but no check evaluated (``note`` says why).
@@ -167,6 +165,225 @@ def json_float(x: float | None) -> float | str | None:
     return float(x)
 
 
+#: The typed fields of :class:`PointEvidence` that hold one JSON value each: field name ->
+#: (its JSON key, the JSON types it accepts). A saved value of another type stays in
+#: ``details`` under its key (an older or hand-written record loses nothing).
+_MAP = (Mapping,)
+_SEQ = (list, tuple)
+_NUMBER = (int, float)
+_SINGLE_FIELDS: dict[str, tuple[str, tuple[type, ...]]] = {
+    "neighbours": ("neighbours", (str,)),
+    "origins": ("evidence_origin", _MAP),
+    "derivation": ("derivation", _MAP),
+    "declared_vs_derived": ("declared_vs_derived", _SEQ),
+    "declared_exact": ("declared_exact", _NUMBER),
+    "user_supplied_exact": ("user_supplied_exact", _NUMBER),
+    "code_findings": ("code_findings", _SEQ),
+    "primitives": ("primitives", _MAP),
+    "user_lower_bound": ("user_lower_bound", (str,)),
+    "invariance": ("invariance", _MAP),
+    "rng_guard": ("rng_guard", (str,)),
+    "noise_transforms": ("noise_transforms", _SEQ),
+    "empirical_skipped": ("empirical_skipped", (str,)),
+    "severity": ("severity", _MAP),
+    "declared_law": ("declared_law", _MAP),
+    "law_verification": ("derived_law_verification", _MAP),
+    "declared_exact_rejected": ("declared_exact_rejected", _NUMBER),
+    "derived_exact_rejected": ("derived_exact_rejected", _NUMBER),
+    "derived_exact_unconfirmed": ("derived_exact_unconfirmed", _NUMBER),
+    "empirical": ("empirical", _MAP),
+}
+#: The JSON keys of the two source records (:meth:`ExactSource.to_evidence`,
+#: :meth:`AccountantSource.to_evidence`).
+_SOURCE_KEYS = {"exact_source": EXACT_SOURCE_KEYS,
+                "accountant_source": ("accountant_source", "accountant")}
+
+
+def _accepts(types: tuple[type, ...], value: Any) -> bool:
+    return isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+
+
+@dataclass(frozen=True, eq=False)
+class PointEvidence(Mapping[str, Any]):
+    """Everything a grid point's numbers rest on, as a frozen record (``GridPoint.evidence``).
+
+    The fields the engine writes and reads are typed: ``exact_source`` / ``accountant_source``
+    (where the exact value and the accountant come from, with an :class:`EvidenceOrigin`), the
+    user claim's records (``neighbours``, ``origins``: which evidence is drawn from the code and
+    which declared, ``derivation``, ``declared_vs_derived``, ``declared_exact``,
+    ``user_supplied_exact``, ``code_findings``, ``primitives``, ``user_lower_bound``,
+    ``invariance``, ``rng_guard``, ``noise_transforms``, ``empirical_skipped``), the paper's
+    ``severity`` entry (keys of :data:`dpaudit.claims.severity.SEVERITY_EVIDENCE_KEYS`) and what
+    the claim driver adds (``declared_law``, ``law_verification``, the withdrawn exact values
+    ``declared_exact_rejected`` / ``derived_exact_rejected`` / ``derived_exact_unconfirmed``,
+    and ``empirical``, the black-box test's record). ``None`` means absent. ``details`` holds the
+    declaration's own record (a paper's calibration, pairs, counterexamples), which only that
+    declaration reads.
+
+    The JSON form (:meth:`to_dict`) is the dict a point's evidence has always been, with the
+    same keys in the same order: ``key_order`` remembers the order the keys were written in
+    (:meth:`of` takes it from the dict, :meth:`with_` appends a new key as a dict update does),
+    because the reports list a point's evidence in that order. As dp-accounting's events
+    (dp-accounting 0.4, ``dp_event.py``) are immutable values serialised only where they leave
+    the library, the words of the JSON are written only there. The record is also a read-only
+    mapping over that JSON form, so code written against the dict (``point.evidence["empirical"]``)
+    reads the same values. Nested records (``empirical``, ``primitives``, ...) are their
+    producers' JSON records, held as given, not copied.
+    """
+
+    exact_source: ExactSource | None = None
+    accountant_source: AccountantSource | None = None
+    neighbours: str | None = None
+    origins: Mapping[str, str] | None = None
+    derivation: Mapping[str, Any] | None = None
+    declared_vs_derived: Sequence[Mapping[str, Any]] | None = None
+    declared_exact: float | None = None
+    user_supplied_exact: float | None = None
+    code_findings: Sequence[str] | None = None
+    primitives: Mapping[str, Any] | None = None
+    user_lower_bound: str | None = None
+    invariance: Mapping[str, Any] | None = None
+    rng_guard: str | None = None
+    noise_transforms: Sequence[str] | None = None
+    empirical_skipped: str | None = None
+    severity: Mapping[str, Any] | None = None
+    declared_law: Mapping[str, Any] | None = None
+    law_verification: Mapping[str, Any] | None = None
+    declared_exact_rejected: float | None = None
+    derived_exact_rejected: float | None = None
+    derived_exact_unconfirmed: float | None = None
+    empirical: Mapping[str, Any] | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    key_order: tuple[str, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.details, Mapping):
+            raise TypeError(f"details must be a mapping, got {type(self.details).__name__}")
+        for name, kind in (("exact_source", ExactSource), ("accountant_source", AccountantSource)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise TypeError(f"{name} must be a {kind.__name__} or None, got "
+                                f"{type(value).__name__}")
+        for name, (key, types) in _SINGLE_FIELDS.items():
+            value = getattr(self, name)
+            if value is not None and not _accepts(types, value):
+                raise TypeError(f"{name} (evidence key {key!r}) must be "
+                                f"{' or '.join(t.__name__ for t in types)} or None, got "
+                                f"{type(value).__name__}")
+        typed = self._typed()
+        clash = sorted(set(typed) & set(self.details))
+        if clash:
+            raise ValueError(f"details must not hold the keys of typed fields, got {clash}")
+        merged = dict(self.details) | typed  # built directly: the declaration's entries first
+        view = {k: merged[k] for k in dict.fromkeys(self.key_order) if k in merged}
+        view.update((k, v) for k, v in merged.items() if k not in view)
+        object.__setattr__(self, "key_order", tuple(view))
+        object.__setattr__(self, "_view", view)
+
+    def _typed(self) -> dict[str, Any]:
+        """The JSON entries of the typed fields (in the order of the fields)."""
+        out: dict[str, Any] = {}
+        if self.exact_source is not None:
+            out.update(self.exact_source.to_evidence())
+        if self.accountant_source is not None:
+            out.update(self.accountant_source.to_evidence())
+        for name, (key, _) in _SINGLE_FIELDS.items():
+            value = getattr(self, name)
+            if value is not None:
+                out[key] = value
+        return out
+
+    @classmethod
+    def of(cls, evidence: "Mapping[str, Any] | PointEvidence | None") -> "PointEvidence":
+        """The record of a point's evidence dict (planned, or read back from JSON): every key a
+        typed field accepts goes to that field, every other key to ``details``; the key order is
+        kept, so ``PointEvidence.of(d).to_dict() == d`` in keys, values and order."""
+        if isinstance(evidence, PointEvidence):
+            return evidence
+        if evidence is None:
+            return cls()
+        if not isinstance(evidence, Mapping):
+            raise TypeError(f"evidence must be a mapping, got {type(evidence).__name__}")
+        rest = dict(evidence)
+        fields: dict[str, Any] = {}
+
+        def text(key: str) -> str | None:  # a sentence of a source record, taken out of rest
+            return rest.pop(key) if isinstance(rest.get(key), str) else None
+
+        origin = EvidenceOrigin.of(rest, "exact_source")
+        if origin is not None:
+            del rest["exact_source"]
+            fields["exact_source"] = ExactSource(origin, text("exact_pair"), text("exact_method"))
+        origin = EvidenceOrigin.of(rest, "accountant_source")
+        if origin is not None:
+            del rest["accountant_source"]
+            fields["accountant_source"] = AccountantSource(origin, text("accountant"))
+        for name, (key, types) in _SINGLE_FIELDS.items():
+            if key in rest and rest[key] is not None and _accepts(types, rest[key]):
+                fields[name] = rest.pop(key)
+        return cls(**fields, details=rest, key_order=tuple(evidence))
+
+    @classmethod
+    def saved(cls, point: Mapping[str, Any]) -> "PointEvidence":
+        """The record of a saved (JSON) point's ``evidence``, empty when it has none."""
+        evidence = point.get("evidence")
+        return cls.of(evidence if isinstance(evidence, Mapping) else None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: the keys a point's evidence has always carried, in writing order."""
+        return dict(self._view)  # type: ignore[attr-defined]
+
+    def with_(self, **changes: Any) -> "PointEvidence":
+        """This record with the typed fields in ``changes`` set (``None`` removes one): a field
+        set for the first time goes last in the JSON, one already set keeps its place (as a dict
+        update does)."""
+        unknown = sorted(set(changes) - set(_SINGLE_FIELDS) - set(_SOURCE_KEYS))
+        if unknown:
+            raise TypeError(f"with_ sets the typed fields of PointEvidence, not {unknown} (use "
+                            "with_details for a declaration's own keys)")
+        d = self.to_dict()
+        for name, value in changes.items():
+            # the keys the field wrote and will write (a source record writes only those it has)
+            old = PointEvidence(**{name: getattr(self, name)}).to_dict()
+            new = {} if value is None else PointEvidence(**{name: value}).to_dict()
+            for k in old.keys() - new.keys():
+                del d[k]
+            d.update(new)
+        return PointEvidence.of(d)
+
+    def with_details(self, **entries: Any) -> "PointEvidence":
+        """This record with a declaration's own ``entries`` added (last in the JSON unless
+        already present; an entry of a typed field's key and type sets that field, as
+        :meth:`of` reads it)."""
+        return self.merged(entries)
+
+    def merged(self, entries: Mapping[str, Any]) -> "PointEvidence":
+        """This record updated with another producer's JSON ``entries`` (e.g. the grey box's
+        record of a point), read as :meth:`of` reads them, in the order of a dict update."""
+        return PointEvidence.of(self.to_dict() | dict(entries))
+
+    @property
+    def exact_origin(self) -> EvidenceOrigin | None:
+        """Where the exact value comes from (``exact_source.origin``), or ``None`` when the
+        point records none (a bundled paper's own closed form, or no exact value)."""
+        return None if self.exact_source is None else self.exact_source.origin
+
+    @property
+    def accountant_origin(self) -> EvidenceOrigin | None:
+        """Where the accountant comes from (``accountant_source.origin``), or ``None``."""
+        return None if self.accountant_source is None else self.accountant_source.origin
+
+    def __getitem__(self, key: str) -> Any:
+        return self._view[key]  # type: ignore[attr-defined]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._view)  # type: ignore[attr-defined]
+
+    def __len__(self) -> int:
+        return len(self._view)  # type: ignore[attr-defined]
+
+
+
 @dataclass(frozen=True)
 class GridPoint:
     """Evidence at one point of the claim's parameter range.
@@ -176,8 +393,9 @@ class GridPoint:
     ``epsilon_exact``: exact epsilon(delta) of the implemented mechanism on the worst realisable
     pair found (formal evidence); ``epsilon_accountant``: dp-accounting epsilon of the implemented
     noise schedule under worst-case sensitivity; ``epsilon_lower_bound``: valid empirical lower
-    bound (statistical evidence, with ``alpha`` its level); ``evidence``: anything else
-    (counts, events, samples, seeds, pair description); ``exact_kind``: :data:`EXACT` when
+    bound (statistical evidence, with ``alpha`` its level); ``evidence``: what the numbers
+    rest on, a :class:`PointEvidence` (a mapping given here is read into one with
+    :meth:`PointEvidence.of`); ``exact_kind``: :data:`EXACT` when
     ``epsilon_exact`` is a closed form, :data:`CERTIFIED` when it is the certified lower end of a
     numerical bracket, :data:`USER_SUPPLIED` when the user computed it;
     ``epsilon_user_lower_bound``: a rigorous lower bound on the release's epsilon at the claimed
@@ -193,11 +411,12 @@ class GridPoint:
     epsilon_exact: float | None = None
     epsilon_accountant: float | None = None
     epsilon_lower_bound: float | None = None
-    evidence: Mapping[str, Any] = field(default_factory=dict)
+    evidence: PointEvidence = field(default_factory=PointEvidence)
     exact_kind: str = EXACT
     epsilon_user_lower_bound: float | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "evidence", PointEvidence.of(self.evidence))
         if self.exact_kind not in EXACT_KINDS:
             raise ValueError(f"exact_kind must be one of {EXACT_KINDS}, got {self.exact_kind!r}")
 
@@ -248,7 +467,7 @@ class GridPoint:
                 "exact_kind": None if self.epsilon_exact is None else self.exact_kind,
                 "epsilon_accountant": json_float(self.epsilon_accountant),
                 "epsilon_lower_bound": json_float(self.epsilon_lower_bound),
-                "evidence": dict(self.evidence)} | self.user_lower_bound_fields()
+                "evidence": self.evidence.to_dict()} | self.user_lower_bound_fields()
 
     def user_lower_bound_fields(self) -> dict[str, Any]:
         """``{"epsilon_user_lower_bound": x}`` when the user supplied one, else ``{}`` (records

@@ -464,7 +464,7 @@ def _exact_words(point: Any) -> str:
     if point.exact_kind == USER_SUPPLIED:  # one label per user number, as in the verdict
         return USER_EXACT_LABEL
     origin = exact_origin({"epsilon_exact": point.epsilon_exact, "exact_kind": point.exact_kind,
-                           "evidence": dict(point.evidence or {})})
+                           "evidence": point.evidence.to_dict()})
     if not origin or origin == point.exact_kind:
         return str(point.exact_kind)
     return f"{point.exact_kind}, {origin}"

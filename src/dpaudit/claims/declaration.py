@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from dpaudit.claims.context import AuditContext, Budget
-from dpaudit.claims.evidence import EXACT, EXACT_KINDS, GridPoint, LemmaCheck, LemmaOutcome
+from dpaudit.claims.evidence import (EXACT, EXACT_KINDS, GridPoint, LemmaCheck, LemmaOutcome,
+                                     PointEvidence)
 from dpaudit.claims.model import PrivacyClaim
 from dpaudit.claims.record import ClaimAudit
 from dpaudit.greybox.replay import Mechanism
@@ -51,7 +52,7 @@ class EmpiricalPlan:
     pairs: Sequence[tuple[Any, Any]] | None = None
     #: Pairs piloted before those of ``pairs`` (``audit(pair_seeds=...)``).
     pair_seeds: Sequence[tuple[Any, Any]] | None = None
-    #: Put the audited pair, in one line, in the evidence (``evidence["empirical"]["pair"]``).
+    #: Put the audited pair, in one line, in the evidence (``PointEvidence.empirical["pair"]``).
     state_pair: bool = False
 
 
@@ -70,7 +71,9 @@ class PointPlan:
     highest-ranked tested point; ``model``: paper-private state for the paper's hooks;
     ``exact_kind``: what ``exact`` is, ``"exact"`` (a closed form of the release on the pair) or
     ``"certified lower bound (numerical)"`` (the rigorous lower end of a numerical bracket, e.g.
-    an optimistic privacy-loss distribution); reports, JSON and figures label it so.
+    an optimistic privacy-loss distribution); reports, JSON and figures label it so;
+    ``evidence``: what the point's numbers rest on (a :class:`~dpaudit.evidence.PointEvidence`;
+    a mapping given here is read into one).
     """
 
     parameters: Mapping[str, Any]
@@ -83,13 +86,13 @@ class PointPlan:
     empirical: EmpiricalPlan | None = None
     curve: Callable[[], dict[str, Any]] | None = None
     recommendation: Callable[[], str | None] | None = None
-    evidence: Mapping[str, Any] = field(default_factory=dict)
+    evidence: PointEvidence = field(default_factory=PointEvidence)
     followups: tuple["PointPlan", ...] = ()
     model: Any = None
     #: A declared law to test against the code's runs: ``law_test(alpha, seed)`` returns
     #: an object with ``rejected``, ``detail()``, ``power`` and ``to_dict()``. It is one test of the
     #: claim's Bonferroni family; when it rejects, an ``exact`` taken from that law
-    #: (``evidence["exact_source"] == "declared law"``) is dropped: it certifies nothing.
+    #: (``evidence.exact_origin is EvidenceOrigin.DECLARED``) is dropped: it certifies nothing.
     law_test: Callable[[float, int], Any] | None = None
     #: The derived law the point's exact value rests on, checked against runs of the code:
     #: ``law_verification(alpha, seed)`` returns a
@@ -102,14 +105,15 @@ class PointPlan:
     user_lower_bound: float | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "evidence", PointEvidence.of(self.evidence))
         if self.exact_kind not in EXACT_KINDS:
             raise ValueError(f"exact_kind must be one of {EXACT_KINDS}, got {self.exact_kind!r}")
 
     def grid_point(self, lower_bound: float | None = None,
-                   evidence: Mapping[str, Any] | None = None) -> GridPoint:
+                   evidence: PointEvidence | Mapping[str, Any] | None = None) -> GridPoint:
         return GridPoint(dict(self.parameters), self.claimed_epsilon, self.claimed_delta,
                          self.exact, self.accountant, lower_bound,
-                         dict(self.evidence) if evidence is None else dict(evidence),
+                         self.evidence if evidence is None else PointEvidence.of(evidence),
                          self.exact_kind, self.user_lower_bound)
 
     def ratio(self) -> float:

@@ -18,10 +18,10 @@ does not own.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
-from dpaudit.claims.evidence import (CERTIFIED, EXACT, EXACT_SOURCE_KEYS, EvidenceOrigin,
-                                     GridPoint, LemmaCheck)
+from dpaudit.claims.evidence import (CERTIFIED, EXACT, EvidenceOrigin, GridPoint, LemmaCheck,
+                                     PointEvidence)
 from dpaudit.claims.verdict import format_parameters
 from dpaudit.greybox.invariance import INVARIANCE_STATEMENT
 from dpaudit.greybox.verification import VERIFIED_STATEMENT
@@ -44,17 +44,22 @@ def _num(x: float) -> str:
     return f"{x:.4g}"
 
 
-def drop_exact(plan: Any, ev: dict[str, Any], why: str, *,
-               rejected_key: str = "derived_exact_rejected") -> Any:
-    """``plan`` without its exact value, which a rejected law (derived from the code, or declared)
-    no longer certifies: the value is kept in ``ev[rejected_key]``, the keys saying where it came
-    from go, ``evidence_origin`` says ``"none: <why>"``, and a recommendation computed from the
-    derived law goes with it. ``ev`` is the plan's evidence, updated in place."""
-    ev[rejected_key] = plan.exact
-    for key in EXACT_SOURCE_KEYS:
-        ev.pop(key, None)
-    if isinstance(ev.get("evidence_origin"), Mapping):
-        ev["evidence_origin"] = dict(ev["evidence_origin"], exact="none: " + why)
+def drop_exact(plan: Any, ev: PointEvidence, why: str, *,
+               rejected_field: str = "derived_exact_rejected") -> Any:
+    """``plan`` with evidence ``ev`` and without its exact value, which a rejected law (derived
+    from the code, or declared) no longer certifies: the value is kept in ``ev``'s
+    ``rejected_field`` (``derived_exact_rejected`` or ``declared_exact_rejected``), its
+    ``exact_source`` goes, the ``origins`` say ``"none: <why>"`` of the exact value, and a
+    recommendation computed from the derived law goes with it."""
+    if rejected_field not in ("derived_exact_rejected", "declared_exact_rejected"):
+        raise ValueError("rejected_field must be 'derived_exact_rejected' or "
+                         f"'declared_exact_rejected', got {rejected_field!r}")
+    # A missing value is still recorded (as JSON null), as the evidence always has.
+    ev = (ev.with_(**{rejected_field: plan.exact}) if plan.exact is not None
+          else ev.with_details(**{rejected_field: None}))
+    ev = ev.with_(exact_source=None)
+    if ev.origins is not None:
+        ev = ev.with_(origins=dict(ev.origins, exact="none: " + why))
     return replace(plan, exact=None, exact_upper=None, exact_kind=EXACT, evidence=ev,
                    recommendation=_without_derived(plan.recommendation))
 
@@ -83,11 +88,10 @@ def verify_derived_laws(plans: list[Any], points: list[GridPoint], indices: Sequ
         record = dict(res.to_dict())
         record["bonferroni"] = {"family_alpha": ctx.alpha, "tests": n_tests,
                                 "per_test_alpha": alpha}
-        ev = dict(plan.evidence)
-        ev["derived_law_verification"] = record
-        from_code = EvidenceOrigin.of(ev, "exact_source") is EvidenceOrigin.DERIVED
+        from_code = plan.evidence.exact_origin is EvidenceOrigin.DERIVED
         if res.rejected:
             rejected.append((plan, res))
+            ev = plan.evidence.with_(law_verification=record)
             plan = (drop_exact(plan, ev, "the law derived from the code departs from runs of "
                                 "the code") if from_code else replace(plan, evidence=ev))
         else:
@@ -95,17 +99,17 @@ def verify_derived_laws(plans: list[Any], points: list[GridPoint], indices: Sequ
             r = res.delta_residual(eps)
             record["delta_residual"] = r
             passed.append((plan, res, r))
+            robust = None
             if from_code and plan.exact is not None and plan.exact > plan.claimed_epsilon:
                 robust = res.robust_epsilon(plan.claimed_delta)
                 record["robust_epsilon"] = robust
-                if robust is not None and robust <= plan.claimed_epsilon:
-                    ev["derived_exact_unconfirmed"] = plan.exact
-                    unconfirmed.append((plan, plan.exact, robust, res.confirm_runs))
-                    plan = replace(plan, exact=robust, exact_kind=CERTIFIED, exact_upper=None,
-                                   recommendation=_without_derived(plan.recommendation),
-                                   evidence=ev)
-                else:
-                    plan = replace(plan, evidence=ev)
+            ev = plan.evidence.with_(law_verification=record)
+            if robust is not None and robust <= plan.claimed_epsilon:
+                ev = ev.with_(derived_exact_unconfirmed=plan.exact)
+                unconfirmed.append((plan, plan.exact, robust, res.confirm_runs))
+                plan = replace(plan, exact=robust, exact_kind=CERTIFIED, exact_upper=None,
+                               recommendation=_without_derived(plan.recommendation),
+                               evidence=ev)
             else:
                 plan = replace(plan, evidence=ev)
         plans[i] = plan
@@ -149,13 +153,13 @@ def verify_derived_laws(plans: list[Any], points: list[GridPoint], indices: Sequ
 def invariance(plans: Sequence[Any], findings: list[str]) -> list[LemmaCheck]:
     """One failed check of :data:`INVARIANCE_STATEMENT` (:mod:`dpaudit.greybox.invariance`)
     when any point's noise calls or public values differ between a declared pair's inputs given
-    the same draws (``evidence["invariance"]``), which blocks ``holds``; else none (a clean check
+    the same draws (``PointEvidence.invariance``), which blocks ``holds``; else none (a clean check
     is recorded in the point's evidence, like the guard's)."""
-    checked = [p for p in plans if isinstance(p.evidence.get("invariance"), Mapping)]
-    hit = [p for p in checked if not p.evidence["invariance"].get("invariant", True)]
+    checked = [p for p in plans if p.evidence.invariance is not None]
+    hit = [p for p in checked if not p.evidence.invariance.get("invariant", True)]
     if not hit:
         return []
-    rec = hit[0].evidence["invariance"]
+    rec = hit[0].evidence.invariance
     words = "; ".join(f["what"] for f in rec.get("findings", [])[:3])
     findings.append(f"At ({format_parameters(hit[0].parameters)}), replaying data0's draws on "
                     f"data1 of declared pair {int(rec.get('pair', 0)) + 1}: {words}. A fixed "
@@ -169,12 +173,12 @@ def invariance(plans: Sequence[Any], findings: list[str]) -> list[LemmaCheck]:
 
 def guarded_randomness(plans: Sequence[Any], findings: list[str]) -> list[LemmaCheck]:
     """One failed check of :data:`GUARD_STATEMENT` when any point's release reached the bits
-    behind its rng (``evidence["rng_guard"]``), else none; followed by the :func:`invariance`
+    behind its rng (``PointEvidence.rng_guard``), else none; followed by the :func:`invariance`
     check (both are the replay's guards on what the accountant assumes of the code)."""
-    hit = [p for p in plans if p.evidence.get("rng_guard")]
+    hit = [p for p in plans if p.evidence.rng_guard]
     if not hit:
         return invariance(plans, findings)
-    reason = hit[0].evidence["rng_guard"]
+    reason = hit[0].evidence.rng_guard
     findings.append(f"At ({format_parameters(hit[0].parameters)}) {reason}; no holds can rest "
                     "on the accountant.")
     return [LemmaCheck(GUARD_STATEMENT, "violated", counterexample={
@@ -185,12 +189,12 @@ def guarded_randomness(plans: Sequence[Any], findings: list[str]) -> list[LemmaC
 
 def noise_as_drawn(plans: Sequence[Any], findings: list[str]) -> list[LemmaCheck]:
     """One failed check of :data:`AS_DRAWN_STATEMENT` when the trace of any point saw a
-    non-linear operation on a draw before its addition (``evidence["noise_transforms"]``; see
+    non-linear operation on a draw before its addition (``PointEvidence.noise_transforms``; see
     :mod:`dpaudit.greybox.noise_transforms`), else none."""
-    hit = [p for p in plans if p.evidence.get("noise_transforms")]
+    hit = [p for p in plans if p.evidence.noise_transforms]
     if not hit:
         return []
-    seen = list(hit[0].evidence["noise_transforms"])
+    seen = list(hit[0].evidence.noise_transforms)
     findings.append(
         f"At ({format_parameters(hit[0].parameters)}) the code applies "
         f"{'; '.join(seen[:3])} before adding it: the noise is not what the accountant "

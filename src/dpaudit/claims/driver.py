@@ -62,12 +62,12 @@ MIRONOV_CAVEAT = ("Floating-point samplers are not exactly differentially privat
 
 def mironov_caveat(points: Sequence[GridPoint]) -> str:
     """:data:`MIRONOV_CAVEAT`, naming the release's dtype when its outputs are floating point of
-    another width than float64 (``evidence["empirical"]["release_dtype"]``: a float32 jax or torch
+    another width than float64 (``PointEvidence.empirical["release_dtype"]``: a float32 jax or torch
     release rounds its noise to a 24-bit significand, far coarser than the doubles Mironov's
     attack is usually stated for)."""
-    dtypes = sorted({str(p.evidence.get("empirical", {}).get("release_dtype"))
-                     for p in points if isinstance(p.evidence.get("empirical"), Mapping)
-                     and p.evidence["empirical"].get("release_dtype")})
+    dtypes = sorted({str(p.evidence.empirical["release_dtype"]) for p in points
+                     if p.evidence.empirical is not None
+                     and p.evidence.empirical.get("release_dtype")})
     if not dtypes:
         return MIRONOV_CAVEAT
     return (f"Floating-point samplers are not exactly differentially private (Mironov, CCS 2012), "
@@ -137,13 +137,12 @@ def _test_declared_laws(plans: list[PointPlan], points: list[GridPoint], indices
         record = dict(res.to_dict())
         record["bonferroni"] = {"family_alpha": ctx.alpha, "tests": n_tests,
                                 "per_test_alpha": alpha, "note": BONFERRONI_NOTE}
-        ev = dict(plan.evidence)
-        ev["declared_law"] = record
+        ev = plan.evidence.with_(declared_law=record)
         if res.rejected:
             rejected_at.append((plan, res))
-            if EvidenceOrigin.of(ev, "exact_source") is EvidenceOrigin.DECLARED:
+            if ev.exact_origin is EvidenceOrigin.DECLARED:
                 plan = drop_exact(plan, ev, "the declared law was rejected by runs of the code",
-                                  rejected_key="declared_exact_rejected")
+                                  rejected_field="declared_exact_rejected")
             else:
                 plan = replace(plan, evidence=ev)
         else:
@@ -334,8 +333,7 @@ def _run_claim(decl: Declaration, ctx: AuditContext) -> ClaimAudit:
             emp["statistic"] = dict(emp.get("statistic") or {},
                                     description=plan.empirical.statistic_name)
         emp["bonferroni"] = _bonferroni(ctx, n_tests, rank, plan.empirical.what, a_test)
-        ev = dict(plan.evidence)
-        ev["empirical"] = emp
+        ev = plan.evidence.with_(empirical=emp)
         tested.append(TestedPoint(index, plan, res, rank))
         ref = plan.upper_reference()
         lb = res.epsilon_lower_bound

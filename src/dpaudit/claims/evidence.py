@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dpaudit.evidence import (CERTIFIED, DEFAULT_NOT_CHECKED, EXACT, EXACT_KINDS,
                               EXACT_SOURCE_KEYS, EXACT_TOLERANCE, AccountantSource,
-                              EvidenceOrigin, ExactSource,
+                              EvidenceOrigin, ExactSource, PointEvidence,
                               LEMMA_METHODS, NOT_CHECKED, NOT_COMPUTED, USER_ACCOUNTANT_LABEL,
                               USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL, USER_SUPPLIED,
                               GridPoint, LemmaCheck,
@@ -18,7 +18,7 @@ from dpaudit.evidence import (CERTIFIED, DEFAULT_NOT_CHECKED, EXACT, EXACT_KINDS
                               json_float, num)
 
 __all__ = ["CERTIFIED", "DEFAULT_NOT_CHECKED", "EXACT", "EXACT_KINDS", "EXACT_SOURCE_KEYS",
-           "EXACT_TOLERANCE", "AccountantSource", "EvidenceOrigin", "ExactSource",
+           "EXACT_TOLERANCE", "AccountantSource", "EvidenceOrigin", "ExactSource", "PointEvidence",
            "LEMMA_METHODS", "NOT_CHECKED", "NOT_COMPUTED", "USER_ACCOUNTANT_LABEL", "USER_EXACT_LABEL",
            "USER_LOWER_BOUND_LABEL", "USER_SUPPLIED", "GridPoint", "LemmaCheck", "LemmaMethod",
            "LemmaOutcome", "LemmaStatus", "Verdict", "exact_label", "json_float", "num"]

@@ -54,7 +54,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from dpaudit.claims.evidence import EvidenceOrigin, LemmaCheck
+from dpaudit.claims.evidence import EvidenceOrigin, LemmaCheck, PointEvidence
 from dpaudit.claims.verdict import format_parameters
 from dpaudit.greybox.primitives import Primitive, PrimitiveCall, Recording, record_release
 
@@ -66,7 +66,7 @@ __all__ = ["primitive_evidence", "with_primitives", "primitive_checks", "account
 #: The evidence origin of an accountant computed from the named primitives.
 TRUSTED = ("trusted primitives: accounted from the named primitives' laws, not read from their "
            "code")
-#: ``evidence["accountant_source"]`` of such an accountant.
+#: ``PointEvidence.accountant_source.origin`` of such an accountant.
 TRUSTED_SOURCE = EvidenceOrigin.TRUSTED_PRIMITIVES.value
 
 INVARIANCE_STATEMENT = ("the named primitives are called in the same sequence (path, family, "
@@ -379,9 +379,8 @@ def with_primitives(acc: float | None, source: str, text: str, rec: Mapping[str,
 
 def primitive_checks(plans: Sequence[Any], findings: list[str]) -> list[LemmaCheck]:
     """The three checks of the module docstring over every point with a primitives record
-    (``evidence["primitives"]``); none when no point has one."""
-    recs = [(p, p.evidence["primitives"]) for p in plans
-            if isinstance(p.evidence.get("primitives"), Mapping)]
+    (``PointEvidence.primitives``); none when no point has one."""
+    recs = [(p, p.evidence.primitives) for p in plans if p.evidence.primitives is not None]
     if not recs:
         return []
     kind = "named primitives recorded on both inputs of each declared pair (same seed)"
@@ -443,18 +442,18 @@ def primitive_checks(plans: Sequence[Any], findings: list[str]) -> list[LemmaChe
 
 def point_primitives(primitives: Sequence[Primitive], mechanism: Any,
                      pairs: Sequence[tuple[Any, Any]], accountant: tuple[float | None, str, str],
-                     evidence: dict[str, Any], *, neighbours: str, delta: float, seed: int
-                     ) -> tuple[float | None, str, str]:
+                     evidence: PointEvidence, *, neighbours: str, delta: float, seed: int
+                     ) -> tuple[tuple[float | None, str, str], PointEvidence]:
     """The hook of a user claim's point plan: record and account the named primitives (module
-    docstring), put the record in ``evidence["primitives"]`` and its origin in
-    ``evidence["evidence_origin"]``, and return the point's accountant ``(epsilon, source,
-    text)`` (:func:`with_primitives`)."""
+    docstring) and return the point's accountant ``(epsilon, source, text)``
+    (:func:`with_primitives`) with ``evidence`` carrying the record (``primitives``) and its
+    origin (``origins``)."""
     rec = primitive_evidence(primitives, mechanism, pairs, neighbours=neighbours, delta=delta,
                              seed=seed)
-    evidence["primitives"] = rec
+    evidence = evidence.with_(primitives=rec)
     out = with_primitives(*accountant, rec)
     if rec.get("epsilon") is not None:
-        origin = dict(evidence.get("evidence_origin") or {})
+        origin = dict(evidence.origins or {})
         origin["accountant" if out[1] == TRUSTED_SOURCE else "primitives"] = TRUSTED
-        evidence["evidence_origin"] = origin
-    return out
+        evidence = evidence.with_(origins=origin)
+    return out, evidence

@@ -13,7 +13,7 @@ The verdict rule (:mod:`dpaudit.claims.verdict`) is unchanged: this module says 
 * the worst refuting point's factor (its refuting evidence over the claimed epsilon) and, where
   its privacy curve has the pair's epsilon(delta), the deltas at which that curve is above the
   claimed epsilon;
-* what a declaration measured about its witness, in the point's ``evidence["severity"]``
+* what a declaration measured about its witness, in the point's ``PointEvidence.severity``
   (:data:`SEVERITY_EVIDENCE_KEYS`): the smallest delta from which the witness refutes the claim when
   the calibration follows delta (``delta_from``, with ``where``: what degenerates there), the
   largest delta at which the accountant certifies the claim at the same other parameters
@@ -43,7 +43,7 @@ from dpaudit.claims.verdict import format_parameters, violation_region
 __all__ = ["SEVERITY_EVIDENCE_KEYS", "PURE_DP_NEGLIGIBLE_LOG10", "assess_severity",
            "curve_violation_deltas", "probability_text"]
 
-#: The keys a declaration may put in ``PointPlan.evidence["severity"]`` (all optional).
+#: The keys a declaration may put in ``PointEvidence.severity`` (all optional).
 SEVERITY_EVIDENCE_KEYS = ("delta_from", "where", "holds_up_to_delta",
                           "event_log10_probability_upper", "event", "event_probability_lower",
                           "calibration_caveat")
@@ -162,8 +162,8 @@ def _other_readings_text(others: Sequence[Mapping[str, Any]]) -> str:
 
 def _event_log10(point: GridPoint) -> float | None:
     """The upper bound on log10 of the probability of ``point``'s witnessing event, if declared."""
-    ev = point.evidence.get("severity") if isinstance(point.evidence, Mapping) else None
-    value = ev.get("event_log10_probability_upper") if isinstance(ev, Mapping) else None
+    ev = point.evidence.severity
+    value = ev.get("event_log10_probability_upper") if ev is not None else None
     return None if value is None else float(value)
 
 
@@ -186,8 +186,7 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
     refuting = [p for p in points if p.counterexample() is not None]
     worst = max(refuting, key=lambda p: p.refutation_ratio())
     factor = worst.refutation_ratio()
-    ev = worst.evidence.get("severity") if isinstance(worst.evidence, Mapping) else None
-    ev = dict(ev or {})
+    ev = dict(worst.evidence.severity or {})
     region = violation_region(list(points))
     span = _delta_span(points)
     curve_deltas = curve_violation_deltas(curve, worst.claimed_epsilon)
@@ -225,11 +224,11 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
                          f"{float(ev['event_probability_lower']):.4g} at {where}")
         if others_bad:
             wb = max(others_bad, key=lambda p: p.refutation_ratio())
-            wev = wb.evidence.get("severity") if isinstance(wb.evidence, Mapping) else None
+            wev = wb.evidence.severity
             sentence += (f"; also refuted at {len(others_bad)} point(s) with smaller delta, worst "
                          f"by a factor of {wb.refutation_ratio():.3g} at "
                          f"({format_parameters(wb.parameters)})")
-            if isinstance(wev, Mapping) and wev.get("where"):
+            if wev is not None and wev.get("where"):
                 sentence += f", where {wev['where']}"
     elif span is not None:
         head = (region if region.startswith("only for delta") else
@@ -268,9 +267,9 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
 
 def _holds_on_own_calibration(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]]
                               ) -> dict[str, Any] | None:
-    caveats = [p.evidence["severity"]["calibration_caveat"] for p in points
-               if isinstance(p.evidence.get("severity"), Mapping)
-               and p.evidence["severity"].get("calibration_caveat")]
+    caveats = [p.evidence.severity["calibration_caveat"] for p in points
+               if p.evidence.severity is not None
+               and p.evidence.severity.get("calibration_caveat")]
     if not caveats:
         return None
     ratio = max((p.worst_ratio() for p in points), default=float("nan"))

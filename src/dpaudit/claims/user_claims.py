@@ -61,7 +61,7 @@ from dpaudit.claims.declaration import Declaration, EmpiricalPlan, PointPlan
 from dpaudit.claims.evidence import (EXACT, EXACT_TOLERANCE, NOT_COMPUTED, USER_ACCOUNTANT_LABEL,
                                      USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL, USER_SUPPLIED,
                                      AccountantSource, EvidenceOrigin, ExactSource, LemmaCheck,
-                                     LemmaOutcome)
+                                     LemmaOutcome, PointEvidence)
 from dpaudit.claims.pair_relation import ADD_REMOVE_SHAPE_HINT, neighbour_violation
 from dpaudit.claims.registry import check_namespace
 from dpaudit.claims.model import (NeighbourRelation, PrivacyClaim, Provenance, Release,
@@ -464,35 +464,36 @@ class UserDeclaration(Declaration):
         code = self._exact(params, pairs, delta, mechanism, ctx)
         exact = code.exact
         acc, acc_source, acc_text = self.accountant_at(params, delta)
-        evidence: dict[str, Any] = {"neighbours": u.neighbours}
+        evidence = PointEvidence(neighbours=u.neighbours)
         if exact is not None:
-            evidence.update(ExactSource(
+            evidence = evidence.with_(exact_source=ExactSource(
                 EvidenceOrigin(exact.source),
                 f"data0={_describe(exact.pair[0])}, data1={_describe(exact.pair[1])}",
-                exact.method).to_evidence())
-        evidence.update(code.evidence)
+                exact.method))
+        evidence = evidence.merged(code.evidence)  # the grey box's record of the point
         if code.findings:
-            evidence["code_findings"] = list(code.findings)
+            evidence = evidence.with_(code_findings=list(code.findings))
         if u.primitives:  # the named primitives' record, accountant and checks' evidence
             from dpaudit.claims.primitive_check import point_primitives
 
-            acc, acc_source, acc_text = point_primitives(
+            (acc, acc_source, acc_text), evidence = point_primitives(
                 u.primitives, mechanism, pairs, (acc, acc_source, acc_text), evidence,
                 neighbours=u.neighbours, delta=delta,
                 seed=ctx.seed_for(self.claim.id, "primitives", _fmt(params)))
         if acc is not None:
-            evidence.update(AccountantSource(EvidenceOrigin(acc_source), acc_text).to_evidence())
+            evidence = evidence.with_(
+                accountant_source=AccountantSource(EvidenceOrigin(acc_source), acc_text))
         user_lower = u.lower_bound_at(params)
         if user_lower is not None:
-            evidence["user_lower_bound"] = (f"{USER_LOWER_BOUND_LABEL} (Claim.lower_bound), "
-                                            f"{NOT_COMPUTED}")
+            evidence = evidence.with_(user_lower_bound=f"{USER_LOWER_BOUND_LABEL} "
+                                                       f"(Claim.lower_bound), {NOT_COMPUTED}")
         law_test = self._law_test(params, pairs, mechanism, ctx)
         verification = self._verification(code, mechanism, eps, delta, ctx)
         invariance = self._invariance(pairs, mechanism, ctx, params)
         if invariance:
-            evidence["invariance"] = invariance
+            evidence = evidence.with_(invariance=invariance)
         if code.guarded:
-            evidence["rng_guard"] = code.guarded
+            evidence = evidence.with_(rng_guard=code.guarded)
         elif pairs and acc is not None and (exact is None
                                             or exact.source != EvidenceOrigin.DERIVED):
             from dpaudit.greybox.noise_transforms import noise_transforms
@@ -500,17 +501,17 @@ class UserDeclaration(Declaration):
             seen = noise_transforms(mechanism, pairs[0][0],
                                     seed=ctx.seed_for(self.claim.id, "replay", _fmt(params)))
             if seen:
-                evidence["noise_transforms"] = seen
+                evidence = evidence.with_(noise_transforms=seen)
         empirical = None
         shape_reveals = code.chosen_law is not None and code.chosen_law.shapes_differ
         if shape_reveals:
             # The black box compares runs of one shape; here the shape itself is the evidence
             # (the exact value, infinite, verified on runs of each input).
-            evidence["empirical_skipped"] = ("the output's shape depends on the data (it reveals "
-                                             "which input ran); the exact value derived from the "
-                                             "code decides")
+            skipped = ("the output's shape depends on the data (it reveals which input ran); "
+                       "the exact value derived from the code decides")
             if getattr(self.claim.neighbour, "value", None) == "add-remove":
-                evidence["empirical_skipped"] += "; " + ADD_REMOVE_SHAPE_HINT
+                skipped += "; " + ADD_REMOVE_SHAPE_HINT
+            evidence = evidence.with_(empirical_skipped=skipped)
         if (pairs or u.pair_search is not None) and not shape_reveals:
             # Both given: the explicit pairs seed the search (piloted before generated ones).
             both = bool(pairs) and u.pair_search is not None
@@ -675,7 +676,7 @@ class UserDeclaration(Declaration):
                                                 if refuting else "."))
         out.extend(_origin_sentence(run.plans))
         for pl in run.plans:  # a declared number the law derived from the code contradicts
-            out.extend(f"At ({_fmt(pl.parameters)}): {f}" for f in pl.evidence.get("code_findings", ()))
+            out.extend(f"At ({_fmt(pl.parameters)}): {f}" for f in pl.evidence.code_findings or ())
         ignored = [t for t in run.tested if getattr(t.result, "rng_ignored", False)]
         if ignored:
             note = ignored[0].result.rng.get("note", "")
@@ -693,21 +694,21 @@ class UserDeclaration(Declaration):
 
 
 def _exact_origin(plan: PointPlan) -> EvidenceOrigin | None:
-    return EvidenceOrigin.of(plan.evidence, "exact_source")
+    return plan.evidence.exact_origin
 
 
 def _accountant_origin(plan: PointPlan) -> EvidenceOrigin | None:
-    return EvidenceOrigin.of(plan.evidence, "accountant_source")
+    return plan.evidence.accountant_origin
 
 
 def _origin_sentence(plans: Sequence[PointPlan]) -> list[str]:
     """Which evidence was drawn from the code and which was declared, in one sentence
-    (per point: ``evidence["evidence_origin"]``)."""
+    (per point: ``PointEvidence.origins``)."""
     if not plans:
         return []
     derived = sum(_exact_origin(pl) is EvidenceOrigin.DERIVED for pl in plans)
-    tested = sum("declared_law" in pl.evidence for pl in plans)
-    reasons = [pl.evidence.get("derivation", {}).get("reason") for pl in plans]
+    tested = sum(pl.evidence.declared_law is not None for pl in plans)
+    reasons = [(pl.evidence.derivation or {}).get("reason") for pl in plans]
     reason = next((r for r in reasons if r), None)
     parts = [f"Evidence drawn from the code: the empirical runs at every tested point"
              + (f", the exact epsilon at {derived} of {len(plans)} point(s) (law derived by "

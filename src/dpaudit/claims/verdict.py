@@ -86,8 +86,8 @@ def deciding_number(point: GridPoint) -> str:
         bracket = f"at most {acc:.4g} (accountant; no lower evidence at this point)"
     text = (f"The one number that decides it: the implemented release's epsilon there, known to "
             f"be {bracket}; above {c:.4g} the claim fails, at or below it the claim holds there.")
-    emp = point.evidence.get("empirical") if isinstance(point.evidence, Mapping) else None
-    power = emp.get("power") if isinstance(emp, Mapping) else None
+    emp = point.evidence.empirical
+    power = emp.get("power") if emp is not None else None
     if isinstance(power, Mapping) and power.get("detectable_epsilon") is not None:
         d = num(float(power["detectable_epsilon"]))
         if d is not None and math.isfinite(d):
@@ -112,16 +112,15 @@ def _user_supplied(points: list[GridPoint]) -> str:
     """`` (user-supplied at 2 of 3 points, ...)`` when a ``holds`` rests on numbers the user
     handed in (an accountant returned as a float, ``Claim.exact_value``): the sentence says so,
     not only the findings, so a reader of the verdict alone sees it."""
-    acc = sum(1 for p in points
-              if EvidenceOrigin.of(p.evidence, "accountant_source") is EvidenceOrigin.USER_SUPPLIED)
+    acc = sum(1 for p in points if p.evidence.accountant_origin is EvidenceOrigin.USER_SUPPLIED)
     exact = sum(1 for p in points if p.epsilon_exact is not None
                 and p.exact_kind == USER_SUPPLIED)
     parts = [f"{USER_ACCOUNTANT_LABEL} at {acc} of {len(points)} points" if acc else "",
              f"{USER_EXACT_LABEL} at {exact} of {len(points)} points" if exact else ""]
     text = "; ".join(x for x in parts if x)
     out = f" ({text}, {NOT_COMPUTED})" if text else ""
-    trusted = sum(1 for p in points if EvidenceOrigin.of(p.evidence, "accountant_source")
-                  is EvidenceOrigin.TRUSTED_PRIMITIVES)
+    trusted = sum(1 for p in points
+                  if p.evidence.accountant_origin is EvidenceOrigin.TRUSTED_PRIMITIVES)
     if trusted:  # dpaudit's composition of laws the user named and dpaudit did not read
         out += (f" (accounted from the named primitives' laws at {trusted} of {len(points)} "
                 "points: trusted primitives, not read from their code)")
@@ -160,8 +159,8 @@ def powerless_test(point: GridPoint) -> str | None:
     in the verdict sentence"). A test with a separating event but too few runs to reach the
     claim is weak, not powerless: its power statement says how weak.
     """
-    emp = point.evidence.get("empirical") if isinstance(point.evidence, Mapping) else None
-    if not isinstance(emp, Mapping) or "verdict" not in emp:
+    emp = point.evidence.empirical
+    if emp is None or "verdict" not in emp:
         return None
     lb = num(emp.get("epsilon_lower_bound"))
     if lb is None or lb > 0:

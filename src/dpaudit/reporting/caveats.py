@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from dpaudit.evidence import PointEvidence
+
 __all__ = ["CAVEATS", "caveats_for", "release_dtypes"]
 
 #: Caveats printed in every report (AUDIT-METHOD sections 3 and 5).
@@ -28,7 +30,7 @@ CAVEATS: tuple[str, ...] = (
 def release_dtypes(record: Mapping[str, Any]) -> list[str]:
     """The floating-point dtypes other than float64 the audited release returned (from the
     points' empirical evidence, ``release_dtype``), sorted; empty for float64 releases."""
-    found = {str(((p.get("evidence") or {}).get("empirical") or {}).get("release_dtype") or "")
+    found = {str((PointEvidence.saved(p).empirical or {}).get("release_dtype") or "")
              for p in record.get("points", []) or []}
     return sorted(d for d in found if d)
 

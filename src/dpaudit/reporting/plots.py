@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from dpaudit.evidence import CERTIFIED, EXACT
 from dpaudit.reporting.view import as_float, format_parameters, format_value, varying_parameters
 
 __all__ = ["Plot", "PlotError", "render_plots", "evidence_png", "histogram_png",
@@ -274,7 +275,7 @@ def privacy_curve_png(spec: Mapping[str, Any]) -> bytes:
 
 def _privacy_curve(spec: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
     deltas = _floats(spec.get("deltas") or [], "deltas")
-    certified = spec.get("exact_kind") == "certified lower bound (numerical)"
+    certified = spec.get("exact_kind") == CERTIFIED
     exact_name = ("certified lower bound (numerical), worst pair found" if certified
                   else "exact (worst pair found)")
     curves = []
@@ -510,7 +511,7 @@ def evidence_png(points: Sequence[Mapping[str, Any]], max_points: int = 40) -> b
 def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
               ) -> tuple[bytes, dict[str, Any]]:
     varying = varying_parameters(points)
-    certified = any(p.get("exact_kind") == "certified lower bound (numerical)" for p in points
+    certified = any(p.get("exact_kind") == CERTIFIED for p in points
                     if as_float(p.get("epsilon_exact")) is not None)
     rows = []
     for number, p in enumerate(points, start=1):
@@ -556,7 +557,7 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
     lo_edge = min(positive) / 2 if log_x else 0.0
     hi_edge = max(positive) * (2.0 if log_x else 1.15)
     styles = (("epsilon_accountant", "accountant", _BLUE, "o", 7),
-              ("epsilon_exact", "certified lower bound (numerical)" if certified else "exact",
+              ("epsilon_exact", CERTIFIED if certified else EXACT,
                _PURPLE, "D", 6),
               ("epsilon_lower_bound", "empirical lower bound", _GREEN, "^", 8))
     drawn: dict[str, list[float | None]] = {}
@@ -656,7 +657,7 @@ def _histogram_caption(record: Mapping[str, Any], spec: Mapping[str, Any]) -> st
 
 
 def _curve_caption(spec: Mapping[str, Any]) -> str:
-    certified = spec.get("exact_kind") == "certified lower bound (numerical)"
+    certified = spec.get("exact_kind") == CERTIFIED
     text = ("epsilon as a function of delta at the worst audited point, from the same objects as "
             "the table: the accountant (upper bound) and "
             + ("the certified lower bound (numerical bracket of the projected release)"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from dpaudit.evidence import (CERTIFIED, EXACT, USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL,
-                              USER_SUPPLIED, EvidenceOrigin)
+                              USER_SUPPLIED, EvidenceOrigin, PointEvidence)
 from dpaudit.reporting.caveats import CAVEATS, caveats_for, release_dtypes
 from dpaudit.reporting.commands import (index_reproduce_command, needed_plugins,
                                         recorded_command, reproduce_command)
@@ -298,7 +298,7 @@ def exact_header(points: Sequence[Mapping[str, Any]]) -> str:
     return "exact ε"
 
 
-#: What ``evidence["exact_source"]`` of a point says about its exact value, in the reports' words.
+#: What a point's exact origin (``PointEvidence.exact_origin``) says, in the reports' words.
 _EXACT_ORIGIN = {EvidenceOrigin.DERIVED: "derived from the code", EvidenceOrigin.DECLARED:
                  "declared", EvidenceOrigin.USER_SUPPLIED: "user-supplied"}
 
@@ -312,14 +312,14 @@ def exact_origin(point: Mapping[str, Any]) -> str:
         return ""
     if point.get("exact_kind") == USER_SUPPLIED:
         return "user-supplied"
-    return _EXACT_ORIGIN.get(EvidenceOrigin.of(point.get("evidence"), "exact_source"), "")
+    return _EXACT_ORIGIN.get(PointEvidence.saved(point).exact_origin, "")
 
 
 def accountant_origin(point: Mapping[str, Any]) -> str:
     """``"trusted primitives"`` when a point's accountant was composed from the laws of the
     primitives the claim named (``Claim(primitives=...)``: taken on trust, not read from their
     code), else ``""`` (the claim's noise schedule, or a user-supplied number, said elsewhere)."""
-    origin = EvidenceOrigin.of(point.get("evidence"), "accountant_source")
+    origin = PointEvidence.saved(point).accountant_origin
     return origin.value if origin is EvidenceOrigin.TRUSTED_PRIMITIVES else ""
 
 

@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit.formal.accounting import gaussian_epsilon, laplace_epsilon, pure_composition_epsilon
-from dpaudit.claims.evidence import CERTIFIED, EXACT
+from dpaudit.claims.evidence import CERTIFIED, EXACT, PointEvidence
 from dpaudit.claims.verdict import format_parameters
 from dpaudit.claims.declaration import (ClaimRun, Declaration, EmpiricalPlan, PointPlan,
                                         Skip)
@@ -625,8 +625,9 @@ def _ftrl_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
           "mu_pair": mu_pair, "nodes_containing_leaf_1": used, "projection_probability_bound": p_out,
           "exact_kind": ("certified lower bound: Gaussian epsilon at delta + P(projection)"
                          if exact is not None else "projection possible: only the upper value")}
-    if params["reading"] == "2L":  # the primary reading: dpaudit's calibration, not the paper's
-        ev["severity"] = {"calibration_caveat": DP_FTRL_CALIBRATION_CAVEAT}
+    # the primary reading: dpaudit's calibration, not the paper's
+    severity = ({"calibration_caveat": DP_FTRL_CALIBRATION_CAVEAT}
+                if params["reading"] == "2L" else None)
     emp = EmpiricalPlan(mechanism=DpFtrl(p), data0=s0, data1=s1,
                         statistic=_ftrl_statistic(p.T),
                         statistic_name="minus the sum of the releases at t = 2^j + 1 (first "
@@ -634,7 +635,8 @@ def _ftrl_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
                                        "Gaussian log-likelihood ratio up to scale and constant "
                                        "when nothing is projected", what="linear pair")
     return PointPlan(parameters=params, claimed_epsilon=p.epsilon, claimed_delta=p.delta,
-                     exact=exact, exact_upper=upper, accountant=acc, empirical=emp, evidence=ev,
+                     exact=exact, exact_upper=upper, accountant=acc, empirical=emp,
+                     evidence=PointEvidence(details=ev, severity=severity),
                      curve=lambda: {"deltas": CURVE_DELTAS,
                                     "epsilon_accountant": [gaussian_epsilon(2 * p.L * math.sqrt(p.nodes_per_leaf) / p.sigma, dl) for dl in CURVE_DELTAS],
                                     "epsilon_exact": [gaussian_epsilon(mu_pair, dl) for dl in CURVE_DELTAS]},
@@ -924,8 +926,9 @@ def _svt_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
     pairs = [(q0, q1)] + [(a, b) for a, b in candidates if not (a is q0 and b is q1)]
     mech = SparseVectorMechanism(eps, 0.0)
     return PointPlan(parameters=params, claimed_epsilon=eps, claimed_delta=0.0, exact=e,
-                     accountant=eps, evidence={"pair": what, "scales": [b1, b2],
-                                               "candidate_pairs": len(pairs)},
+                     accountant=eps,
+                     evidence=PointEvidence(details={"pair": what, "scales": [b1, b2],
+                                                     "candidate_pairs": len(pairs)}),
                      empirical=EmpiricalPlan(mechanism=mech, pairs=pairs,
                                              statistic_name="engine's estimated log-likelihood "
                                                             "ratio of the halting index",
@@ -952,8 +955,9 @@ def _tree_plan(params: dict[str, Any], ctx: AuditContext) -> PointPlan:
     rows = [2 ** j - 1 for j in range(T.bit_length()) if 2 ** j <= T]
     return PointPlan(parameters=params, claimed_epsilon=eps, claimed_delta=0.0,
                      exact=nodes / b, accountant=laplace_epsilon([b] * h, 0.0),
-                     evidence={"node_scale": b, "nodes_containing_leaf_1": nodes,
-                               "reading": "Laplace node noise of scale (floor(log2 T) + 1)/eps"},
+                     evidence=PointEvidence(details={
+                         "node_scale": b, "nodes_containing_leaf_1": nodes,
+                         "reading": "Laplace node noise of scale (floor(log2 T) + 1)/eps"}),
                      empirical=EmpiricalPlan(
                          mechanism=mech, data0=a1, data1=a0,
                          statistic=lambda out: np.clip(np.asarray(out)[:, rows, 0], 0.0, 1.0).sum(axis=1),

@@ -29,7 +29,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from dpaudit.formal.accounting import calibrate_gaussian_noise_multiplier, gaussian_epsilon
-from dpaudit.claims.evidence import CERTIFIED, EXACT, EXACT_TOLERANCE, GridPoint
+from dpaudit.claims.evidence import (CERTIFIED, EXACT, EXACT_TOLERANCE, GridPoint,
+                                     PointEvidence)
 from dpaudit.claims.verdict import format_parameters
 from dpaudit.claims.declaration import (AddedPoints, ClaimRun, Declaration, EmpiricalPlan,
                                         PointPlan, Skip)
@@ -263,10 +264,11 @@ def _family_plan(fam: Family, model: Model, point: GridPoint, max_clipped: int) 
                 parameters=dict(model.params, test="candidate-pair search"),
                 claimed_epsilon=point.claimed_epsilon, claimed_delta=point.claimed_delta,
                 accountant=base_acc, model=model,
-                evidence={**model.evidence, "accountant": point.evidence["accountant"],
-                          "pairs": "replaced round: " + ", ".join(
-                              str(x) for x in model.evidence.get("search_positions", [])),
-                          "note": "the accountant holds for every pair of the class"},
+                evidence=PointEvidence.of(model.evidence).with_details(
+                    accountant=point.evidence["accountant"],
+                    pairs="replaced round: " + ", ".join(
+                        str(x) for x in model.evidence.get("search_positions", [])),
+                    note="the accountant holds for every pair of the class"),
                 empirical=EmpiricalPlan(mechanism=_mechanism(model), pairs=model.search_pairs,
                                         what="candidate-pair search")))
         if fam.uniform_start and model.uniform_factory is not None:
@@ -278,14 +280,15 @@ def _family_plan(fam: Family, model: Model, point: GridPoint, max_clipped: int) 
             followups.append(PointPlan(
                 parameters=u_model.params, claimed_epsilon=point.claimed_epsilon,
                 claimed_delta=point.claimed_delta, accountant=base_acc, model=model,
-                evidence={**model.evidence, "accountant": point.evidence["accountant"],
-                          model.noise_name: model.noise_value,
-                          "starting_point": "x_1 and x^_1 independent uniform points of C "
-                                            "(Algorithm 2 line 3: 'chosen randomly from C'); the "
-                                            "statistic is the likelihood ratio of the point-mass "
-                                            "start at 0; no exact value (the release is a "
-                                            "mixture over x_1), the worst-case accountant holds "
-                                            "for any data-independent start"},
+                evidence=PointEvidence.of(model.evidence).merged({
+                    "accountant": point.evidence["accountant"],
+                    model.noise_name: model.noise_value,
+                    "starting_point": "x_1 and x^_1 independent uniform points of C (Algorithm 2 "
+                                      "line 3: 'chosen randomly from C'); the statistic is the "
+                                      "likelihood ratio of the point-mass start at 0; no exact "
+                                      "value (the release is a mixture over x_1), the "
+                                      "worst-case accountant holds for any data-independent "
+                                      "start"}),
                 empirical=EmpiricalPlan(mechanism=_mechanism(u_model), data0=model.streams[0],
                                         data1=model.streams[1], statistic=_lr_statistic(model),
                                         statistic_name=LR_STATISTIC,

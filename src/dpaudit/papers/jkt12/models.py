@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from dpaudit.formal.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
-from dpaudit.claims.evidence import GridPoint, LemmaCheck
+from dpaudit.claims.evidence import GridPoint, LemmaCheck, PointEvidence
 from dpaudit.papers.jkt12.exact import release_epsilon
 from dpaudit.claims.context import AuditContext
 from dpaudit.learners.domains import Box
@@ -109,12 +109,12 @@ class TreeModel:
 def tree_point(m: TreeModel, exact_available: bool) -> GridPoint:
     eps_c, dl_c = m.claimed
     acc = gaussian_epsilon(m.accountant_mu, dl_c) if m.accountant_mu > 0 else 0.0
-    ev = dict(m.evidence)
-    ev["accountant"] = {"mu": m.accountant_mu, "epsilon": acc}
+    ev = PointEvidence.of(m.evidence).with_details(
+        accountant={"mu": m.accountant_mu, "epsilon": acc})
     if not exact_available:
         return GridPoint(m.params, eps_c, dl_c, None, acc, None, ev)
     exact = gaussian_epsilon(m.mu, dl_c) if m.mu > 0 else 0.0
-    ev["exact_release"] = {"lower": exact, "upper": exact, "mu_unclipped": m.mu}
+    ev = ev.with_details(exact_release={"lower": exact, "upper": exact, "mu_unclipped": m.mu})
     return GridPoint(m.params, eps_c, dl_c, epsilon_exact=exact, epsilon_accountant=acc,
                      evidence=ev)
 
@@ -133,8 +133,7 @@ def exact_point(model: Model, max_clipped: int, rel_error: float = PLD_REL_ERROR
     ex = release_epsilon(model.m0, model.m1, model.sigmas, delta_c, model.half_width,
                          max_clipped_steps=max_clipped, rel_error=rel_error)
     eps_acc = gaussian_epsilon(model.accountant_mu, delta_c) if model.accountant_mu > 0 else 0.0
-    evidence = dict(model.evidence)
-    evidence.update({
+    evidence = PointEvidence.of(model.evidence).merged({
         "exact_release": dict(ex.to_dict(), max_clipped_steps=max_clipped,
                               pld_rel_error=rel_error),
         "accountant": {"mu": model.accountant_mu, "epsilon": eps_acc,
@@ -199,11 +198,9 @@ def audit_point(fam: Family, params: dict[str, Any], max_T: int, max_clipped: in
 
 
 def with_evidence(p: GridPoint, lower_bound: float | None = None, **extra: Any) -> GridPoint:
-    ev = dict(p.evidence)
-    ev.update(extra)
     lb = p.epsilon_lower_bound if lower_bound is None else lower_bound
     return GridPoint(p.parameters, p.claimed_epsilon, p.claimed_delta, p.epsilon_exact,
-                     p.epsilon_accountant, lb, ev)
+                     p.epsilon_accountant, lb, p.evidence.merged(extra))
 
 
 #: The upper end of a stated delta range, audited on the standard grids only: the claims

@@ -29,7 +29,7 @@ from dpaudit.claims.context import AuditContext, Budget
 from dpaudit.claims.context import coarse as is_coarse
 from dpaudit.claims.curve_deltas import EVEN_DECADES
 from dpaudit.claims.declaration import ClaimRun, Declaration, EmpiricalPlan, PointPlan, Skip
-from dpaudit.claims.evidence import LemmaCheck, LemmaOutcome
+from dpaudit.claims.evidence import LemmaCheck, LemmaOutcome, PointEvidence
 from dpaudit.claims.formatting import fmt
 from dpaudit.learners.domains import Ball, Box, Domain, Simplex
 from dpaudit.learners.wdp_cocol import WDPCOCOL
@@ -362,9 +362,10 @@ def _plan_window_tree(params: Mapping[str, Any], gauss: bool) -> PointPlan | Ski
     return PointPlan(parameters=dict(params), claimed_epsilon=eps, claimed_delta=delta,
                         exact=exact, exact_upper=upper, accountant=acc, empirical=emp,
                         recommendation=_said(rec), curve=curve,
-                        evidence={"position": i, "noise_scale": noise.scale,
-                                  "nodes_with_leaf": len(ex.noisy_nodes_with_leaf(W, T, i)),
-                                  "leaf_exposed_exactly": ex.exposed_exactly(W, T, i)})
+                        evidence=PointEvidence(details={
+                            "position": i, "noise_scale": noise.scale,
+                            "nodes_with_leaf": len(ex.noisy_nodes_with_leaf(W, T, i)),
+                            "leaf_exposed_exactly": ex.exposed_exactly(W, T, i)}))
 
 
 def _domain(params: Mapping[str, Any]) -> Domain:
@@ -491,9 +492,10 @@ def _plan_learner(params: Mapping[str, Any], gauss: bool, cocol: bool
     return PointPlan(parameters=dict(params), claimed_epsilon=eps, claimed_delta=delta,
                         exact=exact, exact_upper=upper, accountant=acc, empirical=emp,
                         recommendation=_said(rec), curve=curve,
-                        evidence={"position": i, "horizon": horizon, "gradient_gap": gap,
-                                  "printed_sensitivity": Dp, "noise_scale": noise.scale,
-                                  "mu": mu, "D": domain.diameter, "leaf_exposed_exactly": exposed})
+                        evidence=PointEvidence(details={
+                            "position": i, "horizon": horizon, "gradient_gap": gap,
+                            "printed_sensitivity": Dp, "noise_scale": noise.scale, "mu": mu,
+                            "D": domain.diameter, "leaf_exposed_exactly": exposed}))
 
 
 def _plan_standard_tree(params: Mapping[str, Any]) -> PointPlan:
@@ -515,8 +517,8 @@ def _plan_standard_tree(params: Mapping[str, Any]) -> PointPlan:
     return PointPlan(parameters=dict(params), claimed_epsilon=eps, claimed_delta=0.0,
                         exact=exact, exact_upper=exact, accountant=acc, empirical=emp,
                         recommendation=_said(rec), curve=lambda: pure_curve(Delta / noise.scale, k),
-                        evidence={"nodes_with_leaf_1": k,
-                                                      "printed_count": math.log2(T)})
+                        evidence=PointEvidence(details={"nodes_with_leaf_1": k,
+                                                        "printed_count": math.log2(T)}))
 
 
 def _single_release(noise_fn: Callable[[int, np.random.Generator], np.ndarray]
@@ -554,7 +556,7 @@ def _plan_prop(claim_id: str, params: Mapping[str, Any]) -> PointPlan:
                                                     data1=np.array([-0.5]),
                                                     statistic=lambda o: o[:, 0],
                                                     statistic_name="the release itself"),
-                            evidence={"c": c, "sigma": sigma})
+                            evidence=PointEvidence(details={"c": c, "sigma": sigma}))
     eps, d1, d2, k = params["epsilon"], params["delta_1"], params["delta_2"], params["k"]
     claimed = math.sqrt(2 * k * math.log(1 / d2)) * eps + k * eps * math.expm1(eps)
     cdelta = k * d1 + d2
@@ -570,7 +572,7 @@ def _plan_prop(claim_id: str, params: Mapping[str, Any]) -> PointPlan:
                             statistic_name="number of ones among the k responses")
     return PointPlan(parameters=dict(params), claimed_epsilon=claimed, claimed_delta=cdelta,
                         exact=exact, exact_upper=exact, accountant=exact, empirical=emp,
-                        evidence={"eps_prime": claimed})
+                        evidence=PointEvidence(details={"eps_prime": claimed}))
 
 
 def plan(claim_id: str, params: Mapping[str, Any]) -> PointPlan | Skip:

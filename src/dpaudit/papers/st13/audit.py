@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from dpaudit._validation import check_int
-from dpaudit.claims.evidence import EXACT_TOLERANCE, GridPoint
+from dpaudit.claims.evidence import EXACT_TOLERANCE, GridPoint, PointEvidence
 from dpaudit.claims.verdict import format_parameters
 from dpaudit.claims.declaration import (ClaimRun, Declaration, EmpiricalPlan, PointPlan,
                                         Skip)
@@ -103,10 +103,9 @@ def _horizons(ctx: AuditContext, coarse_Ts: Sequence[int], full_Ts: Sequence[int
     return [T for T in Ts if T <= max(ctx.budget.max_T, min(Ts))]
 
 
-def _d_note(evidence: dict[str, Any], d: int) -> dict[str, Any]:
-    if d > 1:
-        evidence["note"] = _D_GT_1_NOTE
-    return evidence
+def _d_note(evidence: dict[str, Any], d: int) -> PointEvidence:
+    """The point's record: the paper's entries, with the note on ``d > 1`` where it applies."""
+    return PointEvidence(details=evidence | ({"note": _D_GT_1_NOTE} if d > 1 else {}))
 
 
 # ------------------------------------------------------------------------------------------------
