@@ -8,8 +8,8 @@ each Gaussian and Laplace draw the code makes (method, line, location, scale, sh
 :mod:`dpaudit.greybox.noise_sites`). The replay must own every draw: other randomness is served
 and listed in :attr:`ReplayGenerator.foreign` (no law is derived), and any access to the bits
 behind the rng is listed in :attr:`ReplayGenerator.guarded` (such code can replay or cancel its
-own noise, so neither a derived law nor a declared accountant describes it). The approach is dp-recorder's
-(PETS 2026), applied to the numpy ``Generator`` interface.
+own noise, so neither a derived law nor a declared accountant describes it). The approach is
+dp-recorder's (PETS 2026), applied to the numpy ``Generator`` interface.
 
 The three modes, what is foreign and what is guarded: docs/greybox-notes.md#replay.
 """
