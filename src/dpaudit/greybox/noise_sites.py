@@ -8,8 +8,9 @@ reported against the draw's share of one release's calibration (a note, not the 
 **Whole calibration** (:func:`pair_calibration`, the decision): the shift over all draws against
 the schedule's ``mu_S = sqrt(releases) * Delta / sigma`` (Laplace ``releases * Delta / b``),
 exactly from the derived pair law where there is one (Dong, Roth & Su, JRSS-B 2022, Cor. 3.3;
-basic composition, Dwork & Roth 2014, Thm 3.16), else by composing the per-draw moves, a bound
-that can over-count (blocking ``holds``, never the reverse). A ratio above 1 (add/remove
+basic composition, Dwork & Roth 2014, Thm 3.16), else by composing the per-draw moves: for the
+usual shapes an over-count (blocking ``holds``, never the reverse), not a bound only for
+non-affine code that takes back part of an earlier noisy value's data. A ratio above 1 (add/remove
 calibration under replace-one, a missing clip, noise below the schedule) is caught without a
 user-written lemma. dp-recorder (PETS 2026) records noise-primitive inputs the same way.
 

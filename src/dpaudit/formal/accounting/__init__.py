@@ -7,12 +7,13 @@ Oh & Viswanath, ICML 2015, Thm 3.3) and advanced composition (Dwork, Rothblum & 
 2010, Thm III.3); exact enumeration of a Gaussian with a few groups of two-point pieces; and
 privacy loss distributions (dp-accounting 0.6.0; Meiser & Mohammadi 2018, Doroshenko et al.
 2022) for the rest, behind :func:`epsilon_of_event`, :func:`delta_of_event` and
-:class:`GuardedAccountant`. Every number returned is an upper bound on the exact epsilon. Gaussian
-and Laplace pieces always shift by one sensitivity (dp-accounting's ADD_OR_REMOVE_ONE, never
-REPLACE_ONE), and the package walks composed events itself (dp-accounting's ``PLDAccountant``
-drops the count of self-composed randomized response). Modules: :mod:`.closed_forms`,
-:mod:`.dp_accounting_bridge` (the guarded event walker), :mod:`.schedules` (Laplace, pure
-compositions, trees, calibration); this facade re-exports their public names.
+:class:`GuardedAccountant`. Every number returned is an upper bound on the exact epsilon (a PLD's
+up to its resolution). Gaussian and Laplace pieces always shift by one sensitivity
+(dp-accounting's ADD_OR_REMOVE_ONE, never REPLACE_ONE), and the package walks composed events
+itself (dp-accounting's ``PLDAccountant`` drops the count of self-composed randomized response).
+Modules: :mod:`.closed_forms`, :mod:`.dp_accounting_bridge` (the guarded event walker),
+:mod:`.schedules` (Laplace, pure compositions, trees, calibration); this facade re-exports their
+public names.
 
 The conventions, guards, tolerances and references in full:
 docs/formal-notes.md#exact-accounting.
