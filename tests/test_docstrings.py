@@ -31,6 +31,8 @@ NOT_YET_DOCUMENTED = ("afkt23/audit.py", "jkt12/audit.py", "pfcoco/audit.py", "s
 
 #: A tracker reference: "issue" or "issues", a space, a number.
 TRACKER_NUMBER = re.compile(r"\b[Ii]ssues? [0-9]+")
+#: The same reference wrapped onto the next line of a comment or docstring ("(issue" / "# 35").
+TRACKER_NUMBER_WRAPPED = re.compile(r"\b[Ii]ssues?[ \t]*\n[ \t]*(?:#[ \t]*)?[0-9]+")
 
 _SECTION = re.compile(r"^Parameters\n-{10,}\n(.*?)(?:\n\n[A-Z][A-Za-z ]*\n-{4,}\n|\Z)",
                       re.S | re.M)
@@ -119,6 +121,8 @@ def test_no_tracker_numbers_in_src_or_tests() -> None:
                 continue
             hits += [f"{path.relative_to(ROOT)}:{i}"
                      for i, line in enumerate(text.splitlines(), 1) if TRACKER_NUMBER.search(line)]
+            hits += [f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1} (wrapped)"
+                     for m in TRACKER_NUMBER_WRAPPED.finditer(text)]
     assert not hits, "tracker numbers (say what and why instead): " + ", ".join(hits)
 
 
@@ -126,6 +130,9 @@ def test_the_tracker_pattern_catches_a_number_and_nothing_else() -> None:
     assert TRACKER_NUMBER.search("see " + "issue" + " 45") and TRACKER_NUMBER.search(
         "Issues" + " 12 and 13")
     assert not TRACKER_NUMBER.search("an issue with 3 pairs")
+    assert TRACKER_NUMBER_WRAPPED.search("height (" + "issue\n    # 35: labels)")
+    assert TRACKER_NUMBER_WRAPPED.search("audit (" + "issue\n    35: empty)")
+    assert not TRACKER_NUMBER_WRAPPED.search("an issue\n    with 3 pairs")
     assert not TRACKER_NUMBER.search("tissue 4")
 
 

@@ -545,8 +545,8 @@ def _call_blobs(fn_blob: bytes, shared_blob: bytes, item_blob: bytes, token: str
         return cloudpickle.loads(fn_blob)(_SHARED_CACHE[token], cloudpickle.loads(item_blob))
     except Exception as exc:
         # The task's own error (e.g. a mechanism's bad output) is deterministic: sent back as a
-        # result, not raised, so Dask does not retry it 3 times and log 31 tracebacks (issue
-        # 25); retries are for lost workers only.
+        # result, not raised, so Dask does not retry it 3 times and log 31 tracebacks; retries are
+        # for lost workers only.
         return _TaskFailed.of(exc)
 
 

@@ -575,8 +575,8 @@ def rerender_directory(out_dir: str | os.PathLike[str], display_dir: str | None 
                        ) -> tuple[list[dict[str, Any]], IndexPaths]:
     """Re-render every claim's Markdown/HTML/figures and the index from the saved JSON alone.
 
-    ``ValueError`` before anything is written when ``out_dir`` holds no saved claim audit (issue
-    35: an empty index was written, then the command failed)."""
+    ``ValueError`` before anything is written when ``out_dir`` holds no saved claim audit (else an
+    empty index would be written before the command failed)."""
     records = load_report_directory(out_dir)
     if not records:
         raise ValueError(no_saved_audits_message(out_dir if display_dir is None else display_dir))
