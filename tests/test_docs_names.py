@@ -12,6 +12,7 @@ In them:
   ``tests/test_x.py::test_y`` names a test defined in that file; every relative Markdown link
   ``[text](target)`` points at an existing file (resolved from the page's folder);
 * no heading names an issue number;
+* every page of ``docs/`` is in ``mkdocs.yml``'s navigation, and every entry there is a page;
 * the removed ``dpaudit.audits`` paths (and bare ``audits.x`` names) appear only in
   ``docs/layout.md``'s changelog, and there none of them imports (they were removed, not moved).
 
@@ -269,3 +270,14 @@ def test_no_long_sentence_is_pasted_into_two_pages() -> None:
     pasted = "Engine modules are named here by the packages of the engine layout: `dpaudit.blackbox` " \
              "(black-box statistics), and the old import paths keep working for one release."
     assert _sentences(f"# A\n\n{pasted}\n\n| a | b |\n") == [pasted]
+
+
+def test_every_page_of_docs_is_in_the_site_navigation() -> None:
+    # A page missing from mkdocs.yml's nav is built but reachable only by a link; the site's
+    # navigation is how a maintainer finds the notes a module docstring points at.
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = config.split("\nnav:\n", 1)[1].split("\n# ", 1)[0]
+    listed = set(re.findall(r"^  - .*:\s*([\w-]+\.md)\s*$", nav, re.M))
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")}
+    assert pages - listed == set(), "pages not in mkdocs.yml's nav"
+    assert listed - pages == set(), "nav entries without a page"

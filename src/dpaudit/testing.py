@@ -1,39 +1,22 @@
 """pytest plugin for users' own CI: assert that a mechanism is not caught violating its DP claim.
 
-Installed with dpaudit (entry point ``pytest11``), so it is active in any pytest run once dpaudit is
-installed. It provides
+Installed with dpaudit (entry point ``pytest11``). It provides :func:`assert_dp`, which runs
+:func:`dpaudit.audit` and raises ``AssertionError`` with a readable message when the empirical
+lower bound exceeds the claim (``sequential=True``: the anytime-valid gate
+:func:`dpaudit.blackbox.sequential_gate.sequential_gate`); the fixture ``dp_auditor``
+(:class:`DPAuditor`), seeded from the test's id; the marker ``dp_slow``; and the options
+``--dp-seed``, ``--dp-samples`` and ``--dp-sequential``. The assertions (:func:`assert_dp`,
+:func:`assert_claim`, :func:`assert_sensitivity`) need no pytest::
 
-* :func:`assert_dp`, a plain function usable in any test::
+    from dpaudit.testing import assert_dp
 
-      from dpaudit.testing import assert_dp
+    def test_my_laplace_is_1_dp():
+        def mechanism(data, n, rng):        # n independent runs -> array with leading axis n
+            return sum(data) + rng.laplace(0.0, 1.0, size=n)
+        assert_dp(mechanism, [0, 0, 1], [0, 0, 0], epsilon=1.0, samples=200_000)
 
-      def test_my_laplace_is_1_dp():
-          def mechanism(data, n, rng):        # n independent runs -> array with leading axis n
-              return sum(data) + rng.laplace(0.0, 1.0, size=n)
-          assert_dp(mechanism, [0, 0, 1], [0, 0, 0], epsilon=1.0, samples=200_000)
-
-  It runs :func:`dpaudit.audit` (same mechanism contract) and raises ``AssertionError`` with a
-  readable message (the lower bound, the claim, the event, its counts and how to reproduce) when
-  the empirical lower bound on epsilon exceeds the claim; otherwise it returns the
-  :class:`~dpaudit.blackbox.empirical_audit.AuditResult`. With ``sequential=True`` it runs the
-  anytime-valid CI gate :func:`dpaudit.blackbox.sequential_gate.sequential_gate` instead, which
-  stops at the first conclusive evidence (at most ``max_samples`` runs per input), and fails with
-  the gate's stopping time, log-wealth and winning event;
-* the fixture ``dp_auditor`` (:class:`DPAuditor`), whose ``assert_dp`` derives a fixed seed from
-  the test's id, so every test uses its own reproducible randomness;
-* the marker ``dp_slow`` for slow audits (deselect them in quick runs with ``-m "not dp_slow"``);
-* the options ``--dp-seed`` (base seed of the fixture, default 0), ``--dp-samples`` (default
-  samples of the fixture's audits) and ``--dp-sequential`` (the fixture's ``assert_dp`` runs the
-  sequential gate, ``--dp-samples`` being its largest number of runs per input).
-
-The assertions (:func:`assert_dp`, :func:`assert_claim`, :func:`assert_sensitivity`) need no
-pytest: ``from dpaudit.testing import assert_dp`` works in a script or notebook without it; only
-the hooks and the fixture do.
-
-Seeds are deterministic by default: ``assert_dp`` uses ``seed=0`` unless told otherwise and the
-fixture derives its seeds from ``--dp-seed`` and the test id, so a CI failure reproduces locally.
-A test that passes is not a proof of privacy: the audit is a one-sided statistical test that can
-only find violations (with probability ``1 - alpha`` of no false alarm per call).
+Seeds are deterministic, so a CI failure reproduces locally; a passing test is not a proof of
+privacy. In full: docs/cli.md#auditing-your-own-mechanism-in-ci-pytest-plugin.
 """
 
 from __future__ import annotations

@@ -1,36 +1,18 @@
 """Atoms inside continuous outputs: values that repeat on one input's runs and not on the other's.
 
-A continuous release can hide a point mass (an *atom*) that betrays its input: a release that
-outputs the raw sum, no noise, when its Gaussian draw falls in a band of probability 2e-3 (atoms at
-``m0`` on one input, ``m1`` on the other), or Gaussian noise clipped at 3.5 sigma (atoms of
-probability about 2.3e-4 at ``m0 +- 3.5 sigma`` on one input, at ``m1 +- 3.5 sigma`` on the other).
-Each such atom is an event of probability ``p`` on one input and 0 on the other: epsilon is
-infinite beyond ``delta = p``. Threshold events on a score do not isolate a point, and the binned
-statistics give an atom a bin of its own only when it holds 1% of the probe
-(:data:`~dpaudit.blackbox.fitters_binned.ATOM_FRACTION`), so rare atoms went unseen.
+A continuous release can hide a point mass (an atom) that betrays its input (the raw sum released
+when the noise falls in a band, Gaussian noise clipped): an event of probability ``p`` on one
+input and 0 on the other, infinite epsilon beyond ``delta = p``, which threshold events and the
+binned statistics (:data:`~dpaudit.blackbox.fitters_binned.ATOM_FRACTION`) miss when it is rare.
+:class:`AtomFitter`, a member of the default family of :mod:`dpaudit.blackbox.learned_statistics`,
+finds on the fit split the per-coordinate values that repeat at least :data:`MIN_REPEATS` times on
+one input and separate the inputs (:data:`MAX_OTHER_FRACTION`), and scores a run +1 / -1 / 0 by
+the atoms it hits, so its threshold events are "the output hits an atom of data1 (data0)". It
+gives no candidate for ordinary continuous releases; its atoms are fitted on the fit split only
+and at most :data:`MAX_VALUES` values per input are kept, so a false or missed atom costs power,
+never validity.
 
-:class:`AtomFitter` (a member of the default family of :mod:`dpaudit.blackbox.learned_statistics`,
-for scalars and vectors) looks, on the *fit* split only, for values that repeat **per
-coordinate** (exact float equality of one coordinate of the flattened output; a repeated full row
-repeats in every coordinate, so it is found too): value ``v`` of coordinate ``j`` is an atom of
-input ``k`` when it occurs at least :data:`MIN_REPEATS` times among input ``k``'s fit runs and
-*separates* the inputs there: its count on the other input, scaled to equal run counts, is at most
-:data:`MAX_OTHER_FRACTION` of its count on ``k``. Its score is ``+1`` for a run with a coordinate
-on an atom of data1 (and none on an atom of data0), ``-1`` for the mirror case, ``0`` otherwise, so
-the engine's threshold events on it are exactly "the output hits an atom of data1" and "... of
-data0" (one-sided; with ``delta > 0`` their pooled mirrored pair), chosen on the selection split
-like every statistic and counted on the test split with the exact intervals or the joint test.
-
-Outputs with no value repeated on the fit split, or whose repeated values occur on both inputs
-alike (a projection's boundary, a grid), give no candidate, so an ordinary continuous release is
-audited exactly as before. The choice of this statistic among the others is made on the
-selection split (no Bonferroni factor), and its atoms are fitted on the fit split only: the test
-split is never seen, so the bound stays valid whatever the fit found (a false atom costs power,
-not validity).
-
-Memory: the fit split's values are kept up to :data:`MAX_VALUES` per input (8 bytes each) and
-the atoms are searched in those; beyond that (vectors with very many coordinates and a large fit
-split) only the first runs are searched, which costs power on rarer atoms, never validity.
+The examples, the rule and why validity holds: docs/blackbox-notes.md#atom-statistics.
 """
 
 from __future__ import annotations

@@ -1,36 +1,17 @@
 """Counting one test chunk without sorting it: the watched events' counts and the histogram's bins.
 
 The test split (:func:`dpaudit.blackbox.empirical_audit.audit`, step 4) reduces each chunk of
-scores to a few integers: for every watched threshold event its count, and the counts of the
-report's histogram (:class:`~dpaudit.blackbox.statistics.HistogramAccumulator`). The reference way
-sorts the chunk once and answers everything by binary search
-(:meth:`HistogramAccumulator.update_sorted`, :meth:`ThresholdEvent.count_sorted`). Sorting was
-a third of a scalar audit's overhead on top of sampling, so
-:class:`ChunkCounter` gets the same integers in a few linear passes over buffers reused from
-chunk to chunk:
+scores to a few integers: every watched threshold event's count and the report histogram's bins
+(:class:`~dpaudit.blackbox.statistics.HistogramAccumulator`). The reference way sorts the chunk and
+answers by binary search (:meth:`HistogramAccumulator.update_sorted`,
+:meth:`ThresholdEvent.count_sorted`); :class:`ChunkCounter` gets the same integers, bit for bit,
+in a few linear passes over reused buffers: event counts by comparison, and equally spaced bins by
+a floating-point floor whose rounding error ``dev`` is bounded from the edges themselves, scores
+within ``tol >= dev`` of an edge (and NaN, overflowing scores) falling back to binary search.
+Other edges, non-finite ones or a NaN threshold fall back to sorting. ``tests/test_chunk_counts.py``
+checks the equality on random chunks with ties, signed zeros, infinities and NaN.
 
-* an event's count: ``#(score <= t)`` for ``{score <= t}``, ``n - #(score <= t)`` for
-  ``{score > t}``: exactly ``searchsorted(sorted, t, side="right")``, also for NaN scores, which
-  sort last (they fall in no ``{score <= t}``) and for infinite ones;
-* the histogram, when its edges are equally spaced (the equal-width and lattice edges of
-  :meth:`HistogramAccumulator.from_training`): the bin of a score ``x`` in the sorted rule is the
-  number of interior edges ``e_i <= x`` (interior edges ``e_1 .. e_{K-1}``; a score below the
-  first edge counts in the first bin, above the last edge in the last). With
-  ``F(x) = (x - e_0) * (K / (e_K - e_0))`` in floating point, ``F`` is non-decreasing (one
-  subtraction of a constant, one multiplication by a positive constant, each rounded to nearest).
-  ``dev = max_i |F(e_i) - i|`` is computed once from the edges themselves. For any ``x`` and any
-  ``i``: ``x >= e_i`` gives ``F(x) >= F(e_i) >= i - dev`` and ``x < e_i`` gives
-  ``F(x) <= i + dev``; so a score whose ``F(x)`` is farther than ``tol >= dev`` from every integer
-  has ``floor(F(x)) >= i`` exactly when ``e_i <= x``, and ``floor(F(x))`` clipped to
-  ``[0, K - 1]`` is its bin. Scores within ``tol`` of an integer (rare for continuous scores;
-  NaN and overflowing scores are flagged the same way) are located by binary search among the
-  edges (``searchsorted(interior, x, side="right")``), which is the sorted rule itself. The
-  clipped counts are ``#(x < e_0)`` and ``n - #(x <= e_K)``, as in ``update_sorted``.
-
-Edges that are not equally spaced (the midpoints of a discrete statistic's values), non-finite,
-or a NaN threshold fall back to sorting. Either way the integers are those of the sorted rule,
-bit for bit; ``tests/test_chunk_counts.py`` checks this on random chunks with ties at the edges
-and thresholds, signed zeros, infinities and NaN.
+Why the floor gives the sorted rule's bin exactly: docs/blackbox-notes.md#chunk-counts.
 """
 
 from __future__ import annotations

@@ -1,40 +1,19 @@
 """Exact one-sided confidence bounds and the privacy lower bounds derived from event counts.
 
-An empirical privacy audit observes, for one fixed event ``S``, how often ``S`` happened in ``n_p``
-independent runs on one input (count ``k_p``) and in ``n_q`` independent runs on its neighbour
-(count ``k_q``). Everything in this module turns such counts into statements that hold with
-probability at least ``1 - alpha`` over the sampling (``../shared/AUDIT-METHOD.md`` section 3):
+For one fixed event ``S`` observed ``k_p`` times in ``n_p`` runs on one input and ``k_q`` times in
+``n_q`` runs on its neighbour, every function here makes a statement that holds with probability
+at least ``1 - alpha`` over the sampling (``../shared/AUDIT-METHOD.md`` section 3):
+:func:`clopper_pearson_lower` / :func:`clopper_pearson_upper` (Clopper & Pearson, Biometrika 1934;
+equal to statsmodels' ``proportion_confint(method="beta")`` at level ``2 a``); :class:`Bonferroni`,
+which shares ``alpha`` over ``m`` events at ``a = 1 - sqrt(1 - alpha / m)`` per interval (two
+independent intervals per event); :func:`epsilon_lower_bound`, ``ln((p_lo - delta) / q_hi)``
+from ``P[M(D) in S] <= e^eps P[M(D') in S] + delta``; and :func:`gdp_mu_lower_bound`,
+``Phi^-1(p) - Phi^-1(q)`` (Dong, Roth & Su, JRSS-B 2022, Def. 2.6), valid for any mechanism but
+never deciding a verdict. Public bounds at or below zero are reported as ``0.0``
+(:func:`log_ratio_lower_bound` gives the unclamped value). :func:`wilson_lower` /
+:func:`wilson_upper` are approximate, for ranking candidate events only.
 
-* :func:`clopper_pearson_lower` / :func:`clopper_pearson_upper`: exact one-sided Clopper-Pearson
-  bounds on a binomial proportion (Clopper and Pearson, Biometrika 1934), i.e. quantiles of the
-  beta distribution. They agree with
-  ``statsmodels.stats.proportion.proportion_confint(k, n, alpha=2 * a, method="beta")``, whose two
-  ends are each one-sided at level ``1 - a``.
-* :class:`Bonferroni`: the bookkeeping of the confidence level. ``m`` events evaluated on the fresh
-  split share the level ``alpha`` (``alpha / m`` each); each event needs *two* intervals, one per
-  neighbouring input. The two counts come from independent samples, so the pair of intervals holds
-  jointly with probability ``(1 - a)^2``; each interval is therefore computed at
-  ``a = 1 - sqrt(1 - alpha / m)`` (slightly larger, hence slightly tighter, than ``alpha / (2 m)``).
-* :func:`epsilon_lower_bound`: if a mechanism is (epsilon, delta)-DP then
-  ``P[M(D) in S] <= exp(epsilon) P[M(D') in S] + delta`` for every event, so
-  ``epsilon >= ln((p - delta) / q)``; replacing ``p`` by its lower bound and ``q`` by its upper
-  bound gives a (1 - alpha) lower confidence bound on epsilon.
-* :func:`gdp_mu_lower_bound`: if a mechanism is mu-GDP (Dong, Roth and Su, *Gaussian Differential
-  Privacy*, JRSS-B 2022, Def. 2.6) then every test has ``FNR >= Phi(Phi^-1(1 - FPR) - mu)``, so
-  ``mu >= Phi^-1(1 - FPR) - Phi^-1(FNR)``. Reading the event ``S`` as the rejection region of the
-  test "the output came from D'" gives ``FPR = q`` and ``FNR = 1 - p``, i.e.
-  ``mu >= Phi^-1(p) - Phi^-1(q)``. The bound on mu is valid for any mechanism; reading it as a
-  statement about epsilon assumes a Gaussian trade-off curve, which is why it never decides a
-  verdict.
-
-Non-positive bounds. Epsilon and mu are non-negative by definition, so a computed bound at or below
-zero carries no information; the public bounds are reported as ``0.0`` (which is trivially valid),
-and :func:`log_ratio_lower_bound` exposes the unclamped value (``-inf`` when ``p_lo <= delta`` or
-``p_lo = 0``) for diagnostics.
-
-:func:`wilson_lower` / :func:`wilson_upper` are *approximate* (Wilson score) bounds, cheap enough to
-rank hundreds of thousands of candidate events on a training split. They are never used for a
-reported bound.
+Each bound and why it holds: docs/blackbox-notes.md#confidence-bounds.
 """
 
 from __future__ import annotations

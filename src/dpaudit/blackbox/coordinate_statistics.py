@@ -1,50 +1,20 @@
 """Location-shift statistics that share information across coordinates.
 
-The location-shift statistic of :mod:`dpaudit.blackbox.fitters_location` estimates every
-coordinate's shift on its own. Two kinds of vector output defeat it, and the oracle ratio of
-``benchmarks/oracle_ratio.py`` measures both:
+The location-shift statistic of :mod:`dpaudit.blackbox.fitters_location` estimates each
+coordinate's shift on its own, which some vector outputs defeat (``benchmarks/oracle_ratio.py``
+measures them). :class:`PooledShiftFitter` pools many small shifts: a positive-part James-Stein
+estimate shrunk toward the precision-weighted mean (Efron & Morris, JASA 1973, eq. 1.6) and a
+weighted sign-test event whose cut is fixed on the fit split (:func:`sign_law`,
+:func:`best_sign_cut`; median variances by the sparsity estimate, Siddiqui 1960, Bofinger 1975).
+:class:`WhitenedShiftFitter` fits the same statistics on Cholesky-whitened outputs when the
+coordinates are significantly correlated (prefix sums). Both also emit the Laplace-form event with
+its cut chosen from per-coordinate histograms (:class:`ScoreEventScorer`) for rare events of a
+large shift. Like every member of the family (:mod:`dpaudit.blackbox.learned_statistics`) the
+fitters see the probe and fit split only: pooling and whitening change which statistic is
+estimated, never how the chosen event is tested.
 
-* **Many coordinates, each shifted a little** (DP-Sniper's parallel Laplace: a shift of 1 in each of
-  20 coordinates of Laplace noise of scale 200). At 10^6 runs per input the fit split (5 x 10^4
-  runs) estimates each shift with a standard error near 1.3, so a quarter of the signs of the
-  per-coordinate sign test are wrong and the statistic is mostly noise. The fix is to pool: when
-  the estimated shifts are consistent with one common shift, estimate that common shift from all
-  coordinates (standard error ``1.3 / sqrt(20)``) instead of each on its own.
-  :class:`PooledShiftFitter` emits (a) the location-shift scorer with its per-coordinate shifts
-  replaced by their positive-part James-Stein estimate, shrunk toward the precision-weighted
-  mean (Efron and Morris, JASA 1973, "Stein's estimation rule and its competitors", eq. 1.6,
-  unequal variances handled by standardising), and (b) the best event of the weighted sign test
-  ``sum_j w_j sign(x_j - c_j)`` (the small-shift limit of the Laplace log likelihood ratio) with
-  the James-Stein shifts and, where different, with one common shift: its cut is chosen on the
-  fit split, from the law of the sign count that the fit split's per-coordinate rates give
-  under independence (:func:`sign_law`, :func:`best_sign_cut`), so the event is fixed before the
-  selection split and its selection-split rates are not a maximum over thresholds (at 10^6
-  runs the selection split, 5 x 10^4 runs, knows the best event's log ratio 0.044 only to
-  +-0.026). Each shift's variance is the sum of the two medians' variances, each estimated from
-  the fit split as ``(q(1/2 + h) - q(1/2 - h)) / (2 h)`` squared over ``4 n`` (the sparsity
-  estimate of a sample median's variance, Siddiqui 1960, Bofinger 1975).
-* **Rare events of a large shift** (the counter with fresh noise: 8 coordinates each shifted by
-  their noise scale; the best event has probability 10^-5 on one input, about one selection run).
-  Both fitters also emit the plain Laplace-form statistic's best event with its cut chosen on the
-  fit split from the product of per-coordinate histograms (:class:`ScoreEventScorer`), so that
-  its value does not depend on counting a handful of selection runs.
-* **Correlated coordinates** (DP-Sniper's prefix sums: the release is ``cumsum`` of independent
-  noisy increments). A per-coordinate log ratio of a correlated vector is not its likelihood
-  ratio; the best event of the prefix sums is "every increment below its shift", a statement about
-  the increments. :class:`WhitenedShiftFitter` estimates the within-input covariance ``Sigma`` of
-  the outputs on the probe runs, maps every output ``y`` to ``z = L^{-1} (y - mean)`` with
-  ``L`` the lower Cholesky factor of ``Sigma`` (for a lower-triangular linear image of independent
-  noise, ``L^{-1}`` recovers the independent coordinates, up to their scale and the probe's
-  estimation error), and fits the location-shift statistic (plain, James-Stein pooled, and the
-  pooled sign-test events) on ``z``.
-  It emits nothing unless every coordinate is continuous and some correlation is significant
-  (otherwise ``z`` is the plain output rescaled, and the candidate would only add selection noise).
-
-Discipline: as for every member of the family (:mod:`dpaudit.blackbox.learned_statistics`), the
-fitters see the probe and fit split only; the engine scores the selection split with every emitted
-scorer and keeps one (:func:`~dpaudit.blackbox.learned_statistics.choose`); the test split is drawn
-after the choice. Pooling and whitening change which statistic is estimated, never how the chosen
-event is tested.
+The three kinds of output and why each statistic fits them:
+docs/blackbox-notes.md#coordinate-statistics.
 """
 
 from __future__ import annotations

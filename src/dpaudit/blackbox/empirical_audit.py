@@ -1,73 +1,20 @@
 """Black-box empirical lower bounds on epsilon: :func:`audit` and :class:`AuditResult`.
 
-The procedure (``../shared/AUDIT-METHOD.md`` section 3) for one neighbouring pair ``(data0, data1)``
-and ``samples`` runs per input:
+For one neighbouring pair and ``samples`` runs per input (``../shared/AUDIT-METHOD.md``
+section 3): split the runs in drawing order into training and test parts; learn a statistic
+(:mod:`dpaudit.blackbox.training`) and choose events on the training part; count the chosen events
+on the fresh test part and bound epsilon with exact one-sided Clopper-Pearson bounds,
+``epsilon_lb = max(0, ln((p_lo - delta) / q_hi))``, Bonferroni over the events evaluated. The test
+samples are independent of every choice, so the bound holds with probability at least
+``1 - alpha`` for the mechanism as sampled (floating-point samplers are not exactly DP: Mironov,
+CCS 2012). With candidate ``pairs`` a pilot on disjoint streams picks the pair. A result is a
+deterministic function of the mechanism, the inputs and the arguments that shape sampling.
+The parts: :mod:`dpaudit.blackbox.audit_config` (budgets, split), :mod:`dpaudit.blackbox.pilot`,
+:mod:`dpaudit.blackbox.counting` and :mod:`dpaudit.blackbox.evaluation`; this module checks the
+arguments and runs them in order.
 
-1. **Split.** The runs on each input are split, in drawing order, into a training part
-   (``train_fraction`` of them) and a test part. When the statistic has to be learned (vector
-   outputs, discrete outputs), the training part is halved into a *fit* split and a *selection*
-   split; otherwise (scalar outputs, a user statistic) it is all selection split.
-2. **Statistic** (fit split). Scalar continuous outputs are their own score; vector outputs and
-   trajectories (flattened) get a linear discriminant; discrete outputs get their estimated log
-   likelihood ratio (:mod:`dpaudit.blackbox.statistics`). A user ``statistic`` replaces all of this;
-   it must act row-wise (the score of a run depends on that run's output only), which is checked
-   on the probe (:meth:`~dpaudit.blackbox.statistics.UserScorer.check_row_wise`): the engine scores
-   the runs in chunks, and a statistic that looks at the whole chunk makes the counts of step 4
-   non-binomial and the bound invalid.
-3. **Event** (selection split). Every threshold of the score, both tails (an event and its
-   complement) and both directions (which input is the numerator) are ranked by the bound they
-   are expected to give on the test split; the best ``test_events`` (default one) are kept. For
-   claims with ``delta > 0`` the candidates also include pooled mirrored pairs
-   (:class:`~dpaudit.blackbox.statistics.PooledEvent`: an upper-tail event from one input with a
-   disjoint lower-tail event from the other, one statement over the runs of both inputs, valid
-   for any mechanism because the neighbour relation is symmetric;
-   :func:`~dpaudit.blackbox.confidence.pooled_proportion_bound` says why the Clopper-Pearson ends
-   stay exact). For those claims (continuous or user scores) up to two *hedge* events are added
-   when they differ from the kept ones: the best events of two more rankings of the same selection
-   split, with the selection rates bounded at one standard error
-   (:data:`~dpaudit.blackbox.statistics.HEDGE_SELECTION_LEVEL`) and with the ``delta = 0``
-   multiplicity penalty; they guard against the main ranking's occasional winner's-curse pick
-   among sparse-tail events (:data:`HEDGE_RANKINGS`). A separate event is chosen the same way
-   for the Gaussian-DP bound.
-4. **Bound** (test split, fresh samples never seen by steps 2-3). The chosen events are counted
-   on both inputs; exact one-sided Clopper-Pearson bounds give
-   ``epsilon_lb = max(0, ln((p_lo - delta) / q_hi))``, with a Bonferroni factor equal to the
-   number of events evaluated on the test split, the hedge events included
-   (:class:`~dpaudit.blackbox.confidence.Bonferroni`).
-   Because the test samples are independent of everything chosen before, the bound holds with
-   probability at least ``1 - alpha`` for the mechanism as sampled. The Gaussian-DP lower bound
-   ``mu_lb`` is a separate ``1 - alpha`` statement from its own event, outside the Bonferroni
-   correction: the epsilon statement and the mu statement each hold with probability at least
-   ``1 - alpha``, both jointly with probability at least ``1 - 2 alpha``. This is acceptable
-   because mu never decides the verdict (reading mu as (epsilon, delta) assumes a Gaussian
-   trade-off curve).
-
-Candidate pairs (``pairs=[(d0, d1), ...]``): each pair gets a pilot run of ``pilot_samples`` per
-input (steps 1-3 only, with the projection to the main test size), and the main budget goes to the
-pair with the highest projected bound. The default pilot is small: ``PILOT_FRACTION`` (20%) of
-``samples`` per input in total across the pairs, but at least ``MIN_PILOT_SAMPLES`` (100) runs per
-input per pair (so the total exceeds 20% only with more than ``samples / 500`` pairs). The pilot
-runs are extra to ``samples``. The main run draws fresh samples from streams disjoint from every
-pilot stream, so the choice of the pair depends on pilot data only and the final bound, being valid
-conditionally on any pair, needs no correction for it; pilot budget (per pair and in total) and
-projected bounds are reported.
-
-Randomness: ``SeedSequence(seed).spawn`` gives the main run its child 0 and pilot ``j`` its child
-``1 + j``; each run spawns one child per input and each input one child per chunk, in drawing
-order. A result is a deterministic function of the mechanism (which must draw all its randomness
-from the ``rng`` it is given), the inputs (``data0``/``data1``, or ``pairs``) and every argument
-that shapes sampling or selection: ``seed``, ``samples``, ``train_fraction``, ``chunk_size``,
-``pilot_samples``, ``test_events``, ``output_kind``, ``statistic``, and ``alpha`` and ``delta``
-(which enter the ranking of events). ``epsilon`` only sets the verdict.
-
-Floating-point samplers are not exactly differentially private (Mironov, CCS 2012); the bound is
-about the mechanism as implemented and sampled.
-
-Where the parts live: the budget constants and the split, :mod:`dpaudit.blackbox.audit_config`;
-steps 1-3, :mod:`dpaudit.blackbox.training`; the pilot over candidate pairs,
-:mod:`dpaudit.blackbox.pilot`; step 4's counting in blocks, :mod:`dpaudit.blackbox.counting`, and
-each event's bound, :mod:`dpaudit.blackbox.evaluation`. This module checks the arguments and runs
-them in order.
+The steps, the pilot, the seeding and why the bound is valid:
+docs/blackbox-notes.md#empirical-audit.
 """
 
 from __future__ import annotations
@@ -156,7 +103,7 @@ def audit(mechanism: Callable[[Any, int, np.random.Generator], np.ndarray],
     pairs : sequence of (data0, data1), optional
         Candidate neighbouring pairs, instead of ``data0``/``data1``. Each gets a pilot of
         ``pilot_samples`` runs per input; the main audit runs on the most promising pair with
-        fresh samples (see the module docstring for why no further correction is needed).
+        fresh samples (why no further correction is needed: docs/blackbox-notes.md#empirical-audit).
         A Hypothesis strategy of ``(data0, data1)`` pairs (e.g.
         :func:`dpaudit.blackbox.pair_search.statdp_patterns`) is searched instead: a targeted
         Hypothesis search pilots up to ``pair_candidates`` distinct pairs, each steering the next

@@ -1,38 +1,18 @@
 """A rare tail event of a scalar output near the end of a bounded support, fitted by a parametric tail.
 
-Where a scalar output's law has a support that ends (exponential noise added to a maximum, a
-clipped value), the likelihood ratio near the end of one input's support can grow without bound
-and the best event is a threshold deep in that tail: on DP-Sniper's report-noisy-max that releases
-the maximum value with exponential noise (``1 + Exp(20)`` against ``2 + Exp(20)``, five queries),
-the oracle's event has probability ``4.9e-5`` on one input and ``6.9e-6`` on the other, about 5
-and 0.7 runs of the 10^5 training runs at 10^6 runs per input. Counting cannot rank such events:
-the threshold sweep bounds each selection rate at a multiplicity-penalised level (a Wilson bound
-at ``z`` about 2.7) and so keeps a frequent, weaker event (probability about ``1.4e-3``, ratio
-about 2), whose test bound is half the oracle's.
+Where a scalar output's support ends (exponential noise added to a maximum, a clipped value) the
+best event can be a threshold so deep in one input's tail that counting cannot rank it. This fitter
+estimates each input's tail rates from the shape of its tail instead: on the fit split it fits a
+generalised Pareto law (Pickands 1975; Balkema & de Haan 1974) to the ``k`` most extreme runs by
+maximum likelihood (``scipy.stats.genpareto.fit``, location 0) and fixes the threshold whose
+modelled rates project the highest test bound. It offers a candidate only where both inputs' tails
+are significantly bounded (``xi + 3 (1 + xi) / sqrt(k) < 0``, the estimate's standard error by
+Smith 1985), never for ``delta > 0``, and the candidate must still beat the classical statistic on
+fresh selection runs (:func:`dpaudit.blackbox.learned_statistics.choose`). Validity does not
+depend on the model: the event is fixed on the fit split and the bound comes from the untouched
+test split.
 
-This fitter estimates the tail rates from the *shape* of each input's tail instead of counts at
-the threshold: on the fit split it fits a generalised Pareto law (Pickands 1975; Balkema and de
-Haan 1974: the exceedances beyond a high threshold of any law in a max-domain of attraction are
-asymptotically generalised Pareto) to the ``k`` most extreme runs of each input by maximum
-likelihood (``scipy.stats.genpareto.fit`` with location 0), and reads each input's tail
-probability beyond every candidate threshold from the fitted law (the empirical rate inside the
-bulk). It then fixes, on the fit split, the threshold whose modelled rates project the highest
-bound on the test split the engine will count (its size and level, given by ``configure``).
-
-It offers a candidate only where that tail of *both* inputs is *significantly bounded*: fitted
-shape ``xi + 3 (1 + xi) / sqrt(k) < 0`` on each (the maximum-likelihood estimate's asymptotic
-standard error ``(1 + xi) / sqrt(k)``, Smith 1985, valid for ``xi > -1/2``). On exponential
-tails (Laplace noise, ``xi = 0``) each fit passes with probability 0.13% and both together about
-2 x 10^-6 (a first version gated the denominator alone at 2 SE: on Laplace eps = 1 at 10^6 runs
-one seed of 20 passed with shape -0.065, the event won the selection comparison on counts 11 vs
-2 and tested 0.71 instead of 0.99). Where it passes, the candidate still has to beat the
-classical statistic on fresh selection runs
-(:func:`dpaudit.blackbox.learned_statistics.choose`, the rule of events fixed on the fit split).
-Claims with ``delta > 0`` get no candidate: their sparse-tail events are the engine's hedge
-events, and a ``delta`` event needs ``p > delta``, which the far tail this fitter targets is not.
-
-Validity does not depend on the model: the event is fixed on the fit split (a 0/1 score), its
-rates on the selection split only rank it, and the bound comes from the untouched test split.
+The case it targets, the gate and why it is strict: docs/blackbox-notes.md#parametric-tail-events.
 """
 
 from __future__ import annotations
@@ -138,7 +118,7 @@ class TailEventScorer:
 class TailEventFitter:
     """Keeps the fit split's scalar values; ``finish()`` gives one :class:`TailEventScorer` when a
     tail of the denominator input is significantly bounded and the modelled rates project a
-    positive bound, else nothing (module docstring)."""
+    positive bound, else nothing (docs/blackbox-notes.md#parametric-tail-events)."""
 
     n_test: int | None = None
     delta: float = 0.0

@@ -1,61 +1,18 @@
 """Exact unconditional joint test of ``P[M(D) in S] <= e^eps P[M(D') in S] + delta``.
 
-An audit observes one event's count ``X ~ Bin(n_p, p)`` on ``D`` and ``Y ~ Bin(n_q, q)`` on
-``D'`` (independent). The product of two Clopper-Pearson intervals
-(:func:`dpaudit.blackbox.confidence.epsilon_lower_bound`) turns them into a valid lower bound on
-epsilon, but it spends the level twice: each interval may fail with probability ``a = 1 -
-sqrt(1 - alpha)``, and the bound exceeds the truth only when *both* estimates err far enough in
-opposite directions, which at the boundary of the null happens far less often than ``alpha``.
-:func:`joint_epsilon_lower_bound` calibrates the same statistic exactly on the two counts jointly
-(an unconditional test in the sense of Barnard, Biometrika 34, 1947, and Boschloo, Statistica
-Neerlandica 24, 1970: the nuisance parameter is maximised over, not conditioned on), as
-``../shared/AUDIT-METHOD.md`` section 3 allows.
+An audit observes one event's counts ``X ~ Bin(n_p, p)`` on ``D`` and ``Y ~ Bin(n_q, q)`` on
+``D'``. The product of two Clopper-Pearson intervals
+(:func:`dpaudit.blackbox.confidence.epsilon_lower_bound`) spends the level twice;
+:func:`joint_epsilon_lower_bound` calibrates the same statistic exactly on the two counts jointly,
+an unconditional test (Barnard, Biometrika 34, 1947; Boschloo, Statistica Neerlandica 24, 1970:
+the nuisance parameter is maximised over, not conditioned on), as ``../shared/AUDIT-METHOD.md``
+section 3 allows. Its p-value is bounded from above over cells of the nuisance parameter (every
+computational step only increases it), and the bound is at least the Clopper-Pearson product's,
+valid at level ``alpha`` with nothing asymptotic. Level checks: ``tests/test_joint_test.py``,
+``tests/test_joint_test_level.py`` and ``tests/test_joint_test_cells.py``.
 
-The test. Statistic: the Clopper-Pearson product bound itself,
-``T(x, y) = ln((L_a(x) - delta) / U_a(y))`` (``-inf`` when ``L_a(x) <= delta``), with ``L_a``,
-``U_a`` the one-sided Clopper-Pearson ends at ``a = 1 - sqrt(1 - alpha)``. ``T`` is non-decreasing
-in ``x`` and non-increasing in ``y``. The null ``H0(eps): p <= e^eps q + delta`` is tested with the
-p-value ``pi(eps) = sup_{(p, q) in H0(eps)} P_{p,q}[T(X, Y) >= t_obs]``; the lower bound is
-``max(T(x, y), sup{eps : pi_hat(eps) <= alpha})`` with ``pi_hat >= pi`` the computed upper bound
-below.
-
-Validity (the bound exceeds the true epsilon with probability at most ``alpha``). Let the
-mechanism satisfy ``H0(eps*)`` at the true ``(p, q)``.
-(i) ``pi`` is non-decreasing in eps: the nulls are nested. (ii) ``pi(eps*)`` is a valid p-value:
-``P[pi(eps*) <= alpha] <= P[P_{p,q}[T >= t_obs] <= alpha] <= alpha`` (the survival function of
-``T`` evaluated at ``T`` is super-uniform). (iii) If the returned bound exceeds ``eps*`` through
-the joint part, then ``pi_hat(e) <= alpha`` for some ``e > eps*``, so ``pi(eps*) <= pi(e) <=
-pi_hat(e) <= alpha``. (iv) If it exceeds ``eps*`` through ``T = t_obs > eps*``, then for every
-``(p', q')`` in ``H0(eps*)`` ``P_{p',q'}[T >= t_obs] <= P_{p',q'}[T > eps*] <= alpha`` (the product
-of Clopper-Pearson intervals is itself a valid bound: the two independent intervals hold jointly
-with probability ``(1 - a)^2 = 1 - alpha``, and when both hold ``T <= eps*``), so again
-``pi(eps*) <= alpha``. Both ways lie in the event ``{pi(eps*) <= alpha}`` of probability at most
-``alpha``: the bound dominates the Clopper-Pearson product and is valid, with nothing asymptotic.
-
-Computing ``pi_hat``. The null's supremum is on its boundary ``p = min(1, e^eps q + delta)``
-(``P[T >= t]`` rises with ``p``). The rejection region is ``{x >= f(y)}`` with ``f`` non-decreasing
-(``f(y)`` = smallest ``x`` with ``L_a(x) >= delta + e^t U_a(y)``, found by bisection on the same
-``L_a``). ``q`` is parametrised by ``theta = arcsin(sqrt(q))`` on the nuisance set and cut into
-cells; on a cell ``[q0, q1]``, ``P[X >= f(Y)] <= P_{p(q1), q0}[X >= f(Y)]`` (largest ``p``,
-smallest ``q``: ``Y`` is stochastically smallest), and that sum over ``y`` is bounded by blocks
-of consecutive ``y`` (one grid of blocks, about a sixth of a standard deviation of ``Y`` wide,
-single values at small ``n``, shared by every cell, so ``f`` is computed once per test): on a
-block starting at ``y0``, ``P[X >= f(y)] <= P[X >= f(y0)]``. Each cell sums the blocks of a
-window of ``Y`` (Bernstein's inequality puts at most ``2 e^-28`` outside it); the mass actually
-outside is computed and counted as rejection. Blocks come in groups of 8, first bounded by the
-group's first block; a group is summed block by block only where that bound could be loose by
-more than ``1e-5`` of the level. Each cell bound is finally rounded up (``1e-9`` relative plus
-``1e-12``, far above the float error of these sums of Boost's binomial tails). Every step can only increase the computed
-value, so ``pi_hat >= pi``. Cells whose bound exceeds the level are split in 4 (down to 1/10 of a
-standard error of ``arcsin sqrt(Y/n_q)``; the first cells are sized so that two splits land
-there); an undecided cell at the finest level counts as "not rejected". What does not depend on
-``eps`` (``f`` on the grid, each cell's block masses, the split cells) is kept across the
-p-values of one inversion, which needs 4-6 of them.
-
-Level checks: ``tests/test_joint_test.py`` (n = 10-30) and ``tests/test_joint_test_level.py``
-(n = 300, slow) enumerate all count pairs and compute the exact rejection probability at the
-boundary of the null over a grid of ``q`` (it must stay at or below ``alpha``);
-``tests/test_joint_test_cells.py`` checks single cell bounds against an independent brute force.
+The statistic, the proof of validity and how the p-value is bounded:
+docs/blackbox-notes.md#exact-joint-test.
 """
 
 from __future__ import annotations
@@ -112,7 +69,9 @@ def _bernstein_halfwidth(n: int, q: np.ndarray) -> np.ndarray:
 
 
 class JointTest:
-    """The exact joint test for one observed pair of counts (see the module docstring).
+    """The exact joint test for one observed pair of counts.
+
+    The test and its validity: docs/blackbox-notes.md#exact-joint-test.
 
     ``pvalue_upper(eps)`` returns an upper bound on the p-value of ``H0(eps)`` that is exact
     enough to decide at ``alpha``; :meth:`lower_bound` inverts it. What does not depend on
@@ -402,7 +361,7 @@ def joint_epsilon_lower_bound(count_p: int, nobs_p: int, count_q: int, nobs_q: i
     """One-sided ``(1 - alpha)`` lower confidence bound on epsilon from one event's two counts,
     by the exact joint test of this module; never below
     :func:`~dpaudit.blackbox.confidence.epsilon_lower_bound` at the same ``alpha`` (it calibrates
-    that bound's statistic exactly, see the module docstring for the proof).
+    that bound's statistic exactly, the proof: docs/blackbox-notes.md#exact-joint-test).
 
     Parameters are those of :func:`~dpaudit.blackbox.confidence.epsilon_lower_bound`; the event
     must have been chosen independently of these counts, and the two counts must come from

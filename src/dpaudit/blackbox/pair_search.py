@@ -1,34 +1,18 @@
 """Black-box search for a neighbouring pair from a declared input space.
 
-``audit(mechanism, pairs=strategy)`` accepts a Hypothesis strategy of neighbouring pairs instead
-of a list. The engine then runs a *targeted* Hypothesis search (:func:`search_pairs`): each pair
-Hypothesis draws gets a pilot audit on its own fresh runs (the pilot budget rule of
-:mod:`dpaudit.blackbox.empirical_audit`, with the number of candidates fixed before any sampling), and the
-pilot's projected bound is fed back with ``hypothesis.target``, so later draws move toward pairs
-where the mechanism leaks most. The main audit then runs on the best pair with fresh runs that no
-pilot has seen: the choice of the pair depends on pilot data only, and the final bound, valid
-conditionally on any fixed pair, needs no correction for the search (the same argument as for a
-list of pairs).
+``audit(mechanism, pairs=strategy)`` accepts a Hypothesis strategy of neighbouring pairs: a
+targeted search (:func:`search_pairs`) pilots each drawn pair on its own fresh runs (the pilot
+budget rule of :mod:`dpaudit.blackbox.empirical_audit`) and feeds its projected bound back with
+``hypothesis.target``; the main audit runs on the best pair with fresh runs no pilot has seen, so
+the bound needs no correction for the search. :func:`statdp_patterns` is the ready-made strategy
+for vector-valued queries: the input patterns of StatDP (Ding, Wang, Wang, Zhang & Kifer, CCS
+2018, Sec. 5), as also used by DP-Sniper (Bichsel, Steffen, Bogunovic & Vechev, S&P 2021).
+``pair_seeds`` are piloted first; duplicates and vacuous pairs are dropped and reported; the
+audited pair is stated by :func:`describe_pair`. The drawn pairs are a function of the seed, the
+strategy and the pilot results (``@seed``, no database, no harvested constants:
+:func:`dpaudit.hypothesis_seeding.independent_of_loaded_modules`).
 
-:func:`statdp_patterns` is the ready-made strategy for vector-valued queries: the input patterns of
-StatDP (Ding, Wang, Wang, Zhang and Kifer, *Detecting Violations of Differential Privacy*, CCS 2018,
-Sec. 5), as also used by DP-Sniper (Bichsel, Steffen, Bogunovic and Vechev, S&P 2021): the
-reference answer vector ``(1, ..., 1)`` against "one above", "one below", and, for component-wise
-neighbourhoods (every query may change by at most 1), "one above rest below", "one below rest
-above", "half half", "all above", "all below", plus the "X shape" pair, each in both orders.
-
-Seeds, duplicates and vacuous pairs: ``audit(..., pair_seeds=[...])`` hands the search
-pairs to pilot *before* any generated one (the declared class's extreme pairs: the caller computes
-them, e.g. from :func:`dpaudit.formal.strategies.extreme_pairs`; this module imports nothing from
-``formal``). A candidate is piloted at most once (keyed by its bytes), a candidate whose two inputs
-are identical is dropped, and so is one whose outputs on the two inputs are identical under a
-common seed (``skip``: a cheap probe run by the engine); the dropped ones are reported with the
-reason. The pair finally audited is stated in one line (:func:`describe_pair`).
-
-Reproducibility: Hypothesis is run with ``@seed(seed)``, no example database, no explicit or
-shrinking phase, and without the literal constants Hypothesis harvests from loaded modules
-(:func:`dpaudit.hypothesis_seeding.independent_of_loaded_modules`), so the sequence of drawn pairs
-is a function of the seed, the strategy and the pilot results (themselves functions of the seed).
+The patterns, the seeds and the reproducibility rules in full: docs/blackbox-notes.md#pair-search.
 """
 
 from __future__ import annotations

@@ -1,24 +1,16 @@
 """What a pass is worth: the power of an audit that did not find a violation.
 
-A "not violated" verdict only says that the chosen event's test-split counts did not give a lower
-bound above the claim. How large a privacy loss could have hidden behind it depends on the budget
-and on the event. This module answers, for the event the audit chose:
+A "not violated" verdict only says that the chosen event's test-split counts gave no lower bound
+above the claim. For that event this module finds the smallest epsilon' such that a mechanism
+whose privacy loss on it is epsilon' (``p = min(1, e^epsilon' q + delta)`` on the numerator
+input, ``q`` the event's observed rate on the other) would be reported ``violated`` with
+probability at least ``power`` (default 0.8) at this test size and Bonferroni level. The detection
+probability is computed exactly from the two binomial laws and the engine's one-sided
+Clopper-Pearson bounds (``Kp`` summed within 9 standard deviations, all but ~1e-18 of the mass),
+and ``epsilon'`` found by bisection. It is a statement about the chosen event only, never changes
+a verdict, and is reported so that "not violated" is never read as "private".
 
-    the smallest epsilon' such that a mechanism whose privacy loss on this event is epsilon'
-    (``p = min(1, e^epsilon' q + delta)`` on the numerator input, ``q`` the event's rate on the
-    other input, as observed on the test split) would be reported ``violated`` with probability at
-    least ``power`` (default 0.8) at this test size and this Bonferroni level.
-
-The detection probability is computed exactly: with ``Kp ~ Bin(n, p)``, ``Kq ~ Bin(n, q)``
-independent, an alarm is ``ln((p_lo(Kp) - delta) / q_hi(Kq)) > epsilon_claim`` with the
-engine's one-sided Clopper-Pearson bounds at the engine's per-interval level; summing the binomial
-probabilities over ``Kp`` (within 9 standard deviations, where all but ~1e-18 of the mass is) and
-using the binomial CDF for ``Kq`` gives it to floating-point accuracy. ``epsilon'`` is found by
-bisection, as the probability increases with ``epsilon'``.
-
-This is a statement about the event the audit chose, at the rate it has on the neighbour: a
-mechanism leaking on another event, or on a rarer one, may need a larger budget. It never changes a
-verdict; it is reported so that "not violated" is never read as "private".
+The statement and its computation: docs/blackbox-notes.md#power-of-a-pass.
 """
 
 from __future__ import annotations

@@ -1,33 +1,18 @@
 """Does a mechanism draw its randomness from the ``rng`` it is given? A cheap probe.
 
-Library samplers often ignore the generator they are handed: they draw from numpy's legacy global
-state (``np.random.normal``), Python's ``random``, or a generator of their own (a seeded object in
-a closure, a library's internal sampler, the operating system's entropy). The bound of
-:func:`dpaudit.audit` stays valid for such a mechanism only if its runs are independent, and its
-result is then not reproducible from the seed. :func:`probe_rng` calls the mechanism on one input
-a few times with controlled seeds:
+Library samplers often ignore the generator they are handed (numpy's legacy global state, Python's
+``random``, a generator of their own); :func:`dpaudit.audit`'s bound then stays valid only if the
+runs are independent, and the result is not reproducible from the seed. :func:`probe_rng` calls
+the mechanism on one input a few times with controlled ``rng`` and global seeds: it tells a
+mechanism that uses its ``rng`` from one that draws from the global RNGs (then reseeded in every
+chunk by :func:`dpaudit.execution.executors.reseed_global_state`, so the chunks are independent and
+the run reproducible) and from one with a generator dpaudit cannot reach (refused on parallel
+workers). A mechanism that seeds its own generator with a constant repeats the same "noise" on
+every call, a deterministic release: :func:`probe_rng` refuses it with a ``ValueError``, since its
+repeated rows audited as independent runs would measure a distribution the release never has. The
+global states are restored after the probe.
 
-1. the same ``rng`` seed under two different global seeds (numpy's legacy global RNG and Python's
-   ``random`` both reseeded): outputs that differ mean the mechanism draws from somewhere else than
-   its ``rng``;
-2. a different ``rng`` seed under the same global seed: outputs identical to 1.'s first call (while
-   its runs differ among themselves, so it is random at all) mean the ``rng`` is not used;
-3. when 1. or 2. fires, the first call is repeated exactly (same ``rng`` seed, same global seed):
-   identical outputs mean the global RNGs explain the randomness, so reseeding them in every chunk
-   (:func:`dpaudit.execution.executors.reseed_global_state`) makes the chunks independent and the
-   run reproducible; different outputs mean a generator dpaudit cannot reach, and the audit refuses
-   to run such a mechanism on parallel workers.
-
-A mechanism whose outputs are identical under a different ``rng`` seed *and* different global
-seeds (tests 1 and 2 together, confirmed by a third seed pair) while its runs differ among
-themselves seeds a generator of its own with a constant (``np.random.seed(0)``,
-``default_rng(7)`` inside it): every call repeats the same "noise", so its release is a
-deterministic function of the data. :func:`probe_rng` refuses it with a ``ValueError`` (issue
-32); auditing its repeated rows as independent runs would measure a distribution the release
-never has.
-
-The global states are saved before the probe and restored after it. A mechanism whose outputs do
-not vary at all over the probe's runs (deterministic, or nearly so) is not flagged by test 2.
+The three probes and what each outcome means: docs/blackbox-notes.md#rng-probe.
 """
 
 from __future__ import annotations
@@ -80,8 +65,11 @@ def _varies(a: np.ndarray) -> bool:
 
 def probe_rng(mechanism: Callable[..., Any], data: Any, seed: int,
               runs: int = PROBE_RUNS) -> RngProbe:
-    """Probe ``mechanism(data, runs, rng)`` (see the module docstring). ``seed`` picks the probe's
-    generator seeds (disjoint from the audit's streams: they are derived with a fixed tag)."""
+    """Probe ``mechanism(data, runs, rng)`` (docs/blackbox-notes.md#rng-probe).
+
+    ``seed`` picks the probe's generator seeds (disjoint from the audit's streams: they are
+    derived with a fixed tag).
+    """
     s1, s2, s3 = np.random.SeedSequence([seed, 0x9B0BE]).spawn(3)
     np_state, py_state = np.random.get_state(), random.getstate()
 

@@ -1,31 +1,16 @@
 """Anytime-valid sequential audit for CI gates: testing by betting.
 
-A fixed-budget audit spends its whole budget (often 10^6 runs per input) even when a violation is
-obvious after a few hundred. :func:`sequential_audit` samples in rounds and stops as soon as the
-evidence against the claim is conclusive, with a guarantee that holds at *every* stopping time:
+:func:`sequential_audit` samples in rounds and stops as soon as the evidence against the claim is
+conclusive. The engine's training step (:mod:`dpaudit.blackbox.empirical_audit`) picks an event
+``S``; on fresh runs the payoff ``Z_i = 1[X_i in S] - e^eps 1[Y_i in S] - delta`` has
+``E[Z_i] <= 0`` under (eps, delta)-DP, so the wealth ``prod (1 + lambda_i Z_i)``, with bets chosen
+from earlier runs only, is a non-negative supermartingale and by Ville's inequality declaring
+"violated" when it reaches ``1 / alpha`` has level ``alpha`` at every stopping time (Shafer &
+Vovk 2019; Waudby-Smith & Ramdas, JRSS-B 2024). Bets are aGRAPA (ibid., Sec. 5.1), clipped to
+``[0, 1/2 / (e^eps + delta)]`` and fixed within a round. "Not violated" means the budget ran
+out first and, like a fixed-budget pass, is not a proof of privacy.
 
-* **Event** (training runs, never reused): the engine's own training step
-  (:mod:`dpaudit.blackbox.empirical_audit`: learned statistic on the fit split, threshold event on the
-  selection split) picks an event ``S`` and the input ``D`` on which it is more likely.
-* **Bet** (fresh runs, one on each input per step): with ``X_i`` a run on ``D`` and ``Y_i`` a run
-  on the neighbour ``D'``, let ``Z_i = 1[X_i in S] - e^eps 1[Y_i in S] - delta``. If the mechanism
-  is (eps, delta)-DP then ``P[M(D) in S] <= e^eps P[M(D') in S] + delta``, so ``E[Z_i] <= 0``
-  whatever happened before, and the wealth ``K_t = prod_{i <= t} (1 + lambda_i Z_i)`` with
-  ``0 <= lambda_i < 1 / (e^eps + delta)`` chosen from runs before ``i`` only is a non-negative
-  supermartingale with ``K_0 = 1``. By Ville's inequality ``P[sup_t K_t >= 1 / alpha] <= alpha``:
-  declaring "violated" the first time the wealth reaches ``1 / alpha`` has level ``alpha`` however
-  long the audit runs and whenever it is stopped (Shafer and Vovk, *Game-Theoretic Foundations
-  for Probability and Finance*, 2019; Waudby-Smith and Ramdas, *Estimating means of bounded
-  random variables by betting*, JRSS-B 2024; the same idea is applied to privacy auditing in the
-  NeurIPS 2025 sequential-auditing work the issue cites).
-* **Bet size**: aGRAPA (Waudby-Smith and Ramdas 2024, Sec. 5.1): ``lambda = mean / (var +
-  mean^2)`` of the past ``Z`` (0 when the past mean is not positive), clipped to ``[0, c / (e^eps +
-  delta)]`` with ``c = 1/2``. It is fixed within a round (rounds grow geometrically), so it only
-  uses earlier rounds; the crossing is checked after every single run within the round.
-
-The result states the runs it needed (training plus betting, per input), the final wealth and the
-level; "not violated" means the budget ran out first and, like a fixed-budget pass, is not a proof
-of privacy.
+The procedure and the proof of its level: docs/blackbox-notes.md#sequential-audit.
 """
 
 from __future__ import annotations

@@ -1,40 +1,17 @@
 """A sequential CI gate that re-chooses its events as evidence accrues.
 
-:func:`dpaudit.blackbox.sequential.sequential_audit` bets on one event chosen from 1,000
-training runs; subtle bugs (a sparse vector that releases noisy values, a tree that redraws its
-node noise) need an event that 1,000 runs cannot find. :func:`sequential_gate` keeps betting while
-it learns:
+:func:`dpaudit.blackbox.sequential.sequential_audit` bets on one event chosen from 1,000 training
+runs; :func:`sequential_gate` keeps betting while it learns. A fixed mixture of bettors, one per
+statistic of the engine's family for the output type
+(:func:`dpaudit.blackbox.learned_statistics.candidates_for`), each re-chooses its event on the
+history of earlier runs whenever it has doubled and bets on fresh runs with aGRAPA
+(Waudby-Smith & Ramdas, JRSS-B 2024, Sec. 5.1), clipped to ``[0, 1/2 / (e^eps + delta)]``. Under
+(eps, delta)-DP each bettor's wealth, and their average, is a non-negative supermartingale, so by
+Ville's inequality declaring "violated" when the average wealth first reaches ``1 / alpha`` has
+level ``alpha`` at any stopping time (Shafer & Vovk 2019). Measured runs to detection and
+false-alarm rate, and use from pytest: docs/benchmarks.md#a-sequential-ci-gate.
 
-* **A mixture of bettors.** One bettor per statistic of the engine's family for the output type
-  (:func:`dpaudit.blackbox.learned_statistics.candidates_for`: identity and histogram ratio for
-  scalars; linear discriminant, naive Bayes, location shift, logistic regression, sequence
-  features for vectors; the outcome likelihood ratio for discrete outputs), ``K`` of them, fixed
-  before any run is drawn. The gate's wealth is their average ``W_t = (1/K) sum_k K_t^(k)``.
-* **Events re-chosen on earlier runs.** All runs drawn so far (the first ``train_samples`` runs
-  per input, never bet on, and every finished betting round) form the history. Whenever it has
-  doubled, each bettor refits its statistic on the first half of the history and chooses the
-  threshold event and the input it favours on the second half, by the growth rate it promises:
-  ``g = m^2 / v`` with ``m = p - e^eps q - delta`` and ``v = p(1 - p) + e^{2 eps} q (1 - q)``
-  (``p`` from the favoured input, ``q`` from the other, each moved one standard error against
-  the bettor, Wilson). Its bet is ``lambda = m / (v + m^2)`` (aGRAPA, Waudby-Smith and Ramdas,
-  JRSS-B 2024, Sec. 5.1), clipped to ``[0, 1/2 / (e^eps + delta)]``.
-* **Bets on fresh runs.** Each round draws new runs on both inputs; run ``i`` pays
-  ``Z_i = 1[X_i in S] - e^eps 1[Y_i in S] - delta`` to the bettor that holds event ``S``, and that
-  bettor's wealth is multiplied by ``1 + lambda Z_i``. The round is then added to the history.
-
-Validity. A bettor's event, statistic and bet for a round are functions of the runs drawn
-before the round only (the runs it bets on are never used to choose what it bets on). If the
-mechanism is (eps, delta)-DP, ``E[Z_i | past] = P[M(D) in S] - e^eps P[M(D') in S] - delta <= 0``
-for every such ``S``, so each bettor's wealth is a non-negative supermartingale starting at 1
-(``1 + lambda Z_i > 0`` since ``Z_i >= -(e^eps + delta)``), and so is the fixed-weight average.
-Ville's inequality gives ``P[sup_t W_t >= 1 / alpha] <= alpha``: declaring "violated" the first
-time the average wealth reaches ``1 / alpha`` (checked after every single run) has level ``alpha``
-at any stopping time, however many refits happen (Shafer and Vovk 2019; Waudby-Smith and Ramdas
-2024). A mixture of ``K`` bettors pays at most a factor ``K`` in wealth (``ln K`` in log wealth)
-against the best of them in hindsight.
-
-Use as a CI gate: ``docs/benchmarks.md`` (section "A sequential CI gate") gives the measured runs
-to detection and false-alarm rate, and how to call it from pytest.
+The procedure and the proof of its level: docs/blackbox-notes.md#sequential-gate.
 """
 
 from __future__ import annotations
@@ -176,7 +153,8 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
                     train_samples: int | None = None,
                     statistics: Sequence[str] | None = None) -> SequentialResult:
     """Anytime-valid test of an (epsilon, delta) claim by a mixture of bettors that re-choose
-    their events as runs accrue (module docstring: the procedure and why it has level ``alpha``).
+    their events as runs accrue (the procedure and why it has level ``alpha``:
+    docs/blackbox-notes.md#sequential-gate).
 
     Parameters
     ----------

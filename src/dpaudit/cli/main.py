@@ -1,42 +1,18 @@
 """The ``dpaudit`` command line (also ``python -m dpaudit``).
 
-Commands::
+Commands: ``list``, ``audit``, ``audit-claims``, ``report``, ``float-audit`` and ``gate``. Every
+audited claim is written to ``DIR/<claim id>.{json,md,html}`` and the directory's index to
+``DIR/index.{json,md,html}`` (:mod:`dpaudit.reporting.writer`), each claim's JSON atomically when
+its audit finishes, so an interrupted run resumes (claims saved with the same budget, seed,
+alpha, dpaudit version and audit code are skipped; ``--fresh`` redoes them). ``--jobs N`` and
+``--executor dask`` run claims through :mod:`dpaudit.execution.executors`; a single claim sends the
+chunks of its empirical tests there instead. Exit status: 0 no audited claim violated, 1 one is,
+2 usage or input errors (:func:`dpaudit.runner.is_input_error`), 3 an audit or the tool failed
+(never hidden behind 1), 130 interrupted, 143 terminated; errors are one sentence on stderr
+(``--traceback`` for Python's). The index lists exactly the claims dpaudit runs wrote into
+``DIR`` (``DIR/dpaudit-manifest.json``).
 
-    dpaudit list [--json | --long]
-    dpaudit audit CLAIM_ID [--budget B] [--seed N] [--alpha A] [--out DIR] [--fresh] [--quiet]
-    dpaudit audit-claims (--all | CLAIM_ID ...) [--budget B] [--seed N] [--alpha A] [--jobs N]
-                         [--executor local|processes|dask] [--scheduler ADDRESS]
-                         [--out DIR] [--fresh] [--quiet]
-    dpaudit report DIR
-    dpaudit float-audit [--f0 X] [--f1 X] [--scale B] [--sampler numpy|textbook] [--json]
-    dpaudit gate CLAIM_ID [--budget B] [--max-samples N] [--seed N] [--alpha A] [--json]
-    dpaudit gate --mechanism MODULE:FUNCTION --data0 VALUE --data1 VALUE --epsilon E [--delta D]
-                 [--max-samples N] [--seed N] [--alpha A] [--json]
-
-Every audited claim is written to ``DIR/<claim id>.{json,md,html}`` (plus figure PNGs) and the
-directory's index to ``DIR/index.{json,md,html}`` (:mod:`dpaudit.reporting.writer`). A claim's JSON
-is written atomically when its audit finishes, so Ctrl-C or a crash keeps every finished claim; a
-rerun skips claims whose JSON already exists with the same budget, seed, alpha, dpaudit version
-and audit code (a SHA-256 of the claim's paper folder and the engine's source; ``--fresh`` redoes
-them). ``--jobs N`` audits N claims at a time in worker processes; ``--executor dask``
-runs the claims on a Dask cluster (``--scheduler tcp://host:8786``, or ``DASK_SCHEDULER_ADDRESS``,
-or a ``LocalCluster`` started for the run), through the one execution layer of
-:mod:`dpaudit.execution.executors`. A single claim (``dpaudit audit``) sends the chunks of its
-empirical tests to the executor instead. Reports are written by this process as each claim
-finishes; a lost scheduler is an error (exit 3) that keeps every finished claim.
-
-Exit status: 0 when no audited claim is violated (``dpaudit report``: 0 whenever it rendered; it
-re-renders, it does not audit), 1 when one is, 2 for usage or input errors (a claim module or
-entry point that fails to import, or calls ``sys.exit``; a user claim's own input rejected before
-sampling, :func:`dpaudit.runner.is_input_error`), 3 when an audit or the tool itself
-failed (even if another claim is violated: a crash is never hidden behind exit 1) (the traceback of a failed audit is saved next to its
-report as ``<claim>.error.log``), 130 when interrupted (Ctrl-C), 143 when terminated (SIGTERM, how
-CI cancels a job); both write the index of the claims finished so far. Errors are one sentence on
-stderr; add ``--traceback`` to see Python's traceback instead.
-
-The index lists exactly the claims that dpaudit runs wrote into DIR (``DIR/dpaudit-manifest.json``).
-A saved claim that cannot be read is redone by ``audit-claims`` when it is one of the claims asked
-for, and is otherwise an error (exit 2) naming the file: never a smaller index.
+Every command and option, resuming and the exit statuses in full: docs/cli.md#the-dpaudit-command.
 """
 
 from __future__ import annotations

@@ -1,42 +1,18 @@
 """Where independent audit tasks run: in this process, in a local process pool, or on Dask.
 
-One execution layer serves both levels of parallelism in dpaudit:
+One execution layer serves both levels of parallelism: :func:`dpaudit.audit` sends blocks of
+chunks of runs of its test split (and gets back only counts), ``dpaudit audit-claims`` sends
+claims. Three executors, chosen by name everywhere (Python API, ``--executor``, ``--dp-executor``):
+``"local"`` (default), ``"processes"`` (:class:`ProcessExecutor`) and ``"dask"``
+(:class:`DaskExecutor`). Every task is a pure function of its arguments and results are combined
+by exact integer sums or in submission order, so the result never depends on the executor, the
+number of workers or the order in which tasks finish. Mechanisms that draw from numpy's legacy
+global state or ``random`` are detected (:mod:`dpaudit.blackbox.rng_probe`) and reseeded per
+chunk (:func:`reseed_global_state`); one with generators of its own is refused under the process
+and Dask executors (:func:`refuse_parallel_unseeded`).
 
-* :func:`dpaudit.audit` sends *blocks of chunks of runs* of its test split
-  (:mod:`dpaudit.blackbox.empirical_audit`); each task gets the mechanism (by reference when it is
-  importable, by value through cloudpickle otherwise), its inputs, the chosen events and the seed
-  sequence of its chunks, and returns only counts and histogram counts, never outputs;
-* ``dpaudit audit-claims`` sends *claims* (:mod:`dpaudit.cli`).
-
-Three executors, chosen by name everywhere (Python API, ``--executor`` on the command line,
-``--dp-executor`` in the pytest plugin):
-
-``"local"`` (default)
-    Tasks run one after the other in this process; nothing is started.
-``"processes"``
-    Worker processes on this machine (:class:`ProcessExecutor`): at most ``workers`` at a time
-    (default: the CPU count), one fresh forked process per task. A worker that dies takes only its
-    task with it: the task is rerun with the same arguments.
-``"dask"``
-    A Dask cluster (:class:`DaskExecutor`): ``scheduler=`` an address (``tcp://host:8786``) or a
-    ``distributed.Client``; without one, ``DASK_SCHEDULER_ADDRESS`` from the environment; without
-    that, a ``distributed.LocalCluster`` of one single-threaded worker process per core, started
-    for the call and closed after it. Dask reschedules the task of a worker that dies (same
-    arguments, so the same seeds and the same result); a lost scheduler raises
-    :class:`ExecutionError`.
-
-Every task is a pure function of its arguments (all randomness comes from seeds fixed before any
-task is submitted), and results are combined by exact integer sums or in submission order, so the
-result never depends on the executor, the number of workers or the order in which tasks finish.
-
-Mechanisms that ignore their ``rng``: a forked worker inherits the parent's numpy
-legacy global state (``np.random.seed``) and Python's ``random`` state, so a mechanism drawing from
-them would repeat the same draws in every worker: correlated chunks, an invalid bound. The audit
-detects such mechanisms (:mod:`dpaudit.blackbox.rng_probe`) and then, in every chunk, wherever it
-runs, calls :func:`reseed_global_state` with that chunk's own seed (a child of the chunk's
-``SeedSequence`` that its generator never uses), which makes the chunks independent and the draws
-reproducible. A mechanism with generators of its own (not reseedable from here) is refused under
-the process and Dask executors (:func:`refuse_parallel_unseeded`).
+Each executor, its faults and why reseeding keeps the chunks independent:
+docs/scale-out.md#the-execution-layer.
 """
 
 from __future__ import annotations
@@ -569,8 +545,8 @@ def _call_blobs(fn_blob: bytes, shared_blob: bytes, item_blob: bytes, token: str
         return cloudpickle.loads(fn_blob)(_SHARED_CACHE[token], cloudpickle.loads(item_blob))
     except Exception as exc:
         # The task's own error (e.g. a mechanism's bad output) is deterministic: sent back as a
-        # result, not raised, so Dask does not retry it 3 times and log 31 tracebacks (issue
-        # 25); retries are for lost workers only.
+        # result, not raised, so Dask does not retry it 3 times and log 31 tracebacks; retries are
+        # for lost workers only.
         return _TaskFailed.of(exc)
 
 
@@ -627,7 +603,7 @@ def _lost_scheduler(address: str, finished: int, total: int) -> ExecutionError:
 def open_executor(executor: ExecutorName | Executor | None = "local", scheduler: Any = None, *,
                   workers: int | None = None,
                   preload: Sequence[str] = DEFAULT_PRELOAD) -> Executor:
-    """An :class:`Executor` by name (see the module docstring); use it as a context manager.
+    """An :class:`Executor` by name (docs/scale-out.md#the-execution-layer); a context manager.
 
     An :class:`Executor` instance is returned as is (the caller keeps ownership). ``workers``:
     processes of the local pool or of the ``LocalCluster`` (default: one per core). ``preload``:

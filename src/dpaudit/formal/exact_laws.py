@@ -1,24 +1,17 @@
 """Exact epsilon(delta) of a release on one neighbouring pair, computed by dpaudit from the release's
 law (AUDIT-METHOD section 2, evidence 1), for the families users ship.
 
-* :class:`LinearGaussian`: outputs = a linear map of the data plus Gaussian noise of any covariance
-  (tree aggregation, DP-FTRL, banded / Toeplitz matrix factorization, correlated noise). On a pair
-  the release is one Gaussian mechanism with shift ``mu = ||Sigma^{-1/2} (m(D) - m(D'))||_2``
-  (Dong, Roth & Su 2022, Corollary 3.3), and epsilon(delta) is the closed form of Balle & Wang
-  (2018, Theorem 8): exact up to root finding (returned on the safe side, about 1e-10 relative).
-* :class:`ProductLaplace`: outputs = a map of the data plus independent Laplace noise per
-  coordinate. At delta = 0 the epsilon is exactly ``sum_i |s_i| / b_i``; for delta > 0 it is
-  bracketed by dp-accounting's optimistic and pessimistic privacy-loss distributions of the
-  per-coordinate Laplace pieces (the lower end is a certified lower bound, the upper end an upper
-  bound; the gap is one grid step per piece).
-* :class:`DiscreteLaw`: the output law given as a probability table per input. The hockey-stick
-  divergence ``delta(eps) = max over both orders of sum_o max(0, P(o) - e^eps Q(o))`` is computed
-  exactly (in floating point) and inverted by bisection; at delta = 0 the epsilon is the largest
-  log probability ratio (infinite when the supports differ).
-
-Each law's ``epsilon`` method returns an :class:`ExactValue` (the value, whether it is exact or a
-certified lower end, and an upper value for the same pair). A value a user supplies instead
+:class:`LinearGaussian` (a linear map of the data plus Gaussian noise of any covariance: tree
+aggregation, DP-FTRL, matrix factorization) is one Gaussian mechanism with shift
+``mu = ||Sigma^{-1/2} (m(D) - m(D'))||_2`` (Dong, Roth & Su 2022, Cor. 3.3), in the closed form
+of Balle & Wang (2018, Thm 8). :class:`ProductLaplace` (independent Laplace noise per coordinate)
+is exactly ``sum_i |s_i| / b_i`` at delta = 0 and bracketed by dp-accounting's optimistic and
+pessimistic PLDs otherwise. :class:`DiscreteLaw` (a probability table per input) inverts the
+exact hockey-stick divergence by bisection. Each ``epsilon`` returns an :class:`ExactValue` (the
+value, whether it is exact or a certified lower end, and an upper value); a user-supplied value
 carries ``kind="user-supplied"`` and is labelled so in every output.
+
+Each family's accuracy: docs/formal-notes.md#exact-laws.
 """
 
 from __future__ import annotations

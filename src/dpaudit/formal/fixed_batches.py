@@ -1,27 +1,16 @@
 """Shuffled or fixed-size batches accounted as what they are: a composition, with no amplification.
 
-Most DP-SGD code does not Poisson-sample: it shuffles the data once per epoch and cuts it into
-fixed batches (or cycles through a fixed partition). Each record then takes part in a known
-number of steps per epoch, and whatever privacy the secrecy of the shuffle buys is *not* what the
-Poisson accountant computes (Chua et al. 2024 show the gap can be large). This schedule claims no
-amplification at all: a record's clipped gradient (l2 norm at most the clip norm ``C``) enters
-the noisy sum of every step it takes part in, each sum gets fresh ``N(0, (z C)^2 I)`` noise, and
-the release is the composition of those Gaussian mechanisms: one Gaussian with
+Most DP-SGD code shuffles the data once per epoch and cuts it into fixed batches, so each record
+takes part in a known number of steps, and the secrecy of the shuffle does not buy what the
+Poisson accountant computes (Chua et al., ICML 2024). This schedule claims no amplification: the
+release is the composition of the Gaussian steps a record enters, one Gaussian with
 ``mu = sqrt(n) d / z`` for ``n`` participations (Dong, Roth & Su 2022, Cor. 3.3; ``d = 1`` under
-add/remove, ``2`` under replace-one, where no sampling coin makes the doubling wrong). It is the
-exact epsilon when the batch assignment is public, and an upper bound whatever the shuffle.
+add/remove, ``2`` under replace-one; the step: Abadi et al., CCS 2016), exact when the batch
+assignment is public and an upper bound whatever the shuffle. :meth:`FixedBatchGaussian.as_poisson`
+is the schedule a library that accounts these batches as Poisson sampling computes (opacus'
+default accountant does), so the two epsilons side by side show what that reading overclaims.
 
-A library that accounts these batches as Poisson sampling with ``q = batch_size / dataset_size``
-(opacus' default accountant does, whatever its data loader) is audited against it:
-:meth:`FixedBatchGaussian.as_poisson` is the schedule that library accounts, and the two epsilons
-side by side show what the Poisson reading claims that shuffling does not deliver.
-
-References
-----------
-M. Abadi et al. Deep Learning with Differential Privacy. CCS 2016 (the step).
-J. Dong, A. Roth, W. Su. Gaussian Differential Privacy. JRSS-B 2022, Corollary 3.3.
-L. Chua, B. Ghazi, P. Kamath, R. Kumar, P. Manurangsi, A. Sinha, C. Zhang. How Private are DP-SGD
-Implementations? ICML 2024.
+A worked example: docs/accountants.md#shuffled-and-fixed-batches-without-amplification.
 """
 
 from __future__ import annotations

@@ -2,34 +2,18 @@
 neighbouring one (Mironov 2012), found exactly, without sampling.
 
 I. Mironov, *On Significance of the Least Significant Bits for Differential Privacy*, CCS 2012,
-Sections 3-4: the textbook Laplace mechanism ``f(D) + Lap(b)`` implemented with IEEE-754 doubles
-is not epsilon-DP for any epsilon, because the set of doubles it can output depends on ``f(D)``:
-some outputs have positive probability on ``D`` and probability zero on its neighbour ``D'``. A
-black-box attack needs about 10^8 samples to see this; here it is computed.
+Sections 3-4: the textbook Laplace mechanism ``f(D) + Lap(b)`` in IEEE-754 doubles is not
+epsilon-DP for any epsilon, because the set of doubles it can output depends on ``f(D)``. A float
+sampler is modelled as a non-decreasing map of the integer ``k`` behind the uniform double
+``u = k 2^-53`` (``"numpy"``: ``Generator.laplace``, reproduced bit for bit; ``"textbook"``: the
+inverse CDF of Dwork & Roth 2014), so each output's exact probability on ``f0`` and on ``f1`` is a
+count of ``k`` found by bisection. An output with probability zero on ``f1`` is an event refuting
+``(epsilon, delta)``-DP for every epsilon and every ``delta`` below its probability on ``f0``:
+exact evidence about the mechanism as implemented. ``noise="discrete"``
+(:mod:`dpaudit.mechanisms.discrete`) avoids it.
 
-Model. A float Laplace sampler is a deterministic map ``y(k)`` of the integer ``k`` behind the
-uniform double ``u = k 2^-53`` (``k`` uniform on ``[1, 2^53)``, which is how numpy's
-``Generator.random`` and ``Generator.laplace`` draw it). Two samplers are modelled:
-
-* ``"numpy"``: numpy's ``Generator.laplace`` (``numpy/random/src/distributions``):
-  ``u >= 1/2: f - b log(2 - u - u)``, else ``f + b log(u + u)``; reproduced bit for bit on this
-  platform (tested against ``Generator.laplace`` on the same bit stream). It is what
-  :class:`~dpaudit.mechanisms.laplace.LaplaceMechanism` uses with ``noise="float"``.
-* ``"textbook"``: the inverse CDF of Dwork & Roth (2014) and Mironov's Sec. 3,
-  ``f - b sgn(u') ln(1 - 2 |u'|)`` with ``u' = u - 1/2``.
-
-Both maps are non-decreasing in ``k`` (every operation is monotone and correctly or faithfully
-rounded); the audit checks this on every neighbourhood it uses. The probability of an output ``y``
-on input ``f`` is then exactly ``#{k : y_f(k) = y} / 2^53``, and the preimage is an interval of
-``k`` found by bisection. For each output reached from ``f0`` on a window of ``k`` the audit
-computes its exact probability on ``f0`` and on ``f1``: an output with probability zero on ``f1``
-is an event ``S`` with ``P[M(f0) in S] > 0 = P[M(f1) in S]``, so the sampler is not
-``(epsilon, delta)``-DP for any epsilon and any ``delta < P[M(f0) in S]``. This is exact evidence
-about the mechanism as implemented, of a kind of its own (not a confidence bound).
-
-Exact noise avoids it: ``noise="discrete"`` (:mod:`dpaudit.mechanisms.discrete`) releases
-multiples of the granularity drawn with integer arithmetic; every multiple has positive
-probability on both inputs.
+The model of both samplers and why the probabilities are exact:
+docs/formal-notes.md#floating-point-supports.
 """
 
 from __future__ import annotations
@@ -116,7 +100,10 @@ def _check_monotone(fn, f: float, scale: float, ks: np.ndarray, radius: int = 4)
 
 @dataclass(frozen=True)
 class FloatingPointEvidence:
-    """Exact support evidence for one pair of inputs (see the module docstring)."""
+    """Exact support evidence for one pair of inputs.
+
+    The model and why it is exact: docs/formal-notes.md#floating-point-supports.
+    """
 
     sampler: str
     inputs: tuple[float, float]
@@ -189,7 +176,7 @@ def audit_float_laplace(f0: float = 0.0, f1: float = 1.0, scale: float = 1.0, *,
     claimed_epsilon : float, optional
         Also flag exact probability ratios above it among outputs reachable from both.
     sampler : "numpy" or "textbook"
-        Which float sampler to model (module docstring).
+        Which float sampler to model (docs/formal-notes.md#floating-point-supports).
     window_start, window_size : int
         The consecutive uniform draws ``k`` whose outputs on ``f0`` are examined (default: a
         window starting at ``u = 3/4``). Each output's probabilities are computed exactly over

@@ -1,55 +1,20 @@
 """Matrix-factorization noise when a record takes part in several steps: the strategy's sensitivity
 under min-separation and cyclic participation, computed exactly or refused.
 
-The matrix mechanism releases ``B (C X + Z)`` for the ``n x d`` matrix ``X`` of per-step sums of
-clipped gradients, ``Z ~ N(0, sigma^2)`` entrywise and a strategy ``C`` with ``n`` columns (one
-per step; Denisov et al. 2022). A record with clip norm ``c`` moves row ``t`` of ``X`` by a vector
-``g_t`` of norm at most ``c`` at every step ``t`` of its *participation pattern* ``P`` and by
-nothing elsewhere, so the release is one Gaussian mechanism with shift
-``||C G||_F / sigma``, ``G = sum_{t in P} e_t g_t^T``, and
-
-    ||C G||_F^2 = sum_{s, t in P} (C^T C)[s, t] <g_s, g_t>.
-
-When ``(C^T C)[s, t] >= 0`` for every pair of steps one record can both take part in, this is at
-most ``c^2 sum_{s, t in P} (C^T C)[s, t] = c^2 ||C u_P||^2`` (``u_P`` the pattern's indicator),
-with equality when all ``g_t`` are the same vector of norm ``c``: the strategy's sensitivity is
-``max_P ||C u_P||_2`` (Choquette-Choo et al. 2023a, Sec. 2). A negative entry on such a pair makes
-the worst case depend on the gradients' directions: refused (``ValueError``), not guessed.
-
-Participation schemas (:class:`MinSeparation`, :class:`Cyclic`):
-
-* **min-separation** ``(k, b)``: at most ``k`` steps, any two at least ``b`` apart (``b = 1``:
-  adjacent steps allowed). When every two columns of ``C`` that one record can both enter are
-  orthogonal (``(C^T C)[s, t] = 0`` for ``|s - t| >= b``; implied by a lower-triangular ``C``
-  with at most ``b`` bands, ``bands <= min_separation``), the cross terms vanish and
-  ``||C u_P||^2 = sum_{t in P} ||C[:, t]||^2``: its maximum over patterns is a dynamic program over
-  the column norms (Choquette-Choo et al. 2023b, Sec. 4 and Algorithm 3, VecSens; for a banded
-  Toeplitz ``C`` with full columns it is ``sqrt(k) ||C[:, 0]||``). The condition is *checked*, not
-  assumed. When it fails, the maximum of ``u^T (C^T C) u`` over patterns is computed exactly by a
-  dynamic program over the participations within the strategy's reach (the largest lag with a
-  non-zero cross term), or by enumerating the patterns, whichever is smaller; if both exceed
-  :data:`EXACT_BUDGET` the sensitivity is refused with a ``ValueError`` naming the condition.
-* **cyclic** ``l``: a record takes part in every step ``t = r (mod l)`` for one offset ``r``
-  (jax-privacy's cyclic Poisson batches with sampling probability 1, a fixed-order multi-epoch
-  pass). There are only ``l`` patterns: the maximum is enumerated exactly. When
-  ``bands <= cycle_length`` (no cross terms) it reduces to the closed form
-  ``max_r sqrt(sum_{t = r mod l} ||C[:, t]||^2)``, which is what an accountant that counts
-  ``ceil(n / l)`` participations of a column-normalised strategy computes; with more bands than
-  the cycle length the cross terms are positive and that accountant understates epsilon.
-
-Replace-one neighbours move each participation by up to ``2 c`` (no sampling coin is involved),
-so :class:`MatrixFactorizationNoise` doubles the shift under ``neighbours="replace-one"`` like
+The matrix mechanism releases ``B (C X + Z)`` (Denisov et al., NeurIPS 2022); a record moves the
+rows of its participation pattern ``P`` by at most its clip norm ``c``, so the release is one
+Gaussian mechanism with ``||C G||_F^2 = sum_{s, t in P} (C^T C)[s, t] <g_s, g_t>``. When every
+cross term one record can reach is non-negative the worst case is ``c max_P ||C u_P||_2``
+(Choquette-Choo et al., ICML 2023, Sec. 2); a negative one is refused (``ValueError``), not
+guessed. :class:`MinSeparation` uses the dynamic program over column norms when the condition for
+it is checked to hold (Choquette-Choo et al., NeurIPS 2023, Sec. 4, Alg. 3) and an exact program or
+enumeration within :data:`EXACT_BUDGET` otherwise; :class:`Cyclic` enumerates its ``l`` patterns
+(with more bands than the cycle length, an accountant counting ``ceil(n / l)`` participations
+understates epsilon). :class:`MatrixFactorizationNoise` doubles the shift under replace-one, like
 every schedule of :mod:`dpaudit.formal.noise_schedules`.
 
-References
-----------
-S. Denisov, B. McMahan, K. Rush, A. Smith, A. Thakurta. Improved Differential Privacy for SGD via
-Optimal Private Linear Operators on Adaptive Streams. NeurIPS 2022.
-C. A. Choquette-Choo, H. B. McMahan, K. Rush, A. Thakurta. Multi-Epoch Matrix Factorization
-Mechanisms for Private Machine Learning. ICML 2023 (2023a).
-C. A. Choquette-Choo, A. Ganesh, R. McKenna, H. B. McMahan, K. Rush, A. Thakurta, Z. Xu.
-(Amplified) Banded Matrix Factorization: A unified approach to private training. NeurIPS 2023,
-arXiv:2306.08153 (2023b).
+The derivation, both schemas and the references:
+docs/formal-notes.md#matrix-factorization-participation.
 """
 
 from __future__ import annotations

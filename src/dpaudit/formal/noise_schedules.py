@@ -1,59 +1,20 @@
 """Noise schedules with the neighbouring relation explicit: the accountant's side of a user's claim.
 
 A schedule says what noise the release adds and how much one record can move each noisy output,
-in the user's own terms: ``sensitivity`` is *a record's largest contribution* (the clip norm of a
-clipped gradient, the bound on a record's value), not a distance between neighbouring outputs.
-Turning it into a distance is the schedule's job and depends on the neighbouring relation, which
-every method takes as a required keyword (``neighbours="replace-one"`` or ``"add-remove"``;
-leaving it out is a ``TypeError`` naming it):
+in the user's terms: ``sensitivity`` is a record's largest contribution (a clip norm), and every
+method takes the relation as a required keyword (``neighbours="replace-one"`` doubles it,
+``"add-remove"`` keeps it). The schedule hands dp-accounting the distance and never a relation, so
+the factor is counted exactly once and an add/remove calibration claimed under replace-one shows
+as an accountant epsilon above the claim (AUDIT-METHOD section 4). Schedules, after
+dp-accounting's events: :class:`GaussianNoise` (Dong, Roth & Su 2022, Cor. 3.3; Balle & Wang 2018,
+Thm 8), :func:`gaussian_tree`, :class:`LaplaceNoise`, :func:`laplace_tree`,
+:func:`matrix_factorization`, :class:`SparseVector` (Lyu, Su & Li 2017, Alg. 1),
+:class:`ExponentialMechanism` (McSherry & Talwar 2007) and :func:`compose`; pure pieces go through
+:func:`dpaudit.formal.accounting.epsilon_of_event`, never ``PLDAccountant``. :func:`epsilon_of` /
+:func:`delta_of` account a ``dp_accounting.DpEvent`` of your own.
 
-* add/remove one record moves each output it enters by at most ``sensitivity``;
-* replacing one record by another moves it by at most ``2 * sensitivity`` (the old contribution
-  leaves, the new one enters), and the schedule doubles it itself.
-
-dp-accounting's ``REPLACE_ONE`` relation doubles a Gaussian or Laplace event's sensitivity inside
-the accountant (AUDIT-METHOD section 4); the schedules never pass a relation to dp-accounting, they
-hand it the distance, so the factor is counted exactly once. A calibration made for add/remove
-neighbours and claimed under replace-one therefore shows up as an accountant epsilon above the
-claim.
-
-Schedules (small immutable objects, after dp-accounting's events):
-
-* :class:`GaussianNoise`: ``releases`` outputs, each with independent ``N(0, sigma^2)`` noise per
-  coordinate, a record entering each with l2 norm at most ``sensitivity``: one Gaussian
-  mechanism with ``mu = sqrt(releases) * distance / sigma`` (Dong, Roth & Su 2022, Cor. 3.3),
-  epsilon(delta) in closed form (Balle & Wang 2018, Thm 8).
-* :func:`gaussian_tree`: Gaussian tree aggregation (binary or k-ary) over ``T`` leaves: a record
-  enters the ``ceil(log_k T) + 1`` nodes on its leaf's path, each with fresh node noise (Dwork et
-  al. 2010; Chan, Shi & Song 2011; used by DP-FTRL, Kairouz et al. 2021).
-* :class:`LaplaceNoise`: ``releases`` outputs with independent ``Laplace(scale)`` noise per
-  coordinate, a record entering each with l1 norm at most ``sensitivity``; composed by the guarded
-  accountant (:func:`dpaudit.formal.accounting.epsilon_of_event`).
-* :func:`laplace_tree`: the same on a tree (the composition of the path's nodes).
-* :func:`matrix_factorization`: ``A x + B z`` with ``z`` Gaussian: the sensitivity of the
-  strategy ``C = B^{-1} A`` (largest column l2 norm times the record's contribution, under the
-  single-participation assumption) gives one Gaussian mechanism.
-* :class:`SparseVector`: ``releases`` runs of the sparse vector technique (AboveThreshold with
-  ``cutoff`` positive answers, Lyu, Su & Li 2017, Alg. 1): each run is a pure-epsilon piece, the
-  runs are composed exactly by the guarded accountant.
-* :class:`ExponentialMechanism`: ``releases`` selections ``P[r] ~ exp(beta * u(data, r))``: each
-  a pure-epsilon piece (McSherry & Talwar 2007), composed the same way.
-* :func:`compose` (:class:`ComposedNoise`): several different pieces of one release (a Gaussian
-  tree plus a Laplace count plus a selection ...), accounted together by dpaudit and
-  cross-checked against a second method (AUDIT-METHOD section 4).
-
-Pure pieces are composed as ``ComposedDpEvent([EpsilonDeltaDpEvent(eps0)] * k)`` through
-:func:`dpaudit.formal.accounting.epsilon_of_event`, which walks the event tree itself (exact
-Kairouz-Oh-Viswanath closed form for identical pieces). dp-accounting's ``PLDAccountant`` would
-drop the count of a self-composed randomized response (AUDIT-METHOD section 4): never hand these
-pieces to it.
-
-Accounting a ``dp_accounting.DpEvent`` of your own: :func:`epsilon_of` / :func:`delta_of` take the
-relation (``neighbours=``) and say what the Gaussian/Laplace pieces' sensitivity means
-(``sensitivity_is="contribution"``: a record's largest contribution, doubled under replace-one;
-``"distance"``: already the largest distance between neighbouring outputs under that relation,
-taken as is). dpaudit's own :func:`~dpaudit.formal.accounting.epsilon_of_event` reads every piece
-as a distance and takes no relation; it is the engine's, users are pointed here.
+Each schedule's law and the two readings of ``sensitivity_is``:
+docs/formal-notes.md#noise-schedules.
 """
 
 from __future__ import annotations

@@ -1,51 +1,18 @@
 """DP-SGD's accountant: the Poisson-subsampled Gaussian mechanism composed over training steps.
 
-At every step each record enters the batch independently with probability ``q`` (Poisson
-sampling), its clipped gradient (l2 norm at most the clip norm ``C``) is added to the batch sum,
-and the sum gets ``N(0, (z C)^2 I)`` noise: ``z`` is the *noise multiplier* (Abadi et al. 2016,
-Alg. 1). This is what opacus, jax-privacy (``dpsgd_event``) and TensorFlow Privacy account with
-``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), T)``.
+At every step each record enters the batch with probability ``q``, its clipped gradient (norm at
+most ``C``) is added to the batch sum and the sum gets ``N(0, (z C)^2 I)`` noise (Abadi et al.,
+CCS 2016, Alg. 1): what opacus, jax-privacy (``dpsgd_event``) and TensorFlow Privacy account with
+``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z)), T)``. Add/remove neighbours
+are accounted by dp-accounting's pessimistic PLD (Doroshenko et al., PETS 2022; dominating pair:
+Mironov, Talwar & Zhang 2019; Zhu, Dong & Wang, AISTATS 2022, Sec. 5), bracketed by
+:meth:`PoissonSampledGaussian.bracket` and cross-checked against the RDP bound (a PLD above it
+raises). Replace-one with ``q < 1`` is refused (``ValueError``): its worst case is not the
+add/remove pair doubled and nothing here derives it. At ``q = 1`` the answer is the exact
+Gaussian composition (Dong, Roth & Su 2022, Cor. 3.3; Balle & Wang 2018, Thm 8).
 
-Neighbouring relations
-----------------------
-* **add/remove one record** (what those libraries account): one step's output laws are
-  ``N(0, z^2)`` and ``(1 - q) N(0, z^2) + q N(1, z^2)`` (in units of ``C``, projected on the
-  record's gradient), in both orders; this pair dominates the step (Mironov, Talwar & Zhang 2019;
-  Zhu, Dong & Wang 2022, Sec. 5, for the privacy loss distribution). It is supported, accounted by
-  dp-accounting's pessimistic PLD and cross-checked with its RDP bound.
-* **replace one record**: the replaced and the replacing record share the same sampling coin, so
-  one step's laws are ``(1 - q) N(0) + q N(g)`` and ``(1 - q) N(0) + q N(g')`` with
-  ``||g - g'|| <= 2 C``. That is *not* the add/remove pair with the shift doubled (the mixture
-  weight stays ``q`` while both components move), and the worst case over all ``(g, g')`` in every
-  dimension, composed over steps, is not something dpaudit can derive here: dp-accounting's
-  ``REPLACE_ONE`` PLD accounts the one-dimensional antipodal pair ``g = -g'``, which nothing in
-  dpaudit proves dominant. Replace-one with ``q < 1`` is therefore refused (``ValueError``), never
-  guessed. At ``q = 1`` there is no sampling and replace-one is exactly the Gaussian composition
-  with shift ``2 C`` per step.
-
-Accuracy
---------
-``q = 1`` is the plain composition of ``T`` Gaussian mechanisms: one Gaussian with
-``mu = sqrt(T) d / z`` (Dong, Roth & Su 2022, Cor. 3.3), evaluated in closed form (Balle & Wang
-2018, Thm 8), exact. For ``q < 1`` the primary answer is dp-accounting's *pessimistic*
-connect-the-dots PLD on the grid :data:`PLD_DISCRETIZATION` (Doroshenko et al. 2022): an upper
-bound on the true epsilon up to the PLD's tail truncation (~1e-15 in delta), above it by a
-discretisation error that :meth:`PoissonSampledGaussian.bracket` measures (its optimistic twin is a
-lower bound). The second method is dp-accounting's RDP bound of the subsampled Gaussian (Mironov,
-Talwar & Zhang 2019, converted to (epsilon, delta) by dp-accounting's RDP accountant): also an
-upper bound, looser, so the PLD must not exceed it (beyond
-:data:`CROSS_CHECK_TOLERANCE`); if it does, one of the two is wrong and the schedule raises
-instead of answering.
-
-References
-----------
-M. Abadi et al. Deep Learning with Differential Privacy. CCS 2016.
-I. Mironov, K. Talwar, L. Zhang. Renyi Differential Privacy of the Sampled Gaussian Mechanism.
-arXiv:1908.10530, 2019.
-Y. Zhu, J. Dong, Y.-X. Wang. Optimal Accounting of Differential Privacy via Characteristic
-Function. AISTATS 2022.
-V. Doroshenko, B. Ghazi, P. Kamath, R. Kumar, P. Manurangsi. Connect the Dots: Tighter Discrete
-Approximations of Privacy Loss Distributions. PETS 2022.
+The neighbouring relations, the accuracy and the references:
+docs/accountants.md#dp-sgd-the-poisson-subsampled-gaussian.
 """
 
 from __future__ import annotations
@@ -94,7 +61,8 @@ class PoissonSampledGaussian:
     Notes
     -----
     ``neighbours="add-remove"`` is supported for every ``q``; ``"replace-one"`` only at ``q = 1``
-    (see the module docstring for why replace-one under Poisson sampling is refused).
+    (why replace-one under Poisson sampling is refused:
+    docs/accountants.md#dp-sgd-the-poisson-subsampled-gaussian).
     """
 
     noise_multiplier: float

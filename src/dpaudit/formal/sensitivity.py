@@ -1,51 +1,17 @@
 """Property-based checks of sensitivity lemmas (AUDIT-METHOD section 2, kind 2 of evidence).
 
 A sensitivity lemma such as JKT12 COLT Lemma 4 ("the L2-sensitivity of IGD is 2L/(alpha t) for the
-t-th iterate") is a claim about a *deterministic* learner: for every pair of neighbouring streams
-(one loss replaced by any other loss of the declared class) and every round t,
-``||x_t - x'_t|| <= claimed(t)``. :func:`check_sensitivity` searches for a counterexample with
-Hypothesis: it generates (stream, position, replacement) from
-:func:`dpaudit.formal.strategies.neighbouring_streams`, runs the noise-free learner on both
-streams, compares the distance with the claim at every t, and steers the search with
-``hypothesis.target`` toward the largest observed/claimed ratio. A failure is reported as the
-shrunk counterexample; a success as the worst ratio seen and the number of examples tried.
+t-th iterate") bounds ``||x_t - x'_t||`` for a deterministic learner over every pair of
+neighbouring streams and every round. :func:`check_sensitivity` searches for a counterexample with
+Hypothesis over :func:`dpaudit.formal.strategies.neighbouring_streams`, runs the noise-free learner
+on both streams and steers the search with ``hypothesis.target`` toward the largest
+observed/claimed ratio; a failure is the shrunk counterexample. Iterates follow the
+:class:`~dpaudit.learners.base.OnlineLearner` convention (row ``i`` is ``x_{i+1}``), and the
+default ``offset=1`` is JKT12 COLT Definition 3 (``S(A, t)`` bounds ``x_{t+1}``). The compared
+quantity is pluggable: :func:`rowwise_distance` (default), :func:`trajectory_distance`,
+:func:`cumulative_distance`.
 
-Indexing (decide once, state everywhere). ``trajectory_fn(losses)`` returns the iterates in the
-:class:`~dpaudit.learners.base.OnlineLearner` convention: row ``i`` (0-based) is ``x_{i+1}``, the
-point played at round ``i + 1`` before ``f_{i+1}`` is seen, so ``x_1`` is data-independent and
-``x_{t+1}`` is the first iterate that depends on ``f_t``. ``claimed_bound(t, T)`` (t 1-indexed)
-bounds entry ``t - 1 + offset`` of the compared quantity, i.e. the iterate ``x_{t + offset}``.
-The default ``offset=1`` is JKT12 COLT Definition 3, where S(A, t) bounds the t-th *output*
-``x_{t+1} = A(F)_t``; use ``offset=0`` for claims stated on ``x_t`` itself and for compared
-quantities that are not per iterate (whole-trajectory norms, tree nodes). Entries with ``t < 1``
-or with an infinite claimed value are not covered by the claim and are not compared.
-
-The compared quantity is pluggable: ``distance(traj0, traj1) -> 1-D array``, one entry per index
-the claim bounds. The default compares iterates row by row (:func:`rowwise_distance`);
-:func:`trajectory_distance` gives the norm of the difference of whole trajectories (a single
-entry) and :func:`cumulative_distance` the norm of the difference up to each round. A claim on any
-family of quantities (e.g. the per-node sensitivity of a tree's inputs) is checked as the maximum
-over entries of observed / claimed ("max over t").
-
-Usage::
-
-    import numpy as np
-    from dpaudit.learners.domains import Ball
-    from dpaudit.learners.losses import LossClass
-    from dpaudit.formal.sensitivity import check_sensitivity
-
-    L, lam, C = 1.0, 0.5, Ball(2, 3.0)
-    cls = LossClass("linear", C, lipschitz=L)          # f_t(x) = <g_t, x>, ||g_t|| <= L
-
-    def mean_gradient_learner(losses):        # x_{t+1} = Pi_C(-(1/(lam t)) sum_{s<=t} g_s)
-        g = np.array([f.g for f in losses])
-        means = np.cumsum(g, axis=0) / (lam * np.arange(1, len(g) + 1))[:, None]
-        return np.vstack([np.zeros((1, 2)), C.project(-means[:-1])])   # rows x_1..x_T
-
-    report = check_sensitivity(mean_gradient_learner, lambda t, T: 2 * L / (lam * t), cls,
-                               T=(2, 16), examples=200, seed=0)
-    report.holds, report.worst_ratio        # True, ~1.0 (the bound is tight)
-    report.to_lemma_check("||x_{t+1} - x'_{t+1}|| <= 2L/(lambda t)")
+The indexing in full, and a worked example: docs/formal-notes.md#sensitivity-checks.
 """
 
 from __future__ import annotations
@@ -491,8 +457,8 @@ def check_sensitivity(trajectory_fn: TrajectoryFn, claimed_bound: ClaimedBound,
     ----------
     trajectory_fn
         ``trajectory_fn(losses) -> array (n_rows, ...)``: the noise-free learner (e.g. the
-        uncorrupted iterates of IGD), row i = ``x_{i+1}`` (module docstring). Must be
-        deterministic.
+        uncorrupted iterates of IGD), row i = ``x_{i+1}`` (docs/formal-notes.md#sensitivity-checks).
+        Must be deterministic.
     claimed_bound
         ``claimed_bound(t, T) -> float``: the claimed bound on entry ``t - 1 + offset`` of the
         compared quantity (t 1-indexed, T the stream length), e.g. ``lambda t, T: 2 * L /
@@ -511,7 +477,8 @@ def check_sensitivity(trajectory_fn: TrajectoryFn, claimed_bound: ClaimedBound,
     norm
         Norm of the default row-wise distance (``"l2"``, ``"l1"``, ``"linf"``).
     distance
-        ``distance(traj0, traj1) -> 1-D array`` replacing the row-wise distance (module docstring).
+        ``distance(traj0, traj1) -> 1-D array`` replacing the row-wise distance
+        (docs/formal-notes.md#sensitivity-checks).
     offset
         ``claimed_bound(t, T)`` bounds entry ``t - 1 + offset`` (default 1: JKT12 Definition 3,
         the t-th output is ``x_{t+1}``).

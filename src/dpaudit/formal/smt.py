@@ -1,46 +1,19 @@
 """SMT checks of one-step sensitivity lemmas: proofs and replayed counterexamples.
 
-The lemma checks of :mod:`dpaudit.formal.sensitivity` are *sampled*: Hypothesis searches for
-neighbouring streams that break a bound, so they can refute a lemma, never establish one. The
-lemmas the privacy proofs rest on are, in one or two dimensions, statements about piecewise
-polynomial arithmetic over bounded reals, which an SMT solver decides. This module is the
-paper-independent engine that asks z3 (``z3-solver``, nonlinear real arithmetic) about them.
+The lemma checks of :mod:`dpaudit.formal.sensitivity` are sampled: they can refute a lemma, never
+establish one. The lemmas the privacy proofs rest on are, in one or two dimensions, statements
+about piecewise polynomial arithmetic over bounded reals, which z3 (``z3-solver``, nonlinear real
+arithmetic) decides. An :class:`SmtLemma` is **proved** when every :class:`Obligation` of its
+``proof`` is ``unsat``; **refuted** only when a ``sat`` model of its ``refutation``, pinned to a
+reachable state and replayed through the real Python implementation, exceeds the claim (so an
+encoding that drifted from the code cannot raise a false alarm); anything else is ``unknown``,
+never a pass. Each call runs the portfolio :data:`SOLVER` under deterministic work limits
+(:data:`NLSAT_RLIMIT`, :data:`SMT_RLIMIT`), with :data:`DEFAULT_TIMEOUT_S` as a wall-clock net;
+results convert to :class:`~dpaudit.claims.record.LemmaCheck`. Limits: d = 1 (some encodings
+d = 2), exact reals against the code's floating point (replays use ``rtol``).
 
-A lemma is stated as an :class:`SmtLemma`:
-
-* ``proof``: a tuple of :class:`Obligation` s. Each is "there exist values of the symbolic reals
-  that satisfy the class constraints (Lipschitz bound, strong convexity, the domain, the step as
-  a piecewise definition) *and* the violation". If the solver answers ``unsat`` for every
-  obligation, the lemma is **proved** over the encoded class (exact real arithmetic). A typical
-  proof has a *base* obligation (one replaced loss moves the next iterate by at most b(t)), a
-  *contraction* obligation (the same loss applied to two points shrinks their distance by c(t))
-  and an *arithmetic* obligation (the bound the induction yields is at most the stated one).
-* ``refutation``: one obligation whose free state is pinned to a state the real learner reaches
-  (e.g. ``x_t = 0``, reached by the filler losses of the audits). A ``sat`` answer is a concrete
-  counterexample; its values are converted to floats and **replayed** through the real Python
-  implementation (``replay``), which reports the observed and claimed values. Only a replay that
-  exceeds the claim counts as a refutation: an encoding that drifted from the code cannot produce
-  a false alarm this way (and the differential tests keep encodings tied to the code).
-* anything else (a timeout, ``unknown``, a proof obligation that is satisfiable without a
-  reachable counterexample) is reported as ``unknown``: never as a pass.
-
-Each solver call runs a portfolio of two z3 engines one after the other (:data:`SOLVER`: nlsat
-after splitting the piecewise cases, then the default SMT solver), each bounded by a
-deterministic amount of work (:data:`NLSAT_RLIMIT`, :data:`SMT_RLIMIT`), so an answer never
-depends on the machine's speed; ``timeout_s`` (default :data:`DEFAULT_TIMEOUT_S`) is a
-wall-clock safety net on top. Results name the
-solver and its version, the encoding and the time spent, and convert to the engine's
-:class:`~dpaudit.claims.record.LemmaCheck` with ``method`` ``"smt-proved"``,
-``"smt-refuted"`` or ``"smt-unknown"``.
-
-The helpers :func:`clip`, :func:`absolute` and :func:`quadratic_loss_1d` build the piecewise
-definitions; :func:`evaluate` evaluates a symbolic model at a numeric point (``z3.substitute`` +
-``z3.simplify``), which the differential tests use to compare each encoding with the code.
-
-Limits: d = 1 (some encodings d = 2); exact reals, whereas the implementation computes in
-floating point (a bound that holds over the reals can be exceeded by rounding, at the level of
-1e-16 relative; replays use the tolerance ``rtol``); iterative solvers (bisection in the implicit
-step) are modelled by their exact solutions.
+The obligations, the portfolio and the limits in full: docs/formal-notes.md#smt-lemma-checks; how
+lemmas are sampled, proved or refuted: docs/formal-lemmas.md.
 """
 
 from __future__ import annotations
@@ -248,7 +221,7 @@ ReplayFn = Callable[[Mapping[str, float]], Replay]
 
 @dataclass(frozen=True)
 class SmtLemma:
-    """A lemma as SMT obligations (module docstring).
+    """A lemma as SMT obligations (docs/formal-notes.md#smt-lemma-checks).
 
     ``statement``: the lemma in words (as in the claim); ``encoding``: what was encoded (class,
     domain, dimension, constants), named in every result; ``proof``: all ``unsat`` => proved;

@@ -1,35 +1,16 @@
 """Hypothesis strategies for the loss classes, domains and neighbouring streams the papers use.
 
-Every strategy generates *members of the declared class only* (AUDIT-METHOD section 1: the class
+Every strategy generates members of the declared class only (AUDIT-METHOD section 1: the class
 constants are public and enforced): a loss drawn from ``losses(loss_class)`` always satisfies
-``loss_class.violations(loss) == []``. Members are constructed inside the class (e.g. the norm of
-``v`` is scaled so that the Lipschitz bound over the domain holds), never filtered, and the search
-is biased toward the extremes that make sensitivity bounds tight: norms exactly at their bound,
-opposite-sign replacements, and the replacement at the first or last position of the stream.
+``loss_class.violations(loss) == []``. Members are constructed inside the class, never filtered,
+and the search is biased toward the extremes that make sensitivity bounds tight (norms at their
+bound, opposite-sign replacements, the first or last position). Classes covered: linear (JKT12,
+ST13, PFCOCO) and experts' loss vectors (AFKT23, :func:`experts_class`); squared + ridge,
+including JKT12's quadratic regression class (arXiv version, eq. (19); :func:`regression_class`);
+logistic and hinge + ridge; domains: l2 ball, box, probability simplex (:func:`domains`,
+:func:`points`). The checker is :func:`dpaudit.formal.sensitivity.check_sensitivity`.
 
-Classes covered (all five papers replace one loss by any other loss of the same class):
-
-* linear ``f(x) = <g, x>`` with ``||g|| <= min(L, R)`` (JKT12, ST13, PFCOCO linear losses), and
-  experts' loss vectors ``g in [0, 1]^d`` on the simplex (AFKT23; see :func:`experts_class`);
-* squared + ridge ``1/2 (y - <v, x>)^2 + alpha/2 ||x||^2``, including JKT12's quadratic regression
-  class ``|y|, ||v|| <= R`` (arXiv version, eq. (19); see :func:`regression_class`);
-* logistic + ridge and hinge + ridge with labels ``y in {-1, +1}``;
-* domains: l2 ball, box, probability simplex (:func:`domains`, :func:`points`).
-
-Usage (a user's own learner; the checker is :func:`dpaudit.formal.sensitivity.check_sensitivity`)::
-
-    from hypothesis import given
-    from dpaudit.learners.domains import Ball
-    from dpaudit.learners.losses import LossClass
-    from dpaudit.formal.strategies import neighbouring_streams
-
-    cls = LossClass("logistic", Ball(3, 1.0), lipschitz=2.0, strong_convexity=0.5)
-
-    @given(neighbouring_streams(cls, min_T=1, max_T=20))
-    def test_my_learner_is_stable(pair):
-        x0 = my_learner(pair.stream)          # (T, d) noise-free iterates
-        x1 = my_learner(pair.neighbour())
-        ...
+The classes in full and a usage example: docs/formal-notes.md#hypothesis-strategies.
 """
 
 from __future__ import annotations

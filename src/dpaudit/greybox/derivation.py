@@ -1,33 +1,18 @@
 """The law of a release derived from its code by controlled replay.
 
-For ``mechanism(data, n, rng)`` run once (``n = 1``) with a :class:`~dpaudit.greybox.replay.
-ReplayGenerator`:
+``mechanism(data, n, rng)`` is run once with a :class:`~dpaudit.greybox.replay.ReplayGenerator`:
+a recorded run lists the noise calls (a guarded access or a draw the replay does not substitute
+stops here, "not derivable"); all draws at zero give the noise-free output ``m``; unit impulses
+give the columns of the map ``A`` from the standardised noise to the output (batched when the
+release's runs line up, :mod:`dpaudit.greybox.run_layouts`); and ``REPLAYS`` random replays at two
+scales must give ``m + A z`` within ``RTOL`` (:func:`rtol_for` for float32 noise), else the output
+is not affine in the draws and no law is derived. The law is a hypothesis until the code's own
+runs confirm it (:mod:`dpaudit.greybox.verification`). On a pair with one ``A`` the exact epsilon
+follows: Gaussian, ``mu = ||(A A^T)^{+1/2} (m0 - m1)||`` (Dong, Roth & Su 2022, Cor. 3.3) through
+Balle & Wang (2018, Thm 8); Laplace with ``A`` of full column rank, the product-Laplace epsilon of
+the shift ``s`` with ``A s = m0 - m1``.
 
-1. a recorded run with real draws lists the noise calls (``k`` scalars in all); any access to the
-   bits behind the rng, or a draw the replay does not substitute, stops here ("not derivable", in
-   one sentence; a guarded access also says no accountant describes the release);
-2. all draws replaced by zero give the noise-free output ``m``;
-3. a unit impulse in draw ``i`` (all others zero) gives column ``i`` of the map ``A`` from the
-   standardised noise ``z`` to the output: all ``k`` impulses in one call of ``k`` runs when the
-   release's ``n``-run calls line up with its single run in one of the layouts of
-   :mod:`dpaudit.greybox.run_layouts` (checked by batched random replays), else one call per
-   impulse (progress reported);
-4. the recorded run and ``REPLAYS`` random replays (at scales 1 and 10, so a clip or threshold
-   applied after the noise shows) must give ``m + A z`` within ``RTOL`` (within
-   :func:`rtol_for` of the draws' precision when a draw source returned float32 noise, as torch
-   does by default: its arithmetic rounds at that level); otherwise the output is not affine in
-   the draws and no law is derived.
-
-The law so derived is a hypothesis about all of the noise space seen at a few points: it certifies
-nothing until the code's own runs confirm it (:mod:`dpaudit.greybox.verification`).
-
-Then the release is ``m(data) + A z`` with ``z`` i.i.d. standard Gaussian (law ``N(m, A A^T)``,
-:class:`~dpaudit.formal.exact_laws.LinearGaussian`) or standard Laplace. On a pair with the same
-``A`` the exact epsilon follows: Gaussian, the shift ``mu = ||(A A^T)^{+1/2} (m0 - m1)||`` (Dong,
-Roth & Su 2022, Cor. 3.3) through Balle & Wang (2018, Thm 8); Laplace, when ``A`` (its non-zero
-columns) has full column rank, the release is an injective linear image of ``z + s`` with
-``A s = m0 - m1``, so its epsilon is the product-Laplace epsilon of the shift ``s`` at scale 1
-(injective post-processing preserves every hockey-stick divergence).
+The four steps and why the exact epsilon follows: docs/greybox-notes.md#derivation.
 """
 
 from __future__ import annotations
@@ -223,8 +208,11 @@ def _batched_map(mechanism: Mechanism, data: Any, seed: int, k: int, mean: np.nd
 
 def derive_law(mechanism: Mechanism, data: Any, *, seed: int = 0,
                progress: Progress | None = None) -> DerivedLaw | NotDerivable:
-    """The law of ``mechanism`` on ``data`` derived by replay (module docstring), or why not;
-    ``progress(done, total, what)`` hears of a long one-call-per-impulse derivation."""
+    """The law of ``mechanism`` on ``data`` derived by replay, or why not.
+
+    The steps: docs/greybox-notes.md#derivation. ``progress(done, total, what)`` hears of a long
+    one-call-per-impulse derivation.
+    """
     try:
         return _derive(mechanism, data, seed, progress)
     except _FailedAfterStateRead as exc:

@@ -1,66 +1,18 @@
 """Declared laws are hypotheses: each is tested against runs of the code, in moments and in shape.
 
-A user's ``exact=`` law (:mod:`dpaudit.exact`) says what the release is; dpaudit computes exact
-epsilons from it, so a law that does not describe the code certifies nothing, and a law right in
-its first two moments but wrong in its shape certifies a wrong number (Laplace noise declared as a
-Gaussian of the same variance gives epsilon 2.94 at delta 1e-5 on a release that is exactly
-(1, 0)-DP). Each audited input is run ``N`` times and the declared law is tested with tests whose
-level is exact or conservative at every ``N`` (no asymptotics), Bonferroni over the components at
-the level the claim's family gives this law (AUDIT-METHOD section 2, "evidence taken on trust").
-An output that is not finite rejects a Gaussian or Laplace law outright (neither puts mass there),
-so a NaN never reaches a p-value.
+A user's ``exact=`` law (:mod:`dpaudit.exact`) decides exact epsilons, so a law right in its
+first two moments but wrong in its shape certifies a wrong number. Each audited input is run
+``N`` times and the law is tested with tests of exact or conservative level at every ``N``,
+Bonferroni over the components at the level the claim's family gives it (AUDIT-METHOD section 2,
+"evidence taken on trust"): :class:`~dpaudit.formal.exact_laws.LinearGaussian` by chi2 moment
+tests and the shape of its whitened and discriminating-direction projections,
+:class:`~dpaudit.formal.exact_laws.ProductLaplace` by Gamma scale tests and pooled
+probability-integral transforms, :class:`~dpaudit.formal.exact_laws.DiscreteLaw` by support and
+exact binomial tests. The shape tests use the Dvoretzky-Kiefer-Wolfowitz-Massart bound (Massart
+1990, Ann. Probab. 18(3), Thm 1); each component states the departure it detects with probability
+:data:`POWER` (:attr:`LawTest.power`). A non-finite output rejects a continuous law outright.
 
-* :class:`~dpaudit.formal.exact_laws.LinearGaussian` ``N(m, Sigma)``, with ``Sigma = V diag(w) V^T``
-  and ``W = diag(w)^{-1/2} V^T (X - m)`` on the range of ``Sigma`` (rank ``r``). Moments:
-  the sample mean, ``N ||xbar_W||^2 ~ chi2(r)``; the whitened total variance,
-  ``sum ||W||^2 ~ chi2(N r)``; the variance along each pair's discriminating direction
-  ``u = Sigma^+ (m(D) - m(D'))`` (the direction the exact epsilon rests on),
-  ``sum (u^T (X - m))^2 / u^T Sigma u ~ chi2(N)``; and each coordinate's variance,
-  ``sum (X_i - m_i)^2 / Sigma_ii ~ chi2(N)`` (two-sided). A run that moves along a direction the
-  law gives no noise rejects it outright. Shape, each against ``N(0, 1)``:
-
-  - the standardised projection ``z = u^T (X - m) / sqrt(u^T Sigma u)`` on each pair's
-    discriminating direction (``N`` i.i.d. ``N(0, 1)`` values under the law). Between
-    ``N(m0, Sigma)`` and ``N(m1, Sigma)`` the privacy loss is a function of ``u^T X`` alone, so
-    this is the one-dimensional law the exact epsilon rests on; tested on its own it keeps the
-    full power of ``N`` runs instead of sharing it with ``r - 1`` other coordinates;
-  - the pooled whitened coordinates (``N r`` i.i.d. ``N(0, 1)`` values under the law): noise that
-    is not Gaussian off the pair directions is not the declared law either, and this catches it
-    in any coordinate of the eigenbasis. With ``r = 1`` the pooled sample is the projection (the
-    same statistic, ``N(0, 1)`` being symmetric) and is not tested twice.
-
-* :class:`~dpaudit.formal.exact_laws.ProductLaplace`: each coordinate's scale,
-  ``sum |X_i - m_i| / b_i ~ Gamma(N, 1)`` (two-sided), and the whole law through the pooled
-  probability-integral transforms ``F(X_i)`` (``N p`` i.i.d. uniform values under the law). A
-  Gaussian of the Laplace's variance has ``E|X| / b = 2 / sqrt(pi) = 1.128`` and fails the scale
-  test; one with ``E|X| = b`` passes it and is 0.042 away in sup-distance, for the shape test.
-* :class:`~dpaudit.formal.exact_laws.DiscreteLaw`: an outcome outside the declared support rejects
-  it outright; each declared outcome's count is tested with an exact two-sided binomial test.
-
-**The shape tests** use the Dvoretzky-Kiefer-Wolfowitz-Massart bound: for ``k`` i.i.d. values
-of a continuous CDF ``F`` and every ``t``, ``P(sup |F_k - F| > t) <= 2 exp(-2 k t^2)`` (Massart
-1990, Ann. Probab. 18(3), Theorem 1; its side condition ``exp(-2 k t^2) <= 1/2`` covers exactly
-the ``t`` where the bound is below 1). The p-value ``min(1, 2 exp(-2 k D^2))`` at the observed
-distance ``D`` therefore bounds ``P(sup |F_k - F| >= D)`` from above at every ``k``, so rejecting
-when it is at most ``a`` has level at most ``a`` (conservative, never asymptotic). An exact test
-would not be sharper here: scipy's two-sided ``kstwo`` is exact only up to ``k = 140`` (then
-Durbin's matrix or the Pelz-Good asymptotic series), and the exact one-sided Smirnov tail doubled
-(a union bound over ``D+`` and ``D-``, valid at every ``k``) has critical distance 0.013305 at
-``k = 20,000`` and level ``8.3e-4`` against DKW-Massart's 0.013314, 0.005952 against 0.005954 at
-``k = 10^5``, while each inversion of ``scipy.special.smirnov`` costs 0.1 s to 5 s there (its exact
-sum is ``O(k)`` and becomes an approximation above ``10^6``). So the closed form is used.
-
-**Power.** Each component's detectable departure at its level ``a`` with probability at least
-:data:`POWER` is stated in :attr:`LawTest.power`, so a law that is *not* rejected says how close
-it was checked: the variance, scale or whitened mean shift for the moment tests (from the chi2,
-Gamma and noncentral chi2 laws), the outcome probability for the binomial tests (normal
-approximation of the power only), and for a shape test the sup-distance
-``t_a + sqrt(ln(1 / (1 - POWER)) / (2 N))`` between the true and the declared CDF of the tested
-values, ``t_a = sqrt(ln(2 / a) / (2 k))`` being its critical distance: at the point of largest
-distance the empirical CDF is an average of ``N`` independent per-run fractions in ``[0, 1]``
-(``N`` runs; the pooled values of one run need not be independent under the alternative), so by
-Hoeffding it falls short of the true CDF by more than the second term with probability at most
-``1 - POWER``. For pooled values the distance is that of the average CDF of the coordinates.
+Each test, why its level holds at every ``N``, and its power: docs/greybox-notes.md#law-tests.
 """
 
 from __future__ import annotations
@@ -190,7 +142,8 @@ def _sup_distance(cdf_values: np.ndarray) -> float:
 
 def _dkw_massart_p(k: int, dks: float) -> float:
     """``min(1, 2 exp(-2 k D^2))``: an upper bound on ``P(sup |F_k - F| >= D)`` for ``k`` i.i.d.
-    values of a continuous ``F`` at every ``k`` (Massart 1990, Theorem 1; module docstring)."""
+    values of a continuous ``F`` at every ``k`` (Massart 1990, Theorem 1;
+    docs/greybox-notes.md#law-tests)."""
     return float(min(1.0, 2.0 * math.exp(-2.0 * k * dks * dks)))
 
 
@@ -371,8 +324,9 @@ def check_declared_law(law: Any, mechanism: Mechanism, inputs: Sequence[Any], *,
                       runs: int, seed: int, pairs: Sequence[tuple[int, int]] = (),
                       labels: Sequence[str] = ()) -> LawTest:
     """Test ``law`` against ``runs`` runs of ``mechanism`` on each of ``inputs`` at level ``alpha``
-    (module docstring); ``pairs`` (indices into ``inputs``) are the neighbouring pairs whose
-    discriminating direction a linear-Gaussian law is tested along; ``labels`` name the inputs."""
+    (docs/greybox-notes.md#law-tests); ``pairs`` (indices into ``inputs``) are the neighbouring
+    pairs whose discriminating direction a linear-Gaussian law is tested along; ``labels`` name
+    the inputs."""
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if not isinstance(runs, int) or runs < 10:

@@ -1,71 +1,21 @@
 """What reaches each noise call, and what the data moves over all of a release's draws, against
 the calibration of the claim's noise schedule.
 
-**Per site.** Run ``mechanism(data, 1, rng)`` on both inputs of a neighbouring pair with the same
-seed and a tracing :class:`~dpaudit.greybox.replay.ReplayGenerator`: each draw is a
-:class:`~dpaudit.greybox.replay.TracedNoise` that records the value it is added to (``value + z``)
-and follows a rescaling (``sigma * z``). With a common seed the noise already accumulated in that
-value is the same on both inputs, so the difference of the two recorded values is what the data
-moves the noise call's input by. Per site (the ``file:line`` that draws) the largest such distance
-(l2 for Gaussian draws, l1 for Laplace ones) is held against what *one* release of the schedule
-is calibrated for at that site's scale: a schedule calibrated at ``sigma`` for a distance
-``Delta`` (its noise scale, and its sensitivity times the relation's factor) assumes
-``Delta * scale / sigma`` at a draw of scale ``scale``. That is a draw's *share* of the
-calibration; a site above it is reported, but it does not decide the check, because a correct
-release may spend several releases' worth on one draw (a tree's nodes drawn as one vector), or
-spread one release over several draws (noise split over calls, or drawn in a loop).
+Both inputs of a pair run with one seed under a tracing
+:class:`~dpaudit.greybox.replay.ReplayGenerator`; the difference of the values each draw is added
+to is what the data moves that noise call by. **Per site** (``file:line``) the largest move is
+reported against the draw's share of one release's calibration (a note, not the decision).
+**Whole calibration** (:func:`pair_calibration`, the decision): the shift over all draws against
+the schedule's ``mu_S = sqrt(releases) * Delta / sigma`` (Laplace ``releases * Delta / b``),
+exactly from the derived pair law where there is one (Dong, Roth & Su, JRSS-B 2022, Cor. 3.3;
+basic composition, Dwork & Roth 2014, Thm 3.16), else by composing the per-draw moves: for the
+usual shapes an over-count (blocking ``holds``, never the reverse), not a bound only for
+non-affine code that takes back part of an earlier noisy value's data. A ratio above 1 (add/remove
+calibration under replace-one, a missing clip, noise below the schedule) is caught without a
+user-written lemma. dp-recorder (PETS 2026) records noise-primitive inputs the same way.
 
-**Whole calibration** (:func:`pair_calibration`, which decides the check). What the data moves
-over *all* the draws of the release is held against the schedule as a whole:
-
-* when the pair's law is derivable from the code
-  (:func:`~dpaudit.greybox.derivation.derive_pair`: output ``m + A z`` on both inputs, one ``A``),
-  it decides exactly. Gaussian: the pair is one Gaussian mechanism with shift
-  ``mu = ||(A A^T)^{+1/2} (m0 - m1)||`` (Dong, Roth & Su 2022, Cor. 3.3; infinite when the shift
-  leaves the span of the noise), and the schedule's ``releases`` outputs, each moved by at most
-  ``Delta = factor * sensitivity`` under noise ``sigma``, are one with ``mu_S = sqrt(releases) *
-  Delta / sigma`` (the same corollary). Gaussian trade-off functions are totally ordered in
-  ``mu``, so the pair is at most as distinguishable as the schedule allows, at every delta, iff
-  ``mu / mu_S <= 1``: the ratio. Laplace: the release is an injective linear image of ``z + s``
-  with ``A s = m0 - m1`` and ``z`` standard Laplace, so its pure epsilon on the pair is
-  ``||s||_1`` (:meth:`~dpaudit.greybox.derivation.PairLaw.epsilon` at delta 0); the schedule's
-  ``releases`` pieces, each moved by at most ``Delta`` in l1 under scale ``b``, compose to the
-  pure epsilon ``releases * Delta / b`` (basic composition, exact for pure pieces; Dwork & Roth
-  2014, Thm 3.16), and the ratio is their quotient: at most 1 iff the pair's pure epsilon is
-  within the schedule's. (At delta > 0 the schedule composes ``releases`` pieces of
-  ``Delta / b`` each, which presumes no one piece moves further: a draw above its share is
-  the per-site note.)
-* when no law is derivable (a clip, projection or threshold after the noise), the per-draw
-  distances are composed: draw ``i`` adds noise of scale ``b_i`` (per coordinate) to a value
-  that moves by ``d_i`` between the inputs, so it is a Gaussian mechanism with shift
-  ``||d_i / b_i||_2`` (Laplace: pure epsilon ``||d_i / b_i||_1``), and the release is their
-  composition, ``sqrt(sum_i ||d_i / b_i||_2^2)`` (Gaussian; Dong, Roth & Su 2022, Cor. 3.3) or
-  ``sum_i ||d_i / b_i||_1`` (Laplace, basic composition), followed by post-processing (the clip),
-  which cannot make the inputs more distinguishable. Held against the same ``mu_S`` (Laplace
-  ``releases * Delta / b``). Why this bounds what the data moves: if every value a draw is
-  added to is computed from the data alone, the draws are independent Gaussian (Laplace)
-  mechanisms on the pair and their composition is exactly that sum; whatever the code then does
-  with their results (a clip, a projection) is post-processing, which cannot make the inputs more
-  distinguishable. That needs the data to reach the output only through the values the draws are
-  added to (what the tracer sees). When a value also contains earlier draws, the common seed
-  holds those draws equal on both inputs, so the value's move is the data's move with the earlier
-  noise cancelled; for the usual shapes (noise split over draws added to the same value, a
-  running noisy sum) that counts the data's move again at every draw: an **over-count**.
-  ``x + b_1 z_1 + b_2 z_2``: the second draw's value ``x + b_1 z_1`` moves by the whole of ``x``'s
-  move again, so the composition is ``|dx| sqrt(1/b_1^2 + 1/b_2^2)`` where the law has
-  ``|dx| / sqrt(b_1^2 + b_2^2)``; such a release, clipped after the noise, is blocked from
-  ``holds`` though correct, never the reverse. It is not a bound where a later value takes back
-  part of an earlier noisy value's data (``v_2 = (x + z_1) - 2x = z_1 - x``: the common seed sees
-  ``x``'s move, while given the released ``x + z_1`` the value moves twice as far; the pair's
-  ``mu`` is ``sqrt(5) |dx|`` at unit noise, the composition ``sqrt(2) |dx|``). Affine code of
-  that shape is decided by the derived law, so the gap is confined to non-affine releases that
-  do it.
-
-A ratio above 1 is an input moving further than the noise was calibrated for: the add/remove
-calibration under replace-one (ratio 2), a missing clip, noise scaled below the schedule, or a
-schedule whose ``releases`` is smaller than the number of noisy outputs a record enters, are caught
-without a user-written lemma. dp-recorder (PETS 2026) records the values passed to a library's
-noise primitives the same way.
+The derivation, the over-count and where the composition is not a bound:
+docs/greybox-notes.md#noise-sites.
 """
 
 from __future__ import annotations
@@ -124,7 +74,7 @@ class WholeCalibration:
     its ``releases``; ``ratio = observed / allowed`` (infinite when the shift leaves the span of
     the noise); ``how``: one sentence saying how it was computed; ``proven``: False for a
     composition in which a value a draw is added to contains earlier draws, where the composition
-    is not a proven bound (module docstring).
+    is not a proven bound (docs/greybox-notes.md#noise-sites).
     """
 
     ratio: float
@@ -172,7 +122,8 @@ def calibration_ratio(schedule: Any, factor: float) -> tuple[float, str] | None:
 
 def schedule_budget(schedule: Any, factor: float) -> tuple[float, str, str] | None:
     """``(allowed, family, formula)``: what the schedule allows the data to move over all its
-    ``releases`` (module docstring), or None when it is not a Gaussian or Laplace schedule.
+    ``releases`` (docs/greybox-notes.md#noise-sites), or None when it is not a Gaussian or
+    Laplace schedule.
 
     Gaussian: ``mu_S = sqrt(releases) * factor * sensitivity / sigma``; Laplace: the pure epsilon
     ``releases * factor * sensitivity / scale``; ``factor`` is the relation's distance factor
@@ -288,8 +239,9 @@ def _sites(moves: list[_DrawMove], per_unit: tuple[float, str] | None) -> list[S
 def site_distances(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int,
                    per_unit: tuple[float, str] | None = None
                    ) -> list[SiteDistance] | NotDerivable:
-    """The per-site distances of the pair under a common seed (module docstring); ``per_unit``:
-    :func:`calibration_ratio` of the claim's schedule (None: no assumed sensitivity)."""
+    """The per-site distances of the pair under a common seed (docs/greybox-notes.md#noise-sites);
+    ``per_unit``: :func:`calibration_ratio` of the claim's schedule (None: no assumed
+    sensitivity)."""
     moves = _draw_moves(mechanism, data0, data1, seed)
     if isinstance(moves, NotDerivable):
         return moves
@@ -376,7 +328,7 @@ def _composed(moves: list[_DrawMove], unseen: int, allowed: float, family: str, 
 
 def pair_calibration(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int, schedule: Any,
                      factor: float) -> PairCalibration | NotDerivable:
-    """The per-site rows and the whole calibration of one pair (module docstring).
+    """The per-site rows and the whole calibration of one pair (docs/greybox-notes.md#noise-sites).
 
     Parameters
     ----------

@@ -2,23 +2,16 @@
 call of the library function that adds it.
 
 Compiled samplers, OpenDP's measurements and a library's own mechanism classes draw from
-generators dpaudit cannot replay (:mod:`dpaudit.greybox.sources`). What dpaudit *can* see is the
-call: the user names the primitive by its dotted path (``"pkg.module.function"`` or
-``"pkg.module.Class.method"``), says which argument carries the value the noise is added to,
-which argument or attribute is the noise scale, and the sensitivity the primitive's privacy rests
-on. Inside :func:`recording` each named primitive is patched where its path points, every call
-on the recording thread is recorded (:class:`PrimitiveCall`: the caller's line, the value, the
-scale and the declared sensitivity) and passed on unchanged to the original; the original is
-restored on exit. The checks on a neighbouring pair and the accounting from the primitives' laws
-are in :mod:`dpaudit.claims.primitive_check` (dp-recorder's trusted primitives, PETS 2026).
+generators dpaudit cannot replay (:mod:`dpaudit.greybox.sources`), but it can see the call: the
+user names the primitive by its dotted path, the argument that carries the value, the noise scale
+and the sensitivity its privacy rests on. Inside :func:`recording` each named primitive is patched
+where its path points and every call on the recording thread is recorded (:class:`PrimitiveCall`)
+and passed on unchanged; the checks and the accounting from the primitives' laws are in
+:mod:`dpaudit.claims.primitive_check` (dp-recorder's trusted primitives, PETS 2026). A call the
+patch cannot see (a function bound before the recording, another thread) is not recorded, and a
+primitive never called blocks ``holds``: a clear finding, never a silently empty accounting.
 
-What the patch sees. A module function is replaced in its module's namespace, a method on its
-class (every instance, subclasses that do not override it). Code that bound the function before
-the recording (``from pkg.module import function`` at import time) calls the original and is not
-recorded: the check then says the primitive was never called, which blocks ``holds`` (a clear
-finding, never a silently empty accounting). Calls from other threads pass through unrecorded.
-Patching is serialised with the draw sources' lock, so one recording or replay is open at a time
-in a process.
+What the patch sees, and what it does not: docs/greybox-notes.md#named-primitives.
 """
 
 from __future__ import annotations
@@ -414,8 +407,8 @@ def _note(index: int, prim: Primitive, sig: inspect.Signature | None, method: bo
 def recording(primitives: Sequence[Primitive], *, returns: list[Any] | None = None,
               served: _Served | None = None) -> Iterator[list[PrimitiveCall]]:
     """Patch every named primitive while the block runs; yields the list the calls of this
-    thread are appended to (module docstring). ``returns`` collects what each call returned;
-    ``served`` hands back given values instead of running the primitives."""
+    thread are appended to (docs/greybox-notes.md#named-primitives). ``returns`` collects what
+    each call returned; ``served`` hands back given values instead of running the primitives."""
     with PATCH_LOCK:
         calls: list[PrimitiveCall] = []
         patches: list[_Patch] = []

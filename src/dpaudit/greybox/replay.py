@@ -1,29 +1,17 @@
 """A numpy Generator that records every noise draw of a mechanism and can substitute the draws.
 
 dpaudit passes every mechanism its own ``rng``, so a :class:`ReplayGenerator` passed there sees
-each Gaussian and Laplace draw the code makes (which method, at which line, at which location and
-scale, of which shape). It can
+each Gaussian and Laplace draw the code makes (method, line, location, scale, shape). It can
+**record** (draw as a plain ``Generator`` would, and log), **substitute** (return
+``loc + scale * z`` for supplied standardised ``z``; :mod:`dpaudit.greybox.derivation`) and
+**trace** (return :class:`TracedNoise` arrays that record the value each draw is added to;
+:mod:`dpaudit.greybox.noise_sites`). The replay must own every draw: other randomness is served
+and listed in :attr:`ReplayGenerator.foreign` (no law is derived), and any access to the bits
+behind the rng is listed in :attr:`ReplayGenerator.guarded` (such code can replay or cancel its
+own noise, so neither a derived law nor a declared accountant describes it). The approach is
+dp-recorder's (PETS 2026), applied to the numpy ``Generator`` interface.
 
-* **record**: draw from its bit generator as a plain ``Generator`` would (same values for the same
-  seed) and log each draw;
-* **substitute**: return ``loc + scale * z`` with the standardised draws ``z`` supplied by the
-  caller (zeros give the noise-free output, a unit impulse one column of the map from noise to
-  output; see :mod:`dpaudit.greybox.derivation`);
-* **trace**: return the draws as :class:`TracedNoise` arrays that record the value each draw is
-  added to (see :mod:`dpaudit.greybox.noise_sites`).
-
-The replay must own every draw the code makes. Any other randomness the code asks of it
-(``uniform``, ``integers``, ``choice``, ...) is served from the bit generator and listed in
-:attr:`ReplayGenerator.foreign`: a release that draws it is not a function of the recorded noise
-alone, so no law is derived from it. Access to the bits behind the rng (the ``bit_generator``
-attribute, and through it ``random_raw``, ``state``, ``jumped`` or a second ``Generator`` or
-``RandomState`` on the same bits; a copy or pickle of the rng) is listed in :attr:`guarded` as well:
-such code can replay or cancel its own noise, so neither a derived law nor a declared accountant
-describes it. ``spawn`` returns replaying children that log into the parent's record.
-
-The approach is dp-recorder's (PETS 2026: record the noise draws and the values passed to noise
-primitives, replay them), applied to the numpy ``Generator`` interface instead of a library's own
-noise primitives.
+The three modes, what is foreign and what is guarded: docs/greybox-notes.md#replay.
 """
 
 from __future__ import annotations

@@ -1,24 +1,16 @@
 """How the noise calls of an ``n``-run call line up with those of a single run, and a replay of
 many runs in one call with supplied standardised draws.
 
-A release ``mechanism(data, n, rng)`` returns ``n`` independent runs. Its single run (``n = 1``)
-makes noise calls ``D_1 .. D_K`` (shapes ``s_j``, ``k`` scalars in all, run-major offsets
-``o_j``). An ``n``-run call makes, in one of three layouts,
+A release ``mechanism(data, n, rng)`` returns ``n`` independent runs; its ``n``-run call makes its
+single run's noise calls in one of three layouts: ``"vector"`` (each call with a leading run
+axis), ``"per-run"`` (the single run's calls repeated run after run) or ``"per-step"`` (each call
+made ``n`` times in a row). :func:`replay_runs` calls the release once for ``n`` runs with run
+``r``'s standardised draws ``Z[r]`` in a given layout and returns the ``(n, m)`` outputs, or raises
+:class:`Misaligned` when the calls do not line up that way. The derivation finds the layout by
+checking against single-run replays; one call of ``k`` runs then gives all ``k`` impulse
+responses.
 
-* ``"vector"``: the same ``K`` calls, each with a leading run axis (``s_j = (1, ...)`` becomes
-  ``(n, ...)``): a vectorised release;
-* ``"per-run"``: the single run's ``K`` calls repeated ``n`` times, run after run (a loop over
-  runs outside the code's own loop);
-* ``"per-step"``: each call ``D_j`` made ``n`` times in a row, one per run (a loop over runs inside
-  the loop over steps).
-
-:func:`replay_runs` calls the release once for ``n`` runs with run ``r``'s standardised draws
-``Z[r]`` (``Z`` of shape ``(n, k)``) in a given layout, and returns the ``(n, m)`` outputs, or
-raises :class:`Misaligned` when the calls do not line up that way (a call of another shape or
-site, too many or too few calls, a foreign draw, bits consumed outside the noise calls). The
-derivation finds which layout a release uses by checking the outputs against single-run replays;
-one call of ``k`` runs then gives all ``k`` impulse responses, so the cost of deriving a law is
-one batched call rather than ``k`` calls of ``k`` draws each.
+The layouts in full: docs/greybox-notes.md#run-layouts.
 """
 
 from __future__ import annotations

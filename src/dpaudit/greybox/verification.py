@@ -1,31 +1,18 @@
 """A law derived from the code is a hypothesis until the code's own runs confirm it.
 
-:func:`~dpaudit.greybox.derivation.derive_law` reads ``output = m + A z`` from a handful of replays,
-so it has seen the noise space at a few points only: a branch of small probability on the noise (a
-raw output when a draw falls in a narrow band, noise clipped at 4 sigma) is invisible to it. This
-module runs the release on many runs with i.i.d. standardised draws of the law's family supplied
-through the replay (the same law as the real draws, since the replay owns every draw: a draw it does
-not own fails the run) and checks every run's output against the map, within the floating-point
-slack of :meth:`~dpaudit.greybox.derivation.DerivedLaw.tolerance`.
+:func:`~dpaudit.greybox.derivation.derive_law` reads ``output = m + A z`` from a handful of
+replays, blind to a branch of small probability on the noise. This module runs the release on many
+runs with i.i.d. standardised draws supplied through the replay and checks every output against
+the map within :meth:`~dpaudit.greybox.derivation.DerivedLaw.tolerance`. A run off the map rejects
+the law (certifying nothing); a clean pass on ``n`` runs bounds the probability of departing by
+``p = 1 - a^(1/n)`` at confidence ``1 - a`` (Clopper-Pearson, 0 events in ``n``), which moves any
+hockey-stick divergence by at most ``p (1 + e^eps)``: a violation read from the law counts only
+when it survives that residual (:meth:`LawVerification.robust_epsilon`). Runs come in chunks of
+growing size with their own seeds (``CHUNK``, ``PER_CALL_RUNS``), so code that behaves differently
+for one run and for many shows.
 
-* A run off the map **rejects** the law on that input, with the count and one example ("the code
-  departs from its own replay on 61 of 30,000 runs: run 812 gives 1.0, the map 5.27"). Like a
-  rejected declared law, it certifies nothing.
-* A clean pass on ``n`` runs of an input is the exact one-sided statement "the probability that the
-  release departs from the map is at most ``p = 1 - a^(1/n)``" at confidence ``1 - a`` (the
-  Clopper-Pearson upper bound for 0 events in ``n``; ``a`` is the test's share of the claim's
-  family, halved over the pair's two inputs). If the law is wrong only on an event of probability
-  ``p`` on each input, every hockey-stick divergence of the release differs from the law's by at
-  most ``p (1 + e^eps)``: ``|P(S) - P_law(S)| <= p`` for every event ``S`` on each input, so
-  ``P(S) - e^eps Q(S)`` moves by at most ``p + e^eps p``. That residual is stated, and a violation
-  read from the law counts only when it survives it at the claimed epsilon
-  (:meth:`LawVerification.robust_epsilon`).
-
-The runs are drawn in chunks (the first of one run, then 7, then up to ``CHUNK`` runs), each chunk
-with its own bit-generator seed, so code that behaves differently for a single run and for many,
-or that draws from the bits behind the rng, shows. A release whose ``n``-run calls line up with its
-single run (:mod:`dpaudit.greybox.run_layouts`) is verified one chunk per call; one that does not is
-verified one run per call, up to ``PER_CALL_RUNS``.
+The statement a clean pass makes and why the residual bounds the error:
+docs/greybox-notes.md#verification.
 """
 
 from __future__ import annotations
@@ -105,9 +92,12 @@ class InputVerification:
 
 @dataclass(frozen=True)
 class LawVerification:
-    """The verification of a pair's derived law on its two inputs (module docstring), with the
-    interface of a declared-law test (``rejected``, ``detail()``, ``power``, ``to_dict()``,
-    ``runs``, ``inputs``) so the claim driver runs it in the claim's family."""
+    """The verification of a pair's derived law on its two inputs.
+
+    It has the interface of a declared-law test (``rejected``, ``detail()``, ``power``,
+    ``to_dict()``, ``runs``, ``inputs``) so the claim driver runs it in the claim's family; what
+    it states: docs/greybox-notes.md#verification.
+    """
 
     alpha: float
     per_input: tuple[InputVerification, ...]
@@ -252,7 +242,8 @@ def verify_input(mechanism: Mechanism, data: Any, law: DerivedLaw, *, runs: int,
                  label: str = "the input", progress: Progress | None = None,
                  max_scalars: int = MAX_SCALARS, max_calls: int = MAX_CALLS
                  ) -> InputVerification:
-    """Check ``runs`` runs of ``mechanism`` on ``data`` against ``law`` (module docstring)."""
+    """Check ``runs`` runs of ``mechanism`` on ``data`` against ``law``
+    (docs/greybox-notes.md#verification)."""
     if not isinstance(runs, int) or runs < 1:
         raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
     k = law.A.shape[1]

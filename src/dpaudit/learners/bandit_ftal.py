@@ -1,48 +1,16 @@
 """Bandit Follow the Approximate Leader, non-private and private (Smith & Thakurta, NeurIPS 2013).
 
-Setting (ST13 Sec. 3): ``rB^p subset C subset RB^p`` (balls about the origin), losses with
-``|f_t(w)| <= B`` on ``C``; the learner only observes the value of ``f_t`` at the point it plays.
+ST13 Sec. 3: ``rB^p subset C subset RB^p``, losses with ``|f_t(w)| <= B`` on ``C``, and only the
+value of ``f_t`` at the played point observed. The one-point gradient estimate
+``(p / beta) f_t(w~_t + beta u_t) u_t`` (Flaxman, Kalai & McMahan, SODA 2005) feeds FTAL over the
+shrunk set ``(1 - xi) C`` (Sec. 3.1, eq. (8)); the private learner replaces its sum with the noisy
+partial sums of Algorithm 2, each input clipped to ``pB/beta`` (Sec. 3.2, eq. (9), App. E.1
+Algorithm 3). The release is the played points ``w^_t = w^dagger_t + beta u_t`` only (Sec. 3.1
+step 2; ``u_t`` and ``w^dagger_t`` stay secret). App. E.3 runs it on ``f_t + H/2 ||w||^2`` with
+the tree's bound a reading (``tree_bound``). Parameter schedules: :func:`theorem12_schedule`,
+:func:`theorem6_schedule`, :func:`theorem17_schedule` (Theorems 12, 6, 17).
 
-One-point gradient estimate (Flaxman, Kalai, McMahan 2005; ST13 Sec. 3): with ``u_t`` uniform on
-the unit sphere ``S^(p-1)`` and a sampling radius ``beta > 0``, the vector
-``(p / beta) f_t(w~_t + beta u_t) u_t`` is an unbiased estimate of the gradient of the smoothed loss
-``f^_t = f_t * U(beta B^p)`` at ``w~_t``.
-
-Non-private bandit FTAL (Sec. 3.1, eq. (8)), with ``xi = beta / r``:
-
-    w~_{t+1} = argmin_{w in (1-xi)C} < sum_{tau<=t} (p/beta) f_tau(w~_tau + beta u_tau) u_tau, w >
-                                      + H/2 sum_{tau<=t} ||w - w~_tau||^2,
-    played (output) point  w^_t = w~_t + beta u_t.
-
-Private bandit FTAL (Sec. 3.2, eq. (9), App. E.1 Algorithm 3): the sum is replaced by the noisy
-partial sum ``v^dagger_t`` of Algorithm 2, to which each ``(p/beta) f_t(w^_t) u_t`` is passed with
-"L2-bound pB/beta and privacy parameter eps" (Alg. 3 lines 3 and 7). Algorithm 3 line 5 prints
-"Output w^_t" after computing ``w^dagger_{t+1}``; following Sec. 3.1 (step 2, "Output
-w^_t = w~_t + beta u_t") we read the released/played point as ``w^_t = w^dagger_t + beta u_t``.
-The release is the played points ``w^_1, ..., w^_T`` only; ``u_t`` and ``w^dagger_t`` stay secret.
-
-The minimiser over ``(1 - xi) C`` has the closed form of :mod:`.ftal` with the projection onto the
-shrunk set, ``Pi_{(1-xi)C}(x) = (1 - xi) Pi_C(x / (1 - xi))``. Because ``rB^p subset C``,
-``(1 - xi) C + beta B^p subset C``, so every played point lies in ``C`` and the loss is only
-evaluated on ``C``.
-
-App. E.3 (general convex losses): run Algorithm 3 on ``h_t = f_t + H/2 ||w||^2`` (the learner
-observes ``f_t(w^_t)`` and adds ``H/2 ||w^_t||^2``); Theorem 17 sets ``H = 1/T^(1/4)``,
-``beta = p/T^(1/4)``, ``xi = beta/r``. ``|h_t| <= B + H R^2 / 2`` on ``C``, and the paper does not
-say which bound the tree gets: ``tree_bound`` chooses ``"loss-bound"`` (``pB/beta``, Algorithm 3 as
-printed) or ``"regularised"`` (``p (B + H R^2/2) / beta``). Every tree input is clipped to the
-bound.
-
-Parameter schedules: Theorem 12 (non-private), Theorem 6 (private), Theorem 17 (private, convex);
-see :func:`theorem12_schedule`, :func:`theorem6_schedule`, :func:`theorem17_schedule`.
-
-References
-----------
-A. Smith, A. Thakurta. (Nearly) optimal algorithms for private online learning in
-full-information and bandit settings. NeurIPS 2013 (``st13.txt``): Sec. 3, eqs. (6)-(9),
-Theorems 5, 6, 12, 17, App. D, App. E (Algorithm 3, E.2 regret inequality, E.3).
-A. Flaxman, A. Kalai, H. B. McMahan. Online convex optimization in the bandit setting: gradient
-descent without a gradient. SODA 2005.
+The updates as printed and the reading choices: docs/paper-readings.md#st13-bandit-ftal.
 """
 
 from __future__ import annotations

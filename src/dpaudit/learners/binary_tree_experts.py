@@ -1,36 +1,16 @@
 """AFKT23 Algorithm 4: the binary-tree experts algorithm (App. B.1), made concrete.
 
 Asi, Feldman, Koren & Talwar, ICML 2023 (``afkt23.txt``), Appendix B.1, Algorithm 4 "Binary-tree
-algorithm for zero loss experts (sketch)"::
+algorithm for zero loss experts (sketch)": phases in which the exponential mechanism selects a set
+of ``B`` unused experts and a binary tree per chosen expert gives private running sums of its
+losses, the phase lasting while the smallest sum stays below a threshold. The paper gives no
+parameters, no privacy statement beyond "also achieves regret O(poly(log(dT))/eps)" and no proof:
+every number here is **ours** (set size, phase cap ``max_phases``, the calibration of
+:func:`binary_tree_parameters`, half of ``epsilon`` for the selections and half for the trees),
+stated so it can be audited; there is no published claim to test, and none is registered.
 
-    1: k = 0, B = O(poly(log(dT)))
-    2: while t <= T:
-    3:   exponential mechanism with score s(x) = sum_{i<=t} l_i(x) selects a set S_k of B experts
-         from [d] minus the union of S_0..S_k
-    4-5: a binary tree per expert x in S_k gives private running sums c_{t,x} of l_i(x)
-    6:   while some x in S_k has c_{t,x} <= O(poly(log(dT)) / eps):
-    7-10:  receive l_t; play x_t = argmin_{x in S_k} c_{t,x}; pay; t = t + 1
-    11:  k = k + 1
-
-The paper gives no parameters, no privacy statement beyond "also achieves regret
-O(poly(log(dT))/eps)" and no proof. **Every number below is our choice**, stated so it can be
-audited; there is no published claim to test for this algorithm, and none is registered.
-
-* ``B`` = ``set_size`` experts per phase, drawn one at a time without replacement by the exponential
-  mechanism (half form, ``exp(-eta s / 2)``) on the losses of rounds ``1..t-1``; if fewer than ``B``
-  unused experts remain, all of them.
-* Each chosen expert gets a binary tree (p-sums, Laplace node noise of scale ``tree_scale``) over
-  the losses *of the current phase* (from the phase's first round), reset at every phase;
-  ``c_{t,x}`` is the noisy sum of rounds ``phase start .. t-1`` (the losses seen before playing).
-* The phase continues while ``min_{x in S_k} c_{t,x} <= threshold``; the learner plays that argmin.
-* **Phase cap** ``max_phases``: after it (or when no unused expert remains) the last set is kept and
-  the learner keeps playing its argmin without starting a new phase.
-* Default calibration (``binary_tree_parameters``): half of ``epsilon`` for the selections,
-  ``eta = epsilon / (2 max_phases B)`` per draw (so ``max_phases * B`` draws cost ``epsilon / 2``);
-  half for the trees: one loss vector moves one leaf of each of the ``B`` live trees by at most 1,
-  each leaf lies in at most ``floor(log2 T) + 1`` noised nodes, so Laplace scale
-  ``2 B (floor(log2 T) + 1) / epsilon`` makes the trees ``epsilon / 2``-DP (each round belongs to one
-  phase). ``threshold = tree_scale * (floor(log2 T) + 1) * ln(2 B T / beta)``.
+The sketch as printed and every choice made concrete:
+docs/paper-readings.md#afkt23-binary-tree-experts.
 """
 
 from __future__ import annotations
@@ -68,7 +48,7 @@ class BinaryTreeParameters:
 
 def binary_tree_parameters(epsilon: float, d: int, T: int, *, set_size: int | None = None,
                            max_phases: int | None = None, beta: float = 0.1) -> BinaryTreeParameters:
-    """Our default calibration (module docstring). ``set_size`` default ``ceil(log2(d T))``,
+    """Our default calibration (docs/paper-readings.md). ``set_size`` default ``ceil(log2(d T))``,
     ``max_phases`` default ``ceil(log2 d) + 1``."""
     epsilon = check_epsilon(epsilon)
     d = check_int(d, "d", minimum=1)
@@ -87,7 +67,7 @@ def binary_tree_parameters(epsilon: float, d: int, T: int, *, set_size: int | No
 
 
 class BinaryTreeExperts(ExpertsLearner):
-    """Algorithm 4 with explicit parameters and a phase cap (module docstring)."""
+    """Algorithm 4 with explicit parameters and a phase cap (docs/paper-readings.md)."""
 
     name = "AFKT23-Alg4"
     private = True

@@ -1,28 +1,16 @@
 """AFKT23 Algorithm 3: DP-FTRL (Kairouz et al. 2021) with Gaussian tree aggregation, Theorem 4.
 
-Asi, Feldman, Koren & Talwar, ICML 2023 (``afkt23.txt``), Sec. 4.2, Algorithm 3::
+Asi, Feldman, Koren & Talwar, ICML 2023 (``afkt23.txt``), Sec. 4.2, Algorithm 3: play
+``x_t = argmin_{x in X} <gbar_{t-1}, x> + (lambda/2) ||x||^2``, i.e. the projection of
+``-gbar_{t-1} / lambda`` on the l2 ball of radius ``D``, with ``gbar_{t-1}`` a binary tree estimate
+of the gradient sum; Theorem 4 gives ``lambda`` and states "(eps, delta)-DP" but defers the noise
+calibration to Kairouz et al. (2021, arXiv:2103.00039, App. B.1). The calibration taken from them
+is a reading: gradients clipped to ``L``, ``N(0, sigma^2 I)`` per node, at most
+``floor(log2 T) + 1`` nodes per example (:func:`max_nodes_per_leaf`), ``rho``-zCDP converted by
+Bun & Steinke (2016, Prop. 1.3); ``sensitivity_reading`` takes the node shift as ``L`` (Kairouz et
+al.) or ``2L`` (AFKT23's replace-one neighbours). Released: ``x_1..x_T``, shape ``(n_runs, T, d)``.
 
-    1: x_0 in X;  2: for t = 1..T:
-    3:   binary tree estimate gbar_{t-1} of sum_{i<t} grad l_i(x_i)
-    4:   x_t = argmin_{x in X} <gbar_{t-1}, x> + (lambda/2) ||x||^2
-    5-6: receive l_t; pay l_t(x_t)
-
-Theorem 4: ``X`` the l2 ball of radius ``D``; losses non-negative, convex, ``L``-Lipschitz,
-``beta``-smooth; ``lambda = 32 beta + ((beta / eps^2) (L/D)^2 T d log(T) log(1/delta))^{1/3}``;
-"(eps, delta)-DP". The noise calibration is deferred to Kairouz et al. (2021, arXiv:2103.00039,
-App. B.1) and never printed.
-
-Calibration we take from Kairouz et al. (2021) (a reading choice, stated here and in the claim):
-gradients are clipped to l2 norm ``L`` (their clipping norm), every tree node gets ``N(0, sigma^2 I)``,
-one example enters at most ``h = floor(log2 T) + 1`` nodes (:func:`max_nodes_per_leaf`), and the tree
-is ``rho``-zCDP with ``rho = h Delta^2 / (2 sigma^2)`` for a per-example node shift ``Delta``.
-``sigma`` is set so that ``rho + 2 sqrt(rho ln(1/delta)) = eps`` (Bun & Steinke 2016, Prop. 1.3).
-``sensitivity_reading``: ``"L"``: ``Delta = L`` (one example's clipped gradient, as Kairouz et al.
-count it); ``"2L"``: ``Delta = 2L`` (AFKT23's neighbours replace one loss, so one clipped gradient
-moves by up to ``2L``). The audit accounts the implemented noise under replace-one in both cases.
-
-The minimiser over the ball is ``x_t = proj_{||x|| <= D}(-gbar_{t-1} / lambda)``; ``x_1 = 0``
-(``gbar_0 = 0``). Released: the trajectory ``x_1..x_T``, shape ``(n_runs, T, d)``.
+The algorithm, Theorem 4 and the calibration in full: docs/paper-readings.md#afkt23-dp-ftrl.
 """
 
 from __future__ import annotations
@@ -77,7 +65,10 @@ class DpFtrlParameters:
 
 def dp_ftrl_parameters(epsilon: float, delta: float, T: int, d: int, *, L: float = 1.0, D: float = 1.0,
                        beta: float = 1.0, sensitivity_reading: SensitivityReading = "L") -> DpFtrlParameters:
-    """Theorem 4's ``lambda`` (natural logs) and ``sigma`` from the zCDP calibration (module docstring)."""
+    """Theorem 4's ``lambda`` (natural logs) and ``sigma`` from the zCDP calibration.
+
+    The calibration: docs/paper-readings.md#afkt23-dp-ftrl.
+    """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     if delta == 0.0:

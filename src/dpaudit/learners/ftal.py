@@ -1,32 +1,14 @@
 """Follow the Approximate Leader (FTAL), non-private, as in Smith & Thakurta, NeurIPS 2013, eq. (4).
 
-FTAL (Hazan, Agarwal, Kale 2007, in the form of ST13 Sec. 2.1) replaces each loss ``f_t`` by its
-quadratic lower bound at the point played, ``f~_t(w) = f_t(w_t) + <grad f_t(w_t), w - w_t> +
-H/2 ||w - w_t||^2`` (ST13 eq. (3)), and plays the leader of these approximations (eq. (4)):
+FTAL (Hazan, Agarwal & Kale, Machine Learning 69, 2007, in the form of ST13 Sec. 2.1) replaces
+each loss by its quadratic lower bound at the point played (ST13 eq. (3)) and plays the leader of
+these approximations (eq. (4)): ``argmin_{w in C} <v_t, w> + H/2 sum_{tau<=t} ||w - w_tau||^2``
+with ``v_t`` the gradient sum. Completing the square gives the closed form used by every FTAL-type
+learner of the project, the projection ``w_{t+1} = Pi_C(m_t - v_t / (H t))`` of the running mean
+``m_t`` of the points played shifted by ``v_t / (H t)``: :func:`ftal_argmin`, which the tests
+check against a numerical argmin (scipy). Source: ``st13.txt``, Sec. 2.1, eqs. (3)-(5).
 
-    w_{t+1} = argmin_{w in C}  <v_t, w> + H/2 sum_{tau=1}^{t} ||w - w_tau||^2,
-    v_t = sum_{tau=1}^{t} grad f_tau(w_tau).
-
-Closed form (derived here; used by every FTAL-type learner of the project)
---------------------------------------------------------------------------
-With ``S_t = sum_{tau <= t} w_tau`` and ``m_t = S_t / t``,
-
-    sum_tau ||w - w_tau||^2 = t ||w||^2 - 2 <w, S_t> + sum_tau ||w_tau||^2,
-
-so the objective equals ``(H t / 2) ||w - (m_t - v_t / (H t))||^2`` plus a constant independent of
-``w``. Its minimiser over the closed convex set ``C`` is therefore the Euclidean projection
-
-    w_{t+1} = Pi_C( m_t - v_t / (H t) ),
-
-the running mean of the points played, shifted by the gradient sum divided by ``H t``.
-:func:`ftal_argmin` computes it; the tests check it against a numerical argmin (scipy).
-
-References
-----------
-A. Smith, A. Thakurta. (Nearly) optimal algorithms for private online learning in
-full-information and bandit settings. NeurIPS 2013 (``st13.txt``), Sec. 2.1, eqs. (3)-(5).
-E. Hazan, A. Agarwal, S. Kale. Logarithmic regret algorithms for online convex optimization.
-Machine Learning 69, 2007 (FTAL).
+The derivation of the closed form: docs/paper-readings.md#st13-ftal.
 """
 
 from __future__ import annotations
@@ -66,7 +48,7 @@ def ftal_argmin(point_sum: np.ndarray, gradient_sum: np.ndarray, t: int, strong_
     Returns
     -------
     numpy.ndarray, shape ``(..., d)``
-        ``Pi_C(S_t / t - v_t / (H t))`` (module docstring for the derivation).
+        ``Pi_C(S_t / t - v_t / (H t))`` (the derivation: docs/paper-readings.md#st13-ftal).
     """
     t = check_int(t, "t", minimum=1)
     H = check_positive(strong_convexity, "strong_convexity")

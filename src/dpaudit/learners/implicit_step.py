@@ -1,28 +1,15 @@
 """The implicit (proximal) step of Implicit Gradient Descent, exact or to a stated tolerance.
 
-IGD (Kulis & Bartlett 2010; JKT12 COLT 2012 eq. (20), arXiv eq. (13)) plays::
+IGD (Kulis & Bartlett 2010; JKT12 COLT 2012 eq. (20), arXiv eq. (13)) plays
+``x_{t+1} = argmin_{z in C} 1/2 ||z - x_t||^2 + eta_t f_t(z)``. :func:`implicit_step` solves it
+for the papers' loss classes (linear, squared, logistic and hinge data terms, each with an optional
+ridge) over R^d, an l2 ball or a box, vectorised over runs, by reducing it to the proximal point of
+``h phi`` at ``c = x / kappa`` (``kappa = 1 + eta rho``, ``h = eta / kappa``, ``phi`` the data
+term). Every answer is the exact minimiser up to the stated tolerance: closed forms where they
+exist, otherwise safeguarded Newton (logistic, unconstrained) or bisection on a monotone
+multiplier (ball, box), with the ball's answer rescaled so ``||z|| <= D`` exactly.
 
-    x_{t+1} = argmin_{z in C} 1/2 ||z - x_t||^2 + eta_t f_t(z).
-
-:func:`implicit_step` solves this problem for the loss classes of the papers (linear, squared,
-logistic and hinge data terms, each with an optional ridge ``rho/2 ||z||^2``) over R^d, an l2 ball
-or a box, vectorised over a leading batch axis (one problem per independent run).
-
-Reduction used everywhere: with ``rho`` the total ridge (the loss's own ridge plus ``extra_ridge``),
-``kappa = 1 + eta rho``, ``c = x / kappa`` and ``h = eta / kappa``, the objective equals
-``kappa/2 ||z - c||^2 + eta phi(z) + const`` with ``phi`` the data term, so the step is the
-proximal point of ``h phi`` at ``c`` restricted to C.
-
-Exactness (every answer is the exact minimiser up to the stated tolerance):
-
-* unconstrained: closed form for linear, squared and hinge; logistic solves the scalar equation
-  ``s = <v, c> + h ||v||^2 y sigmoid(-y s)`` (strictly increasing, derivative >= 1) by safeguarded
-  Newton to ``|ds| <= tol (1 + |s|)``;
-* l2 ball: linear is the exact projection (isotropic quadratic); otherwise the Lagrange multiplier
-  ``mu`` of ``||z||^2 <= D^2`` is found by bisection (``||z(mu)||`` is non-increasing in ``mu``) to
-  relative width ``tol``, then ``z(mu)`` is rescaled onto the sphere (so ``||z|| <= D`` exactly);
-* box: linear is exact coordinate-wise clipping; otherwise the optimum is ``clip(c + lam v)`` for a
-  scalar ``lam`` solving a monotone equation, found by bisection to relative width ``tol``.
+The reduction and each case's exactness: docs/paper-readings.md#jkt12-implicit-step.
 """
 
 from __future__ import annotations

@@ -2,32 +2,14 @@
 
 pfcoco (``pfcoco-window-tree.txt``, Web Intelligence 2020), Assumption 1: an LLOO with parameter
 ``rho`` maps a point ``x`` of the polytope ``P``, a radius ``r`` and a direction ``c`` to a point
-``p`` of ``P`` with
+``p`` of ``P`` that minimises ``<., c>`` over ``B(x, r) ∩ P`` (1) with ``||x - p||_2 <= rho r``
+(2). Simplex: the construction of Garber & Hazan (SIAM J. Optim. 26(3), 2016), moving mass
+``min(sqrt(d) r / 2, 1)`` greedily from the largest-``c`` coordinates to the smallest, an LLOO
+with ``rho = sqrt(d)``. Box ``[lo, hi]^d``: ``p_i = clip(x_i - r sign(c_i), lo, hi)``, also
+``rho = sqrt(d)``. The tests check property 1 against ``scipy.optimize.linprog`` and property 2
+directly.
 
-1. ``<p, c> <= <y, c>`` for every ``y`` in ``B(x, r) ∩ P`` (optimal over the local ball), and
-2. ``||x - p||_2 <= rho r`` (local).
-
-Simplex: the construction of Garber & Hazan (SIAM J. Optim. 26(3), 2016; the simplex LLOO)
--------------------------------------------------------------------------------------------
-With ``Delta = min(sqrt(d) r / 2, 1)``: move mass ``Delta`` from the coordinates of ``x`` with the
-largest ``c`` (greedily, largest first, taking at most ``x_i`` from each) onto the coordinate with
-the smallest ``c``. Why it is an LLOO with ``rho = sqrt(d)``:
-
-* any ``y`` in ``B(x, r) ∩ P`` has ``||y - x||_1 <= sqrt(d) ||y - x||_2 <= 2 Delta`` (or
-  ``Delta = 1`` and the l1 ball of radius 2 contains the whole simplex); two points of the simplex
-  at l1 distance ``2m`` differ by moving mass ``m``, and moving mass at most ``Delta`` in the
-  cheapest way is exactly the greedy step, so ``p`` minimises ``<., c>`` over
-  ``{y in P : ||y - x||_1 <= 2 Delta}``, a superset of ``B(x, r) ∩ P`` (property 1);
-* ``||p - x||_2 <= ||Delta e_i*||_2 + ||removed||_2 <= 2 Delta <= sqrt(d) r`` (property 2).
-
-The tests check property 1 against ``scipy.optimize.linprog`` on the l1-ball LP (equality of the
-optimal values) and property 2 directly.
-
-Box ``[lo, hi]^d``
-------------------
-``p_i = clip(x_i - r sign(c_i), lo, hi)`` minimises ``<., c>`` over ``B_inf(x, r) ∩ P``, a
-superset of ``B_2(x, r) ∩ P`` (property 1), and ``||p - x||_2 <= sqrt(d) r`` (property 2,
-``rho = sqrt(d)``). Coordinates with ``c_i = 0`` stay at ``x_i``.
+Why each construction has both properties: docs/paper-readings.md#pfcoco-local-linear-oracles.
 """
 
 from __future__ import annotations
@@ -78,7 +60,10 @@ class LocalLinearOracle(abc.ABC):
 
 @dataclass(frozen=True)
 class SimplexLLOO(LocalLinearOracle):
-    """Garber-Hazan LLOO for the probability simplex, ``rho = sqrt(d)`` (module docstring)."""
+    """Garber-Hazan LLOO for the probability simplex, ``rho = sqrt(d)``.
+
+    Why it is an LLOO: docs/paper-readings.md#pfcoco-local-linear-oracles.
+    """
 
     domain: Simplex
 

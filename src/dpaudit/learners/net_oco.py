@@ -1,24 +1,15 @@
 """AFKT23 Theorem 3: DP-OCO by running Algorithm 1 on a rho-net of the ball.
 
-Asi, Feldman, Koren & Talwar, ICML 2023 (``afkt23.txt``), Sec. 4.1, Theorem 3: ``X`` the l2 ball of
-radius ``D`` in R^d, losses non-negative, convex, ``L``-Lipschitz; "running Algorithm 1 over
-X_experts^rho with rho = 1/(LT) is (eps, delta)-DP". The expert ``x^i`` of the net has loss
-``l_t(x^i)``.
+Asi, Feldman, Koren & Talwar, ICML 2023 (``afkt23.txt``), Sec. 4.1, Theorem 3: ``X`` the l2 ball
+of radius ``D`` in R^d, losses non-negative, convex, ``L``-Lipschitz; "running Algorithm 1 over
+X_experts^rho with rho = 1/(LT) is (eps, delta)-DP". Readings, since the theorem does not spell
+them out: the net is a square grid of spacing ``2 rho / sqrt(d)`` projected onto the ball
+(practical for ``d <= 2``); expert losses are ``l_t(x^i) / (2 L D)``, clipped to ``[0, 1]``;
+Algorithm 1 runs with Theorem 1's pure calibration at ``delta = 0``, its approximate one
+otherwise. Released: the net points played, ``(n_runs, T, d)`` (:meth:`NetOco.run`), or their
+indices (:meth:`NetOco.run_indices`).
 
-Reading choices (the theorem does not spell them out):
-
-* **The net.** A square grid of spacing ``2 rho / sqrt(d)``
-  over ``[-D, D]^d`` (every point of the cube is within ``rho`` of a grid point), each grid point
-  projected onto the ball and duplicates removed. Projection onto a convex set is non-expansive, so
-  every point of the ball stays within ``rho`` of a net point. Practical for ``d <= 2``.
-* **Losses into [0, 1].** Algorithm 1 needs losses in ``[0, 1]``; an ``L``-Lipschitz non-negative
-  loss on a ball of diameter ``2D`` that vanishes somewhere (realizable) is at most ``2 L D``, so
-  expert losses are ``l_t(x^i) / (2 L D)``, clipped to ``[0, 1]`` (clipping counted).
-* **Calibration.** Algorithm 1 with Theorem 1's pure calibration when ``delta = 0`` and its
-  approximate calibration otherwise, on ``M`` = net size experts; ``L*`` is in the scaled units.
-
-Released: the net points played, ``(n_runs, T, d)`` (:meth:`NetOco.run`), or their indices
-(:meth:`NetOco.run_indices`).
+Why the net covers the ball and the losses fit [0, 1]: docs/paper-readings.md#afkt23-net-oco.
 """
 
 from __future__ import annotations
@@ -39,7 +30,10 @@ __all__ = ["ball_net", "NetOco"]
 
 
 def ball_net(d: int, D: float, rho: float) -> np.ndarray:
-    """A ``rho``-net of the l2 ball of radius ``D`` in R^d (module docstring), shape ``(M, d)``."""
+    """A ``rho``-net of the l2 ball of radius ``D`` in R^d, shape ``(M, d)``.
+
+    Why it covers the ball: docs/paper-readings.md#afkt23-net-oco.
+    """
     d = check_int(d, "d", minimum=1, maximum=3)
     D = check_positive(D, "D")
     rho = check_positive(rho, "rho")

@@ -1,44 +1,17 @@
 """Private Follow the Approximate Leader (PFTAL): Smith & Thakurta, NeurIPS 2013, Alg. 1 and App. C.
 
-Algorithm 1 (strongly convex losses)
-------------------------------------
-``w^_1`` is any point of ``C`` (here ``Pi_C(0)`` unless given). At every step the gradient
-``grad f_t(w^_t)`` is passed, with "L2-bound L and privacy parameter eps", to the tree-based
-aggregation protocol (Algorithm 2, :class:`~dpaudit.mechanisms.st13_tree_aggregation.ST13TreeAggregator`), which
-returns the noisy partial sum ``v^_t``; the next point is (Alg. 1 line 4, eq. (5))
+Algorithm 1 (strongly convex losses) passes each ``grad f_t(w^_t)`` to the tree-based aggregation
+of Algorithm 2 (:class:`~dpaudit.mechanisms.st13_tree_aggregation.ST13TreeAggregator`) and plays
+``w^_{t+1} = Pi_C(mean(w^_1..w^_t) - v^_t / (H t))`` (line 4, eq. (5); closed form:
+:mod:`.ftal`); the release is ``w^_1, ..., w^_T``, and the losses reach it only through the tree
+(post-processing; App. B.1). The tree's bound ``mu`` has two readings (Alg. 1's ``L``, or Lemma
+8's ``L + H ||C||_2``): ``tree_bound`` chooses, and every tree input is clipped to ``mu``. App. C
+(general convex Lipschitz losses) runs Algorithm 1 on ``f_t + H/2 ||w||^2``
+(:class:`L2Regularised`, :class:`PFTALConvex`); Theorem 11's regulariser is
+:func:`theorem11_regularisation`. Source: ``st13.txt``, Alg. 1, eqs. (3)-(5), Theorems 3-4,
+App. B (Lemma 8, Claim 10), App. C (eqs. (16)-(18), Theorem 11).
 
-    w^_{t+1} = argmin_{w in C} <v^_t, w> + H/2 sum_{tau<=t} ||w - w^_tau||^2
-             = Pi_C( mean(w^_1..w^_t) - v^_t / (H t) )        (closed form: :mod:`.ftal`).
-
-Line 4 prints "Output w^_t" after computing ``w^_{t+1}``; we read it as releasing ``w^_{t+1}``
-(the point computed on that line; ``w^_1`` is output on line 1), so the release is
-``w^_1, ..., w^_T``. ``v^_T`` (the sum after the last loss) is computed by the tree but enters no
-released point. The learner touches each loss only through ``grad f_t(w^_t)``, at a released point,
-and only to feed the tree (post-processing; App. B.1).
-
-The tree bound (``mu`` of Algorithm 2)
---------------------------------------
-Algorithm 1 passes ``L`` (lines 2 and 5). The privacy proof (App. B.1) and Lemma 8 also mention
-``||grad f~_t|| <= L + H||C||_2`` and a noise scale ``(ceil(log T)+1)(L + H||C||_2)/eps``, so two
-readings exist; ``tree_bound`` chooses: ``"lipschitz"`` (``mu = L``, Alg. 1 as printed; the
-default), ``"lipschitz+H|C|"`` (``mu = L + H ||C||_2``, Lemma 8's scale), or an explicit number.
-Every tree input is clipped to ``mu`` (a no-op for losses of the declared class when
-``mu >= L``).
-
-App. C (general convex Lipschitz losses)
-----------------------------------------
-Run Algorithm 1 on ``h_t(w) = f_t(w) + H/2 ||w||^2`` (:class:`L2Regularised`), which is
-H-strongly convex and ``(L + H||C||_2)``-Lipschitz on ``C``. The paper says the guarantees of
-Sec. 2.1.1 "hold for the cost sequence h_1, ..., h_T" but not which bound the tree is given:
-:class:`PFTALConvex` makes it explicit, ``tree_bound="lipschitz+H|C|"`` (the Lipschitz constant of
-``h_t``, the default) or ``"lipschitz"`` (the ``L`` of ``f_t``, as if Algorithm 1's input were
-passed unchanged). Theorem 11's regulariser is :func:`theorem11_regularisation`.
-
-References
-----------
-A. Smith, A. Thakurta. (Nearly) optimal algorithms for private online learning in
-full-information and bandit settings. NeurIPS 2013 (``st13.txt``): Alg. 1, eqs. (3)-(5),
-Theorems 3-4, App. B (Lemma 8, Claim 10), App. C (eqs. (16)-(18), Theorem 11).
+The algorithm as printed and both readings of the tree bound: docs/paper-readings.md#st13-pftal.
 """
 
 from __future__ import annotations
@@ -123,7 +96,7 @@ class L2Regularised(Loss):
 
 def pftal_tree_bound(reading: TreeBoundReading | float, lipschitz: float, strong_convexity: float,
                      domain: Domain) -> float:
-    """The ``mu`` passed to Algorithm 2 under a reading (module docstring).
+    """The ``mu`` passed to Algorithm 2 under a reading (docs/paper-readings.md#st13-pftal).
 
     ``"lipschitz"``: ``L``; ``"lipschitz+H|C|"``: ``L + H ||C||_2`` (``||C||_2`` = the domain
     radius); a number: that number (> 0).
@@ -215,8 +188,8 @@ class PFTAL(Algorithm2Sum, FTAL):
     horizon : int
         ``T`` >= 1 (Algorithm 2 builds its tree over ``T`` leaves).
     tree_bound : {"lipschitz", "lipschitz+H|C|"} or float
-        ``mu`` of Algorithm 2 (module docstring); default ``"lipschitz"`` (``mu = L``, as printed
-        in Alg. 1 lines 2 and 5).
+        ``mu`` of Algorithm 2 (docs/paper-readings.md#st13-pftal); default ``"lipschitz"``
+        (``mu = L``, as printed in Alg. 1 lines 2 and 5).
     initial_point : array, shape ``(d,)``, optional
         ``w^_1``; default ``Pi_C(0)``.
     record : bool

@@ -1,36 +1,17 @@
 """Private Online Convex Programming (POCP, Algorithm 1) and its instances PIGD and PGIGA.
 
-Jain, Kothari & Thakurta, *Differentially Private Online Learning*. Two versions are implemented
-literally, selected by ``version``:
+Jain, Kothari & Thakurta, *Differentially Private Online Learning*, implemented literally in two
+versions (``version``): ``"colt"``, the COLT 2012 proceedings (calibration of App. A.1-A.3 and of
+Algorithms 2 and 3, line 8), and ``"arxiv"`` (Algorithm 1 line 7, Algorithms 2 and 3 line 8). POCP
+perturbs the output of a non-private OCP algorithm and releases the projection
+``x^_{t+1} = Pi_C(x_{t+1} + b_{t+1})``, ``b_{t+1} ~ N(0, beta^2 / t^2 I_d)``, keeping the
+uncorrupted ``x_{t+1}`` for the next step. The versions differ in the exponent ``c`` of ``beta``
+and in the sensitivity constant ``lambda_A`` of PIGD (Alg. 2, Lemma 4) and PGIGA (Alg. 3,
+Lemma 5). The printed ``c`` is read as the logarithm of the product (the value solving
+``delta = 2 exp(-2 eps T^{2c})``, App. A.2), applied as printed even when negative;
+``T >= 2`` is required.
 
-* ``"colt"``: COLT 2012 proceedings. Algorithm 1 and Lemma 1 / Theorem 1 are not printed in the
-  body of this version; the calibration is the one of Appendix A.1-A.3 and of Algorithms 2 and 3
-  (line 8);
-* ``"arxiv"``: the arXiv version, Algorithm 1 line 7, Algorithms 2 and 3 line 8.
-
-POCP perturbs the output x_{t+1} of a non-private OCP algorithm A and releases the projection::
-
-    x~_{t+1} = x_{t+1} + b_{t+1},   b_{t+1} ~ N(0, beta^2 / t^2 I_d),   x^_{t+1} = Pi_C(x~_{t+1}),
-
-    beta = lambda_A T^{0.5+c} sqrt( (2/eps) (ln(T/delta) + sqrt(eps) / T^{0.5+c}) ),
-
-for t = 1..T-1, keeping the uncorrupted x_{t+1} for the next step. The two versions differ in c:
-
-* COLT (App. A.2, A.3; Alg. 2 and 3 line 8): ``c = ln( (1/(2 eps)) ln(2/delta) ) / (2 ln T)``;
-* arXiv (Alg. 1 line 7; Theorem 1 proof): ``c = ln( (1/2) ln(2/delta) ) / (2 ln T)`` (the epsilon of
-  the Azuma-Hoeffding step ``2 exp(-2 eps T^{2c})`` is dropped in this version).
-
-and in lambda_A for the instances:
-
-* PIGD (Alg. 2): COLT ``beta = 2 L T^{0.5+c} / alpha * sqrt(...)`` (lambda = 2L/alpha, Lemma 4:
-  sensitivity 2L/(alpha t)); arXiv ``beta = 2 L T^{0.5+c} sqrt(...)`` (lambda = 2L, Lemma 4:
-  sensitivity 2L/t).
-* PGIGA (Alg. 3): COLT ``beta = 2 G T^{0.5+c} / alpha * sqrt(...)``; arXiv
-  ``beta = 2 G T^{0.5+c} sqrt(...)`` (no 1/alpha, although Lemma 5 states 2G/(alpha t) in both).
-
-Reading choices: the printed ``c = ln (1/(2 eps)) ln(2/delta) / (2 ln T)`` is read as the logarithm
-of the product (the value solving ``delta = 2 exp(-2 eps T^{2c})`` in App. A.2); c may be negative
-for large epsilon (the formula is applied as printed). T >= 2 is required: c divides by ln T.
+Both versions' formulas and the reading: docs/paper-readings.md#jkt12-pocp.
 """
 
 from __future__ import annotations

@@ -1,43 +1,16 @@
 """AFKT23 Algorithm 5: the potential-based experts algorithm (App. C), with Theorems 6 and 7.
 
-Asi, Feldman, Koren & Talwar, ICML 2023 (``afkt23.txt``), Appendix C, Algorithm 5 "Potential-based
-Algorithm for Experts" (measure ``mu`` uniform over the ``d`` experts)::
+Asi, Feldman, Koren & Talwar, ICML 2023 (``afkt23.txt``), Appendix C, Algorithm 5
+"Potential-based Algorithm for Experts" (measure ``mu`` uniform over the ``d`` experts): a sparse
+vector on the drop of the log potential ``phi_eta`` since the last switch and, when it fires, a draw
+from the exponentially weighted distribution, at most ``K`` times. Theorem 6 (pure) and Theorem 7
+(approximate) fix its constants; the two printed forms of Theorem 7's ``eps_0`` disagree, and
+``eps0_reading`` selects one. The other readings (query timing, the round of the draw, a
+non-integer ``K``, log bases) are parameters or fixed as documented; the queries' 1-sensitivity
+(Lemma 2.3's assumption) is checked by the lemma audit (``papers/afkt23/lemmas.py``).
 
-    1: k = 0, t*(0) = 0, x_0 ~ mu
-    2: for t = 1 to T:
-    3:   if k < K:
-    4:     Q = InitializeSparseVec(eps_0, 2 alpha, beta / T)
-    5:     while Q.TestAboThr() = False:
-    6-11:    x_t = x_{t-1}; q_t = (1/eta)(log phi_eta(t*(k)) - log phi_eta(t)); Q.AddQuery(q_t);
-             receive l_t; pay; t = t + 1
-    12:    sample x_t with P(x_t = x) = e^{-eta sum_{i<t} l_i(x)} mu(x) / phi_eta(t - 1)
-    13-14: k = k + 1; t*(k) = t - 1
-    15:  else: x_t = x_{t-1}; receive l_t; pay
-    phi_eta(t) = int exp(-eta sum_{i<=t} l_i(x)) mu(dx)
-
-Theorem 6 (pure): ``alpha = 1``, ``beta = 1/T^2``, ``K = 2 log(1/gamma)``, ``eps_0 = eps/K``,
-``eta = eps_0 / (56 log T)``; ``gamma = 1/d`` for DP-OPE. Theorem 7 (approximate, ``eps < 1``): as
-Theorem 6 but ``eps_0 = eps / sqrt(K) log(1/delta)`` and ``eta = eps_0 / (56 log T) =
-eps / (112 log T sqrt(log(1/gamma) log(1/delta)))``. The two printed forms of ``eps_0`` disagree:
-the ``eta`` identity gives ``eps_0 = eps / sqrt(2 K log(1/delta))``; ``eps0_reading`` selects
-``"eps0-formula"`` (``eps / (sqrt(K) log(1/delta))``) or ``"eta-formula"``.
-The privacy paragraph before Theorem 6: "each phase of the algorithm satisfies (eta + eps_0)-DP".
-
-Reading choices:
-
-* **Query timing.** ``q_t`` needs ``phi_eta(t)``, i.e. ``l_t``, which line 9 receives after line 7
-  defines the query: we evaluate ``q_t`` when it is tested (line 5, after ``l_t`` is received). A
-  query of round ``t`` at or above the threshold makes round ``t + 1`` draw from the distribution with
-  the losses up to ``t`` (line 12 at ``t + 1``), and ``t*`` becomes ``t``.
-* **Round of the draw.** The expert drawn at line 12 is played at that round (receive, pay) before the
-  ``for`` loop advances, as in Algorithm 1 lines 16-18; the literal ``for``-loop increment would skip
-  that round's loss.
-* **K non-integer** (``K = 2 ln d``): ``k < K`` allows ``ceil(K)`` draws (``k_reading="printed"``) or
-  ``floor(K)`` (``"integer"``).
-* **Log bases**: natural logs by default (``K = 2 log(1/gamma)`` must satisfy ``e^{-K alpha} <= gamma``
-  in Lemma C.3's proof; ``56 log T`` and ``log(1/delta)`` come from Laplace tails).
-* The sparse vector treats the queries as 1-sensitive (Lemma 2.3's assumption); whether they are is
-  checked by the lemma audit (``papers/afkt23/lemmas.py``).
+The algorithm as printed, the theorems' constants and the reading choices:
+docs/paper-readings.md#afkt23-potential-experts.
 """
 
 from __future__ import annotations
@@ -130,7 +103,9 @@ def log_potential(losses: np.ndarray, eta: float) -> np.ndarray:
 
 
 class PotentialExperts(ExpertsLearner):
-    """AFKT23 Algorithm 5 over ``d`` experts with uniform ``mu``; see the module docstring.
+    """AFKT23 Algorithm 5 over ``d`` experts with uniform ``mu``.
+
+    The algorithm as printed and its readings: docs/paper-readings.md#afkt23-potential-experts.
 
     ``noiseless=True``: deterministic threshold test (``q_t >= 2 alpha``); the draws at line 12 are
     kept (they are the algorithm's sampling, not privacy noise). With ``alpha = 0`` this equals

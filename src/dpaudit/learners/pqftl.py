@@ -1,27 +1,16 @@
 """Private Quadratic Follow The Leader (PQFTL, Algorithm 4).
 
 Jain, Kothari & Thakurta: COLT 2012 Section 4 and Appendix D.1 (Algorithm 4, Theorem 3); arXiv
-version Section 3.5 (Algorithm 4, Theorem 7). Identical pseudo-code in both versions::
+version Section 3.5 (Algorithm 4, Theorem 7), with identical pseudo-code: private sums of
+``v_t v_t^T`` and ``y_t v_t`` (PrivateSum, lines 7-8) and
+``x^_{t+1} = (t alpha I + V^_t)^{-1} u^_t`` (line 9). The versions differ only through
+PrivateSum's sigma (:func:`dpaudit.mechanisms.private_sum.private_sum_sigma`). Released:
+``x^_1, ..., x^_T``. Readings: ``R`` is a public, declared bound enforced on every loss (computing
+it from the data would make the noise scale data-dependent); line 8's bound ``R`` for vectors of
+norm up to ``R^2`` is implemented as printed (the audit checks the consequence); the losses use
+the 1/2 form of Theorem 3.
 
-    x^_1 = 0
-    for t = 1..T-1:
-        (V^_t, B^V) = PrivateSum(v_t v_t^T, B^V, t, R^2, eps/2, delta/2, T)     (line 7)
-        (u^_t, B^u) = PrivateSum(y_t v_t,   B^u, t, R,   eps/2, delta/2, T)     (line 8)
-        x^_{t+1} = (t alpha I + V^_t)^{-1} u^_t                                   (line 9)
-
-The versions differ only through PrivateSum's sigma (see
-:func:`dpaudit.mechanisms.private_sum.private_sum_sigma`). Released: x^_1, ..., x^_T; the noisy sums
-V^_t, u^_t are internal state and never returned.
-
-Reading choices:
-
-* R (line 2: "R = max(max_t ||v_t||, max_t |y_t|)") is a public, declared bound, enforced on every
-  loss (losses with ``|y_t| > R`` or ``||v_t|| > R`` are rejected). Computing R from the data, as a
-  literal reading of line 2 would, makes the noise scale itself depend on the data.
-* Line 8 passes the bound R for the vectors y_t v_t, whose norm can reach R^2; it is implemented as
-  printed (the audit checks the consequence).
-* Lines 1 and 6 write the cost without the 1/2 of Theorem 3's ``1/2 (y - <v, x>)^2``; the update of
-  line 9 is FTL for the 1/2 form (eq. (4)), which the losses here use (``SquaredLoss``).
+The pseudo-code and the readings in full: docs/paper-readings.md#jkt12-pqftl.
 """
 
 from __future__ import annotations

@@ -2,64 +2,18 @@
 
 Asi, Feldman, Koren & Talwar, ICML 2023 (``afkt23.txt``), Sec. 3, Algorithm 1 "Sparse-Vector for
 zero loss experts" with Theorem 1, and Sec. 3.1, Algorithm 2 "Adaptive Sparse-Vector for low-loss
-experts" with Theorem 2 (privacy proof: App. B.2).
+experts" with Theorem 2 (privacy proof: App. B.2). Algorithm 1 runs a sparse vector on the losses
+since the last switch and, when it fires, draws a new expert by the exponential mechanism, at most
+``K`` times; Algorithm 2 restarts it with a doubled estimate of ``L*`` whenever a Laplace-noised
+count exceeds the estimate. Each reading of the text where it is ambiguous or not executable
+(test timing, a non-integer ``K``, log bases, threshold margin, restarts) is a parameter whose
+default is the printed text. The sparse vector is
+:class:`dpaudit.mechanisms.sparse_vector.AboveThreshold` (Dwork-Roth Alg 1), the selection
+:class:`dpaudit.mechanisms.exponential.ExponentialMechanism` in the half form. Floating-point noise
+is not exactly DP (Mironov 2012).
 
-Algorithm 1 as printed (1-indexed rounds, ``t`` starts at 1)::
-
-    1: K = 6 ceil(log d) + 24 log(1/beta), k = 0, x_0 = Unif[d];  2: t_p = 0
-    3: while t <= T:  4: x_t = x_{t-1}
-    5:   if k < K:  6: Q = InitializeSparseVec(eps/2, L, beta/T)
-    7:     while Q.TestAboThr() = False:
-    8-13:    x_t = x_{t-1}; q_t = sum_{i=t_p}^{t-1} l_i(x_t); Q.AddQuery(q_t); receive l_t; pay; t += 1
-    14:    sample x_t with P(x_t = x) ∝ exp(-eta s_t(x) / 2), s_t(x) = max(sum_{i=1}^{t-1} l_i(x), L*)
-    15-18: k += 1; t_p = t; receive l_t; pay l_t(x_t); t += 1
-
-Theorem 1: ``B = log(2 T^2 / beta)``, ``L = L* + 4/eta + 8B/eps``; pure: ``eta = eps / (12 ceil(log d)
-+ 48 log(1/beta))`` (= eps / 2K); approximate: ``eta = eps / sqrt(32 (6 ceil(log d) + 24 log(1/beta))
-log(1/delta))``.
-
-Reading choices (each a parameter; defaults are the printed text where it is executable):
-
-* **Test timing.** ``TestAboThr`` tests the last query added, so the query of round ``t`` (losses of
-  rounds ``t_p..t-1``) decides whether round ``t + 1`` draws a new expert: a one-round lag, as printed.
-  ``l_0`` (the first query, ``t_p = 0``) is 0. The inner loop stops at ``T``.
-* **Loop condition on a non-integer K** (``k_reading``): ``"printed"``: ``k < K`` with the real ``K``
-  allows ``ceil(K)`` exponential-mechanism draws; ``"integer"``: ``floor(K)`` draws (``K`` read as an
-  integer). The privacy proof charges ``K eta = eps/2`` with the real ``K``.
-* **After K draws** the printed loop never advances ``t``; we keep the last expert to round ``T``
-  (as Algorithm 5's ``else`` branch does).
-* **Log bases** (``log_d_base``, ``log_base``): ``ceil(log d)`` is ``ceil(log2 d)`` by default (the
-  proof halves the potential ``m = ceil(log d)`` times from ``d e^{-eta L*/2}`` to ``e^{-eta L*/2}``,
-  which needs base 2); ``log(1/beta)`` and ``B`` are natural logs by default (Lemma A.2's
-  ``exp(-k/4)`` and the Laplace tails of Lemma 2.3).
-* **Threshold margin** (``margin``, utility only): ``"printed"`` ``8B/eps``, or ``"svt-accuracy"``
-  ``16B/eps``, the accuracy ``alpha = 8 (log T + log(2T/beta)) / (eps/2)`` of Lemma 2.3 for the
-  sparse vector run at ``eps/2`` with failure ``beta/T``.
-* **Clipping**: losses are clipped to ``[0, 1]`` (the queries are then 1-sensitive).
-
-Algorithm 2 as printed::
-
-    1: eps_0 = eps / (2 log T), beta_0 = beta / T
-    2: K = 6 ceil(log d) + 24 log(1/beta_0), eta = eps_0 / 2K, B = log(2 T^2 / beta_0)
-    3: Lbar* = 1, L = L* + 4/eta + 8B/eps_0
-    4: while t < T:  5: run Algorithm 1 with Lbar*, eta, L, beta_0, eps_0
-    6:   if Algorithm 1 applies the exponential mechanism:
-    7:     Lbar_t = sum_{i=1}^{t-1} l_i(x_t) + zeta_t, zeta_t ~ Laplace(K / eps_0)
-    8:     if Lbar_t > Lbar* - 5 K log(1/beta_0) / eps_0:  9: Lbar* = 2 Lbar*;  10: go to step 4
-
-Reading choices for Algorithm 2: ``L`` uses the current estimate ``Lbar*`` (``L*`` is unknown to the
-algorithm) and is recomputed after every doubling; "run Algorithm 1" starts a fresh application on
-the remaining rounds (new uniform ``x_0``, new sparse vector, ``k = 0``, sums of Algorithm 1 from the
-restart round); the expert drawn by the exponential mechanism is played at its round before the
-restart; the Laplace count uses the whole history, as printed. ``eps_0 = eps / (2 log T)`` with
-``log2`` by default (App. B.2: ``Lbar*`` "can change at most log(T) times", a doubling count).
-As printed there is no cap on the number of restarts (App. B.2 assumes at most ``log T``);
-``max_applications`` caps them (once reached, no more doublings).
-
-The sparse vector is :class:`dpaudit.mechanisms.sparse_vector.AboveThreshold` (Dwork-Roth Alg 1,
-threshold noise ``Lap(2/eps')``, query noise ``Lap(4/eps')``, sensitivity 1); the selection is
-:class:`dpaudit.mechanisms.exponential.ExponentialMechanism` in the half form. Floating-point noise is
-not exactly DP (Mironov 2012).
+The algorithms as printed, Theorem 1's constants and every reading choice:
+docs/paper-readings.md#afkt23-sparse-vector-experts.
 """
 
 from __future__ import annotations
@@ -339,7 +293,9 @@ class _SparseVectorCore(ExpertsLearner):
 
 
 class SparseVectorExperts(_SparseVectorCore):
-    """AFKT23 Algorithm 1 (known ``L*``), vectorised over runs; see the module docstring.
+    """AFKT23 Algorithm 1 (known ``L*``), vectorised over runs.
+
+    The algorithm as printed and its readings: docs/paper-readings.md#afkt23-sparse-vector-experts.
 
     Parameters
     ----------
@@ -380,7 +336,10 @@ class SparseVectorExperts(_SparseVectorCore):
 
 
 class AdaptiveSparseVectorExperts(_SparseVectorCore):
-    """AFKT23 Algorithm 2 (unknown ``L*``, doubling with Laplace-noised counts); module docstring."""
+    """AFKT23 Algorithm 2 (unknown ``L*``, doubling with Laplace-noised counts).
+
+    The algorithm as printed and its readings: docs/paper-readings.md#afkt23-sparse-vector-experts.
+    """
 
     name = "AFKT23-Alg2"
 

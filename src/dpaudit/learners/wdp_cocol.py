@@ -1,47 +1,18 @@
 """WDP-COCOL (pfcoco Algorithm 2, projection-free) and its non-private baseline, vectorised.
 
 Paper: "Projection-free window-DP COCO" (Web Intelligence 2020, ``pfcoco-window-tree.txt``),
-Sec. III-D, eqs. (17)-(18), Assumption 1, Algorithm 2, Theorem 5.
+Sec. III-D, eqs. (17)-(18), Assumption 1, Algorithm 2, Theorem 5. Algorithm 2 keeps the private
+gradient sum of the window tree (as WDP-COCOP: :class:`~dpaudit.learners.wdp_cocop.WindowTreeSum`)
+and, instead of minimising eq. (18) exactly, makes one local-linear-oracle step from ``x~_t``
+(lines 7-8). The constants on lines 1-3 and 6 are garbled in the OCR: the oracle direction
+(``direction``) is a reading, and the constants (:class:`COCOLConstants`, every one a parameter)
+default to a self-consistent schedule derived here (``alpha = 1 / (2 rho^2)``,
+``C0 = 8 rho^2``, ``C1 = 128 rho^4 G^2 / mu``, ``C_W`` from :func:`noise_increment_bound`). Privacy
+depends on none of these: the learner touches the losses only through the window tree's clipped
+inputs ``grad f_t(x~_t)``. Released: ``x~_1, ..., x~_{T+1}``.
 
-Algorithm 2 keeps the private gradient sum ``g~_t`` of the window tree (Option I or II, exactly as
-WDP-COCOP: :class:`~dpaudit.learners.wdp_cocop.WindowTreeSum`) and, instead of minimising
-
-    J~_t(x) = <g~_t, x> + mu/2 sum_{tau<=t} ||x - x~_tau||^2 + C0 mu/2 ||x - x~_1||^2   (eq. (18))
-
-exactly, makes one local-linear-oracle step from ``x~_t``:
-
-    p_t = LLOO(x~_t, r_t, c_t)            (line 7)
-    x~_{t+1} = (1 - alpha) x~_t + alpha p_t   (line 8)
-
-Reading choices (the constants on lines 1-3 and 6 are garbled in the OCR)
--------------------------------------------------------------------------
-* **Oracle direction** ``c_t`` (``direction``). Line 7 prints the argument
-  ``sum_{tau<=t} x~_tau + C0 x~_t - g~_t / mu``, a scaled minimiser (like eq. (10)'s argument),
-  not a gradient; Assumption 1 needs a gradient. Default ``"gradient"``:
-  ``c_t = grad J~_t(x~_t) = g~_t + mu (t + C0) x~_t - mu (S_t + C0 x~_1)`` with
-  ``S_t = sum_{tau<=t} x~_tau``; ``"printed"``: the printed argument verbatim.
-* **Constants** (:class:`COCOLConstants`, every one an explicit parameter). Defaults derived here so
-  that the schedule is self-consistent (the derivation the garbled lines presumably encode).
-  ``J~_t`` is ``kappa_t = mu (t + C0)``-strongly convex and ``kappa_t``-smooth. If
-  ``h = J~_t(x~_t) - min J~_t``, then ``||x~_t - x*_t|| <= sqrt(2 h / kappa_t) =: r``, and one step
-  with an LLOO of radius ``r`` gives ``h+ <= h (1 - alpha + alpha^2 rho^2)``, minimised by
-  **alpha = 1 / (2 rho^2)** (contraction ``q = 1 - 1/(4 rho^2)``). Moving to ``J~_{t+1}`` adds
-  ``phi(x) = <z, x> + mu/2 ||x - x~_{t+1}||^2``, Lipschitz on ``P`` with constant at most
-  ``G = (L + mu D)(1 + C_W)`` when the noise increment ``z - grad f`` has norm at most
-  ``C_W (L + mu D)``; so ``h_{t+1} <= q h_t + G sqrt(2 h_{t+1} / kappa_{t+1})``. The invariant
-  ``h_t <= C1 / (t + C0)`` then holds for all ``t`` with **C1 = 128 rho^4 G^2 / mu** and
-  **C0 = 8 rho^2** (induction: ``q (1 + 1/(t + C0)) + 1/(8 rho^2) <= 1``; base case
-  ``h_1 <= G^2 / (2 mu (1 + C0))``), and the radius is
-  **r_t = sqrt(2 C1 / mu) / (t + C0)**. ``C_W`` (:func:`noise_increment_bound`): the
-  ``1 - beta`` quantile of the norm of the difference of two consecutive releases' noise, by a
-  union bound over the at most ``2 (ceil(log2 W) + 1)`` nodes involved, in units of ``L + mu D``
-  (Gamma quantile for Option I, chi quantile for Option II); 0 for the non-private baseline.
-  The OCR's shapes (``alpha = 1/(.. rho^2)``, ``C1 = .. rho^2 (L + mu D)(1 + C_W)``, ``C_W``
-  growing with ``d log^1.5 W ln(.)/eps``) agree with these up to constants.
-
-Privacy does not depend on any of these choices: the learner touches the losses only through the
-window tree's inputs ``grad f_t(x~_t)`` (clipped to ``L``), and everything else is
-post-processing. Released: ``x~_1, ..., x~_{T+1}``; ``x~_1`` is ``Pi_P(0)`` unless given.
+The oracle direction, the derivation of the constants and the invariant they keep:
+docs/paper-readings.md#pfcoco-wdp-cocol.
 """
 
 from __future__ import annotations
@@ -78,7 +49,10 @@ OracleDirection = Literal["gradient", "printed"]
 
 @dataclass(frozen=True)
 class COCOLConstants:
-    """Algorithm 2's constants: ``rho``, ``alpha``, ``C0``, ``C1``, ``C_W`` (module docstring)."""
+    """Algorithm 2's constants: ``rho``, ``alpha``, ``C0``, ``C1``, ``C_W``.
+
+    Their derivation: docs/paper-readings.md#pfcoco-wdp-cocol.
+    """
 
     rho: float
     alpha: float
@@ -128,7 +102,7 @@ def noise_increment_bound(noise: NodeNoise, d: int, W: int, sensitivity: float, 
 
 def derived_constants(rho: float, lipschitz: float, strong_convexity: float, diameter: float,
                       C_W: float = 0.0) -> COCOLConstants:
-    """The self-consistent defaults of the module docstring.
+    """The self-consistent defaults derived in docs/paper-readings.md#pfcoco-wdp-cocol.
 
     ``alpha = 1/(2 rho^2)``, ``C0 = 8 rho^2``, ``C1 = 128 rho^4 G^2 / mu`` with
     ``G = (L + mu D)(1 + C_W)``.
@@ -163,7 +137,7 @@ class OnlineCG(OnlineLearner):
     constants : COCOLConstants, optional
         Default :func:`derived_constants` with the oracle's ``rho`` and ``C_W = 0``.
     direction : {"gradient", "printed"}
-        The oracle argument (module docstring).
+        The oracle argument (docs/paper-readings.md#pfcoco-wdp-cocol).
     oracle : LocalLinearOracle, optional
         Default :func:`~dpaudit.learners.lloo.lloo_for` ``(domain)``.
     initial_point : array, optional
@@ -225,7 +199,7 @@ class OnlineCG(OnlineLearner):
         return self._x.copy()
 
     def oracle_direction(self, g: np.ndarray) -> np.ndarray:
-        """``c_t`` for the current round from the gradient sum ``g`` (module docstring)."""
+        """``c_t`` for the current round from the gradient sum ``g`` (see ``direction``)."""
         x, S, t, C0, mu = self._x, self._S, self._t, self._constants.C0, self._mu
         if self._direction == "gradient":
             return g + mu * (t + C0) * x - mu * (S + C0 * self._x1)

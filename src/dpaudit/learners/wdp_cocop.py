@@ -1,42 +1,17 @@
 """FTAL base scheme (pfcoco eqs. (6)-(10)) and WDP-COCOP (Algorithm 1), vectorised over runs.
 
 Paper: "Projection-free window-DP COCO" (Web Intelligence 2020, ``pfcoco-window-tree.txt``).
+The FTAL base scheme (Sec. II-C) plays the minimiser of eq. (8) over ``C``; the private version
+replaces the gradient sum by the release of the window tree mechanism
+(:mod:`dpaudit.mechanisms.window_tree`) on the clipped leaves ``grad f_tau(x~_tau)``: Option I,
+l2-Laplace ("Gamma") node noise of Theorem 1 eq. (15); Option II, Gaussian node noise of Theorem 2
+eq. (16), with the OCR'd power of ``ln`` a reading (``log_power``). The update is a reading
+(``update``): eq. (9)'s exact minimiser ``Pi_C(mean(x~_1..x~_t) - g~_t / (mu t))`` (default) or
+eq. (10) as printed, without the ``1/t``; privacy is post-processing of the gradient sums either
+way. Released: ``x~_1, ..., x~_{T+1}`` (Sec. II-B); ``window=None`` (``W >= T``) is the
+non-expiring private FTAL.
 
-FTAL base scheme, Sec. II-C
----------------------------
-For ``mu``-strongly convex losses, FTAL replaces ``f_tau`` by its lower bound
-``f~_tau(x) = f_tau(x_tau) + <grad f_tau(x_tau), x - x_tau> + mu/2 ||x - x_tau||^2`` (eq. (7)) and
-plays the minimiser of ``F_t = sum_tau f~_tau`` (eq. (6)), i.e. of eq. (8)
-``<g_t, x> + mu/2 sum_{tau<=t} ||x - x_tau||^2`` with ``g_t = sum_{tau<=t} grad f_tau(x_tau)``;
-the private version replaces ``g_t`` by a private surrogate ``g~_t`` (eq. (9), ``J~_t``). The
-surrogate gradient sum is the only data-dependent quantity.
-
-Eq. (10) and the update reading (``update``)
--------------------------------------------
-Completing the square (derivation in :mod:`dpaudit.learners.ftal`), the exact minimiser of
-eq. (9) over ``C`` is ``Pi_C(mean(x~_1..x~_t) - g~_t / (mu t))``: ``update="exact"`` (default).
-Eq. (10) and Algorithm 1 line 3 print ``PO(sum_{tau<=t} x~_tau - g~_t / mu, C)``, which lacks the
-``1/t`` (``t`` times the exact argument): ``update="printed"``. Privacy is post-processing of the
-gradient sums either way; only utility differs.
-
-WDP-COCOP, Algorithm 1
-----------------------
-``g~_t`` is the release of the window tree mechanism (:mod:`dpaudit.mechanisms.window_tree`) on
-the leaves ``grad f_tau(x~_tau)``: Option I, l2-Laplace ("Gamma") node noise of Theorem 1
-eq. (15), ``||n||_2 ~ Gamma(d, (L + mu D)(ceil(log2 W) + 1) / eps)``; Option II, Gaussian node
-noise of Theorem 2 eq. (16), ``sigma^2 = 8 (L + mu D)^2 (ceil(log2 W) + 1)^2 ln^p(2/delta) /
-eps^2`` with ``p = log_power`` (OCR: a superscript on ``ln``, default ``p = 2``; ``p = 1`` the
-alternative). ``D`` is the diameter of ``C``. Every leaf is clipped to l2 norm ``L`` (a no-op for
-losses of the declared L-Lipschitz class; constants are enforced, AUDIT-METHOD section 1).
-
-Released: ``x~_1, ..., x~_{T+1}`` (Sec. II-B: "the output being private decision variables
-[x^_1, ..., x^_{T+1}]"); :meth:`FTALScheme.release` returns them,
-:meth:`~dpaudit.learners.base.OnlineLearner.run` the first ``T`` (the common learner interface).
-``x~_1`` is ``Pi_C(0)`` unless given.
-
-W >= T: the window covers every leaf, the window tree is the ordinary binary tree
-(:func:`dpaudit.mechanisms.window_tree.window_nodes_for_prefix` equals the binary decomposition
-for ``t <= W``), and WDP-COCOP is the non-expiring private FTAL: ``window=None`` selects it.
+The scheme, both readings and the noise calibrations: docs/paper-readings.md#pfcoco-wdp-cocop.
 """
 
 from __future__ import annotations
@@ -134,7 +109,8 @@ class FTALScheme(FTAL):
     lipschitz : float
         ``L`` > 0; every gradient is clipped to l2 norm ``L``.
     update : {"exact", "printed"}
-        Eq. (9)'s exact minimiser (default) or eq. (10) as printed (module docstring).
+        Eq. (9)'s exact minimiser (default) or eq. (10) as printed
+        (docs/paper-readings.md#pfcoco-wdp-cocop).
     initial_point : array, shape ``(d,)``, optional
         ``x_1``; default ``Pi_C(0)``.
     """

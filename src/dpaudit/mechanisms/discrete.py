@@ -1,26 +1,17 @@
 """Exact samplers of the discrete Laplace and discrete Gaussian distributions, and their privacy.
 
-Floating-point Laplace and Gaussian samplers are not exactly differentially private: their
-outputs are doubles whose sets of reachable values differ between neighbouring inputs (Mironov,
-CCS 2012; :mod:`dpaudit.formal.floating_point` exhibits such outputs). Noise on a grid, drawn with
-exact integer arithmetic, avoids this: release ``g (k + Z)`` where ``k`` is the query answer in
-units of the granularity ``g`` and ``Z`` is an integer drawn exactly.
+Floating-point Laplace and Gaussian samplers are not exactly DP (Mironov, CCS 2012;
+:mod:`dpaudit.formal.floating_point` exhibits the outputs); releasing ``g (k + Z)`` with ``k`` the
+answer in units of the granularity ``g`` and ``Z`` an integer drawn exactly avoids it. An integer
+shift of ``Delta`` units is exactly ``(Delta / t)``-DP under the discrete Laplace ``Lap_Z(t)``
+and ``Delta^2 / (2 s^2)``-zCDP under the discrete Gaussian ``N_Z(0, s^2)``, whose exact
+delta(epsilon) is :func:`discrete_gaussian_delta`. Source: C. Canonne, G. Kamath, T. Steinke,
+*The Discrete Gaussian for Differential Privacy*, NeurIPS 2020 (arXiv:2004.00010 v5), Algorithms
+1-3, Theorem 7 / Corollary 9. Every Bernoulli of rational ``p = a / b`` is
+``rng.integers(0, b) < a``, vectorised over runs; scales are rationals rounded up (never less
+noise than asked), with every integer below 2^62.
 
-* Discrete Laplace ``Lap_Z(t)``: ``P[Z = z] = (e^{1/t} - 1) / (e^{1/t} + 1) e^{-|z|/t}``. An
-  integer shift of ``Delta`` units is exactly ``(Delta / t)``-DP.
-* Discrete Gaussian ``N_Z(0, s^2)``: ``P[Z = z]`` proportional to ``e^{-z^2 / (2 s^2)}``. An
-  integer shift of ``Delta`` units is ``Delta^2 / (2 s^2)``-zCDP, and its exact delta(epsilon)
-  is the hockey-stick divergence of the two shifted pmfs (:func:`discrete_gaussian_delta`).
-
-Reference: C. Canonne, G. Kamath, T. Steinke, *The Discrete Gaussian for Differential Privacy*,
-NeurIPS 2020 (arXiv:2004.00010 v5): Algorithm 1 (Bernoulli(exp(-gamma)) from Bernoulli draws of
-rational probability), Algorithm 2 (discrete Laplace of rational scale), Algorithm 3 (discrete
-Gaussian by rejection from the discrete Laplace), Theorem 7 / Corollary 9 (privacy).
-
-Every Bernoulli(p) with rational ``p = a / b`` is drawn as ``rng.integers(0, b) < a``: exact,
-vectorised over runs (each loop of the algorithms runs on the runs still undecided). Scale
-parameters are rationals, rounded *up* from the float given (never less noise than asked);
-denominators are bounded so that every integer stays below 2^62.
+The two laws and the sampling in full: docs/paper-readings.md#discrete-noise.
 """
 
 from __future__ import annotations

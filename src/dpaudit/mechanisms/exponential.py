@@ -2,28 +2,15 @@
 
 Given scores ``s(x)`` for candidates ``x in [k]`` (losses: lower is better), the mechanism outputs
 ``x`` with probability proportional to ``exp(-c eta s(x))`` (McSherry & Talwar, FOCS 2007; Dwork &
-Roth 2014, Definition 3.4 and Theorem 3.10). Two printed forms occur:
+Roth 2014, Definition 3.4 and Theorem 3.10), in the half form (``c = 1/2``, AFKT23 Algorithm 1
+line 14) or the full form (``c = 1``, AFKT23 Algorithm 5). With score sensitivity ``Delta`` it is
+``(2 c eta Delta)``-DP, and ``c eta Delta`` when the scores are monotone in the neighbour relation
+(Dwork & Roth 2014, remark after Theorem 3.10), which sums of losses are not under replacement.
+Sampling is ``argmax_x (-c eta s(x) + G_x)`` with i.i.d. standard Gumbel ``G_x`` (Gumbel 1954;
+Yellott 1977): exact, and it never exponentiates, so it cannot overflow. In doubles it is the
+softmax only up to rounding, hence not exactly DP (Mironov 2012).
 
-* ``form="half"``: ``P(x) ∝ exp(-eta s(x) / 2)`` (c = 1/2), e.g. Asi, Feldman, Koren & Talwar,
-  ICML 2023 (``afkt23.txt``), Algorithm 1 line 14, with "privacy parameter eta";
-* ``form="full"``: ``P(x) ∝ exp(-eta s(x))`` (c = 1), e.g. the potential-based algorithm of the same
-  paper (Algorithm 5, Appendix C: ``P(x_t = x) = e^{-eta sum_i l_i(x)} / phi_eta(t-1)``).
-
-Privacy, with score sensitivity ``Delta = max_x |s(x) - s'(x)|`` over neighbours: the numerator of
-a probability changes by at most ``e^(c eta Delta)`` and the normaliser by at most the same factor,
-so the mechanism is ``(2 c eta Delta)``-DP: ``eta Delta`` for the half form, ``2 eta Delta`` for the
-full form. When the scores are *monotone* in the neighbour relation (for every neighbouring pair,
-either ``s'(x) >= s(x)`` for all x or ``s'(x) <= s(x)`` for all x), numerator and normaliser move in
-the same direction and the bound is ``c eta Delta`` (Dwork & Roth 2014, remark after Theorem 3.10).
-Scores that are sums of losses are not monotone under *replacement* of one loss, which is the
-relation of the audited papers.
-
-Sampling: ``argmax_x (-c eta s(x) + G_x)`` with ``G_x`` i.i.d. standard Gumbel is distributed
-exactly as the softmax (Gumbel 1954; Yellott 1977), and never exponentiates, so it cannot overflow.
-The log-weights are shifted so that each row's maximum is 0 before the Gumbel variates are added,
-so large scores (e.g. ``s ~ 1e15``) do not swamp the O(1) noise in rounding.
-Floating-point caveat: the Gumbel variates are computed in doubles, so the sampled law is the
-softmax only up to rounding, and the mechanism is not exactly DP in floating point (Mironov 2012).
+Both forms, the privacy argument and the sampling: docs/paper-readings.md#exponential-mechanism.
 """
 
 from __future__ import annotations
@@ -63,8 +50,9 @@ class ExponentialMechanism(Mechanism):
     form : {"half", "full"}, optional
         ``"half"``: weights ``exp(-eta s / 2)``; ``"full"``: weights ``exp(-eta s)``.
     monotone : bool, optional
-        Assert that scores are monotone in the neighbour relation (see the module docstring); halves
-        the stated epsilon. The mechanism cannot check this assertion; the audit can.
+        Assert that scores are monotone in the neighbour relation
+        (docs/paper-readings.md#exponential-mechanism); halves the stated epsilon. The mechanism
+        cannot check this assertion; the audit can.
     maximize : bool, optional
         Scores are utilities (higher is better): weights ``exp(+c eta s)`` instead. Privacy is the
         same.

@@ -1,26 +1,17 @@
 """The Gaussian mechanism and its two calibrations (classical and analytic).
 
-For a query f with ``||f(D) - f(D')||_2 <= Delta`` on neighbours, releasing ``f(D) + N(0, sigma^2 I)``
-is (epsilon, delta)-DP exactly when ``delta >= Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``
-with ``mu = Delta / sigma`` (Balle & Wang, ICML 2018, Theorem 8). Two calibrations of sigma appear
-in the literature:
+Releasing ``f(D) + N(0, sigma^2 I)`` for a query with l2 sensitivity ``Delta`` is (epsilon,
+delta)-DP exactly when ``delta >= Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``,
+``mu = Delta / sigma`` (Balle & Wang, ICML 2018, Theorem 8). :func:`classical_sigma` is
+``Delta sqrt(2 ln(1.25/delta)) / epsilon`` (Dwork & Roth 2014, Theorem A.1; the window tree
+paper's Proposition A3), proved only for ``epsilon < 1`` but not refused above, so the audit can
+test such claims; :func:`analytic_sigma` is the smallest exactly (epsilon, delta)-DP sigma, by
+``dp_accounting.mechanism_calibration`` (the closed form alone for delta < 1e-12).
+:func:`log_gaussian_delta` (also used by :mod:`dpaudit.formal.accounting`) is accurate to ~1e-11
+relative for every mu > 0 and epsilon >= 0. Samples come from numpy's floating-point normal
+sampler, so the released values are not exactly DP (Mironov, CCS 2012).
 
-* :func:`classical_sigma`: ``sigma = Delta sqrt(2 ln(1.25/delta)) / epsilon`` (Dwork & Roth 2014,
-  Theorem A.1), proved only for ``epsilon < 1``. The window tree paper quotes it as its
-  Proposition A3 (``pfcoco-window-tree.txt``: "For any eps in (0,1), if c^2 > 2 ln(1.25/delta),
-  the Gaussian Mechanism with parameter sigma >= c Delta_2 f / eps is (eps, delta)-differentially
-  private"). Papers also apply it with ``epsilon >= 1``; it is not refused there, so the audit can
-  test such claims.
-* :func:`analytic_sigma`: the smallest sigma that is exactly (epsilon, delta)-DP (Balle & Wang's
-  analytic Gaussian mechanism), found with ``dp_accounting.mechanism_calibration`` on the PLD
-  accountant (for delta < 1e-12, from the closed form alone).
-
-The exact delta(epsilon) of a shift mu is evaluated by :func:`log_gaussian_delta` (also used by
-:mod:`dpaudit.formal.accounting`), accurate to ~1e-11 relative for every mu > 0 and epsilon >= 0.
-
-Floating-point caveat: samples come from numpy's floating-point normal sampler, whose law is only
-approximately Gaussian, so the released values are not exactly differentially private
-(Mironov, CCS 2012). The audits measure the mechanism as implemented.
+Both calibrations in full: docs/paper-readings.md#gaussian-mechanism.
 """
 
 from __future__ import annotations

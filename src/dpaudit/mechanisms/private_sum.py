@@ -1,33 +1,16 @@
 """PrivateSum: private prefix sums with a binary tree of Gaussian node noise (Algorithm 5).
 
 Jain, Kothari & Thakurta: COLT 2012 Appendix D.2 (Algorithm 5, Lemma 6, Theorem 11); arXiv version
-Section 3.5.1 (Algorithm 5, Lemma 6, Theorem 9). Each node s of a binary tree over the stream holds
-the exact sum B_s of the vectors of its leaves and a noisy copy ``B^_s = B_s + b_s``,
-``b_s ~ N(0, sigma^2 I_d)`` drawn once, when the node is populated (line 7 for the leaf, lines 9-12
-for the ancestors whose subtrees are complete). The output at step t is the sum of the noisy nodes
-of the dyadic decomposition of [1, t] (line 13-14), at most one per level. The printed noise:
+Section 3.5.1 (Algorithm 5, Lemma 6, Theorem 9). Each node of a binary tree over the stream gets
+``N(0, sigma^2 I_d)`` noise once, when populated, and the output at step t sums the noisy nodes of
+the dyadic decomposition of [1, t] (lines 13-14). The printed noise is
+``sigma^2 = R^2 / eps^2 * log^2 T * log(log T / delta)`` (COLT) and the same with ``eps`` not
+squared (arXiv). Readings: the base of "log" (``log_reading``: ``"tree"``, log2 T and the natural
+inner log, by default; ``"natural"``); the leaf labels, fixed by Figure 1 and Theorem 11 so that
+the output at t sums ``w_1..w_t``; matrices (PQFTL's ``V_t``) flattened row by row. Only the
+decomposition's noisy nodes are released.
 
-* COLT (line 3, Lemma 6, Theorem 11): ``sigma^2 = R^2 / eps^2 * log^2 T * log(log T / delta)``;
-* arXiv (line 3, Lemma 6, Theorem 9): ``sigma^2 = R^2 / eps * log^2 T * log(log T / delta)``
-  (epsilon not squared).
-
-Reading choices:
-
-* **log.** The base of "log" is not printed. ``log_reading="tree"`` (default) reads log T as
-  log2 T, the depth of the binary tree and the number of levels the privacy proof composes over,
-  and the inner log(.) as the natural log of Lemma 6's Mill's-inequality step
-  (``gamma = 2 sqrt(ln(log T / delta))``); ``log_reading="natural"`` reads every log as ln.
-* **Leaf labels (line 5-6 vs line 13).** Line 6 stores w_t at leaf "binary(t)" while line 13 sums
-  the nodes covering the leaves with labels < binary(t); read together they would sum
-  w_0..w_{t-1}. Figure 1 and Theorem 11 (utility: W^_t ~ N(W_t, k sigma^2 I)) fix the intended
-  meaning, used here: w_t sits at leaf t-1 (0-based) of a tree with 2^ceil(log2 T) leaves and
-  W^_t is the sum of the noisy nodes of the binary decomposition of t, so W^_T uses the root when T
-  is a power of two.
-* **Matrices** (PQFTL's V_t) are flattened row by row ("treating a matrix as a long vector"), so the
-  noise matrix has independent entries (it is not symmetric).
-
-Only the noisy nodes of the decomposition are ever released; noise of the other nodes (right
-children) is drawn as printed and never used.
+The printed noise and the readings in full: docs/paper-readings.md#jkt12-privatesum.
 """
 
 from __future__ import annotations
@@ -266,7 +249,7 @@ class PrivateSum(Mechanism):
     version : {"colt", "arxiv"}
         Which printed sigma (see :func:`private_sum_sigma`).
     log_reading : {"tree", "natural"}
-        Reading of "log" (see the module docstring).
+        Reading of "log" (docs/paper-readings.md#jkt12-privatesum).
     """
 
     name = "PrivateSum"

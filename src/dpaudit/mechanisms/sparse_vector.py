@@ -1,24 +1,17 @@
 """Sparse vector technique: AboveThreshold (c = 1) and Sparse (c >= 1 "above" answers).
 
-Dwork & Roth, *The Algorithmic Foundations of Differential Privacy* (2014), Sec. 3.6:
+Dwork & Roth, *The Algorithmic Foundations of Differential Privacy* (2014), Sec. 3.6: Algorithm 1,
+AboveThreshold (Theorem 3.23, epsilon-DP: threshold noise ``Lap(2 Delta / eps)`` once, query noise
+``Lap(4 Delta / eps)`` fresh, halt at the first "above"), and Algorithm 2, Sparse (Theorem 3.25:
+up to ``c`` "above" answers, ``sigma = 2 c Delta / eps`` at ``delta = 0`` and
+``sqrt(32 c ln(1/delta)) Delta / eps`` otherwise, the threshold noise redrawn after every "above"
+but the last). ``Delta`` bounds every query's sensitivity; with ``c = 1, delta = 0`` Sparse is
+AboveThreshold. The online-learning papers use it as a stream: AFKT23 (ICML 2023) Alg 1 and
+Alg 5, ``InitializeSparseVec`` with ``AddQuery`` / ``TestAboThr`` (``afkt23.txt`` Sec. 2, Lemma
+2.3). Comparisons use ``>=`` as printed. Floating-point Laplace noise is not exactly DP (Mironov
+2012).
 
-* Algorithm 1, AboveThreshold (Theorem 3.23: epsilon-DP): ``rho = Lap(2 Delta / eps)`` drawn once;
-  for each query ``nu_i = Lap(4 Delta / eps)`` fresh; answer "above" (and halt) at the first ``i``
-  with ``f_i(D) + nu_i >= T + rho``, "below" before it.
-* Algorithm 2, Sparse (Theorem 3.25): up to ``c`` "above" answers. ``sigma = 2 c Delta / eps`` when
-  ``delta = 0``, ``sigma = sqrt(32 c ln(1/delta)) Delta / eps`` otherwise; threshold noise
-  ``Lap(sigma)``, query noise ``Lap(2 sigma)``; after every "above" the threshold noise is drawn
-  afresh (a new AboveThreshold instance), and the algorithm halts after the ``c``-th "above". It is
-  epsilon-DP (delta = 0) or (epsilon, delta)-DP.
-
-``Delta`` is the sensitivity of every query: ``|f_i(D) - f_i(D')| <= Delta`` for neighbours.
-With ``c = 1, delta = 0`` Sparse is exactly AboveThreshold. The online-learning papers use it as a
-stream: AFKT23 (ICML 2023) Alg 1 and Alg 5, ``InitializeSparseVec(eps, L, beta)`` with
-``AddQuery`` / ``TestAboThr`` (``afkt23.txt`` Sec. 2, Lemma 2.3).
-
-The threshold redrawn after the ``c``-th (final) "above" is never used and is not drawn. Comparisons
-use ``>=`` as printed (ties have probability zero). Floating-point Laplace noise is not exactly DP
-(Mironov 2012).
+Both algorithms as printed: docs/paper-readings.md#sparse-vector-technique.
 """
 
 from __future__ import annotations

@@ -1,60 +1,18 @@
 """Tree-based aggregation exactly as printed in Smith & Thakurta, NeurIPS 2013, App. A, Algorithm 2.
 
-Algorithm 2 keeps a complete binary tree of ``2^(ceil(log2 T) + 1) - 1`` nodes over the leaves
-``z_1, ..., z_T`` (vectors in R^p with ``||z_t||_2 <= mu``). At step ``t`` it adds ``z_t`` to every
-node on the path ``L`` from leaf ``t`` to the root, adds fresh noise with density proportional to
-``exp(-||n||_2 eps / (mu (ceil(log2 T) + 1)))`` (line 9) to the nodes of ``L`` from the leaf up to
-``Lambda``, "the first node in L that is a left child" (line 6), and releases
+Algorithm 2 keeps a complete binary tree over the leaves ``z_1, ..., z_T`` (vectors in R^p with
+``||z_t||_2 <= mu``, enforced by clipping); at step ``t`` it adds ``z_t`` to the path ``L`` from
+leaf ``t`` to the root, noises the nodes of ``L`` up to ``Lambda``, "the first node in L that is a
+left child" (line 6), with density proportional to ``exp(-||n||_2 eps / (mu (ceil(log2 T) + 1)))``
+(line 9), and releases the sum over the set bits of ``t`` of each path node or its left sibling
+(lines 12-17). This module implements those lines literally, vectorised over ``n_runs`` runs,
+keeping only the O(log T) nodes the algorithm reads again (Sec. 2.1, "Note on space complexity").
+Its releases have the law of the binary mechanism (:mod:`dpaudit.mechanisms.tree_aggregation`);
+only the unreleased right-child draws and the recorded structure differ. The readings the
+pseudo-code leaves open (indexing, the root, the noise law's shape and scale) are fixed in the
+notes. Privacy argument: App. B.1, eq. (11) (``st13.txt``).
 
-    v_t = sum over the set bits b_i of t of  L(i) if L(i) is a left child, else left_sibling(L(i))
-
-(lines 12-17). This module implements those lines literally, vectorised over ``n_runs``
-independent runs, keeping only the O(log T) nodes the printed algorithm ever reads again (the
-current path and the last completed left child of every level; the paper notes the same saving
-in Sec. 2.1, "Note on space complexity").
-
-Reading choices (the printed pseudo-code leaves these open)
------------------------------------------------------------
-* **Indexing.** ``L(i)``, ``i = 1, ..., ceil(log2 T) + 1``, is the node of ``L`` at level
-  ``i - 1`` (``L(1)`` is the leaf, ``L(ceil(log2 T) + 1)`` the root) and ``b_i`` is the bit of
-  ``t`` of weight ``2^(i - 1)`` (least significant first). Nodes of level ``j`` are numbered
-  ``k = 0, 1, ...`` from the left; the path node at level ``j`` is ``k = (t - 1) >> j``; a node is a
-  left child iff ``k`` is even.
-* **The root case.** The root has no parent, so "left child" and "left sibling" are undefined for
-  it. We number it ``k = 0`` at its level, so the parity rule above classifies it as a left child:
-  (i) when no node below the root on ``L`` is a left child (this happens exactly at
-  ``t = 2^ceil(log2 T)``, i.e. only when ``T`` is a power of two, at ``t = T``), ``Lambda`` is the
-  root, so the whole path, root included, is noised; (ii) when the top bit ``b_(ceil(log2 T)+1)``
-  is set (again only at ``t = 2^ceil(log2 T)``), the root itself is added to ``v``. Both are what
-  the padded tree of a power-of-two horizon requires (the root then covers exactly ``[1, t]``),
-  and they are the only readings under which line 15 is defined at ``t = 2^ceil(log2 T)``.
-* **Noise law.** Line 9's density fixes the law: ``||n||_2 ~ Gamma(shape p, scale s)`` with
-  ``s = mu (ceil(log2 T) + 1) / eps`` and a uniform direction. (The proof of Lemma 8 prints "the
-  Gamma distribution with scale p and shape (ceil(log T)+1)(L+H||C||)/eps", shape and scale
-  swapped; line 9 is implemented.)
-* **Input bound.** Algorithm 2 assumes ``||z_t||_2 <= mu``. The implementation enforces it by
-  clipping every input to the l2 ball of radius ``mu`` (a no-op on inputs that satisfy the
-  assumption), so that the declared bound holds for every input the tree ever receives.
-
-Which nodes are noised and which are released
----------------------------------------------
-The nodes of ``L`` from the leaf up to ``Lambda`` are exactly the nodes that *complete* at step
-``t`` (their last leaf is ``t``), so every node is noised exactly once, when it completes, and every
-released ``v_t`` is a sum of completed nodes (a node of ``L`` is used only when it is a left child
-and bit ``b_i`` is set, i.e. when it ends at ``t``; otherwise its completed left sibling is used).
-Right children are noised too (literally, line 9) but never enter any ``v_t``: their parent, which
-completes at the same step, replaces them. The law of the released ``v_1, ..., v_T`` is therefore
-that of the binary mechanism (:mod:`dpaudit.mechanisms.tree_aggregation`, p-sum implementation);
-this module differs from it only in the unreleased right-child draws and in recording the
-structure the auditors check. The released nodes containing leaf ``i`` are
-:func:`dpaudit.mechanisms.tree_aggregation.nodes_containing` ``(i, T)``; there are at most
-``floor(log2 T) + 1 <= ceil(log2 T) + 1`` of them.
-
-References
-----------
-A. Smith, A. Thakurta. (Nearly) optimal algorithms for private online learning in
-full-information and bandit settings. NeurIPS 2013 (``st13.txt``): Sec. 2.1 ("Tree-based
-Aggregation"), App. A Algorithm 2, App. B.1 (privacy argument, eq. (11)).
+The readings and which nodes are noised and released: docs/paper-readings.md#st13-tree-aggregation.
 """
 
 from __future__ import annotations
@@ -135,8 +93,8 @@ class ST13TreeAggregator(StreamingAggregator):
     -----
     :meth:`add` takes ``z_t`` (shape ``(n_runs, d)`` or ``(d,)``) and returns ``v_t``, shape
     ``(n_runs, d)``; :meth:`prefix_sum` returns the last ``v_t``. :attr:`noise_draws` counts the
-    noised nodes, right children included. See the module docstring for the reading of the root
-    case and the indexing.
+    noised nodes, right children included. The reading of the root case and the indexing:
+    docs/paper-readings.md#st13-tree-aggregation.
     """
 
     def __init__(self, T: int, d: int, bound: float, epsilon: float, n_runs: int,
@@ -245,7 +203,7 @@ class ST13TreeAggregator(StreamingAggregator):
                 self._path_index[j] = k
             self._path[j] += leaf  # line 8
             if lam is None and k % 2 == 0:
-                lam = j  # line 6 (the root, k = 0, is a left child: module docstring)
+                lam = j  # line 6 (the root, k = 0, is a left child: docs/paper-readings.md)
         assert lam is not None  # the root always qualifies
         for j in range(lam + 1):  # line 9: the nodes from the leaf up to Lambda
             self._path[j] += self._noise.sample(self._n, self._d, self._rng)

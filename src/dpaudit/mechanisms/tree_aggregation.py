@@ -1,59 +1,19 @@
 """Tree aggregation (the binary mechanism) for continual prefix sums of d-dimensional vectors.
 
-A stream of leaves ``x_1, ..., x_T`` (vectors in R^d) arrives one at a time; after leaf ``t`` the
-mechanism releases a noisy prefix sum ``s_t ~ x_1 + ... + x_t``. The dyadic nodes of a binary tree
-over the leaves carry the partial sums: node ``(level j, index m)`` covers leaves
-``(m - 1) 2^j + 1, ..., m 2^j``. Writing ``t`` in binary, ``[1, t]`` is the disjoint union of one
-node per set bit ``j`` of ``t`` (the node ``(j, t >> j)``); ``s_t`` is the sum of the *noisy* values
-of those nodes, each noisy value drawn once, when the node completes, and reused for every later
-prefix sum.
+After leaf ``t`` of a stream ``x_1, ..., x_T`` the mechanism releases a noisy prefix sum
+``s_t ~ x_1 + ... + x_t``: ``[1, t]`` is the disjoint union of one dyadic node per set bit of
+``t``, and ``s_t`` sums those nodes' noisy values, each drawn once, when the node completes
+(Dwork, Naor, Pitassi & Rothblum, STOC 2010, Sec. 4). This is the "p-sum" form of Chan, Shi & Song
+(ACM TISSEC 14(3), 2011, Sec. 3.4): one node noised per step, O(d log T) memory per run, and
+exactly the law of the full-tree pseudo-code of JKT12 (COLT 2012, App. D.2, Alg 5) and ST13
+(NeurIPS 2013, App. A, Alg 2), whose extra right-child noise is never released.
+:func:`nodes_for_prefix` ``(t)`` covers exactly ``[1, t]`` (line 14's ``sum_{tau=1}^t``; the
+strings JKT12's line 13 prints exclude ``w_t``, which ``nodes_for_prefix(t - 1)`` gives);
+:func:`nodes_containing` and :func:`max_nodes_per_leaf` (exactly ``floor(log2 T) + 1``) are the
+privacy bookkeeping the auditors read.
 
-Only nodes with an odd index ever enter a prefix sum: a right child ``(j, 2m)`` completes at the
-same step as its parent, which replaces it in every binary decomposition. The papers' pseudo-code
-(JKT12 COLT 2012 Alg 5 lines 6-12; ST13 NeurIPS 2013 Alg 2 lines 6-10) nevertheless noises every
-populated node; that noise is never released, so it cannot change the law of the outputs. This
-implementation is the "p-sum" form of Chan, Shi & Song (2011, Sec. 3.4): at step ``t`` exactly one
-node is noised, the node of level ``j = v(t)`` (the 2-adic valuation of ``t``) ending at ``t``, and
-the live nodes below it are merged into it and discarded. Memory is O(d log T) per run and the
-outputs have exactly the law of the papers' full-tree descriptions.
-
-Reading choice: which prefix the release sums (JKT12 Alg 5 lines 13-14)
-------------------------------------------------------------------------
-JKT12 line 13 says to find the populated nodes that "compute sum_{tau=1}^t w_tau" and line 14
-outputs their noisy sum, but the strings line 13 actually prints are, for each set bit i of the
-binary string s_t of t, ``s_t(1) ... s_t(i-1) 0``: its example ``s_t = 110`` gives ``0`` and ``10``,
-the nodes over leaf labels 000-011 and 100-101, i.e. every leaf strictly left of leaf s_t. Read
-literally (leaves labelled by t, as line 5 does), that sum covers w_1 .. w_{t-1} (leaf label 0 is
-never populated) and omits the current w_t. This module implements the text and line 14's
-``sum_{tau=1}^t``: :func:`nodes_for_prefix` ``(t)`` covers exactly ``[1, t]`` (one node per set bit
-of t, the node ending at t included). A caller that wants the printed strings' reading (a release
-after step t that excludes w_t) gets it from ``nodes_for_prefix(t - 1)``, i.e. by releasing the
-aggregator's prefix sum before adding w_t; which reading JKT12's PrivateSum uses is decided there.
-The two readings have the same per-leaf node counts, hence the same privacy accounting.
-
-Privacy bookkeeping (exposed for the auditors):
-
-* :func:`nodes_for_prefix` - the nodes summed into ``s_t``;
-* :func:`nodes_containing` - the noisy nodes that contain leaf ``i`` and are used by some prefix
-  sum ``s_1..s_T`` (these, and only these, move when leaf ``i`` is replaced);
-* :func:`max_nodes_per_leaf` - the largest such count over leaves, exactly ``floor(log2 T) + 1``
-  (leaf 1 lies in ``[1, 2^j]`` for every ``2^j <= T``). The papers' ``ceil(log2 T) + 1`` (ST13 Alg 2
-  line 9) is the count for the tree padded to ``2^ceil(log2 T)`` leaves; it equals the exact count
-  when ``T`` is a power of two and exceeds it by one otherwise (the padded root never completes).
-  JKT12 (Lemma 6, Theorem 11) divides epsilon by ``log T`` only, one node fewer than a leaf meets
-  when ``T`` is a power of two.
-
-References
-----------
-C. Dwork, M. Naor, T. Pitassi, G. Rothblum. Differential privacy under continual observation.
-STOC 2010, Sec. 4 (the binary mechanism).
-T.-H. H. Chan, E. Shi, D. Song. Private and continual release of statistics. ACM TISSEC 14(3),
-2011, Sec. 3.4 (p-sums).
-P. Jain, P. Kothari, A. Thakurta. Differentially private online learning. COLT 2012, App. D.2,
-Algorithm 5 (PrivateSum), Gaussian node noise (``jkt12-colt.txt``).
-A. Smith, A. Thakurta. (Nearly) optimal algorithms for private online learning in full-information
-and bandit settings. NeurIPS 2013, App. A, Algorithm 2, l2-Laplace ("Gamma") node noise
-(``st13.txt``).
+The reading of JKT12 Alg 5 lines 13-14, the node counts and the references in full:
+docs/paper-readings.md#tree-aggregation.
 """
 
 from __future__ import annotations
@@ -298,8 +258,8 @@ def nodes_for_prefix(t: int) -> list[TreeNode]:
 
     One node per set bit ``j`` of ``t``: ``(j, t >> j)``, highest level first, covering exactly the
     leaves ``[1, t]`` (JKT12 Alg 5 line 14's ``sum_{tau=1}^t``; line 13's printed strings cover
-    ``[1, t - 1]``, see the module docstring; ST13 Alg 2 lines 12-17). ``t = 0`` gives the empty
-    list (the empty sum).
+    ``[1, t - 1]``, see docs/paper-readings.md#tree-aggregation; ST13 Alg 2 lines 12-17).
+    ``t = 0`` gives the empty list (the empty sum).
     """
     t = check_int(t, "t", minimum=0)
     return [TreeNode(j, t >> j) for j in reversed(range(t.bit_length())) if (t >> j) & 1]
@@ -493,7 +453,8 @@ class TreeAggregator(StreamingAggregator):
     that any prefix sum uses. Memory: ``2 (floor(log2 T) + 1)`` arrays of shape ``(n_runs, d)`` (the
     live clean nodes, and the running sums of the release down to each level, so that a step adds
     one array to the release instead of re-summing ``O(log T)`` nodes).
-    See the module docstring for the references (CSS11 Sec. 3.4; JKT12 Alg 5; ST13 Alg 2).
+    The references (CSS11 Sec. 3.4; JKT12 Alg 5; ST13 Alg 2):
+    docs/paper-readings.md#tree-aggregation.
     """
 
     def __init__(self, T: int, d: int, noise: NodeNoise, n_runs: int,

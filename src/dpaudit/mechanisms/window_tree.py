@@ -1,61 +1,18 @@
 """Window tree mechanism: prefix sums whose recent terms are noisy and whose older terms are exact.
 
-Implements the window tree mechanism of the projection-free window-DP COCO paper (Web Intelligence
-2020; ``pfcoco-window-tree.txt``), Sec. III-A ("A Mini-example for Tree Mechanism and Window Tree
-Mechanism") and Sec. III-B (Lemma 1, eq. (11): Gamma noise; Lemma 3, eq. (13): Gaussian noise),
-after Bolot et al. (ICDT 2013). Window differential privacy (Def. 6) only protects the last ``W``
-inputs, so the release after leaf ``t`` is
+The window tree mechanism of the projection-free window-DP COCO paper (Web Intelligence 2020;
+``pfcoco-window-tree.txt``), Sec. III-A and III-B (Lemma 1, eq. (11): Gamma noise; Lemma 3,
+eq. (13): Gaussian noise), after Bolot et al. (ICDT 2013). Window differential privacy (Def. 6)
+protects the last ``W`` inputs only, so the release after leaf ``t`` is the exact sum of the leaves
+that left the window plus the noisy dyadic nodes covering ``[t - W + 1, t]``; for ``t <= W`` it is
+the ordinary tree mechanism. The text is OCR and assumes ``W`` is a power of two: the two readings
+for other ``W`` (``layout``) and of the OCR'd calibrations (:func:`paper_gamma_noise`,
+:func:`paper_gaussian_noise`) are parameters. Node noise is drawn once, at completion, and
+reused; a run stores the running sum and the noise of the nodes in use, O(d log W) numbers,
+with the same law as the paper's layout.
 
-    s_t = (x_1 + ... + x_{t-W})  +  sum of the noisy dyadic nodes covering [t - W + 1, t],
-
-exact for the leaves that have left the window and noisy over the window ("The computation of
-s_{1-7} (i.e. the sum of v_1 to v_7) is by summing clean value in s_{12}, v_3 and noisy values in
-v_4, s_{56}, v_7", window 4). For ``t <= W`` the window is ``[1, t]`` and the release is the
-ordinary tree mechanism ("identical to the original tree mechanism").
-
-Reading choices (the text is OCR and assumes W is a power of two)
------------------------------------------------------------------
-* Covering nodes. The window ``[l, r]`` is covered by its canonical dyadic decomposition (maximal
-  aligned dyadic intervals inside it). For ``W = 2^K`` this is exactly the paper's construction:
-  blocks of ``W`` leaves, the window is a suffix of one block plus a prefix of the next, at most
-  ``K + 1`` noisy nodes per release (mini-example: ``v_4, s_56, v_7``).
-* Windows that are not powers of two (the paper: "we assume W is the exact power of 2 hereafter for
-  the sake of simplicity"). Two readings, selected by ``layout``:
-
-  - ``"exact"`` (default): exactly the last ``W`` leaves are noisy, all older leaves exact. Every
-    node used has at most ``W`` leaves, so a leaf lies in at most ``floor(log2 W) + 1`` noisy
-    nodes while it is protected (<= the paper's ``ceil(log2 W) + 1``). A single release may,
-    however, need more than ``ceil(log2 W) + 1`` nodes (e.g. 6 for ``W = 14``: ``[2, 15] = 2 | 3-4
-    | 5-8 | 9-12 | 13-14 | 15``), which only affects accuracy.
-  - ``"power_of_two"``: the paper's "binary subtrees with the depth at most ceil(log2 W) + 1" taken
-    literally: the noisy part is the last ``B = 2^ceil(log2 W)`` leaves (a window tree of width
-    ``B``), leaves older than ``B`` exact. At most ``ceil(log2 W) + 1`` nodes per release, but
-    leaves between ``W`` and ``B`` steps old stay noisy.
-
-  Both coincide when ``W`` is a power of two.
-* Gamma calibration (Lemma 1, eq. (11), OCR ``||n_i||_2 ~ Gamma( 4 Ba([log2 W] + 1) / eps)``): read
-  as ``Gamma(d, Delta_2 (ceil(log2 W) + 1) / eps)``, the OCR "4 Ba" being "d, Delta_2" (shape ``d``
-  as in Theorem 1 eq. (15) and Lemma 2, ``Gamma(d, .)``). See :func:`paper_gamma_noise`.
-* Gaussian calibration (Lemma 3, eq. (13), OCR ``sigma^2 = 8 A2([logy W] + 1)2 1112(2/5) / eps^2``):
-  ``8 Delta_2^2 (ceil(log2 W) + 1)^2 ln^p(2/delta) / eps^2``. Both OCR occurrences (eq. (13) and
-  Theorem 2 eq. (16), ``In*(2/9)`` where ``*`` renders every other square in that line) show a
-  superscript on the logarithm, so ``p = 2`` is the default; ``p = 1`` (the usual Gaussian-mechanism
-  form) is the alternative reading. See :func:`paper_gaussian_noise`.
-
-Noise is drawn once per node, when the node completes, for every node that some release within the
-horizon uses, and reused for all later releases; nodes that no release ever uses are not noised.
-
-Implementation and memory. The cover of the noisy window partitions it, so
-``s_t = (x_1 + ... + x_t) + sum of the cover nodes' noise``: a run stores the exact running sum and
-the noise of the nodes in use, O(d log W) numbers, instead of the paper's "complete structures of at
-most two rightmost subtrees" (O(W d)); the law is the same. A right child whose first use comes
-after it completes (it enters the window through its left edge, up to ``W`` steps later) still gets
-its draw at completion, so the random stream is consumed exactly as in the eager layout; only the
-generator state before that draw is kept (a few hundred bytes for numpy's default PCG64, whatever
-``n_runs`` and ``d``), and the identical values are redrawn from it at first use. Cost: those
-deferred nodes (about 40% of all noised nodes) are sampled twice; the clean partial sums of the
-eager layout are no longer computed, so the whole is faster (W = 256, d = 10, 2000 runs: 1.1 s
-instead of 1.5 s, peak memory 4 MB instead of 125 MB).
+The covering nodes, the readings of the OCR and the memory-saving layout:
+docs/paper-readings.md#pfcoco-window-tree.
 """
 
 from __future__ import annotations
@@ -204,7 +161,8 @@ class WindowTreeAggregator(StreamingAggregator):
     T : int
         Horizon, >= 1: the number of leaves :meth:`add` accepts.
     W : int
-        Window size, >= 1 (any integer; see the module docstring for non-powers of two).
+        Window size, >= 1 (any integer; the readings for non-powers of two:
+        docs/paper-readings.md#pfcoco-window-tree).
     d : int
         Leaf dimension, >= 1.
     noise : NodeNoise
@@ -214,7 +172,7 @@ class WindowTreeAggregator(StreamingAggregator):
         Number of independent runs (leading batch axis), >= 1.
     rng : numpy.random.Generator
     layout : {"exact", "power_of_two"}
-        Reading for ``W`` not a power of two (module docstring).
+        Reading for ``W`` not a power of two (docs/paper-readings.md#pfcoco-window-tree).
 
     Notes
     -----
@@ -380,8 +338,8 @@ def paper_gamma_noise(epsilon: float, l2_sensitivity: float, W: int) -> NodeNois
     """Option I node noise, Lemma 1 eq. (11): ``||n||_2 ~ Gamma(d, Delta_2 (ceil(log2 W)+1)/eps)``.
 
     An l2-Laplace ("Gamma mechanism", App. A) with scale ``Delta_2 (ceil(log2 W) + 1) / epsilon``.
-    Reading: the OCR "4 Ba(" is "d, Delta_2(" (module docstring). Theorem 1 eq. (15) is this with
-    ``Delta_2 = L + mu D``.
+    Reading: the OCR "4 Ba(" is "d, Delta_2(" (docs/paper-readings.md#pfcoco-window-tree).
+    Theorem 1 eq. (15) is this with ``Delta_2 = L + mu D``.
     """
     epsilon = check_epsilon(epsilon)
     l2_sensitivity = check_positive(l2_sensitivity, "l2_sensitivity")
@@ -395,7 +353,7 @@ def paper_gaussian_noise(epsilon: float, delta: float, l2_sensitivity: float, W:
 
     ``sigma^2 = 8 Delta_2^2 (ceil(log2 W) + 1)^2 ln(2 / delta)^log_power / epsilon^2``, with
     ``log_power = 2`` the reading of the OCR superscript (default) and ``1`` the alternative
-    (module docstring).
+    (docs/paper-readings.md#pfcoco-window-tree).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)

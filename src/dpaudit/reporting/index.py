@@ -1,38 +1,14 @@
 """The machine-readable index of a report directory (``DIR/index.json``, schema ``dpaudit.report/1``).
 
-Schema (fields may be added, never renamed)::
+One entry per claim: its id, its paper's key (:func:`~dpaudit.reporting.view.paper_key`, one
+group per paper page), theorem, the claim instantiated at the worst audited point, the verdict
+and its reason, the worst case's exact, accountant and lower-bound epsilons, the lemmas with
+their status and method, and the paths of the claim's reports; ``readings`` when the claim
+declares reading choices (the verdict is the primary reading's); ``partial`` and ``missing`` when
+the run that wrote it was interrupted. Fields may be added, never renamed; the published JSON
+Schema is ``dpaudit/reporting/schemas/report-1.schema.json``.
 
-    {"schema": "dpaudit.report/1",
-     "claims": [{"id": "jkt12-colt/pigd", "paper": "jkt12", "theorem": "Theorem 7",
-                 "claimed": {"epsilon": 3.0, "delta": 2e-05},
-                 "verdict": "holds|violated|inconclusive",
-                 "worst_case": {"parameters": {}, "epsilon_exact": null,
-                                "epsilon_accountant": null, "epsilon_lower_bound": null},
-                 "lemmas": [{"statement": "...", "status": "holds|violated|inconclusive",
-                             "method": "sampled|smt-proved|smt-refuted|smt-unknown|...",
-                             "worst_ratio": null}],
-                 "report": "jkt12-colt/pigd.html"}]}
-
-Added fields: top level ``dpaudit_version`` and ``counts`` (claims per verdict); per claim
-``reason`` (the verdict's one-sentence reason), ``version`` (of the paper), ``markdown`` and
-``json`` (paths of the other two files, relative to DIR), ``budget``, ``seed``, ``alpha``;
-``worst_case.claimed_epsilon`` (the claim instantiated at the worst point); ``violation_region``
-(where the refuting points lie), ``formula`` (the claimed privacy over the claim's parameters),
-``citation``, ``paper_page`` (``papers/<paper>.html``), ``worst_case.exact_kind``, ``source_file``
-(the text file of the paper the claim was read from, e.g. ``jkt12-colt.txt``).
-
-``paper`` is the paper's key (:func:`~dpaudit.reporting.view.paper_key`: ``jkt12`` for both
-``jkt12-colt/*`` and ``jkt12-arxiv/*``; a user claim's whole namespace), so that grouping the
-index by it gives one group per paper, as the paper pages do (it held the source file
-name, which split jkt12 in two).
-
-``claimed`` is the claim instantiated at the worst audited point (what the verdict compares the
-evidence with; the same as ``worst_case.claimed_*``); ``claimed_example`` is the claim's default
-instance (the representative (epsilon, delta) of its declaration, e.g. epsilon = 1 for a claim
-stated for every epsilon). ``readings``: one entry per reading of an ambiguous passage (name,
-primary, verdict, worst point), present when the claim declares reading choices; the claim's
-``verdict`` is the primary reading's. Top level ``partial: true`` and ``missing`` (claim ids asked
-for but not finished) when the run that wrote the index was interrupted or lost its scheduler.
+The schema and every added field: docs/reports.md#the-index-schema-field-by-field.
 """
 
 from __future__ import annotations

@@ -532,8 +532,8 @@ def _evidence(points: Sequence[Mapping[str, Any]], max_points: int = 40
         raise PlotError("no audited point carries any epsilon")
     # Point labels wrap onto two or three lines (never cut to look alike: the parameters that tell
     # points apart may come last); rows are as tall as their labels, and the figure shows as many
-    # points (largest ratios first) as fit in _EVIDENCE_MAX_IN inches at that row height (issue
-    # 35: 40 three-line labels squeezed into 16 inches overlapped).
+    # points (largest ratios first) as fit in _EVIDENCE_MAX_IN inches at that row height (40
+    # three-line labels squeezed into 16 inches overlapped).
     # At most _LABEL_CHARS per line, so the labels leave the axes room within FIGURE_MAX_PX.
     lines = max([len(textwrap.wrap(r[0], _LABEL_CHARS)) for r in rows] + [1])
     lines = min(lines, 3)

@@ -1,38 +1,18 @@
 """Report files on disk: one claim's JSON, Markdown, HTML and figures, and the directory index.
 
-Layout of a report directory ``DIR`` (claim ids contain a slash, which becomes a sub-directory)::
+A report directory ``DIR`` holds ``index.{json,md,html}``, ``dpaudit-manifest.json`` and, per
+claim (the id's slash a sub-directory), ``<id>.json`` (schema ``dpaudit.claim/1``, the source of
+truth), ``<id>.md``, ``<id>.html`` and figure PNGs. Every file is written atomically (a temporary
+file, then ``os.replace``) and a claim's JSON last, so a claim whose JSON exists is finished and an
+interrupted run resumes (:func:`remove_stale_temp_files` sweeps what a killed process left). The
+index is built from exactly the claims the manifest lists (:func:`read_manifest`,
+:func:`add_to_manifest`, :func:`load_report_directory`), each validated against
+:mod:`dpaudit.reporting.schema`; an unreadable one is a ``ValueError``, never a smaller index. One
+writer per directory (:func:`report_directory_lock`, a ``flock``), and nothing is written or
+deleted outside ``DIR`` (:func:`ensure_inside`, :data:`MAX_RECORD_BYTES`).
 
-    DIR/index.json  DIR/index.md  DIR/index.html
-    DIR/jkt12-colt/pigd.json        the saved audit (schema "dpaudit.claim/1"): the source of truth
-    DIR/jkt12-colt/pigd.md          Markdown report, figures linked as the PNGs below
-    DIR/jkt12-colt/pigd.html        standalone HTML report, figures embedded
-    DIR/jkt12-colt/pigd.<figure>.png
-
-Every file is written atomically (a temporary file ``.<name>.<pid>.<random>.tmp`` in the same
-directory, then ``os.replace``) with the permissions the umask allows, and a claim's JSON is
-written *last*: a claim whose JSON exists is finished, which is what lets an interrupted
-``dpaudit audit-claims`` resume without redoing it. Temporary files left by a killed process are
-removed by the next run (:func:`remove_stale_temp_files`).
-
-``DIR/dpaudit-manifest.json`` (:func:`read_manifest`, :func:`add_to_manifest`) lists the claim ids
-that dpaudit runs wrote into ``DIR``; the index is built from exactly those claims
-(:func:`load_report_directory`), never from a walk that could pick up, or silently drop, other
-files. Every listed claim must load: an unreadable or invalid claim JSON is a ``ValueError``
-naming the file, never a smaller index. Saved claims are validated against the published JSON
-Schema (:mod:`dpaudit.reporting.schema`).
-
-**One writer per report directory**. ``dpaudit audit``, ``audit-claims`` and ``report``
-hold an exclusive ``flock`` on ``DIR/.dpaudit.lock`` (:func:`report_directory_lock`) from before
-they read the manifest until the index is written; a second writer on the same ``DIR`` is
-refused at once (exit 2, naming the directory and the pid holding it) instead of racing on the
-manifest, the index and the stale-file sweep. The lock dies with its process (and with the
-workers it forked), so a killed run never leaves ``DIR`` locked. Readers need no lock: every
-file is replaced atomically. A saved claim is replaced only when its new JSON is written (or
-removed when its rerun fails): a killed rerun keeps the previous result.
-
-**Nothing is written or deleted outside DIR**: a symbolic link (or non-directory) on the way
-from ``DIR`` to a file dpaudit writes is an error (:func:`ensure_inside`), and the fallback walk
-of a directory without manifest reads regular files of at most :data:`MAX_RECORD_BYTES` only.
+The layout, the atomic writes, the lock and the path checks in full:
+docs/reports.md#how-report-files-are-written.
 """
 
 from __future__ import annotations
@@ -187,9 +167,9 @@ def ensure_inside(root: str | os.PathLike[str], directory: str | os.PathLike[str
 
 @contextlib.contextmanager
 def report_directory_lock(out_dir: str | os.PathLike[str]):
-    """Hold the exclusive lock of a report directory (see the module docstring: one writer per
-    ``DIR``); ``ValueError`` naming the directory when another process holds it or when it cannot
-    be locked (a read-only directory)."""
+    """Hold the exclusive lock of a report directory (one writer per ``DIR``:
+    docs/reports.md#how-report-files-are-written); ``ValueError`` naming the directory when
+    another process holds it or when it cannot be locked (a read-only directory)."""
     import fcntl
 
     root = Path(out_dir)
@@ -595,8 +575,8 @@ def rerender_directory(out_dir: str | os.PathLike[str], display_dir: str | None 
                        ) -> tuple[list[dict[str, Any]], IndexPaths]:
     """Re-render every claim's Markdown/HTML/figures and the index from the saved JSON alone.
 
-    ``ValueError`` before anything is written when ``out_dir`` holds no saved claim audit (issue
-    35: an empty index was written, then the command failed)."""
+    ``ValueError`` before anything is written when ``out_dir`` holds no saved claim audit (else an
+    empty index would be written before the command failed)."""
     records = load_report_directory(out_dir)
     if not records:
         raise ValueError(no_saved_audits_message(out_dir if display_dir is None else display_dir))

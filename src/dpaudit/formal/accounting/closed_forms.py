@@ -28,7 +28,8 @@ from dpaudit._validation import (
 )
 
 
-#: Default PLD grid step (refined automatically for small two-point pieces; module docstring).
+#: Default PLD grid step (refined automatically for small two-point pieces;
+#: docs/formal-notes.md#accounting-tolerances).
 DEFAULT_VALUE_DISCRETIZATION_INTERVAL = 1e-4
 _H = DEFAULT_VALUE_DISCRETIZATION_INTERVAL
 #: The neighbouring relation of the privacy loss distributions built here (and in the bridge).

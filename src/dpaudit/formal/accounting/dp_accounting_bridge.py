@@ -608,7 +608,7 @@ def epsilon_of_event(event: dp_accounting.DpEvent, delta: float, *, method: Meth
     The event tree is walked here (not by ``PLDAccountant``): counts of ``SelfComposedDpEvent`` are
     multiplied down for every piece, Gaussian and Laplace pieces are read as one sensitivity
     (ADD_OR_REMOVE_ONE; dpaudit's sensitivities already are replace-one distances), randomized
-    response as "input bucket replaced". See the module docstring.
+    response as "input bucket replaced". See docs/formal-notes.md#accounting-conventions-and-guards.
 
     This is the engine's entry point and takes no neighbouring relation: it reads every
     Gaussian/Laplace sensitivity as the distance between neighbouring outputs. Code outside
@@ -634,7 +634,8 @@ def epsilon_of_event(event: dp_accounting.DpEvent, delta: float, *, method: Meth
         through their dominating binary randomized response).
     value_discretization_interval : float
         PLD grid step (default :data:`DEFAULT_VALUE_DISCRETIZATION_INTERVAL`), refined for small
-        two-point pieces when there is no Gaussian part (module docstring, "Tolerances").
+        two-point pieces when there is no Gaussian part
+        (docs/formal-notes.md#accounting-tolerances).
 
     Returns
     -------

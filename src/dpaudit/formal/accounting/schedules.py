@@ -92,7 +92,7 @@ def pure_composition_epsilon(epsilons: Sequence[float] | np.ndarray, delta: floa
     pessimistic connect-the-dots PLD of each group (composed explicitly with ``self_compose``,
     never through PLDAccountant's count path), on a grid refined to 1/100 of the smallest epsilon
     (down to ``value_discretization_interval / 100``): an upper bound, within 1e-3 relative of the
-    exact value in our checks (see the module docstring).
+    exact value in our checks (docs/benchmarks.md#exact-accounting-accuracy-and-cost).
 
     Parameters
     ----------

@@ -1,33 +1,18 @@
 """Draw sources: where a release's noise comes from, each intercepted inside the context dpaudit
 opens around every call of the release under replay.
 
-A draw source is anything a release can draw Gaussian or Laplace noise from. The rng dpaudit
-passes (a :class:`~dpaudit.greybox.replay.ReplayGenerator`) is one; real DP code more often draws
-from numpy's global functions (``np.random.normal``), a ``np.random.RandomState`` its glue seeds,
-or a ``Generator`` it makes itself. Each source is one module implementing :class:`DrawSource`:
-``open(g)`` patches its entry points so that every noise call goes through ``g.source_draw``
-(recorded, substituted or traced exactly like the rng's own draws, named by the source, at the
-line that draws), every other draw it serves is listed in ``g.foreign`` (no law is derived), every
-access to its state that could replay or cancel noise is a guarded access, and a draw it could not
-see (its state moved outside the patched calls) is listed too, so the law is "not derivable",
-never silently wrong. ``close()`` restores what it patched.
+A draw source is anything a release can draw Gaussian or Laplace noise from: the rng dpaudit
+passes (:class:`~dpaudit.greybox.replay.ReplayGenerator`), numpy's global functions, a
+``RandomState`` or a ``Generator`` the code makes. Each source is one module implementing
+:class:`DrawSource`: ``open(g)`` routes its noise calls through ``g.source_draw``, lists every
+other draw in ``g.foreign``, guards every state access that could replay or cancel noise and
+lists draws it could not see, so a law is "not derivable", never silently wrong; ``close()``
+restores what it patched. A seed equal to a scalar ``rng.integers`` drawn in the same call is
+consumed (checked by :mod:`dpaudit.greybox.derivation`). torch is a source only when already
+imported. The patches are process-wide: do not run replays concurrently with other numpy-random
+code in the same process.
 
-Seeds. Glue that only seeds a source (``np.random.seed(int(rng.integers(2**31)))``) draws
-``rng.integers``, which the replay lists as foreign. A source that is given a seed equal to a
-scalar ``rng.integers`` value drawn in the same call marks it consumed, and on leaving the context
-that draw is taken off ``foreign`` (:attr:`~dpaudit.greybox.replay._Record.seeded`): the noise it
-drives is then substituted. That the value was used *only* as a seed is checked by the derivation
-(its noise-free output must not change with the rng's seed: :mod:`dpaudit.greybox.derivation`).
-
-torch (:mod:`dpaudit.greybox.sources.torch_source`) is a source only when it is already imported
-(``"torch" in sys.modules``: a release that uses torch has imported it); dpaudit never imports it
-on its own.
-
-Thread safety: the patches are process-wide while the context is open. A module lock serialises
-dpaudit's own replays (one release under replay at a time in a process); another thread that draws
-from numpy's global functions or makes a ``RandomState`` while a replay is open is recorded into
-that replay and makes its law not derivable or departing, never silently wrong. Do not run
-replays concurrently with other numpy-random code in the same process.
+Seeds, torch and thread safety in full: docs/greybox-notes.md#draw-sources.
 """
 
 from __future__ import annotations
@@ -80,7 +65,10 @@ SOURCES: dict[str, str] = {
 
 @contextlib.contextmanager
 def intercepting(g: ReplayGenerator) -> Iterator[ReplayGenerator]:
-    """Route every draw source's noise calls into ``g`` while the block runs (module docstring)."""
+    """Route every draw source's noise calls into ``g`` while the block runs.
+
+    What each source does inside the block: docs/greybox-notes.md#draw-sources.
+    """
     with PATCH_LOCK:
         opened: list[DrawSource] = []
         ACTIVE_REPLAYS.append(g)

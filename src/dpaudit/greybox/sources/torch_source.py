@@ -2,51 +2,17 @@
 ``Tensor.normal_`` and ``torch.distributions.Normal`` / ``Laplace`` ``.sample`` / ``.rsample``, on
 torch's global generator or a ``torch.Generator`` made in the release, CPU tensors only.
 
-This module imports torch, so :mod:`dpaudit.greybox.sources` imports it only when torch is
-already in ``sys.modules`` (a release that uses torch has imported it): dpaudit never imports torch
-on its own.
+Imported by :mod:`dpaudit.greybox.sources` only when torch is already in ``sys.modules``: dpaudit
+never imports torch on its own. Inside :func:`dpaudit.greybox.sources.intercepting` the noise
+functions go through the replay (recording the real torch draw), seeds are noted as the numpy
+sources note them, generator state accesses are guarded and every other torch draw is listed as
+foreign. Draws the patches cannot see (a function bound before the audit, compiled code, a state
+written back) are caught by lockstep generator states: a guarded access, so no law is derived.
+Out of reach, and answered conservatively: CUDA / MPS generators, compiled code, and tracing of
+torch arithmetic. Versions: written against torch 2.14.
 
-Inside :func:`dpaudit.greybox.sources.intercepting`:
-
-* the noise functions go through the replay (record: the real torch draw, from the generator the
-  code names, so a seeded release draws the values torch gives for that seed; substitute; trace),
-  converted back to a tensor of the dtype and shape torch would return. A site is the line that
-  calls torch (inside the library), the source ``torch's global generator`` or ``torch.Generator
-  (made in the release)``;
-* ``torch.manual_seed`` / ``torch.random.manual_seed`` and ``Generator.manual_seed`` note their
-  seed exactly as the numpy sources do (a seed equal to a scalar ``rng.integers`` drawn in the same
-  call is consumed, and the derivation checks that it reaches the output only through the noise);
-* ``torch.Generator`` is a subclass (``isinstance`` holds both ways) whose state accesses
-  (``get_state``, ``set_state``, ``graphsafe_*``, ``clone_state``, copies) are guarded accesses, and
-  whose ``seed()`` (a seed from the operating system) is foreign; ``torch.get_rng_state`` /
-  ``set_rng_state`` (also ``torch.random``'s, which ``fork_rng`` uses) are guarded;
-* every other draw torch serves through its Python entry points (``rand``, ``rand_like``,
-  ``randint``, ``randint_like``, ``randperm``, ``bernoulli``, ``multinomial``, ``poisson``,
-  ``binomial``, the ``Tensor`` methods ``uniform_``, ``bernoulli_``, ``random_``, ``exponential_``,
-  ``cauchy_``, ``log_normal_``, ``geometric_``, ``bernoulli``, ``multinomial``, and
-  ``torch.nn.functional``'s dropouts) is listed as foreign, named, when it moved a generator's
-  state (a dropout in eval mode draws nothing and is not listed);
-* a noise draw on a ``torch.Generator`` made before the audit (whose seeding dpaudit cannot see)
-  or on another device than the CPU is served and listed as foreign.
-
-Draws the patches cannot see are caught by **lockstep states**: after every patched call the
-state of the generator it used is snapshot; before every patched call, and on leaving the context,
-each generator's state must equal its snapshot. A move in between is a draw the replay did not see
-(a function bound before the audit such as ``from torch import normal``, compiled code such as
-``torch.dropout`` called directly, or a state saved and written back through the C methods of
-``torch.default_generator``, which can replay noise): a guarded access, so no law is derived and
-no accountant decides. On opening, the global generator is seeded from the replay's seed (so an
-unseeded release draws a fixed stream per replay seed, as numpy's global source does); on leaving,
-its state before the audit is restored.
-
-Out of reach: CUDA / MPS generators (only CPU tensors are intercepted; a draw on another device is
-foreign), ``torch.compile``-d or TorchScript code (its draws are compiled: caught by the lockstep
-check), and tracing (torch arithmetic is not traced: a noise draw added to a value with ``+`` is not
-seen by the per-site distances, only a ``torch.normal(mean=value, ...)`` is; and a clip or branch
-on a draw is not seen, so every torch draw is listed as a possible one by the noise-as-drawn check
-of :mod:`dpaudit.greybox.noise_transforms`: a torch release whose law is not derived gets no
-``holds`` from its accountant, a conservative answer).
-Versions: written against torch 2.14.
+What is patched, the lockstep check and what is out of reach:
+docs/greybox-notes.md#torch-draw-source.
 """
 
 from __future__ import annotations
@@ -100,8 +66,9 @@ class _Meta(type(_BASE)):  # type: ignore[misc]
 
 
 class ReplayTorchGenerator(_BASE, metaclass=_Meta):
-    """A ``torch.Generator`` made in the release under replay (module docstring): its seed is
-    noted, its state accesses are guarded; outside a replay it is a plain generator."""
+    """A ``torch.Generator`` made in the release under replay: its seed is noted, its state
+    accesses are guarded; outside a replay it is a plain generator
+    (docs/greybox-notes.md#torch-draw-source)."""
 
     def __init__(self, device: Any = "cpu") -> None:  # torch.Generator.__new__ takes the device
         self._g = active()
@@ -185,7 +152,7 @@ def _float_like(x: Any) -> bool:
 
 
 class TorchSource:
-    """The draw source of torch's CPU generators (module docstring)."""
+    """The draw source of torch's CPU generators (docs/greybox-notes.md#torch-draw-source)."""
 
     name = NAME
 
