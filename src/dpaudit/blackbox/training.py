@@ -272,7 +272,13 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
     fitted: list[bool] = []
     origin: list[int] = []
     unfit: list[str] = []
+    # Fitters that fix their event on all training runs (halting_cells: ``in_sample``) are fed
+    # the selection split too and finished after it; their selection scores are their own
+    # indicator on every training run.
+    in_sample = [i for i, c in enumerate(family) if getattr(c.fitter, "in_sample", False)]
     for i, c in enumerate(family):
+        if i in in_sample:
+            continue
         try:
             with _quiet_floats():
                 done = c.fitter.finish()
@@ -286,11 +292,11 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
             scorers.append(scr)
             fitted.append(c.fitted)
             origin.append(i)
-    if not scorers and unfit:
+    if not scorers and unfit and not in_sample:
         raise ValueError(f"statistics={[c.name for c in family]}: none could be fitted on these "
                          f"outputs (failed: {', '.join(unfit)}); outputs of huge magnitude "
                          "(near 1e300) overflow them: rescale the release, or pass a statistic")
-    if not scorers:
+    if not scorers and not in_sample:
         raise ValueError(f"statistics={[c.name for c in family]}: none of these statistics "
                          "applies to these outputs (e.g. 'sequence' needs integer-valued rows "
                          f"with at most {SEQUENCE_MAX_VALUES} distinct values)")
@@ -308,8 +314,20 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
                     # (Scalars: a binned statistic gives its scores of the sorted runs sorted.)
                     sel[k][j].append(scr.score_sorted(x) if scalar and hasattr(scr, "score_sorted")
                                      else scr(x))
+                for i in in_sample:
+                    family[i].fitter.update(x, j)
     # (One chunk of selection runs: its scores as they are, not copied; they are only read.)
     sc_all = [[v[0] if len(v) == 1 else np.concatenate(v) for v in pair] for pair in sel]
+    for i in in_sample:
+        with _quiet_floats():
+            for scr in family[i].fitter.finish():
+                scorers.append(scr)
+                fitted.append(True)
+                origin.append(i)
+                sc_all.append(list(family[i].fitter.training_scores()))
+    if not scorers:
+        raise ValueError(f"statistics={[c.name for c in family]}: none of these statistics "
+                         "applies to these outputs")
     # A statistic with NaN scores on the selection split (inf - inf after an overflow on huge
     # outputs) is dropped there, on training data only, rather than counted with scores that
     # fall in no event; the audit is refused when none is left. (Infinite scores are ordered
@@ -326,6 +344,9 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
                     n_test=n_test, alpha=Bonferroni(cfg.alpha, cfg.test_events).per_interval_alpha,
                     delta=cfg.delta, scalar=scalar)
     k = choice.index
+    if origin[k] in in_sample:
+        # Fitted and fixed on all training runs: reported as no fit split, like the outcome ratio.
+        return sc_all[k], 0, n_train, choice.scorer, choice.table
     if not choice.fitted:
         i = origin[k]
         sc = [np.concatenate(fixed_scores[i][j] + [sc_all[k][j]]) for j in (0, 1)]
