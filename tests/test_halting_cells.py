@@ -19,8 +19,10 @@ from scipy import integrate, stats
 
 from dpaudit import audit
 from dpaudit.blackbox.confidence import wilson_lower, wilson_upper
+from dpaudit.blackbox.confidence import log_ratio_lower_bound
 from dpaudit.blackbox.halting_cells import (CELL_BINS, PREFIX_LEVEL, HaltingCellFitter,
-                                            best_prefix, shrunk_cell_log_ratios)
+                                            best_prefix, replaces_choice,
+                                            shrunk_cell_log_ratios)
 
 BELOW, AFTER = -1000.0, -2000.0
 CELL_NAME = "halting pattern x released-value cells"
@@ -149,6 +151,40 @@ def test_cells_of_hand_written_rows() -> None:
     s0, s1 = f.training_scores()
     assert s0.size == s1.size == 4000
     assert s0.sum() == f._counts[0][scorer.mask].sum()
+
+
+def test_conservative_value_is_the_projection_at_level_one_over_c() -> None:
+    # The finished event's counts (kp on its numerator, kq on the other input), each rate at
+    # its Wilson bound of level 1 / C with C = 2 x the cells seen, then the test's Wilson ends.
+    rng = np.random.default_rng(7)
+    f = HaltingCellFitter()
+    f.configure(n_test=50_000, delta=0.0, pooled=False, alpha=0.05)
+    x0 = _svt3(np.zeros(2), 20_000, rng)
+    x1 = _svt3(np.array([1.0, 0.0]), 20_000, rng)
+    f.prepare(x0[:2000], x1[:2000])
+    f.update(x0, 0)
+    f.update(x1, 1)
+    (sc,) = f.finish()
+    c = 2 * int(np.count_nonzero(f._counts[0] + f._counts[1]))
+    k = [f._counts[j][sc.mask].sum() for j in (0, 1)]
+    num = sc.numerator
+    p = wilson_lower(wilson_lower(k[num] / 20_000, 20_000, 1 / c), 50_000, 0.05)
+    q = wilson_upper(wilson_upper(k[1 - num] / 20_000, 20_000, 1 / c), 50_000, 0.05)
+    assert f.conservative_value() == pytest.approx(float(log_ratio_lower_bound(p, q, 0.0)),
+                                                   rel=1e-12)
+    # Below the in-sample choice's own projection (level PREFIX_LEVEL > 1 / C).
+    assert f.conservative_value() < best_prefix(f._counts[0], f._counts[1], sc.log_ratios,
+                                                n_test=50_000, alpha=0.05)[0]
+
+
+def test_replaces_choice_needs_both_pieces_of_evidence_above_the_bar() -> None:
+    winner = {"projected_log_ratio_bound": 0.03, "plug_in_test_bound": 0.09}
+    assert replaces_choice({"plug_in_test_bound": 0.05}, winner, 0.04)
+    assert not replaces_choice({"plug_in_test_bound": 0.05}, winner, 0.02)
+    assert not replaces_choice({"plug_in_test_bound": "-inf"}, winner, 0.5)
+    assert not replaces_choice({"plug_in_test_bound": 0.02}, winner, 0.5)
+    assert replaces_choice({"plug_in_test_bound": 0.05},
+                           {"projected_log_ratio_bound": "-inf"}, 0.01)
 
 
 def test_no_candidate_without_atoms_or_released_values() -> None:

@@ -29,15 +29,20 @@ sorted by that estimate (both directions) whose counts project the highest test 
 rates of each prefix taken at the Wilson bounds of level :data:`PREFIX_LEVEL` (about half a
 standard error), and the score is its 0/1 indicator.
 
-**All training runs, in sample.** The counts, the ranking and the prefix come from the fit *and*
-the selection split together (the engine feeds this fitter both; ``in_sample`` below), as the
-outcome ratio of discrete outputs does (:mod:`dpaudit.blackbox.outcome_selection`): the ranking
-of rare cells is what limits power, and halving its runs costs more than the optimism of
-choosing the prefix on the runs it was ranked on. Measured from the exact SVT3 law (counts of
-real runs of the mechanism, the chosen event's exact test bound at 9 x 10^5 test runs per input,
-seeds 0-19): 0.098 with the cells fitted on the fit split alone, 0.134 in sample, against the
-oracle's 0.185. The comparison with the other statistics of the family then sees this event's
-in-sample rates (an optimistic plug-in, which only decides power: see the engine's choice).
+**All training runs, in sample.** The event the test counts is fixed on the fit *and* the
+selection split together (the engine feeds this fitter both; ``in_sample`` below), as the
+outcome ratio of discrete outputs is (:mod:`dpaudit.blackbox.outcome_selection`): the ranking of
+rare cells is what limits power, and halving its runs costs more than the optimism of choosing
+the prefix on the runs it was ranked on. Measured from the exact SVT3 law (counts of real runs
+of the mechanism, the chosen event's exact test bound at 9 x 10^5 test runs per input, seeds
+100-259): 0.098 with the cells fitted on the fit split alone, 0.120 in sample, against the
+oracle's 0.185. In-sample rates are optimistic, so the *choice* among the family's statistics
+is made on fair evidence: the event fixed on the fit split alone competes like any other
+statistic on the fresh selection split, and when another statistic wins the cells still
+replace it only where :func:`replaces_choice` says both the fit-split event's selection rates
+and the in-sample event's rates at level ``1 / C`` beat the winner's penalised projection
+(without that gate, comparing in-sample rates took numerical SVT from 0.021 to 0.008 and the
+SVT3/SVT4 parallel release from 0.146 to 0.122, 5 seeds at 10^6).
 
 Validity does not depend on any of this: the event is fixed before the test split is drawn, its
 indicator is counted on fresh test runs, and the Clopper-Pearson bound holds whatever the
@@ -59,7 +64,7 @@ from dpaudit.blackbox.pattern_statistics import MAX_PATTERNS, numeric_probe_rows
 from dpaudit.blackbox.statistics import flatten_outputs
 
 __all__ = ["CELL_BINS", "PREFIX_LEVEL", "HaltingCellScorer", "HaltingCellFitter",
-           "shrunk_cell_log_ratios", "best_prefix"]
+           "shrunk_cell_log_ratios", "best_prefix", "replaces_choice"]
 
 #: Equal-mass bins of the released values per halting pattern. Measured on SVT3 in sample
 #: (seeds 0-19, exact test bounds): 2 bins 0.127, 3 bins 0.124, 4 bins 0.134, 8 bins 0.132.
@@ -318,6 +323,27 @@ class HaltingCellFitter:
         self._scorer = HaltingCellScorer(self._coding, pick[1], pick[2], lr)
         return [self._scorer]
 
+    def conservative_value(self) -> float:
+        """The test bound the finished event projects from the counts it was fixed on, each rate
+        at its Wilson bound of level ``1 / C`` (``C``: twice the cells seen, the candidate
+        prefixes), the level at which one of ``C`` candidates clears its bound by luck (the
+        engine's rule for outcome sets chosen in sample); ``-inf`` without an event."""
+        if self._scorer is None or self._counts is None:
+            return -np.inf
+        c0, c1 = self._counts
+        level = 1.0 / max(2, 2 * int(np.count_nonzero(c0 + c1)))
+        k = [float(c[self._scorer.mask].sum()) for c in (c0, c1)]
+        num = self._scorer.numerator
+        kp, kq, npp, nq = k[num], k[1 - num], self._n[num], self._n[1 - num]
+        n_test = self.n_test if self.n_test is not None else 9 * min(self._n)
+        p_lo = wilson_lower(wilson_lower(kp / npp, npp, level), n_test, self.alpha)
+        q_hi = wilson_upper(wilson_upper(kq / nq, nq, level), n_test, self.alpha)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = float(log_ratio_lower_bound(p_lo, q_hi, self.delta))
+            if self.delta > 0 and not np.isfinite(v):
+                v = float(log_ratio_lower_bound(p_lo, q_hi, 0.0))
+        return v if np.isfinite(v) else -np.inf
+
     def training_scores(self) -> tuple[np.ndarray, np.ndarray]:
         """The chosen event's indicator on every run this fitter counted, per input (the runs'
         order is lost: ones first; the engine's sweeps use them as a multiset)."""
@@ -328,3 +354,34 @@ class HaltingCellFitter:
             k = int(self._counts[j][self._scorer.mask].sum())
             out.append(np.r_[np.ones(k), np.zeros(self._n[j] - k)])
         return out[0], out[1]
+
+
+def _table_float(x: Any) -> float:
+    if isinstance(x, str):
+        return float(x)  # "inf" / "-inf" in the choice table
+    return float(x)
+
+
+def replaces_choice(cell_row: dict[str, Any], winner_row: dict[str, Any],
+                    conservative: float) -> bool:
+    """Whether the cell event, re-fixed on all training runs, replaces the family's choice.
+
+    ``cell_row`` and ``winner_row`` are the choice-table rows
+    (:func:`dpaudit.blackbox.learned_statistics.choose`) of the cell event fixed on the fit
+    split and of the statistic chosen; ``conservative`` is
+    :meth:`HaltingCellFitter.conservative_value` of the in-sample event. Both pieces of evidence
+    must beat the winner's multiplicity-penalised projection (``projected_log_ratio_bound``):
+    the fit-split event's rates on the *fresh* selection split (``plug_in_test_bound``: an honest
+    estimate of what the cells give from half the runs), and the in-sample event's rates at the
+    level ``1 / C`` (its optimism over the ``C`` prefixes kept in check, as for discrete
+    outcome sets). The first alone is weak where halving the runs is what loses (SVT3: the
+    fit-split event tests 0.098 on average, the in-sample one 0.12); the second alone is fooled
+    where hundreds of cells are ranked on the runs they are counted on (numerical SVT, c = 2:
+    221 cells, in-sample events that test near 0 project 0.02-0.03 at level 1 / C). Measured at
+    10^6 runs per input: SVT3 (41 cells) replaced on 4 of seeds 0-7 besides the two seeds the
+    fit-split event won outright; numerical SVT and the SVT3/SVT4 parallel release never.
+    Only power is at stake: the test split is drawn afterwards and counts the event afresh.
+    """
+    bar = _table_float(winner_row.get("projected_log_ratio_bound", "-inf"))
+    honest = _table_float(cell_row.get("plug_in_test_bound", "-inf"))
+    return bool(honest > bar and conservative > bar)

@@ -20,6 +20,7 @@ from dpaudit.blackbox.atom_statistics import MAX_VALUES as ATOM_MAX_VALUES
 from dpaudit.blackbox.audit_config import AuditConfig
 from dpaudit.blackbox.confidence import Bonferroni
 from dpaudit.blackbox.fitters_classifier import SEQUENCE_MAX_VALUES
+from dpaudit.blackbox.halting_cells import replaces_choice
 from dpaudit.blackbox.learned_statistics import best_events, candidates_for, choose
 from dpaudit.blackbox.outcome_selection import fit_outcomes_in_sample
 from dpaudit.blackbox.sampling import (PROBE_ROWS, Stream, callable_name, check_comparable,
@@ -272,13 +273,11 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
     fitted: list[bool] = []
     origin: list[int] = []
     unfit: list[str] = []
-    # Fitters that fix their event on all training runs (halting_cells: ``in_sample``) are fed
-    # the selection split too and finished after it; their selection scores are their own
-    # indicator on every training run.
+    # Fitters with ``in_sample`` (halting_cells) compete with the event they fix on the fit
+    # split, scored on the selection split like any other; they are also fed the selection
+    # split, and when chosen their event is re-fixed on all training runs (below).
     in_sample = [i for i, c in enumerate(family) if getattr(c.fitter, "in_sample", False)]
     for i, c in enumerate(family):
-        if i in in_sample:
-            continue
         try:
             with _quiet_floats():
                 done = c.fitter.finish()
@@ -292,11 +291,11 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
             scorers.append(scr)
             fitted.append(c.fitted)
             origin.append(i)
-    if not scorers and unfit and not in_sample:
+    if not scorers and unfit:
         raise ValueError(f"statistics={[c.name for c in family]}: none could be fitted on these "
                          f"outputs (failed: {', '.join(unfit)}); outputs of huge magnitude "
                          "(near 1e300) overflow them: rescale the release, or pass a statistic")
-    if not scorers and not in_sample:
+    if not scorers:
         raise ValueError(f"statistics={[c.name for c in family]}: none of these statistics "
                          "applies to these outputs (e.g. 'sequence' needs integer-valued rows "
                          f"with at most {SEQUENCE_MAX_VALUES} distinct values)")
@@ -318,16 +317,6 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
                     family[i].fitter.update(x, j)
     # (One chunk of selection runs: its scores as they are, not copied; they are only read.)
     sc_all = [[v[0] if len(v) == 1 else np.concatenate(v) for v in pair] for pair in sel]
-    for i in in_sample:
-        with _quiet_floats():
-            for scr in family[i].fitter.finish():
-                scorers.append(scr)
-                fitted.append(True)
-                origin.append(i)
-                sc_all.append(list(family[i].fitter.training_scores()))
-    if not scorers:
-        raise ValueError(f"statistics={[c.name for c in family]}: none of these statistics "
-                         "applies to these outputs")
     # A statistic with NaN scores on the selection split (inf - inf after an overflow on huge
     # outputs) is dropped there, on training data only, rather than counted with scores that
     # fall in no event; the audit is refused when none is left. (Infinite scores are ordered
@@ -344,9 +333,20 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
                     n_test=n_test, alpha=Bonferroni(cfg.alpha, cfg.test_events).per_interval_alpha,
                     delta=cfg.delta, scalar=scalar)
     k = choice.index
-    if origin[k] in in_sample:
-        # Fitted and fixed on all training runs: reported as no fit split, like the outcome ratio.
-        return sc_all[k], 0, n_train, choice.scorer, choice.table
+    for c in [k] + [c for c in range(len(scorers)) if c != k and origin[c] in in_sample]:
+        if origin[c] not in in_sample:
+            continue
+        # The event re-fixed on the fit and selection splits together, when its fit-split
+        # event was chosen on its selection counts, or when the cells' evidence beats the
+        # choice (halting_cells.replaces_choice); reported as no fit split, like the outcome
+        # ratio of discrete outputs.
+        fitter = family[origin[c]].fitter
+        with _quiet_floats():
+            final = fitter.finish()
+        if final and (c == k or replaces_choice(choice.table[c], choice.table[k],
+                                                fitter.conservative_value())):
+            table = tuple({**row, "chosen": i == c} for i, row in enumerate(choice.table))
+            return list(fitter.training_scores()), 0, n_train, final[0], table
     if not choice.fitted:
         i = origin[k]
         sc = [np.concatenate(fixed_scores[i][j] + [sc_all[k][j]]) for j in (0, 1)]
