@@ -155,6 +155,7 @@ PEEK_CASES = {
     "sequence": (switching_sequence, 0, 1),
     "pattern": (svt_values, 0, 1),
     "halting-values": (svt_values, 0, 1),
+    "halting-cells": (svt_values, 0, 1),
     "gradient-boosting": (gaussian_vector, 0, 1),
     "knn": (gaussian_vector, 0, 1),
     "pooled-shift": (gaussian_vector, 0, 1),

@@ -57,6 +57,12 @@ different shape, and the bookkeeping that lets the engine pick one:
   values of all positions pooled in one histogram (numerical SVT at 10^6 runs, seeds
   0-3, bounds 0.024-0.028 against the default family's mean 0.004; the oracle's 0.036). In the
   default family; it gives no candidate unless the probe has both atoms and released values.
+* :class:`~dpaudit.blackbox.halting_cells.HaltingCellFitter` (sparse vectors that release
+  values): one event, a union of (halting pattern x released-value bin) cells, its cell ratios
+  shrunk towards the pattern's and the union fixed on all training runs (the fit and the
+  selection split, in sample, as the outcome ratio of discrete outputs); DP-Sniper's SVT3.
+  In the default vector family, not in the sequential gate's; no candidate unless the probe
+  has both atoms and released values.
 * :class:`~dpaudit.blackbox.atom_statistics.AtomFitter` (scalars and vectors): values that
   repeat, per coordinate, on one input's fit runs and are rare on the other's (atoms inside a
   continuous output: a raw sum released in a band of the noise, clipping points); its events are
@@ -105,6 +111,7 @@ from dpaudit.blackbox.fitters_location import LocationShiftFitter
 from dpaudit.blackbox.coordinate_statistics import PooledShiftFitter, WhitenedShiftFitter
 from dpaudit.blackbox.pattern_statistics import PatternHistogramFitter
 from dpaudit.blackbox.halting_statistics import HaltingValueFitter
+from dpaudit.blackbox.halting_cells import HaltingCellFitter
 from dpaudit.blackbox.atom_statistics import AtomFitter
 from dpaudit.blackbox.fitters_tail import TailEventFitter
 from dpaudit.blackbox.direction_statistics import WhitenedDirectionFitter
@@ -132,16 +139,17 @@ __all__ = [
 #: Names accepted by ``audit(..., statistics=[...])``.
 STATISTIC_NAMES = ("identity", "histogram", "linear", "naive-bayes", "location-shift",
                    "logistic", "sequence", "pattern", "halting-values", "gradient-boosting", "knn",
-                   "pooled-shift", "whitened-shift", "atoms", "whitened-direction", "tail")
+                   "pooled-shift", "whitened-shift", "atoms", "whitened-direction", "tail",
+                   "halting-cells")
 #: Default family for scalar continuous outputs.
 DEFAULT_SCALAR = ("identity", "histogram", "atoms", "tail")
 #: Default family for vector / trajectory outputs.
 DEFAULT_VECTOR = ("linear", "naive-bayes", "location-shift", "logistic", "sequence",
                   "halting-values", "pooled-shift", "whitened-shift", "atoms",
-                  "whitened-direction")
+                  "whitened-direction", "halting-cells")
 #: Default members left out of the sequential gate's mixture of bettors (``default_atoms=False``):
 #: the gate keeps the bettors it was measured with; named explicitly, they are kept.
-NOT_IN_GATE_DEFAULT = ("atoms", "whitened-direction", "tail")
+NOT_IN_GATE_DEFAULT = ("atoms", "whitened-direction", "tail", "halting-cells")
 
 # ----------------------------------------------------------------------------------------------
 # Wrappers of the engine's original statistics, and the choice
@@ -253,6 +261,8 @@ def candidates_for(dimension: int, statistics: tuple[str, ...] | None, *,
             out.append(Candidate(s, PatternHistogramFitter()))
         elif s == "halting-values" and not scalar:
             out.append(Candidate(s, HaltingValueFitter()))
+        elif s == "halting-cells" and not scalar:
+            out.append(Candidate(s, HaltingCellFitter()))
         elif s == "atoms":
             out.append(Candidate(s, AtomFitter()))
         elif s == "tail" and scalar:

@@ -20,6 +20,7 @@ from dpaudit.blackbox.atom_statistics import MAX_VALUES as ATOM_MAX_VALUES
 from dpaudit.blackbox.audit_config import AuditConfig
 from dpaudit.blackbox.confidence import Bonferroni
 from dpaudit.blackbox.fitters_classifier import SEQUENCE_MAX_VALUES
+from dpaudit.blackbox.halting_cells import replaces_choice
 from dpaudit.blackbox.learned_statistics import best_events, candidates_for, choose
 from dpaudit.blackbox.outcome_selection import fit_outcomes_in_sample
 from dpaudit.blackbox.sampling import (PROBE_ROWS, Stream, callable_name, check_comparable,
@@ -272,6 +273,10 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
     fitted: list[bool] = []
     origin: list[int] = []
     unfit: list[str] = []
+    # Fitters with ``in_sample`` (halting_cells) compete with the event they fix on the fit
+    # split, scored on the selection split like any other; they are also fed the selection
+    # split, and when chosen their event is re-fixed on all training runs (below).
+    in_sample = [i for i, c in enumerate(family) if getattr(c.fitter, "in_sample", False)]
     for i, c in enumerate(family):
         try:
             with _quiet_floats():
@@ -308,6 +313,8 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
                     # (Scalars: a binned statistic gives its scores of the sorted runs sorted.)
                     sel[k][j].append(scr.score_sorted(x) if scalar and hasattr(scr, "score_sorted")
                                      else scr(x))
+                for i in in_sample:
+                    family[i].fitter.update(x, j)
     # (One chunk of selection runs: its scores as they are, not copied; they are only read.)
     sc_all = [[v[0] if len(v) == 1 else np.concatenate(v) for v in pair] for pair in sel]
     # A statistic with NaN scores on the selection split (inf - inf after an overflow on huge
@@ -326,6 +333,20 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
                     n_test=n_test, alpha=Bonferroni(cfg.alpha, cfg.test_events).per_interval_alpha,
                     delta=cfg.delta, scalar=scalar)
     k = choice.index
+    for c in [k] + [c for c in range(len(scorers)) if c != k and origin[c] in in_sample]:
+        if origin[c] not in in_sample:
+            continue
+        # The event re-fixed on the fit and selection splits together, when its fit-split
+        # event was chosen on its selection counts, or when the cells' evidence beats the
+        # choice (halting_cells.replaces_choice); reported as no fit split, like the outcome
+        # ratio of discrete outputs.
+        fitter = family[origin[c]].fitter
+        with _quiet_floats():
+            final = fitter.finish()
+        if final and (c == k or replaces_choice(choice.table[c], choice.table[k],
+                                                fitter.conservative_value())):
+            table = tuple({**row, "chosen": i == c} for i, row in enumerate(choice.table))
+            return list(fitter.training_scores()), 0, n_train, final[0], table
     if not choice.fitted:
         i = origin[k]
         sc = [np.concatenate(fixed_scores[i][j] + [sc_all[k][j]]) for j in (0, 1)]
