@@ -254,6 +254,11 @@ def test_audit_tests_the_pooled_pair_alone_when_it_pools() -> None:
     assert e.event.first == ThresholdEvent("upper", 0.0, 1)
     assert e.event.second == ThresholdEvent("lower", -1.0, 0)
     assert e.p.nobs == e.q.nobs == 2 * r.n_test
+    # a second requested event comes from the ranking, after the pair (Bonferroni over both)
+    r2 = audit(mech, 0, 1, epsilon=1.0, delta=1e-5, samples=40_000, seed=3, test_events=2)
+    assert r2.bonferroni.m == 2 and len(r2.evaluated_events) == 2
+    assert r2.evaluated_events[0].event == e.event
+    assert r2.evaluated_events[1].event != e.event
     r0 = audit(mech, 0, 1, epsilon=1.0, delta=0.0, samples=40_000, seed=3)
     assert r0.statistic["name"] == r.statistic["name"]
     assert all(isinstance(e.event, ThresholdEvent) for e in r0.evaluated_events)
