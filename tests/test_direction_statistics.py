@@ -15,6 +15,7 @@ import pytest
 from scipy import stats
 
 from dpaudit import audit
+from dpaudit.blackbox.statistics import PooledEvent, ThresholdEvent
 from dpaudit.blackbox.direction_statistics import (DirectionScorer, GaussianEventScorer,
                                                    StreamedMoments, WhitenedDirectionFitter,
                                                    gaussian_shift_cut, pooled_ledoit_wolf,
@@ -190,7 +191,8 @@ def test_audit_of_a_correlated_gaussian_release_uses_the_halfspaces() -> None:
     # exact law, all 10^5 runs on the test; benchmarks/oracle_ratio.oracle_cp) gets 0.584 in the
     # mean, with a test-split spread of about 0.04 (counts near 550 and 260); the default family
     # without this statistic gets 0.355 at this seed (location shift) and the linear discriminant
-    # alone 0.268. 0.45 is three spreads below the oracle and well above both.
+    # alone 0.268. The halfspaces' pooled pair alone gives 0.551 at this seed (0.504-0.628 on
+    # seeds 0-5). 0.45 is three spreads below the oracle and well above both.
     from dpaudit.formal.accounting.closed_forms import gaussian_epsilon
     mech, _, _ = _tree_release(32, 1.0, 0.1)
     exact = gaussian_epsilon(0.1 * math.sqrt(6), 1e-5)
@@ -199,6 +201,67 @@ def test_audit_of_a_correlated_gaussian_release_uses_the_halfspaces() -> None:
     assert r.statistic["name"].startswith("whitened mean-difference direction (thresholded), "
                                           "Gaussian-DP")
     assert 0.45 <= r.epsilon_lower_bound <= exact
+
+
+def test_mirrored_pair_counts_both_halfspaces_and_ranks_at_the_selection_rates() -> None:
+    # A hand-made selection split of a three-level score: data1 has 7 scores +1 and 2 scores -1
+    # among 40, data0 has 3 scores +1 and 5 scores -1 among 30. The pair {+1 on data1, -1 on
+    # data0} counts 7 + 5 = 12 on its numerator side and 3 + 2 = 5 on the other, each over the
+    # 70 runs of both inputs. Its rank is the projection at the selection rates (a level-1/2
+    # bound is the rate itself) onto 2 n_test test runs: Wilson ends written out from scipy's
+    # normal quantile, ln((p_lo - delta) / q_hi).
+    inner = DirectionScorer(np.array([1.0, 0.0]), np.zeros(2), 2, 1, 0.1, "d")
+    ev = GaussianEventScorer(inner, cut=1.0, mu_fit=0.3)
+    s1 = np.array([1.0] * 7 + [-1.0] * 2 + [0.0] * 31)
+    s0 = np.array([1.0] * 3 + [-1.0] * 5 + [0.0] * 22)
+    n_test, alpha, delta = 500, 0.025, 1e-3
+    r = ev.mirrored_pair(s0, s1, n_test=n_test, alpha=alpha, delta=delta)
+    assert isinstance(r.event, PooledEvent)
+    assert (r.event.first.tail, r.event.first.threshold, r.event.first.numerator) == ("upper", 0, 1)
+    assert (r.event.second.tail, r.event.second.threshold, r.event.second.numerator) == (
+        "lower", -1, 0)
+    assert (r.count1, r.count0, r.nobs0, r.nobs1) == (12, 5, 70, 70)
+    m, z = 2 * n_test, stats.norm.isf(alpha)
+
+    def wilson(p: float, sign: float) -> float:
+        return (p + z * z / (2 * m) + sign * z * math.sqrt(p * (1 - p) / m + z * z / (4 * m * m))
+                ) / (1 + z * z / m)
+    expected = math.log((wilson(12 / 70, -1.0) - delta) / wilson(5 / 70, 1.0))
+    assert r.rank_value == pytest.approx(expected, rel=1e-9)
+    # the event is the scorer's two halfspaces: +1 on x >= cut, -1 on x <= -cut
+    x = np.array([[2.0, 0.0], [1.0, 5.0], [0.5, 0.0], [-1.0, 0.0], [-3.0, 0.0]])
+    scores = ev(x)
+    assert r.event.first.indicator(scores).tolist() == [True, True, False, False, False]
+    assert r.event.second.indicator(scores).tolist() == [False, False, False, True, True]
+    with pytest.raises(ValueError, match="scores0"):
+        ev.mirrored_pair(np.zeros(0), s1, n_test=n_test, alpha=alpha, delta=delta)
+    with pytest.raises(ValueError, match="n_test"):
+        ev.mirrored_pair(s0, s1, n_test=0, alpha=alpha, delta=delta)
+
+
+def test_audit_tests_the_pooled_pair_alone_when_it_pools() -> None:
+    # The tree release of the audit test above. With delta > 0 (pooled mirrored pairs) the
+    # halfspaces' audit evaluates one event, their pooled pair, over both inputs' test runs, at
+    # the full level alpha (no half and no hedge beside it); with delta = 0 nothing is pooled and
+    # the event is one of the two halfspaces.
+    mech, _, _ = _tree_release(32, 1.0, 0.1)
+    r = audit(mech, 0, 1, epsilon=1.0, delta=1e-5, samples=40_000, seed=3)
+    assert r.statistic["name"].startswith("whitened mean-difference direction (thresholded), "
+                                          "Gaussian-DP")
+    assert len(r.evaluated_events) == 1 and r.bonferroni.m == 1
+    e = r.evaluated_events[0]
+    assert isinstance(e.event, PooledEvent)
+    assert e.event.first == ThresholdEvent("upper", 0.0, 1)
+    assert e.event.second == ThresholdEvent("lower", -1.0, 0)
+    assert e.p.nobs == e.q.nobs == 2 * r.n_test
+    # a second requested event comes from the ranking, after the pair (Bonferroni over both)
+    r2 = audit(mech, 0, 1, epsilon=1.0, delta=1e-5, samples=40_000, seed=3, test_events=2)
+    assert r2.bonferroni.m == 2 and len(r2.evaluated_events) == 2
+    assert r2.evaluated_events[0].event == e.event
+    assert r2.evaluated_events[1].event != e.event
+    r0 = audit(mech, 0, 1, epsilon=1.0, delta=0.0, samples=40_000, seed=3)
+    assert r0.statistic["name"] == r.statistic["name"]
+    assert all(isinstance(e.event, ThresholdEvent) for e in r0.evaluated_events)
 
 
 def _correlated_gaussian64():
@@ -238,11 +301,19 @@ def test_false_alarm_campaign_whitened_direction(release: str) -> None:
         mech, mu = _correlated_gaussian64()
     eps = gaussian_epsilon(mu, 1e-5)
     reps, alpha = 1_000, 0.05
-    alarms = chosen = 0
+    alarms = chosen = paired = 0
+    bounds = []
     for s in range(reps):
         r = audit(mech, 0, 1, epsilon=eps, delta=1e-5, samples=2_000, alpha=alpha,
                   seed=100_000 + s)
         alarms += r.verdict == "violated"
         chosen += r.statistic["name"].startswith("whitened mean-difference")
+        # the halfspaces' audits test their pooled mirrored pair alone
+        paired += (r.statistic["name"].endswith("Gaussian-DP halfspaces cut on the fit split")
+                   and len(r.evaluated_events) == 1
+                   and isinstance(r.evaluated_events[0].event, PooledEvent))
+        bounds.append(r.epsilon_lower_bound)
+    print(f"{release}: {alarms}/{reps} violated, direction chosen in {chosen}, the pooled pair "
+          f"alone in {paired}, mean bound {np.mean(bounds):.4g} (claim {eps:.4g})")
     assert chosen >= reps // 2  # the statistic under test is the one exercised
     assert alarms <= int(stats.binom(reps, alpha).ppf(0.999))

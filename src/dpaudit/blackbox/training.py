@@ -159,14 +159,23 @@ def train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.ra
                                  # selection rates, as choose() compared them.
                                  **({"selection_alpha": 0.5} if fixed else {}))
     eps_best = eps_sweep.best(cfg.test_events)
-    if (kind == "continuous" and eps_best and not eps_best[0].rank_value > 0
+    mirrored = getattr(scorer, "mirrored_pair", None) if cfg.pooled else None
+    if mirrored is not None:
+        # A score whose events and their pooled mirrored pair were fixed on the fit split, for a
+        # law symmetric under swapping the inputs (the whitened direction's Gaussian-DP
+        # halfspaces): the pair is the event; its halves and the hedges only add selection
+        # noise and Bonferroni (direction_statistics.GaussianEventScorer says what it cost).
+        pair = mirrored(sc[0], sc[1], n_test=n_test, alpha=bonf.per_interval_alpha,
+                        delta=cfg.delta)
+        eps_best = [pair] + [r for r in eps_best if r.event != pair.event][:cfg.test_events - 1]
+    elif (kind == "continuous" and eps_best and not eps_best[0].rank_value > 0
             and flatten_outputs(probes[0]).shape[1] > 1):
         # Vector outputs: no event projects a positive bound; rank again at one
         # standard error (learned_statistics.best_events).
         eps_best = best_events(sc[0], sc[1], m=cfg.test_events, n_test0=n_test, n_test1=n_test,
                                alpha=bonf.per_interval_alpha, delta=cfg.delta,
                                objective="epsilon", pooled=cfg.pooled, sorted_scores=ss)
-    if hedges and _hedged(cfg, kind) and eps_best:
+    if hedges and _hedged(cfg, kind) and eps_best and mirrored is None:
         # The hedge events: the best event of two more rankings of the same selection split, one
         # less conservative (selection rates at one standard error, HEDGE_SELECTION_LEVEL) and
         # one more (the delta = 0 multiplicity penalty, SELECTION_PENALTY_EXPONENT), each
