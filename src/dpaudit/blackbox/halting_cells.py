@@ -1,58 +1,19 @@
 """Sparse vectors that release values: one event, a union of (halting pattern x value bin) cells.
 
-A sparse-vector variant that releases the noisy value at its "above" answer (Lyu, Su and Li,
-PVLDB 10(6), 2017, Alg. 3) writes a row whose entries are *atoms* (a "below" code, a sentinel
-after halting) and released values. Its privacy loss is a function of the halting *pattern*
-(which entries are atoms, and which atom) and of the value released there, jointly: on
-DP-Sniper's SVT3 (eps 0.1, queries 1^10 against 2^5 0^5, pair epsilon 0.30) the exact law
-(``benchmarks/oracle_laws.svt3_law``) puts its best event on halting at position 5 with a value
-in [0.25, 12], at position 6 with a value in [0.75, 7.25] and at position 4 with a value at most
-1.25 (probability 0.0031 against 0.0024). No score that adds per-pattern and per-value terms
-computed on half the training runs ranks those cells reliably: with 5 x 10^4 fit runs per input
-a cell of a few hundred runs has a log-ratio standard error of about 0.08 against true
-differences of 0.05-0.1 between neighbouring cells, and the selection split's multiplicity
-penalty then prefers large, diluted events.
+A sparse vector that releases the noisy value at its "above" answer (Lyu, Su and Li, PVLDB 10(6),
+2017, Alg. 3) leaks through the halting pattern and the released value jointly; on DP-Sniper's
+SVT3 the exact law's best event is a union of such cells that no additive score ranks. This
+statistic estimates one log ratio per cell (a halting pattern, as in
+:mod:`dpaudit.blackbox.halting_statistics`, crossed with :data:`CELL_BINS` equal-mass bins of the
+released values), shrinks the cells towards their pattern and the patterns towards 0 (empirical
+Bayes by the method of moments; Efron and Morris, JASA 70, 1975), and takes as its event the
+prefix of the sorted cells that projects the best test bound (rates at :data:`PREFIX_LEVEL`).
+The event is fixed on all training runs (``in_sample``); the choice among statistics stays fair
+through its fit-split event and :func:`replaces_choice`. Validity does not rest on the fit: the
+event is fixed before the test split is drawn and counted on fresh runs. No candidate for
+``delta > 0`` claims, nor without both atoms and released values.
 
-This statistic estimates one log ratio per *cell*, ``ln(P1[cell] / P0[cell])``, where a cell is
-a halting pattern (coded as in :mod:`dpaudit.blackbox.halting_statistics`: per entry its atom or
-"released", atoms pooled over the coordinates; the :data:`MAX_PATTERNS` most frequent patterns
-of the probe keep their own cells, the rest share one) crossed with one of :data:`CELL_BINS`
-equal-mass bins of the row's released values summed (the value itself when the pattern releases
-one), the bin edges fixed per pattern on the probe (pooled over patterns where a pattern has
-fewer than ``2 * CELL_BINS`` probe values). The cell log ratios are shrunk towards their
-pattern's (empirical Bayes, method of moments: deviation ``d_c`` of a cell from its pattern's
-log ratio, sampling variance ``s_c^2 = 1/(k0_c + 1/2) + 1/(k1_c + 1/2)``, signal variance
-``tau^2 = max(0, weighted mean of d_c^2 - s_c^2)``, shrunk deviation
-``d_c tau^2 / (tau^2 + s_c^2)``; Efron and Morris, JASA 70, 1975), so that a rare cell moves off
-its pattern's ratio only as far as its counts support. The event is the prefix of the cells
-sorted by that estimate (both directions) whose counts project the highest test bound, the
-rates of each prefix taken at the Wilson bounds of level :data:`PREFIX_LEVEL` (about half a
-standard error), and the score is its 0/1 indicator.
-
-**All training runs, in sample.** The event the test counts is fixed on the fit *and* the
-selection split together (the engine feeds this fitter both; ``in_sample`` below), as the
-outcome ratio of discrete outputs is (:mod:`dpaudit.blackbox.outcome_selection`): the ranking of
-rare cells is what limits power, and halving its runs costs more than the optimism of choosing
-the prefix on the runs it was ranked on. Measured from the exact SVT3 law (counts of real runs
-of the mechanism, the chosen event's exact test bound at 9 x 10^5 test runs per input, seeds
-100-259): 0.098 with the cells fitted on the fit split alone, 0.120 in sample, against the
-oracle's 0.185. In-sample rates are optimistic, so the *choice* among the family's statistics
-is made on fair evidence: the event fixed on the fit split alone competes like any other
-statistic on the fresh selection split, and when another statistic wins the cells still
-replace it only where :func:`replaces_choice` says both the fit-split event's selection rates
-and the in-sample event's rates at level ``1 / C`` beat the winner's penalised projection
-(without that gate, comparing in-sample rates took numerical SVT from 0.021 to 0.008 and the
-SVT3/SVT4 parallel release from 0.146 to 0.122, 5 seeds at 10^6).
-
-Validity does not depend on any of this: the event is fixed before the test split is drawn, its
-indicator is counted on fresh test runs, and the Clopper-Pearson bound holds whatever the
-estimates were. Applies to numeric vector outputs whose probe has both atoms (values making up
-at least ``ATOM_FRACTION`` of the probe's entries) and released values, and at least two
-patterns; otherwise ``finish()`` gives nothing. Claims with ``delta > 0`` get no candidate
-(as for the tail event of :mod:`dpaudit.blackbox.fitters_tail`): their best events are the
-engine's pooled mirrored pairs and hedge events, which a 0/1 score cannot form (on the quick
-audit of JKT12's COLT PGIGA at delta 1e-5, a first version replaced a pooled pair bounding 8.83
-by a cell event bounding 8.13 on half the test runs).
+The design, its measurements and the rejected variants: docs/blackbox-notes.md#halting-cells
 """
 
 from __future__ import annotations
