@@ -44,7 +44,8 @@ reports: $(STAMP)
 ## Other libraries' releases audited as claims (examples/libraries: OpenDP, jax-privacy, dpcrpy,
 ## opacus-dpcr, opacus, diffprivlib), reports in reports/libraries. Their heavy dependencies (jax,
 ## torch, opacus, ...: about 6 GB, CUDA wheels included) live in a separate venv, $(LIBVENV), created on demand with the
-## `libraries` extra; diffprivlib 0.6.6 needs scikit-learn < 1.8, so it gets its own venv,
+## `libraries` extra and constraints.txt's mpmath pin moved to 1.3.0 (torch's sympy 1.14 needs
+## mpmath < 1.4; dp-accounting accepts either); diffprivlib 0.6.6 needs scikit-learn < 1.8, so it gets its own venv,
 ## $(DPLVENV), with the `diffprivlib` extra and constraints.txt's scikit-learn pin moved to 1.7.2.
 ## The two runs write one directory; `dpaudit report` then rebuilds its index from every saved
 ## audit. The library tests run in both venvs (-m libraries; a test skips where its library is
@@ -63,7 +64,8 @@ LIBRARY_PYTEST := -q -p no:xdist -o addopts="-ra --strict-markers" -m libraries 
   tests/test_torch_source.py tests/test_poisson_gaussian.py tests/test_named_primitives.py
 library-audits:
 	[ -x $(LIBVENV)/bin/dpaudit ] || { $(PYTHON) -m venv $(LIBVENV) && \
-	  $(LIBVENV)/bin/python -m pip install --quiet -c constraints.txt -e '.[test,libraries]'; }
+	  sed 's/^mpmath==.*/mpmath==1.3.0/' constraints.txt > $(LIBVENV)/constraints.txt && \
+	  $(LIBVENV)/bin/python -m pip install --quiet -c $(LIBVENV)/constraints.txt -e '.[test,libraries]'; }
 	[ -x $(DPLVENV)/bin/dpaudit ] || { $(PYTHON) -m venv $(DPLVENV) && \
 	  sed 's/^scikit-learn==.*/scikit-learn==1.7.2/' constraints.txt > $(DPLVENV)/constraints.txt && \
 	  $(DPLVENV)/bin/python -m pip install --quiet -c $(DPLVENV)/constraints.txt -e '.[test,diffprivlib]'; }
