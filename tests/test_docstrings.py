@@ -149,8 +149,7 @@ SRC_DIR = ROOT / "src" / "dpaudit"
 LONG_DOCSTRING_EDITED_ELSEWHERE = (
     "claims/user_claims.py",
     "papers/afkt23/__init__.py", "papers/afkt23/exact.py", "papers/afkt23/lower_bound.py",
-    "papers/afkt23/pairs.py", "papers/jkt12/__init__.py", "papers/jkt12/smt_lemmas.py",
-    "papers/pfcoco/pairs.py", "papers/st13/smt_lemmas.py",
+    "papers/afkt23/pairs.py",
 )
 
 
