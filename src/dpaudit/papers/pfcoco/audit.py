@@ -635,9 +635,9 @@ def _plan_prop(claim_id: str, params: Mapping[str, Any]) -> PointPlan:
 def plan(claim_id: str, params: Mapping[str, Any]) -> PointPlan | Skip:
     """The driver's plan of ``claim_id`` at ``params`` (a point of :func:`grid`).
 
-    Window tree (Lemmas 1, 3): the oldest protected leaf's exact epsilon, the accountant over the
-    protected positions; learners (Theorems 1, 2, 5): the noisy sums' epsilon (exact for WDP-COCOP
-    Option I), the accountant at the clipped sensitivity 2L; standard tree; Props. A1, A3, A6.
+    Window tree (Lemmas 1, 3): the oldest protected leaf's exact epsilon where known, the worst
+    case over the protected positions; learners (Theorems 1, 2, 5): the noisy sums' epsilon (the
+    exact value for WDP-COCOP Option I), the accountant at 2L; standard tree; Props. A1, A3, A6.
 
     Parameters
     ----------
