@@ -26,8 +26,8 @@ PAPERS_DIR = ROOT / "src" / "dpaudit" / "papers"
 #: Paper modules whose public functions are not all documented yet: they were being refactored
 #: when the others were documented. The list may only shrink: an entry whose file has no
 #: undocumented function left fails :func:`test_the_exemptions_are_still_needed`.
-NOT_YET_DOCUMENTED = ("afkt23/audit.py", "jkt12/audit.py", "pfcoco/audit.py", "st13/audit.py",
-                      "afkt23/gamma.py", "jkt12/models.py", "afkt23/severity.py")
+NOT_YET_DOCUMENTED = ("afkt23/audit.py",
+                      "afkt23/gamma.py", "afkt23/severity.py")
 
 #: A tracker reference: "issue" or "issues", a space, a number.
 TRACKER_NUMBER = re.compile(r"\b[Ii]ssues? [0-9]+")
@@ -141,19 +141,15 @@ def test_the_tracker_pattern_catches_a_number_and_nothing_else() -> None:
 MODULE_DOCSTRING_LINES = 20
 SRC_DIR = ROOT / "src" / "dpaudit"
 
-#: Module docstrings still longer than :data:`MODULE_DOCSTRING_LINES`: files other work was
-#: changing when the others were moved (the claim driver's package, the paper packages and the
-#: learned statistics), which wait for it to land. The list may only shrink: an entry whose
-#: docstring fits fails :func:`test_the_long_docstring_exemptions_are_still_needed`.
+#: Module docstrings still longer than :data:`MODULE_DOCSTRING_LINES`: afkt23's, which other work
+#: was changing when the others were moved, and ``user_claims``, whose runnable example alone is
+#: longer and is rendered on the API page from the docstring (``Claim``'s docstring points to it,
+#: tests/test_docs_api.py pins it). The list may only shrink: an entry whose docstring fits fails
+#: :func:`test_the_long_docstring_exemptions_are_still_needed`.
 LONG_DOCSTRING_EDITED_ELSEWHERE = (
-    "blackbox/direction_statistics.py", "blackbox/halting_statistics.py",
-    "blackbox/learned_statistics.py", "blackbox/pattern_statistics.py", "blackbox/statistics.py",
-    "claims/claim_gate.py", "claims/driver.py", "claims/noise_site_check.py",
-    "claims/pair_relation.py", "claims/primitive_check.py", "claims/record.py",
-    "claims/registry.py", "claims/severity.py", "claims/user_claims.py",
+    "claims/user_claims.py",
     "papers/afkt23/__init__.py", "papers/afkt23/exact.py", "papers/afkt23/lower_bound.py",
-    "papers/afkt23/pairs.py", "papers/jkt12/__init__.py", "papers/jkt12/smt_lemmas.py",
-    "papers/pfcoco/pairs.py", "papers/st13/smt_lemmas.py",
+    "papers/afkt23/pairs.py",
 )
 
 

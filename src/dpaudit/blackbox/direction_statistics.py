@@ -1,52 +1,19 @@
 """The whitened mean-difference direction of a correlated vector release, from few runs.
 
-For a release ``y = m_b + A z`` (``z`` i.i.d. noise, one map ``A`` on both inputs) with Gaussian
-noise, the most powerful test of ``b = 0`` against ``b = 1`` is a halfspace along
-``Sigma^{-1} (m_1 - m_0)`` (``Sigma = A A^T``; Neyman-Pearson, and Dong, Roth & Su 2022, Cor. 3.3
-for its Gaussian-DP reading ``mu = ||Sigma^{-1/2} (m_1 - m_0)||``). The engine's linear
-discriminant estimates that direction by plugging in the sample covariance and the sample mean
-difference; on the releases learners make both estimates fail at the budgets an audit affords:
+For a release ``y = m_b + A z`` with Gaussian noise the most powerful test is a halfspace along
+``Sigma^{-1} (m_1 - m_0)`` (Neyman-Pearson; Dong, Roth & Su 2022, Cor. 3.3). The plug-in linear
+discriminant fails on learners' releases at audit budgets: degenerate coordinates make the sample
+covariance singular, and covariance and mean-difference noise swamp the shift. Here coordinates
+constant on both inputs' probes are dropped, the covariance is the Ledoit-Wolf shrinkage estimate
+(J. Multivariate Anal. 88, 2004) from streamed moments (:func:`pooled_ledoit_wolf`), and the mean
+difference is whitened by its lower Cholesky factor (a causal release's innovations, few of which
+a changed input moves) and hard-thresholded at ``sqrt(2 ln p)`` standard errors (Donoho &
+Johnstone, Biometrika 81, 1994). :class:`WhitenedDirectionFitter` emits that score and, when it
+differs, the unthresholded one; nothing unless every kept coordinate is continuous, the dimension
+is at most :data:`MAX_DIRECTION_DIM` and some probe correlation is significant. Everything is fixed
+on the probe and fit split: a wrong choice costs power, never validity.
 
-* **Degenerate coordinates.** A trajectory that starts at a fixed point (DP-FTRL's ``x_1 = 0``)
-  has coordinates of zero variance: the sample covariance is singular and the discriminant falls
-  back to its diagonal, which ignores the correlation the tree's shared nodes put between the
-  outputs (AFKT23's DP-FTRL at T 64, d 2: 0.47-0.66 of the oracle at 2 x 10^5 runs per input).
-  Here a coordinate constant, at one value, on both inputs' probe runs is dropped (it carries no
-  information about the input on those runs; one that differs between the inputs is the atom
-  statistic's, :mod:`dpaudit.blackbox.atom_statistics`).
-* **Covariance noise.** With ``p`` coordinates and ``n`` fit runs the sample covariance is poorly
-  conditioned when ``p / n`` is not small. The covariance used here is the Ledoit-Wolf shrinkage
-  estimate (Ledoit & Wolf 2004, "A well-conditioned estimator for large-dimensional covariance
-  matrices", J. Multivariate Anal. 88, Lemma 3.2 and Theorem 3.4) of the pooled within-input
-  covariance, computed on the outputs standardised by the probe's per-coordinate deviations (so
-  the shrinkage target, a multiple of the identity there, is the diagonal of the outputs), from
-  streamed moments (:func:`pooled_ledoit_wolf`; memory ``O(p^2)``, not the fit split).
-* **Mean-difference noise.** In whitened coordinates the estimated shift has noise of variance
-  ``1/n_0 + 1/n_1`` in *every* coordinate, ``p (1/n_0 + 1/n_1)`` in all, against the signal
-  ``mu^2``: at ``p = 126``, ``n = 10^4`` per input and ``mu = 0.19`` the plug-in direction keeps a
-  cosine of only about 0.76 with the true one. For a causal release (a trajectory, each output
-  adding fresh noise to earlier noise: a prefix sum, a tree's nodes, an online learner) the
-  whitening by the lower Cholesky factor ``L`` of ``Sigma`` in release order is the innovations
-  representation, ``L^{-1} y`` the release's independent innovations up to scale; a change of one
-  input element moves only the innovations it enters (DP-FTRL's tree: the ``log2 T + 1`` nodes
-  over ``[1, 2^j]``, 7 of 126), so the whitened shift is *sparse*. Its hard-thresholded estimate,
-  keeping the coordinates above the universal threshold ``sqrt(2 ln p)`` standard errors (Donoho
-  & Johnstone 1994, "Ideal spatial adaptation by wavelet shrinkage", Biometrika 81, Sec. 3),
-  drops the noise of the coordinates the shift does not enter.
-
-:class:`WhitenedDirectionFitter` emits two linear scores ``w^T L^{-1} (y - c)``: ``w`` the
-thresholded whitened shift and, when it differs, the unthresholded one (the shrinkage linear
-discriminant, for shifts spread over many innovations). Nothing is emitted unless every kept
-coordinate is continuous on the probes (no repeated value: atoms are other statistics' domain and
-would make the covariance degenerate), the flattened dimension is at most
-:data:`MAX_DIRECTION_DIM`, and some probe correlation is significant (otherwise the linear
-discriminant's diagonal whitening is this statistic already).
-
-Discipline: as for every member of the family (:mod:`dpaudit.blackbox.learned_statistics`) the
-fitter sees the probe and fit split only; the engine compares its scores with the others' on the
-selection split, and counts only the chosen statistic's events on the test split. Which
-coordinates survive the threshold, the shrinkage and the whitening are all fixed on the fit
-split: a wrong choice costs power, never validity.
+The argument, its measurements and the conditions in full: docs/blackbox-notes.md#whitened-direction
 """
 
 from __future__ import annotations

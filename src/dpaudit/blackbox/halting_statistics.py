@@ -1,41 +1,21 @@
 """Sparse-vector outputs that release values: halting pattern plus pooled released values.
 
-Sparse-vector variants that release a noisy value at every "above" answer (numerical SVT, Wang,
-Ding, Wang, Kifer and Zhang, PLDI 2019; Lyu, Su and Li, PVLDB 10(6), 2017, Alg. 3) produce rows
-whose entries are either an *atom* (a "below" code such as 0, a sentinel after halting such as
--1000) or a released value. The privacy loss is the log ratio of the halting pattern (which
-entries are atoms, and which atom) plus the log ratios of the released values. For numerical SVT
-the released value ``a_i + Lap(3c/eps)`` is independent of the pattern, and with equal answers
-it has the same law at every position; a shift of 1 under noise of scale 60 is then invisible
-to any per-coordinate estimate (a position is "above" in a few percent of the runs, so its
-median is estimated from a few thousand values with a standard error near 1), while the values
-of all positions pooled give 2 x 10^5 values per input at 10^6 runs.
+Sparse-vector variants that release a noisy value at every "above" answer (numerical SVT, Wang et
+al., PLDI 2019; Lyu, Su and Li, PVLDB 10(6), 2017, Alg. 3) write rows of atoms (a "below" code, a
+sentinel after halting) and released values; their privacy loss is the log ratio of the halting
+pattern plus those of the released values. A per-position estimate cannot see a small shift under
+wide noise; the values of all positions pooled can. The scores estimate
+``ln(P1[pattern] / P0[pattern]) + sum_v ln(g1(bin(v)) / g0(bin(v)))`` (patterns as in
+:mod:`dpaudit.blackbox.pattern_statistics`, at most :data:`MAX_PATTERNS` of their own; ``g0``,
+``g1`` pooled histograms on equal-mass probe bins, one scorer per resolution of
+:data:`VALUE_BINS`), and the same without the pattern term: the exact log likelihood ratio up to
+binning when the released values are independent of the pattern and identically distributed
+across positions, otherwise one more candidate. No candidate unless the probe has atoms and
+continuous values and at least two patterns. ``prepare`` sees the probes and ``update`` the fit
+split; the engine chooses on the selection split
+(:func:`dpaudit.blackbox.learned_statistics.choose`).
 
-The statistic here estimates
-
-    ln(P1[pattern] / P0[pattern]) + sum over the row's released values v of
-    ln(g1(bin(v)) / g0(bin(v))),
-
-with the pattern as in :mod:`dpaudit.blackbox.pattern_statistics` (per entry its atom or
-"continuous"; the :data:`MAX_PATTERNS` most frequent patterns of the probe keep their own
-counts, the rest share one bucket) and ``g0``/``g1`` the histograms of the released values *of
-all positions and patterns pooled*, on equal-mass bins of the probe's pooled values at the
-resolutions :data:`VALUE_BINS` (one scorer per resolution), and the same without the pattern
-term ("pooled released values": where the pattern's own ratio is small, as in numerical SVT,
-the fit split's estimates of up to 65 pattern ratios add more noise than signal; measured at
-10^6 runs per input, seeds 0-3, the scorers with the pattern term projected bounds near 0 on
-three of the four selection splits). Atoms are the values that make up at
-least ``ATOM_FRACTION`` of the probe's entries (all coordinates pooled). This is the exact log
-likelihood ratio, up to binning, when the released values are independent of the pattern and
-identically distributed across positions (numerical SVT on equal answers); otherwise it is one
-more candidate, chosen only if it wins on the selection split.
-
-In the default vector family: ``finish()`` gives nothing (no candidate, no cost beyond reading
-the probe) unless the probe has both atoms and continuous values and at least two patterns.
-
-Discipline: ``prepare`` sees the probes (the first fit runs) and ``update`` the rest of the fit
-split; the engine compares the scorers with the family's others on the selection split
-(:func:`dpaudit.blackbox.learned_statistics.choose`) before any test run is drawn.
+The derivation and the measurements: docs/blackbox-notes.md#halting-statistics
 """
 
 from __future__ import annotations

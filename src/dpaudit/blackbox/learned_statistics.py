@@ -1,96 +1,21 @@
 """A family of learned test statistics for the black-box audit, and how one is picked.
 
-The engine (:mod:`dpaudit.blackbox.empirical_audit`) reduces every output to one real score and then uses a
-threshold event on it. With a fixed score family it misses bugs whose likelihood ratio is not
-shaped like the score: a threshold on a scalar cannot isolate a region where the ratio is large
-unless that region is a tail (non-monotone ratios: a density vanishing at a point, two-sided
-effects); a linear discriminant is far from the likelihood ratio of heavy-tailed or non-Gaussian
-vector noise; outcome counting is too sparse for long discrete sequences. This module holds a
-*family* of statistics, each an estimate of the log likelihood ratio ``ln(P1[o] / P0[o])`` of a
-different shape, and the bookkeeping that lets the engine pick one:
+The engine (:mod:`dpaudit.blackbox.empirical_audit`) reduces every output to one score and uses a
+threshold event on it; a fixed score misses bugs whose likelihood ratio has another shape
+(non-monotone ratios, heavy-tailed or non-Gaussian vector noise, long discrete sequences). This
+module holds a family of estimates of ``ln(P1[o] / P0[o])`` of different shapes: binned ratios
+(:class:`HistogramRatioFitter`, :class:`NaiveBayesFitter`; the density-ratio idea of DP-Sniper,
+Bichsel et al., IEEE S&P 2021, Sec. V), a parametric location shift
+(:class:`LocationShiftFitter`), classifiers (:class:`LogisticFitter`,
+:class:`SklearnClassifierFitter`) and sequence features (:class:`SequenceFeatureFitter`), with
+the members the other ``*_statistics`` modules define, and the bookkeeping that picks one. Every
+fitter sees the fit split only (``prepare`` the probes, ``update`` the rest); the engine scores
+the selection split with every statistic and keeps the statistic and event with the highest
+projected bound (:func:`choose`) before the test split is drawn, so the choice costs no Bonferroni
+factor; ``tests/test_learned_statistics.py`` fails if a fit or the choice depends on test-split
+outputs.
 
-* :class:`HistogramRatioFitter` (scalars): equal-mass bins of the pooled fit split, repeated
-  values ("atoms", e.g. a sentinel) in bins of their own, add-1/2 smoothed log ratio per bin, at
-  several resolutions. Thresholds on the score are unions of bins sorted by ratio, so intervals
-  and non-monotone ratios are reachable (the density-ratio idea of DP-Sniper, Bichsel et al.,
-  IEEE S&P 2021, Sec. V, with a histogram as the density estimator).
-* :class:`NaiveBayesFitter` (vectors, trajectories, mixed outputs): the same binned log ratio per
-  coordinate, summed (a naive-Bayes log likelihood ratio); each coordinate is split into its
-  atoms (discrete part, e.g. the sentinel of a sparse-vector variant that releases values) and
-  quantile bins of the rest (continuous part). A screened variant keeps only the coordinates
-  whose fit-split histograms differ (G-test at level ``1 / D``), so that coordinates without
-  signal do not add estimation noise.
-* :class:`LocationShiftFitter` (vectors, mixed outputs): per coordinate, the atoms get their
-  count-based log ratio as in naive Bayes, and the continuous part a *parametric* log ratio: the
-  exact log likelihood ratio of a location shift under Laplace noise,
-  ``(|x - m0| - |x - m1|) / b`` with ``m0``, ``m1`` the fit-split medians of the coordinate's
-  continuous values on each input and ``b`` their mean absolute deviation (plus the log ratio of
-  the coordinate being continuous at all). Two numbers per coordinate are estimated from all fit
-  runs instead of one ratio per bin, so a small shift under wide noise (20 coordinates of
-  Laplace(200) shifted by 1: per-bin ratios of 0.005 drowned by a standard error of 0.008 at
-  5 x 10^5 fit runs) is still resolved; for small shifts the score is the weighted sign test
-  ``sum_j (m1_j - m0_j) / b_j * sign(x_j - (m0_j + m1_j) / 2)``, which is the most powerful
-  per-coordinate statistic for Laplace noise (asymptotic efficiency 2 relative to the mean) and
-  robust to any heavy tail. Medians come from a fine streaming histogram (``LOCATION_GRID``
-  bins over the probe's central 99% per coordinate), so memory does not grow with the fit split.
-* :class:`~dpaudit.blackbox.coordinate_statistics.PooledShiftFitter` and
-  :class:`~dpaudit.blackbox.coordinate_statistics.WhitenedShiftFitter` (vectors): the
-  location-shift statistic with its shifts pooled across coordinates (James-Stein, one common
-  shift) and the best event of the pooled weighted sign test, its cut fixed on the fit split;
-  the same on Cholesky-whitened outputs (prefix sums: the independent increments). See
-  :mod:`dpaudit.blackbox.coordinate_statistics`.
-* :class:`LogisticFitter` (vectors): logistic regression (scikit-learn) on basis features
-  ``[x, |x - m0|, |x - m1|, ||x - m0||_2, ||x - m1||_2]`` with ``m0``, ``m1`` the coordinate-wise
-  fit-split medians of the two inputs. Its span contains the exact log likelihood ratio of a shift
-  under Gaussian noise (linear), product Laplace noise (``|x_j - m0_j| - |x_j - m1_j|``) and
-  l2-Laplace noise (``||x - m0|| - ||x - m1||``); in the spirit of DP-Sniper's classifier and of
-  classifier-based auditors. :class:`SklearnClassifierFitter` gives a gradient-boosted or k-NN
-  classifier (option, not in the default family: costly to evaluate on 10^6 test runs).
-* :class:`~dpaudit.blackbox.pattern_statistics.PatternHistogramFitter` (mixed discrete/continuous
-  vectors): the log ratio of the row's pattern of atoms and continuous coordinates plus, per
-  continuous coordinate, the log ratio of its bin *given the pattern* (the joint law that naive
-  Bayes, a product over coordinates, cannot represent; e.g. the first "above" position of a
-  sparse-vector variant and the value released there). Opt-in (``statistics=[..., "pattern"]``),
-  not in the default family: see :mod:`dpaudit.blackbox.pattern_statistics` for why.
-* :class:`~dpaudit.blackbox.halting_statistics.HaltingValueFitter` (sparse vectors that release
-  values): the log ratio of the row's pattern of atoms plus that of each released value, the
-  values of all positions pooled in one histogram (numerical SVT at 10^6 runs, seeds
-  0-3, bounds 0.024-0.028 against the default family's mean 0.004; the oracle's 0.036). In the
-  default family; it gives no candidate unless the probe has both atoms and released values.
-* :class:`~dpaudit.blackbox.halting_cells.HaltingCellFitter` (sparse vectors that release
-  values): one event, a union of (halting pattern x released-value bin) cells, its cell ratios
-  shrunk towards the pattern's and the union fixed on all training runs (the fit and the
-  selection split, in sample, as the outcome ratio of discrete outputs); DP-Sniper's SVT3.
-  In the default vector family, not in the sequential gate's; no candidate unless the probe
-  has both atoms and released values.
-* :class:`~dpaudit.blackbox.atom_statistics.AtomFitter` (scalars and vectors): values that
-  repeat, per coordinate, on one input's fit runs and are rare on the other's (atoms inside a
-  continuous output: a raw sum released in a band of the noise, clipping points); its events are
-  "the output hits an atom of data1 / of data0". In the default families; it gives no candidate
-  when no value separating the inputs repeats (see :mod:`dpaudit.blackbox.atom_statistics`).
-* :class:`~dpaudit.blackbox.direction_statistics.WhitenedDirectionFitter` (correlated vectors):
-  the mean difference whitened by the Cholesky factor of a Ledoit-Wolf shrinkage covariance,
-  hard-thresholded in the whitened (innovation) coordinates, as a linear score (DP-FTRL's
-  correlated trajectory; see :mod:`dpaudit.blackbox.direction_statistics`). In the default vector
-  family, not in the sequential gate's; no candidate unless a probe correlation is significant.
-* :class:`~dpaudit.blackbox.fitters_tail.TailEventFitter` (scalars, ``delta = 0`` claims): a
-  rare threshold event near the end of a bounded support, its rates read from generalised Pareto
-  fits of both inputs' tails and the event fixed on the fit split (report noisy max releasing an
-  exponentially noised maximum); no candidate unless a tail is significantly bounded. In the
-  default scalar family, not in the sequential gate's.
-* :class:`SequenceFeatureFitter` (discrete trajectories: which branch, expert or flag at each
-  round): the sequence is summarised by counts of each value, the first change time, the first
-  and last value and the first time each value occurs, and scored by naive Bayes on these
-  features.
-
-Discipline (``../shared/AUDIT-METHOD.md`` section 3). Every fitter sees the *fit* split only
-(``prepare`` gets the probes, which are the first rows of the fit split, and ``update`` the rest of
-it); the engine scores the *selection* split with every fitted statistic and keeps the statistic
-and event with the highest projected bound (:func:`choose`); only then does it draw the test
-split, on which only the chosen statistic's events are counted. The choice among statistics is
-made on data independent of the test split, so it costs no Bonferroni factor: the number of events
-evaluated on the test split (``test_events``) is unchanged. ``tests/test_learned_statistics.py``
-fails if any statistic's fit or choice depends on test-split outputs.
+Every member, its estimator and its measurements: docs/blackbox-notes.md#learned-statistics
 """
 
 from __future__ import annotations

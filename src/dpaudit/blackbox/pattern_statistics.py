@@ -1,41 +1,19 @@
 """Joint law of mixed discrete/continuous outputs: a pattern-conditional histogram ratio.
 
-Mechanisms that release a noisy value when a test passes and a sentinel otherwise (sparse-vector
-variants that release values, Lyu, Su and Li, PVLDB 10(6), 2017, Alg. 3; numerical SVT) produce
-rows whose *discrete pattern* (which coordinates hold a sentinel/atom and which a continuous
-value) and *continuous values* are strongly dependent: the privacy loss of Alg. 3 lives in the
-joint law of the first "above" position and the value released there. Naive Bayes
-(:class:`~dpaudit.blackbox.learned_statistics.NaiveBayesFitter`) sums per-coordinate ratios, i.e.
-treats coordinates as independent, and cannot represent that dependence.
+Sparse-vector variants that release values (Lyu, Su and Li, PVLDB 10(6), 2017, Alg. 3; numerical
+SVT) write rows whose pattern of atoms and continuous values depends strongly on the values; naive
+Bayes (:class:`~dpaudit.blackbox.learned_statistics.NaiveBayesFitter`) treats the coordinates as
+independent and cannot represent that. This statistic estimates
+``ln(P1[pattern] / P0[pattern]) + sum_j ln(f1(bin_j(x_j) | pattern) / f0(bin_j(x_j) | pattern))``,
+exact when the continuous coordinates are independent given the pattern and constant on their bins
+(the :data:`MAX_PATTERNS` most frequent patterns of the probe keep their own counts, the rest share
+one; ``NB_BINS`` equal-mass bins per coordinate; add-1/2 smoothing). Opt-in
+(``statistics=[..., "pattern"]``), not in the default vector family: it would add an evaluation of
+every selection run to every vector audit without a measured win. ``prepare`` sees the probes and
+``update`` the rest of the fit split; the engine chooses on the selection split; the no-peek test
+of ``tests/test_learned_statistics.py`` fails if its fit or the choice depends on the test split.
 
-The statistic here estimates ``ln(P1[x] / P0[x])`` as
-
-    ln(P1[pattern] / P0[pattern]) + sum over the row's continuous coordinates j of
-    ln(f1(bin_j(x_j) | pattern) / f0(bin_j(x_j) | pattern)),
-
-the exact log likelihood ratio when, given the pattern, the continuous coordinates are
-independent and each density is constant on its bins (the joint law itself when a pattern has one
-continuous coordinate, as in Alg. 3). Patterns: per coordinate the code of its atom (a value that
-makes up at least ``ATOM_FRACTION`` of the pooled probe, as in naive Bayes) or "continuous"; the
-:data:`MAX_PATTERNS` most frequent patterns of the probe keep their own counts and histograms,
-every other pattern shares one "other" bucket. Bins: per coordinate, ``NB_BINS`` equal-mass bins of
-its continuous probe values. All counts are add-1/2 smoothed.
-
-Opt-in (``audit(..., statistics=[..., "pattern"])``), not in the default vector family. Measured
-on the case it was built for (benchmarks/bench_detection.py, svt3-roth-notes, 10^6 runs per
-input, seeds 0 and 1): its plug-in test bound on the selection split was 0.055 and 0.058 against
-the linear discriminant's 0.091 and 0.048, so the engine kept the discriminant; with 4 or 8 bins
-instead of 16, 0.060 / 0.053 and 0.057 / 0.052. The fit split (5 x 10^4 runs per input) leaves
-each (pattern, bin) log ratio with a standard error of about 0.15 against true ratios of at most
-0.25, and even the *exact* joint log likelihood ratio of that pair, given as a user statistic,
-certifies only 0.132, 0.094, 0.149 (seeds 0-2) at this budget: the case is at the edge of 10^6
-runs for any statistic under the engine's event selection. In the default family it would add
-an evaluation of every selection run to every vector audit without a measured win.
-
-Discipline: ``prepare`` sees the probes (the first fit runs) and ``update`` the rest of the fit
-split; nothing else is fitted. The engine compares it with the other statistics on the selection
-split (:func:`dpaudit.blackbox.learned_statistics.choose`); the no-peek test of
-``tests/test_learned_statistics.py`` fails if its fit or the choice depends on the test split.
+The derivation and the measurements behind the opt-in: docs/blackbox-notes.md#pattern-statistics
 """
 
 from __future__ import annotations

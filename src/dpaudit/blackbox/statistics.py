@@ -1,29 +1,18 @@
 """Built-in test statistics of the empirical audit and the threshold sweep that picks an event.
 
 An empirical audit reduces every output (a label, a vector, a whole trajectory) to one real score,
-then uses a threshold event ``{score > t}`` or its complement ``{score <= t}``. This module holds
+then uses a threshold event ``{score > t}`` or its complement. This module holds the scorers
+(callables ``outputs (n, ...) -> scores (n,)``): :class:`IdentityScorer` for scalars,
+:class:`LinearScorer` (a linear discriminant fitted by :class:`LinearDiscriminantFitter`, the
+likelihood-ratio statistic for two Gaussians with a common covariance, Fisher 1936),
+:class:`OutcomeScorer` for discrete outputs (fitted by :class:`LikelihoodRatioFitter`) and
+:class:`UserScorer` (a user's row-wise statistic); :func:`sweep_thresholds`, which ranks every
+threshold, both tails and both directions, by the bound each event is expected to give on the
+fresh test split; and :class:`HistogramAccumulator` for reports. Fitting and selection happen on
+training data only; the caller evaluates the chosen event on fresh samples
+(:mod:`dpaudit.blackbox.empirical_audit`).
 
-* *scorers*: callables ``outputs (n, ...) -> scores (n,)``:
-
-  - :class:`IdentityScorer` for scalar continuous outputs;
-  - :class:`LinearScorer`, a linear discriminant learned by :class:`LinearDiscriminantFitter`
-    (the difference of the two means, whitened by the pooled covariance when that is cheap and
-    well conditioned, by the pooled per-coordinate variances otherwise); for two Gaussians with a
-    common covariance this is the likelihood-ratio statistic (Fisher 1936), which is what
-    ``../shared/AUDIT-METHOD.md`` section 3 recommends ("projection onto the mean shift");
-  - :class:`OutcomeScorer`, for discrete outputs (integers, labels, small tuples), learned by
-    :class:`LikelihoodRatioFitter`: each outcome is scored by its estimated log likelihood ratio,
-    so the threshold events are exactly the prefix sets of outcomes sorted by likelihood ratio;
-  - :class:`UserScorer`, wrapping a user's ``statistic(outputs) -> 1-D scores``, which must act
-    row-wise (checked on the probe by :meth:`UserScorer.check_row_wise`);
-
-* :func:`sweep_thresholds`: every threshold on one split, both tails (an event and its complement)
-  and both directions (which input is the numerator), ranked by the bound each event is expected
-  to give on the fresh test split;
-* :class:`HistogramAccumulator`: a small histogram of the test-split scores for reports.
-
-Fitting and selection happen on training data only; the caller evaluates the chosen event on fresh
-samples (:mod:`dpaudit.blackbox.empirical_audit`).
+Each scorer in full: docs/blackbox-notes.md#built-in-statistics
 """
 
 from __future__ import annotations

@@ -1,24 +1,16 @@
 """The sequential CI gate on a claim's black-box pairs (what ``dpaudit gate`` runs).
 
 :func:`gate_claim` plans a declared claim exactly as the claim driver does
-(:mod:`dpaudit.claims.driver`: ``decl.grid``, ``decl.plan``, ``decl.more_points``; the tested points
-and their follow-ups chosen from the plans only, before any run) and, on every neighbouring pair
-the driver's black-box step would test, runs the anytime-valid gate
-:func:`dpaudit.blackbox.sequential_gate.sequential_gate` instead of the fixed-budget audit.
+(:mod:`dpaudit.claims.driver`; the tested points and their follow-ups chosen from the plans only)
+and runs the anytime-valid :func:`dpaudit.blackbox.sequential_gate.sequential_gate` on every
+neighbouring pair the driver's black-box step would test, instead of the fixed-budget audit. The
+gates share ``ctx.alpha`` equally (Bonferroni, fixed before sampling), so a false alarm on a claim
+that holds has probability at most ``alpha``; each may stop at its first conclusive evidence
+(Ville's inequality). A gate that stops says the claim fails at that point; one that does not is
+not evidence that it holds, and the gate gives no lower bound and no verdict (``dpaudit audit``
+does).
 
-* **Level.** The gates share ``ctx.alpha`` equally (Bonferroni over the gated pairs, fixed before
-  sampling), so the probability that any of them raises a false alarm on a claim that holds is
-  at most ``alpha``; each gate is anytime-valid (Ville's inequality), so it may stop at its first
-  conclusive evidence.
-* **Pairs.** A plan with ``data0``/``data1`` is gated on that pair; a plan with a finite list of
-  candidate pairs (``pairs=``, as user claims declare them) on each of them, each a test of the
-  family (the gate bets on a fixed pair; it does not pilot a search); a pair search over a
-  Hypothesis strategy is gated on the pairs that seed it, and not at all when none does (it is
-  reported as not gated, with the reason).
-* **What it is not.** A gate that stops says the claim fails at that point with level ``alpha``
-  (the same conclusion as an empirical lower bound above the claim); one that does not stop is
-  not evidence that the claim holds, any more than a fixed-budget audit that finds nothing. It
-  gives no lower bound on epsilon and no verdict of the claim: ``dpaudit audit`` does.
+Which pairs are gated, and what a gate is not: docs/blackbox-notes.md#claim-gate
 """
 
 from __future__ import annotations

@@ -1,28 +1,16 @@
 """The one claim driver: grid -> per-point evidence -> worst point -> verdict -> findings.
 
 Every paper declares *what* to audit, as a :class:`~dpaudit.claims.declaration.Declaration`
-(``dpaudit.papers.<paper>.audit``); this module decides *how*, identically for every paper (one
-runner loop, as DP-Auditorium has, over small immutable plans, as dp-accounting's events are):
+(``dpaudit.papers.<paper>.audit``); this module decides *how*, identically for every paper: the
+declaration's grid and frozen per-point plans (a :class:`PointPlan` with everything known before
+any sample is drawn, or a :class:`Skip`), the empirical tests fixed from the plans only, with
+``ctx.alpha`` split equally over them (Bonferroni) and a seed per claim and point
+(:meth:`AuditContext.seed_for`), inversions (a lower bound above an exact upper value or the
+accountant) as findings, the lemma outcome, and the worst point, figures, summary and
+recommendation assembled into the :class:`~dpaudit.claims.record.ClaimAudit`: one runner loop, as
+DP-Auditorium has, over small immutable plans, as dp-accounting's events are.
 
-1. ``decl.grid(ctx)``: the audited parameter points (extremes of the stated range included).
-2. ``decl.plan(params, ctx)``: for each point, a frozen :class:`PointPlan` with everything known
-   before any sample is drawn (claimed epsilon/delta at that point, the exact or certified epsilon
-   of the worst realisable pair, the accountant's epsilon, an optional :class:`EmpiricalPlan`), or
-   a :class:`Skip` with the reason. ``decl.more_points(plans, ctx)`` may add points derived from the
-   others (JKT12's proof-regime boundary).
-3. The driver fixes the empirical tests *from the plans only* (every point with an empirical plan,
-   or the ``k`` points with the largest exact/accountant-to-claim ratio, as the declaration asks,
-   plus the follow-up tests of the first of them), splits ``ctx.alpha`` equally over them
-   (Bonferroni: all lower bounds hold jointly with probability ``>= 1 - alpha``), and runs each with
-   a seed derived from the claim id and the point (:meth:`AuditContext.seed_for`), so that any point
-   is reproducible on its own.
-4. Inversions (an empirical lower bound above the point's exact upper value or its accountant: the
-   code is not the mechanism analysed) become findings, for every paper.
-5. ``decl.lemmas(ctx, parameters)``: one :class:`LemmaOutcome` (checks, a sensitivity trace for the
-   figure, prose).
-6. The worst point (:meth:`ClaimAudit.worst_point`), its histogram and privacy curve, the summary
-   sentence, the recommended calibration, ``decl.findings(run)`` and the floating-point caveat are
-   assembled into the :class:`~dpaudit.claims.record.ClaimAudit`.
+The six steps in full: docs/engine.md#the-claim-driver
 """
 
 from __future__ import annotations

@@ -1,27 +1,17 @@
-"""The noise-site check of a user claim: what the data moves over all of a release's noise draws,
-against the calibration of its schedule as a whole.
+"""The noise-site check of a user claim: what the data moves over all of a release's draws.
 
-For every grid point whose accountant is a :mod:`dpaudit.noise` schedule (its noise scale, the
-sensitivity it assumes and its number of releases),
+At every grid point whose accountant is a :mod:`dpaudit.noise` schedule,
 :func:`dpaudit.greybox.noise_sites.pair_calibration` records, under a common seed on neighbouring
-inputs, how far the value each noise draw is added to moves (one row per noise site), and holds
-what the data moves over *all* the draws against the schedule: exactly, through the pair's law
-derived from the code, when it is derivable ("derived law": the pair's Gaussian shift ``mu``
-against ``sqrt(releases) * factor * sensitivity / sigma``, or its pure Laplace epsilon against
-``releases * factor * sensitivity / scale``); otherwise as the composition of the per-draw
-distances ("composition of draws", an upper bound that over-counts noise split over draws added
-to the same value). A Hypothesis search (:func:`~dpaudit.formal.lemma_search.search_lemma`)
-looks for the pair that maximises that whole ratio, seeded with the declared pairs and searching
-``Claim.pair_search`` (else the pairs of the claim's first lemma). A whole ratio above 1 fails
-the check like a failed sensitivity lemma (it blocks ``holds``), with the shrunk pair and the
-site(s) named; no user-written lemma is needed. A site above its per-draw share (one release's
-calibration at its scale) while the whole is within the calibration is a note in the check's
-details and findings, not a failure: a tree's nodes drawn as one vector, or noise split over
-calls or drawn in a loop, spend the budget over several draws. When the whole ratio stays at or
-below 1 but some searched pair was judged by a composition that is not a proven bound (no law
-derived, and a value a draw is added to contains earlier draws: see
-:mod:`dpaudit.greybox.noise_sites`), the check is "not checked", with that reason, never a
-``holds`` resting on it.
+inputs, how far the value each noise draw is added to moves, and holds the whole against the
+schedule's calibration: exactly, through the pair's law derived from the code, where it is
+derivable, otherwise as the composition of the per-draw distances (an upper bound). A Hypothesis
+search (:func:`~dpaudit.formal.lemma_search.search_lemma`) looks for the pair that maximises the
+whole ratio; a ratio above 1 fails the check like a failed sensitivity lemma (it blocks
+``holds``). A site above its per-draw share while the whole is within is a note, not a failure; a
+whole within 1 that rests on a composition that is not a proven bound is "not checked", never a
+``holds``.
+
+The rule in full (the ratios, the search's seeds, the notes): docs/greybox-notes.md#noise-site-check
 """
 
 from __future__ import annotations

@@ -1,24 +1,14 @@
 """Are two declared inputs neighbours under the claim's relation?
 
-A user's :class:`dpaudit.Claim` hands dpaudit explicit pairs ``(data0, data1)``; the exact values
-and the empirical bounds computed on them refute a claim only if the two inputs really are
-neighbours under the declared relation. Where the data's shape says it (both inputs are lists,
-tuples or arrays, read as sequences of records along their first axis), the pair is checked:
+A user's :class:`dpaudit.Claim` hands dpaudit explicit pairs ``(data0, data1)``; the values computed
+on them refute a claim only if the inputs really are neighbours. Where the data's shape says it
+(lists, tuples or arrays: sequences of records along the first axis) the pair is checked, records
+compared in order: ``replace-one``, the same length and at most one position differs;
+``add-remove``, the longer input is the shorter with one record inserted anywhere. Inputs of other
+types are not checked; data whose neighbours the shape does not describe opt out with
+``Claim(..., neighbour_check=False)``, and the report says the pairs were trusted as declared.
 
-* ``replace-one``: same number of records, and at most one position differs;
-* ``add-remove``: one record more or less: the longer input is the shorter one with one record
-  inserted (anywhere), the others in the same order.
-
-Records are compared in order: the inputs of an online learner are streams, where round t's loss
-is round t's, so a reordered stream is several replacements away, not one (a pair
-``([1, 0, 0, 0], [0, 0, 0, 1])`` differs in two rounds, and a correctly calibrated release shows
-up to twice its epsilon on it). Datasets whose record order carries no meaning declare their pairs
-with the common records in the same order.
-
-Inputs of other types (a number, a dict, a custom object) say nothing about records and are not
-checked. Data whose neighbours the shape does not describe (zero-out neighbours, where a removed
-record is a zero row of a fixed-length stream; a record spread over several rows) opt out with
-``Claim(..., neighbour_check=False)``; the report then says the pairs were trusted as declared.
+Why the order counts, and which data opt out: docs/claim-api.md#neighbour-check
 """
 
 from __future__ import annotations

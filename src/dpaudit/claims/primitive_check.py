@@ -1,49 +1,19 @@
-"""What the claim driver does with named primitives (``Claim(primitives=[...])``): record what
-reaches them on neighbouring inputs, check it, and account the release from their laws.
+"""What the claim driver does with named primitives (``Claim(primitives=[...])``).
 
-At every grid point each declared pair's two inputs are run once with the primitives recorded
-(:func:`dpaudit.greybox.primitives.record_release`, one seed for both inputs), and:
+At every grid point each declared pair's inputs are run once with the primitives recorded
+(:func:`dpaudit.greybox.primitives.record_release`, one seed for both), and four checks follow:
+the same sequence of calls on both inputs (:data:`INVARIANCE_STATEMENT`); the values reaching each
+call within its declared sensitivity (:data:`SENSITIVITY_STATEMENT`); every primitive reached
+(:data:`REACHED_STATEMENT`); and the release a post-processing of the primitives' outputs, tested
+by a served replay (:data:`POSTPROCESSING_STATEMENT`; one replay per input at one seed, so a rare
+branch the seed does not take is not seen). A failure blocks ``holds`` and never decides
+``violated`` on its own. The release is accounted from the primitives' own laws (Laplace
+``D_k / b_k``, Gaussian noise multiplier ``sigma_k / D_k``, discrete Laplace as dp-accounting's
+event), composed by :func:`dpaudit.formal.noise_schedules.compose`, the largest over every recorded
+input, and labelled :data:`TRUSTED`: the laws are taken on trust, and the served replay tests the
+post-processing on the pairs.
 
-(a) **invariance**: the sequence of primitive calls (path, family, scale, shape, declared
-    sensitivity) must be the same on both inputs; a call on one input only, or a scale or shape
-    or declared sensitivity that differs, is a finding naming both values
-    (:data:`INVARIANCE_STATEMENT`);
-(b) **sensitivity**: the distance between the values reaching call ``i`` on the two inputs (l1
-    for Laplace, l2 for Gaussian) must be at most the declared sensitivity; else a finding with
-    both numbers (:data:`SENSITIVITY_STATEMENT`). It uses the *actual* values, so glue that
-    declares a sensitivity smaller than what the data moves is caught on the pair;
-(c) **reach**: every named primitive must be called at some point, with numeric value, scale and
-    sensitivity (:data:`REACHED_STATEMENT`): a primitive never called (a wrong path, or a function
-    bound before the audit) would make an accounting of nothing;
-(d) **post-processing**: accounting the release from the primitives' laws presumes that the data
-    reaches the output only through them. That is checked by a *served replay*
-    (:func:`~dpaudit.greybox.primitives.record_release` with ``serve``): each input of the pair is
-    run again, same seed, with every primitive call answered by what the primitives returned on
-    the other input; the output must then be the other input's output
-    (:data:`POSTPROCESSING_STATEMENT`). A release that adds a data-dependent term after the noise,
-    outputs a statistic beside the noisy one, or branches on the data outside the primitives
-    gives a different output, a finding naming where it differs and both values. One served
-    replay per input at one seed: a branch outside the primitives that the seed does not take
-    (a rare randomised leak) is not seen; the black box and the claim's delta are then the
-    only evidence against it.
-
-A failure of any of the four blocks ``holds`` (a check of the claim that failed) and never
-decides ``violated`` on its own (it is not an epsilon).
-
-**Accounting.** The release is accounted from the primitives' own laws: call ``k`` of family
-Laplace with scale ``b_k`` and declared sensitivity ``D_k`` is ``D_k / b_k``-DP, a Gaussian call is
-the Gaussian mechanism with noise multiplier ``sigma_k / D_k``; the calls compose (sequential
-composition) through :func:`dpaudit.formal.noise_schedules.compose` (``dpaudit.noise.compose``),
-i.e. dp-accounting's PLD or an exact closed form, cross-checked with RDP. A discrete Laplace
-call (``P(k) ~ exp(-|k| / t)``) is dp-accounting's ``DiscreteLaplaceDpEvent(1 / t, ceil(D))``,
-composed with the rest by the guarded accountant and capped by the pure sum when no piece is
-Gaussian. Sensitivities are distances under the claim's relation, so each piece is given to the
-noise schedules as the contribution ``D / distance_factor`` (which they turn back into ``D``).
-A scale that is an array counts at its smallest entry (an upper bound). The
-inputs of the declared pairs may make different calls (then (a) fails); the accounting is the
-largest over every recorded input. It is labelled :data:`TRUSTED` in ``evidence_origin`` and
-``accountant_source``: the primitives' laws are taken on trust (their code is not read), and the
-release must be a post-processing of their outputs, which check (d) tests on the pairs.
+The four checks and the accounting in full: docs/greybox-notes.md#primitive-check
 """
 
 from __future__ import annotations

@@ -1,34 +1,15 @@
 """Results of auditing one published claim: evidence per parameter point, lemma checks, verdict.
 
 This is the record the CLI saves as JSON and the reports render; its ``to_dict`` is a superset of
-one row of ``index.json`` (schema ``dpaudit.report/1``).
+one row of ``index.json`` (schema ``dpaudit.report/1``). :func:`decide_verdict` applies the verdict
+rules (AUDIT-METHOD section 2): ``"violated"`` on a formal counterexample or a valid empirical
+lower bound above the claim; ``"holds"`` when there is none, every point has an accountant (or
+exact worst-case) epsilon within the claim and every lemma held; ``"inconclusive"`` otherwise. An
+SMT counterexample fails a lemma as a Hypothesis one does, an SMT proof is named in the ``holds``
+reason, and a timed-out SMT call is absent evidence. ``GridPoint.evidence`` and
+``ClaimAudit.figures`` are free-form and JSON-serialisable, with keys the reports understand.
 
-Verdict rules (AUDIT-METHOD section 2), applied by :func:`decide_verdict`:
-
-* ``"violated"``: some audited point has a formal counterexample (exact epsilon of a realisable
-  neighbouring pair above the claim, beyond floating-point tolerance) or a statistically valid
-  empirical lower bound above the claim.
-* ``"holds"``: no counterexample, every audited point has an accountant (or exact worst-case) epsilon
-  at or below the claim, and every sensitivity lemma held.
-* ``"inconclusive"``: otherwise (e.g. the accountant is above the claim but no realisable pair
-  exceeds it, or a lemma failed without a privacy counterexample, or no accountant exists).
-
-Lemma methods: an SMT counterexample (``method="smt-refuted"``, replayed through the
-implementation) fails a lemma exactly like a shrunk Hypothesis counterexample; an SMT proof
-(``"smt-proved"``) is named in the ``holds`` reason; an SMT call that timed out
-(``"smt-unknown"``, status ``inconclusive``) is absent evidence: it never passes a lemma and does
-not by itself fail one.
-
-Conventions for ``GridPoint.evidence`` and ``ClaimAudit.figures`` (free-form, but reporting
-understands these keys; every value must be JSON-serialisable):
-
-* ``figures["histogram"]``: ``{"edges": [...], "counts0": [...], "counts1": [...],
-  "threshold": float | None, "statistic": str, "parameters": {...}}``: the 1-D statistic of the
-  empirical audit on both neighbouring streams (test split), with the chosen event.
-* ``figures["privacy_curve"]``: ``{"deltas": [...], "epsilon_accountant": [...],
-  "epsilon_exact": [...], "claimed": [eps, delta], "lower_bound": [eps_lb, delta]}``.
-* ``figures["sensitivity"]``: ``{"t": [...], "observed": [...], "claimed": [...], "statement": str}``.
-* ``figures["regret"]``: ``{"T": [...], "series": {name: [...]}, "ylabel": str}``.
+The rules, the lemma methods and the figure keys in full: docs/reports.md#claim-audit-record
 """
 
 from __future__ import annotations

@@ -1,27 +1,16 @@
 """The catalogue of auditable claims: one registration per claim, with where it came from.
 
-A module makes claims auditable with one call per claim::
+A module makes claims auditable with one call per claim, ``register(CLAIM, audit)``, where
+``audit`` is a function ``(context: AuditContext) -> ClaimAudit`` or a claim declaration that the
+one claim driver runs (:mod:`dpaudit.claims.driver`; a user's :class:`dpaudit.Claim` becomes one).
+The CLI, the reports and the pytest plugin only read this registry. Claims come from entry points
+of the group :data:`ENTRY_POINT_GROUP` (how dpaudit's own, ``"bundled"``, papers come, so this
+package imports no paper), from plugins named at run time (:func:`load_plugin`) and from code already running
+(:class:`Origin`), all loaded the same way. Entry points are loaded the first time the registry is
+read, so importing :mod:`dpaudit` stays cheap; a module that fails to import is a
+:class:`PluginError` naming it, never a silently missing claim.
 
-    register(CLAIM, audit_function_or_declaration)
-
-where ``audit_function(context: AuditContext) -> ClaimAudit``, or a claim declaration that the one
-claim driver runs (:mod:`dpaudit.claims.driver`; a user's :class:`dpaudit.Claim` becomes one). The
-CLI, the reports and the pytest plugin only read this registry.
-
-Where claims come from (:class:`Origin`), all loaded the same way:
-
-* **entry points** of the group ``dpaudit.claims`` (:data:`ENTRY_POINT_GROUP`): an installed
-  distribution names modules whose import registers claims. dpaudit's own papers are registered
-  this way (its ``pyproject.toml``), so this package imports no paper; they are ``"bundled"``,
-  other distributions' are ``"entry point"``;
-* **plugins** named at run time (``--plugin MODULE`` on every CLI command, ``--dp-plugin`` in
-  pytest, :func:`load_plugin`): a dotted module name or a path to a ``.py`` file;
-* **code**: a registration made by code that is already running (e.g. ``dpaudit.audit_claim``
-  from a script), attributed to the module that made it.
-
-Entry points are loaded the first time the registry is read, so importing :mod:`dpaudit` stays
-cheap. A module that fails to import is an error naming it (:class:`PluginError`), never a silently
-missing claim.
+Where claims come from, in full: docs/claim-api.md#the-claim-registry
 """
 
 from __future__ import annotations

@@ -1,34 +1,16 @@
 """How much a verdict matters, from the evidence the audit already has.
 
-AUDIT-METHOD section 2, "How much a violation matters": a violation is a fact about the claim, how
-much it matters is a fact about the evidence. "violated only for delta >= 0.996" and "violated at
-delta = 1e-5 by a factor of 2" are both ``violated``; a reviewer must tell them apart at a glance.
-The verdict rule (:mod:`dpaudit.claims.verdict`) is unchanged: this module says what the verdict
-*says*, never what it *is*.
+AUDIT-METHOD section 2, "How much a violation matters": "violated only for delta >= 0.996" and
+"violated at delta = 1e-5 by a factor of 2" are both ``violated``; a reviewer must tell them apart
+at a glance. The verdict rule (:mod:`dpaudit.claims.verdict`) is unchanged: this module says what
+the verdict *says*, never what it *is*. :func:`assess_severity` reads, for a claim's
+primary-reading points, the refuting points and the parameter that separates them
+(:func:`~dpaudit.claims.verdict.violation_region`), the worst refuting point's factor and privacy
+curve, what a declaration measured about its witness (:data:`SEVERITY_EVIDENCE_KEYS`) and the
+other readings' verdicts, and returns a JSON-serialisable dict whose ``sentence`` is the headline
+the reports print next to the verdict (``None`` when there is nothing to say).
 
-:func:`assess_severity` reads, for a claim's primary-reading points:
-
-* the refuting points and the parameter that separates them from the others
-  (:func:`~dpaudit.claims.verdict.violation_region`), and the span of claimed delta they cover;
-* the worst refuting point's factor (its refuting evidence over the claimed epsilon) and, where
-  its privacy curve has the pair's epsilon(delta), the deltas at which that curve is above the
-  claimed epsilon;
-* what a declaration measured about its witness, in the point's ``PointEvidence.severity``
-  (:data:`SEVERITY_EVIDENCE_KEYS`): the smallest delta from which the witness refutes the claim when
-  the calibration follows delta (``delta_from``, with ``where``: what degenerates there), the
-  largest delta at which the accountant certifies the claim at the same other parameters
-  (``holds_up_to_delta``), an upper bound on the probability of a one-event witness
-  (``event_log10_probability_upper``, log10) or a lower bound on it (``event_probability_lower``,
-  with ``event`` naming the event), and, for a ``holds`` that rests on a calibration the
-  paper does not print, the caveat (``calibration_caveat``);
-* the other readings' verdicts (:meth:`ClaimAudit.reading_verdicts`).
-
-It returns a JSON-serialisable dict (``None`` when there is nothing to say: an inconclusive claim
-without a range reading, or a plain ``holds``) whose ``sentence`` is the headline reports print
-next to the verdict. For an ``inconclusive`` claim that declares a
-:class:`~dpaudit.claims.model.RangeReading`, the headline says at which values of that parameter
-the open points sit (the points whose accountant is above the claim without a counterexample) and
-what the range reading's verdict is.
+What it reads and what the headline says, in full: docs/engine.md#severity
 """
 
 from __future__ import annotations

@@ -13,11 +13,8 @@ claims, the reading choices, how each number is obtained, the verdicts and the l
 * ``smt_lemmas``: SMT encodings of the same lemmas; counterexamples replay through the code.
 * ``audit``: the declarations for the claim driver; importing the module registers the claims.
 
-Modules of this paper only:
+Modules of this paper only (in full: docs/paper-readings.md#jkt12-modules):
 
-* ``models``: the model of one audited grid point per claim family (grid, pair, noise
-  schedule, exact values) that ``audit`` turns into the driver's point plans (split from
-  ``audit`` for its size).
-* ``regime``: the proof's regime of COLT's POCP exponent c (c < 0 above eps = (1/2) ln(2/delta)):
-  the boundary point, the smallest failing epsilon and the verdict restricted to c >= 0.
+* ``models``: the model of one audited grid point per claim family, split from ``audit``.
+* ``regime``: the proof's regime of COLT's POCP exponent c, and the verdict restricted to c >= 0.
 """

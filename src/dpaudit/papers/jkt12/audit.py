@@ -346,15 +346,66 @@ class FamilyDeclaration(Declaration):
 
     @property
     def claim(self) -> PrivacyClaim:
+        """The claim of ``family.claim_id`` (:data:`~dpaudit.papers.jkt12.claims.JKT12_CLAIMS`)."""
         return get_claim(self.family.claim_id)
 
     def grid(self, ctx: AuditContext) -> list[dict[str, Any]]:
+        """The family's parameter points for the budget's grid (``"coarse"`` or ``"full"``).
+
+        Parameters
+        ----------
+        ctx
+            The driver's audit context; only ``ctx.budget.grid`` is read.
+
+        Returns
+        -------
+        list of dict
+            The points of ``family.grid`` (e.g. :func:`~dpaudit.papers.jkt12.models.pocp_grid`).
+        """
         return self.family.grid(ctx.budget.grid)
 
     def tested_points(self, budget: Budget) -> int:
+        """How many points get the structured empirical test: 1 on the coarse grid, else 2.
+
+        Parameters
+        ----------
+        budget
+            The audit budget (:func:`~dpaudit.claims.context.coarse` decides).
+
+        Returns
+        -------
+        int
+            1 or 2; the driver tests the points with the largest exact/accountant-to-claim ratio.
+        """
         return _empirical_tests(budget)
 
     def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan | Skip:
+        """The exact, accountant and empirical plan of one point, or a skip where no model exists.
+
+        Builds the point's :class:`~dpaudit.papers.jkt12.models.Model` and its exact and
+        accountant evidence with :func:`~dpaudit.papers.jkt12.models.audit_point` (horizon
+        ``ctx.budget.max_T``, ``family.max_clipped`` clipped steps for the grid). The plan's
+        exact value is kind ``EXACT`` on C = R^d and ``CERTIFIED`` (the lower end of a numerical
+        bracket) when the noisy points are projected onto a box; its empirical test is the
+        likelihood-ratio statistic on the model's pair (only when ``T <= max_T``), with two
+        follow-ups where they apply: a candidate-pair search over the model's candidate replaced
+        rounds and (``family.uniform_start``, arXiv PIGD) a run with ``x_1`` and ``x^_1``
+        independent uniform points of C (Algorithm 2 line 3's "randomly from C").
+
+        Parameters
+        ----------
+        params
+            The parameter point (a row of :meth:`grid` or of :meth:`more_points`).
+        ctx
+            The driver's audit context (its budget's grid and ``max_T``).
+
+        Returns
+        -------
+        PointPlan or Skip
+            The plan; a :class:`~dpaudit.claims.declaration.Skip` with ``family.skip_reason``
+            when the family has no model there (a vacuous doubling claim, or a PGIGA horizon
+            inside the burn-in).
+        """
         fam = self.family
         max_clipped = fam.max_clipped(ctx.budget.grid)
         model, point = audit_point(fam, dict(params), ctx.budget.max_T, max_clipped)
@@ -363,7 +414,28 @@ class FamilyDeclaration(Declaration):
         return _family_plan(fam, model, point, max_clipped)
 
     def more_points(self, plans: Sequence[PointPlan], ctx: AuditContext) -> AddedPoints:
-        """COLT's c-dependent claims: the c = 0 boundary and the smallest failing epsilon."""
+        """COLT's c-dependent claims: the c = 0 boundary and the smallest failing epsilon.
+
+        Only for families whose exponent c depends on epsilon (COLT POCP, PIGD and PGIGA: the
+        proof's step ``eps / T^{2c} <= 2 eps``, App. A.2, holds iff ``c >= 0``, i.e.
+        ``eps <= (1/2) ln(2/delta)``); the points come from
+        :func:`~dpaudit.papers.jkt12.regime.regime_points`, bisected to
+        ``THRESHOLD_REL_TOLS[ctx.budget.grid]``, and are planned as :meth:`plan` plans a point.
+
+        Parameters
+        ----------
+        plans
+            The plans of the grid's points.
+        ctx
+            The driver's audit context (its budget's grid and ``max_T``).
+
+        Returns
+        -------
+        AddedPoints
+            The added plans and, under ``"regime"``, the record of
+            :func:`~dpaudit.papers.jkt12.regime.regime_points` (read back by :meth:`findings`);
+            empty for the other families.
+        """
         fam = self.family
         if fam.exponent is None or not fam.c_depends_on_epsilon:
             return AddedPoints()
@@ -375,6 +447,25 @@ class FamilyDeclaration(Declaration):
 
     def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]
                ) -> LemmaOutcome:
+        """The family's sensitivity-lemma checks, its per-step check, and the SMT records.
+
+        Parameters
+        ----------
+        ctx
+            The driver's audit context (the checks' budget and seed).
+        parameters
+            The planned and skipped parameter points, at which ``family.step_check`` evaluates
+            the per-step statement (POCP's Lemma 1 and the doubling variant's per-block budget of
+            COLT App. F exactly; PIGD's and PGIGA's Lemma 1 at the printed beta with the lemma's
+            own sensitivity, :func:`~dpaudit.papers.jkt12.lemmas.instance_step_check`; POL has
+            none).
+
+        Returns
+        -------
+        LemmaOutcome
+            ``family.lemmas(ctx)``'s checks with the step check appended, then
+            :func:`~dpaudit.papers.jkt12.smt_lemmas.smt_evidence`'s SMT records.
+        """
         checks, trace, findings = self.family.lemmas(ctx)
         if self.family.step_check is not None:
             checks = list(checks) + [self.family.step_check(list(parameters))]
@@ -382,6 +473,28 @@ class FamilyDeclaration(Declaration):
                             LemmaOutcome(tuple(checks), trace, tuple(findings)))
 
     def findings(self, run: ClaimRun) -> list[str]:
+        """Sentences about the finished run, in this order, each where it applies.
+
+        The candidate-pair search's lower bound against the structured pair's (at the tested
+        point of best rank); the uniform-start run against the point-mass start; at the worst
+        point, :func:`~dpaudit.papers.jkt12.exact.cross_check` of its Gaussian epsilon with
+        dp-accounting's PLD (unclipped ``mu`` of the exact release, else the accountant's, when
+        positive); for PIGD, where the release's epsilon lies between the certified lower bound
+        and the accountant at the worst point and at the unrefuted grid point closest to the
+        claim (the regime's bisection points excluded); for the families with an exponent c,
+        :func:`~dpaudit.papers.jkt12.regime.regime_analysis`.
+
+        Parameters
+        ----------
+        run
+            The driver's finished run of this claim (points, plans, tested points, lemmas, and
+            the ``"regime"`` note of :meth:`more_points`).
+
+        Returns
+        -------
+        list of str
+            The sentences, possibly none.
+        """
         fam = self.family
         out: list[str] = []
         by_what = {t.plan.empirical.what: t for t in run.tested}
@@ -463,15 +576,64 @@ class TreeDeclaration(Declaration):
 
     @property
     def claim(self) -> PrivacyClaim:
+        """The claim of ``claim_id`` (:data:`~dpaudit.papers.jkt12.claims.JKT12_CLAIMS`)."""
         return get_claim(self.claim_id)
 
     def grid(self, ctx: AuditContext) -> list[dict[str, Any]]:
+        """The claim's parameter points for the budget's grid (``"coarse"`` or ``"full"``).
+
+        Parameters
+        ----------
+        ctx
+            The driver's audit context; only ``ctx.budget.grid`` is read.
+
+        Returns
+        -------
+        list of dict
+            The points of ``grid_fn``
+            (:func:`~dpaudit.papers.jkt12.models.privatesum_grid` or
+            :func:`~dpaudit.papers.jkt12.models.pqftl_grid`).
+        """
         return self.grid_fn(ctx.budget.grid)
 
     def tested_points(self, budget: Budget) -> int:
+        """How many points get the empirical test: 1 on the coarse grid, else 2.
+
+        Parameters
+        ----------
+        budget
+            The audit budget (:func:`~dpaudit.claims.context.coarse` decides).
+
+        Returns
+        -------
+        int
+            1 or 2; the driver tests the points with the largest exact/accountant-to-claim ratio.
+        """
         return _empirical_tests(budget)
 
     def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan:
+        """The exact (PrivateSum only), accountant and empirical plan of one tree point.
+
+        Builds the point's :class:`~dpaudit.papers.jkt12.models.TreeModel` (``model_fn`` with
+        horizon ``ctx.budget.max_T``) and its evidence with
+        :func:`~dpaudit.papers.jkt12.models.tree_point`; the empirical test, where the model
+        has one, is a whitened projection of the released outputs on the mean shift; the
+        consistency bound ``exact_upper`` is the model's ``pair_upper`` (PQFTL's empirical
+        pairs: the state's epsilon under the label flip).
+
+        Parameters
+        ----------
+        params
+            The parameter point (a row of :meth:`grid`).
+        ctx
+            The driver's audit context (its budget's ``max_T``).
+
+        Returns
+        -------
+        PointPlan
+            The plan, with the privacy curve and the dp-accounting noise recommendation as lazy
+            callables.
+        """
         m = self.model_fn(dict(params), ctx.budget.max_T)
         point = tree_point(m, self.exact_available)
         emp = None
@@ -488,10 +650,43 @@ class TreeDeclaration(Declaration):
 
     def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]
                ) -> LemmaOutcome:
+        """The tree lemmas' checks (Lemma 6, the node count, PQFTL's input bounds) and SMT records.
+
+        Parameters
+        ----------
+        ctx
+            The driver's audit context (the checks' budget and seed).
+        parameters
+            The planned and skipped points; not used (the tree lemmas are sampled checks of
+            their own, :func:`~dpaudit.papers.jkt12.lemmas.tree_lemmas`).
+
+        Returns
+        -------
+        LemmaOutcome
+            ``lemma_fn(ctx)``'s checks, then
+            :func:`~dpaudit.papers.jkt12.smt_lemmas.smt_evidence`'s SMT records.
+        """
         checks, trace, findings = self.lemma_fn(ctx)
         return smt_evidence(self.claim_id, ctx, LemmaOutcome(tuple(checks), trace, tuple(findings)))
 
     def findings(self, run: ClaimRun) -> list[str]:
+        """The claim's own sentences, then the PLD cross-check at the worst point.
+
+        ``extra`` gives the claim's sentences (PrivateSum: the per-step against the sequence
+        reading of Theorem 11 COLT / 9 arXiv; PQFTL: Algorithm 4 line 8's bound R and the
+        R = 1 cases); then :func:`~dpaudit.papers.jkt12.exact.cross_check` at the worst point,
+        with the exact ``mu`` (PrivateSum) or the accountant's (PQFTL), when positive.
+
+        Parameters
+        ----------
+        run
+            The driver's finished run of this claim.
+
+        Returns
+        -------
+        list of str
+            The sentences.
+        """
         out = list(self.extra(run.points))
         w = run.worst_index()
         if w is not None:

@@ -96,6 +96,12 @@ class _TreeTest:
 
 @dataclass
 class TreeModel:
+    """Everything the evidence needs at one grid point of a tree claim (PrivateSum, PQFTL).
+
+    ``mu``: the exact Gaussian shift of the release (0 where there is no exact value);
+    ``accountant_mu``: the worst-case shift; ``empirical``: the point's empirical test, if any.
+    """
+
     params: dict[str, Any]
     claimed: tuple[float, float]
     mu: float
@@ -107,6 +113,24 @@ class TreeModel:
 
 
 def tree_point(m: TreeModel, exact_available: bool) -> GridPoint:
+    """The grid point of a tree model: accountant epsilon and, where available, the exact one.
+
+    Both are Gaussian epsilons at the claimed delta (0 for a non-positive ``mu``); the exact value
+    is recorded as a degenerate bracket (``lower = upper``) under ``exact_release``.
+
+    Parameters
+    ----------
+    m
+        The point's model.
+    exact_available
+        Whether ``m.mu`` is the release's exact shift (PrivateSum) or not (PQFTL, whose release
+        has no exact value: the point then has none).
+
+    Returns
+    -------
+    GridPoint
+        The point with its accountant (``mu``, ``epsilon``) and exact-release evidence.
+    """
     eps_c, dl_c = m.claimed
     acc = gaussian_epsilon(m.accountant_mu, dl_c) if m.accountant_mu > 0 else 0.0
     ev = PointEvidence.of(m.evidence).with_details(
@@ -129,6 +153,29 @@ GRID_PLD_REL_ERROR = 1e-2
 
 def exact_point(model: Model, max_clipped: int, rel_error: float = PLD_REL_ERROR
                  ) -> tuple[GridPoint, dict[str, Any]]:
+    """The exact (or certified) and accountant evidence of a Gaussian-release model.
+
+    The exact value is the lower end of :func:`~dpaudit.papers.jkt12.exact.release_epsilon`'s
+    bracket at the claimed delta (exact when C = R^d, a certified lower bound when the noisy points
+    are projected onto the box); the accountant is the Gaussian epsilon of ``accountant_mu``
+    (0 for a non-positive ``mu``).
+
+    Parameters
+    ----------
+    model
+        The point's model.
+    max_clipped
+        Largest number of clipped steps composed exactly in the lower bound.
+    rel_error
+        The PLD grid of :func:`~dpaudit.papers.jkt12.exact.release_epsilon`.
+
+    Returns
+    -------
+    tuple of (GridPoint, dict)
+        The point (its evidence: the bracket with ``max_clipped_steps`` and ``pld_rel_error``,
+        the accountant, the noise scale, the number of noisy steps, the box half-width), and
+        ``{"exact": bracket}``.
+    """
     eps_c, delta_c = model.claimed
     ex = release_epsilon(model.m0, model.m1, model.sigmas, delta_c, model.half_width,
                          max_clipped_steps=max_clipped, rel_error=rel_error)
@@ -181,7 +228,31 @@ class Family:
 
 def audit_point(fam: Family, params: dict[str, Any], max_T: int, max_clipped: int
                  ) -> tuple[Model | None, GridPoint | None]:
-    """The model and the exact/accountant evidence at one parameter point (no empirical test)."""
+    """The model and the exact/accountant evidence at one parameter point (no empirical test).
+
+    The evidence is computed on the coarse PLD grid :data:`GRID_PLD_REL_ERROR`; where the point
+    is projected onto a box and its unprojected upper end or accountant exceeds
+    ``fam.refine_above`` times the claim, it is recomputed on the fine grid
+    (:data:`~dpaudit.papers.jkt12.exact.PLD_REL_ERROR`), with every clipped step up to
+    :data:`~dpaudit.papers.jkt12.exact.REFINED_CLIPPED_STEPS` composed if the first pass dropped
+    some.
+
+    Parameters
+    ----------
+    fam
+        The claim family.
+    params
+        The parameter point.
+    max_T
+        Largest horizon the budget tests empirically (the model builds its streams only up to it).
+    max_clipped
+        Largest number of clipped steps composed exactly in the first pass.
+
+    Returns
+    -------
+    tuple of (Model or None, GridPoint or None)
+        The model and its point; ``(None, None)`` where the family has none.
+    """
     model = fam.model(params, max_T)
     if model is None:
         return None, None
@@ -198,6 +269,23 @@ def audit_point(fam: Family, params: dict[str, Any], max_T: int, max_clipped: in
 
 
 def with_evidence(p: GridPoint, lower_bound: float | None = None, **extra: Any) -> GridPoint:
+    """A copy of a grid point with an empirical lower bound and more evidence.
+
+    Parameters
+    ----------
+    p
+        The point.
+    lower_bound
+        Its empirical lower bound; ``None`` keeps ``p``'s.
+    **extra
+        Evidence entries merged into ``p``'s
+        (:meth:`~dpaudit.claims.evidence.PointEvidence.merged`).
+
+    Returns
+    -------
+    GridPoint
+        The new point; ``p`` is unchanged.
+    """
     lb = p.epsilon_lower_bound if lower_bound is None else lower_bound
     return GridPoint(p.parameters, p.claimed_epsilon, p.claimed_delta, p.epsilon_exact,
                      p.epsilon_accountant, lb, p.evidence.merged(extra))
@@ -212,6 +300,21 @@ NEAR_ONE_DELTAS = (0.5, 0.99)
 
 
 def pocp_grid(grid: str) -> list[dict[str, Any]]:
+    """The audited points of POCP (Theorem 1, both versions): epsilon, delta, T, d.
+
+    Coarse: seven points, epsilon 1e-3 to 1000, one at the paper's T (:data:`PAPER_PQFTL_T`).
+    Full: epsilon (powers of ten 1e-3..1000) x delta x T x d, and :data:`NEAR_HALF_DELTAS`.
+
+    Parameters
+    ----------
+    grid
+        ``"coarse"`` (the quick budget) or ``"full"``.
+
+    Returns
+    -------
+    list of dict
+        The parameter points.
+    """
     if grid == "coarse":
         return [dict(epsilon=1e-3, delta=1e-5, T=64, d=1),
                 dict(epsilon=0.01, delta=1e-5, T=64, d=1),
@@ -227,6 +330,25 @@ def pocp_grid(grid: str) -> list[dict[str, Any]]:
 
 
 def pocp_model(version: Version) -> Callable[[dict[str, Any], int], Model]:
+    """The point model of POCP (Algorithm 1, Theorem 1) run on QFTL, for one version.
+
+    QFTL on C = R^d with the pair of :func:`~dpaudit.papers.jkt12.pairs.qftl_pair`, whose
+    ``lambda_A`` (:func:`~dpaudit.papers.jkt12.pairs.pocp_qftl_lambda`) enters the printed beta;
+    rounds t = 1..T-1 are released with noise ``beta / t``, and the accountant composes shifts
+    ``lambda_A / t`` (assumption (1) with equality). Streams and search pairs only for
+    ``T <= max_T``.
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"`` (their exponents c differ).
+
+    Returns
+    -------
+    Callable
+        ``model(params, max_T)``: the :class:`Model` at ``params`` (which gain ``lambda_A`` and
+        ``c``).
+    """
     def model(p: dict[str, Any], max_T: int) -> Model:
         eps, dl, T, d = p["epsilon"], p["delta"], p["T"], p["d"]
         lam = pocp_qftl_lambda(QFTL_R, QFTL_ALPHA)
@@ -252,6 +374,21 @@ def pocp_model(version: Version) -> Callable[[dict[str, Any], int], Model]:
 
 
 def doubling_grid(grid: str) -> list[dict[str, Any]]:
+    """The audited points of the doubling variant (COLT Theorem 13): epsilon, delta, T, d.
+
+    Coarse: six points, epsilon 0.1 to 1000, one at the paper's T (:data:`PAPER_PQFTL_T`).
+    Full: epsilon (0.05 to 1000) x delta (1e-6 to 1e-3) x T x d.
+
+    Parameters
+    ----------
+    grid
+        ``"coarse"`` (the quick budget) or ``"full"``.
+
+    Returns
+    -------
+    list of dict
+        The parameter points.
+    """
     if grid == "coarse":
         return [dict(epsilon=0.1, delta=1e-5, T=64, d=1), dict(epsilon=1.0, delta=1e-5, T=64, d=2),
                 dict(epsilon=1.0, delta=1e-5, T=2, d=1),
@@ -263,6 +400,26 @@ def doubling_grid(grid: str) -> list[dict[str, Any]]:
 
 
 def doubling_model(p: dict[str, Any], max_T: int) -> Model | None:
+    """The point model of POCP with the doubling trick (COLT Sec. 6.2, App. F, Algorithm 7).
+
+    The same QFTL pair as :func:`pocp_model`; round t is released with noise ``beta_t / t``,
+    ``beta_t`` the printed beta of block ``k = floor(log2 t)``
+    (:func:`~dpaudit.learners.pocp_doubling.doubling_beta`), and the accountant composes shifts
+    ``lambda_A / t``.
+
+    Parameters
+    ----------
+    p
+        The parameter point (epsilon, delta, T, d).
+    max_T
+        Largest horizon the budget tests empirically (streams and search pairs only up to it).
+
+    Returns
+    -------
+    Model or None
+        The model (noise scale reported as ``beta_1``); None where the claimed delta
+        (``delta log2 T + 2 / T^{2 eps}``) is >= 1, a vacuous claim.
+    """
     eps, dl, T, d = p["epsilon"], p["delta"], p["T"], p["d"]
     claimed = claimed_privacy("jkt12-colt/pocp-doubling", eps, dl, T)
     if claimed[1] >= 1.0:
@@ -288,6 +445,23 @@ def doubling_model(p: dict[str, Any], max_T: int) -> Model | None:
 
 
 def pigd_grid(grid: str) -> list[dict[str, Any]]:
+    """The audited points of PIGD (Theorem 7 COLT / 3 arXiv): epsilon, delta, T, alpha, L, d.
+
+    Both grids include the paper's Forest covertype setting (COLT App. G.2 / arXiv Sec. 5.2:
+    T = :data:`PAPER_PIGD_T`, d = 54, delta = 0.01, L = alpha = 1) at epsilon 0.1 and 20 (coarse)
+    or 0.1, 1, 10, 20 (full). Coarse adds six points (epsilon 1e-3 to 2000, alpha 0.01 to 100);
+    full a product grid (epsilon up to 2000) and :data:`NEAR_HALF_DELTAS`.
+
+    Parameters
+    ----------
+    grid
+        ``"coarse"`` (the quick budget) or ``"full"``.
+
+    Returns
+    -------
+    list of dict
+        The parameter points (the paper's carry ``setting="paper G.2"``).
+    """
     paper = [dict(epsilon=e, delta=0.01, T=PAPER_PIGD_T, alpha=1.0, L=1.0, d=54,
                   setting="paper G.2")
              for e in ((0.1, 20.0) if grid == "coarse" else (0.1, 1.0, 10.0, 20.0))]
@@ -310,7 +484,22 @@ def pigd_grid(grid: str) -> list[dict[str, Any]]:
 
 def pigd_accountant_only(version: Version
                           ) -> Callable[[dict[str, Any]], tuple[float, float, tuple[float, float]]]:
-    """(c, accountant mu, claimed) of :func:`pigd_model` at a point, without the pair."""
+    """(c, accountant mu, claimed) of :func:`pigd_model` at a point, without the pair.
+
+    The model's accountant (:func:`~dpaudit.papers.jkt12.exact.pigd_accountant` at the printed
+    beta), cheap enough for the bisection of :mod:`~dpaudit.papers.jkt12.regime`.
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``.
+
+    Returns
+    -------
+    Callable
+        ``acc(params)``: the exponent c, the accountant's ``mu`` and the claimed
+        ``(epsilon, delta)`` at ``params``.
+    """
     def acc(p: dict[str, Any]) -> tuple[float, float, tuple[float, float]]:
         eps, dl, T, alpha, L = p["epsilon"], p["delta"], p["T"], p["alpha"], p["L"]
         beta = pigd_beta(version, T, L, alpha, eps, dl)
@@ -320,6 +509,28 @@ def pigd_accountant_only(version: Version
 
 
 def pigd_model(version: Version) -> Callable[[dict[str, Any], int], Model]:
+    """The point model of PIGD (Algorithm 2; Theorem 7 COLT / 3 arXiv), for one version.
+
+    At a point, IGD on the box ``C = [-D, D]^d`` with the near-linear pair of
+    :mod:`~dpaudit.papers.jkt12.pairs`: the loss replaced at round tau
+    (:func:`~dpaudit.papers.jkt12.pairs.best_igd_round`) and D, G from
+    :func:`~dpaudit.papers.jkt12.pairs.igd_design`, fillers ``alpha/2 ||x||^2``. Rounds
+    t = 1..T-1 are released with noise ``beta / t`` (the printed beta,
+    :func:`~dpaudit.learners.pocp.pigd_beta`); the accountant is the worst case over every pair,
+    C and d (:func:`~dpaudit.papers.jkt12.exact.pigd_accountant`).
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``.
+
+    Returns
+    -------
+    Callable
+        ``model(params, max_T)``: the :class:`Model` (params gain ``tau``, ``box_half_width``
+        and ``c``; streams and search pairs only for ``T <= max_T``; a learner with a uniform
+        random start as ``uniform_factory``).
+    """
     def model(p: dict[str, Any], max_T: int) -> Model:
         eps, dl, T, alpha, L, d = p["epsilon"], p["delta"], p["T"], p["alpha"], p["L"], p["d"]
         nu = NEAR_LINEAR_NU * min(1.0, math.sqrt(alpha))
@@ -361,6 +572,23 @@ def pigd_model(version: Version) -> Callable[[dict[str, Any], int], Model]:
 
 
 def pgiga_grid(grid: str) -> list[dict[str, Any]]:
+    """The audited points of PGIGA (Theorem 9 COLT / 5 arXiv).
+
+    Parameters epsilon, delta, T, alpha, G, smoothness_ratio (the smoothness over alpha), d.
+    Coarse: six points (epsilon 1e-3 to 1000, alpha 0.01 to 100, one at smoothness ratio 2, one
+    at the paper's T, :data:`PAPER_PQFTL_T`). Full: a product grid at d = 1, smoothness ratios 1
+    and 2 at d = 3, and :data:`NEAR_HALF_DELTAS`.
+
+    Parameters
+    ----------
+    grid
+        ``"coarse"`` (the quick budget) or ``"full"``.
+
+    Returns
+    -------
+    list of dict
+        The parameter points.
+    """
     if grid == "coarse":
         return [dict(epsilon=1e-3, delta=1e-5, T=64, alpha=1.0, G=1.0, smoothness_ratio=1.0, d=1),
                 dict(epsilon=1.0, delta=1e-5, T=64, alpha=0.01, G=1.0, smoothness_ratio=1.0, d=1),
@@ -380,6 +608,28 @@ def pgiga_grid(grid: str) -> list[dict[str, Any]]:
 
 
 def pgiga_model(version: Version) -> Callable[[dict[str, Any], int], Model | None]:
+    """The point model of PGIGA (Algorithm 3; Theorem 9 COLT / 5 arXiv), for one version.
+
+    At a point, GIGA with smoothness ``smoothness_ratio * alpha + nu^2`` and burn-in ``t_q``
+    (:func:`~dpaudit.learners.giga.giga_burn_in`); of the candidate replaced rounds
+    (:func:`~dpaudit.papers.jkt12.pairs.candidate_rounds`) the two with the best clip-aware score
+    are built (box ``[-D, D]^d`` on whose boundary the replaced loss puts ``x_{tau+1}``, the
+    declared gradient bound G met exactly), and the one with the larger Gaussian shift is kept.
+    Rounds t = t_q..T-1 are released with noise ``beta / t``; the accountant is
+    :func:`~dpaudit.papers.jkt12.exact.pgiga_accountant`.
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``.
+
+    Returns
+    -------
+    Callable
+        ``model(params, max_T)``: the :class:`Model` (params gain ``tau``, ``t_q``,
+        ``box_half_width``, ``c``; streams and search pairs only for ``T <= max_T``), or None
+        where ``T - 1 < t_q`` (every released point is a random burn-in point).
+    """
     def model(p: dict[str, Any], max_T: int) -> Model | None:
         eps, dl, T, alpha, Gd, d = (p["epsilon"], p["delta"], p["T"], p["alpha"], p["G"], p["d"])
         nu = NEAR_LINEAR_NU * min(1.0, math.sqrt(alpha))
@@ -444,6 +694,22 @@ def pgiga_model(version: Version) -> Callable[[dict[str, Any], int], Model | Non
 
 
 def pol_grid(grid: str) -> list[dict[str, Any]]:
+    """The audited points of POL (Theorem 5 COLT / 10 arXiv).
+
+    Parameters epsilon_p, delta, T, L, epsilon_g, x_star_norm, d (L and ||x*|| are 1). Coarse: four
+    points, one at the paper's T (:data:`PAPER_PIGD_T`). Full: a product grid over epsilon_p,
+    delta, T, epsilon_g and d, and :data:`NEAR_ONE_DELTAS`.
+
+    Parameters
+    ----------
+    grid
+        ``"coarse"`` (the quick budget) or ``"full"``.
+
+    Returns
+    -------
+    list of dict
+        The parameter points.
+    """
     if grid == "coarse":
         return [dict(epsilon_p=0.1, delta=1e-5, T=64, L=1.0, epsilon_g=0.1, x_star_norm=1.0, d=1),
                 dict(epsilon_p=1.0, delta=1e-5, T=1024, L=1.0, epsilon_g=0.01, x_star_norm=1.0,
@@ -460,6 +726,29 @@ def pol_grid(grid: str) -> list[dict[str, Any]]:
 
 
 def pol_model(p: dict[str, Any], max_T: int) -> Model:
+    """The point model of POL (Algorithm 6; COLT Sec. 5 / arXiv Sec. 4.2): one released point.
+
+    IGD with POL's ridge ``alpha = epsilon_g / ||x*||^2`` on the box of radius ``||x*||``
+    (``D = ||x*|| / sqrt(d)``) with the shifted near-linear pair of
+    :func:`~dpaudit.papers.jkt12.pairs.pol_near_linear_loss` (its Lipschitz constant over C is L,
+    its class membership checked and recorded), replaced at the simulable round that maximises
+    the shift of the averaged iterate (:func:`~dpaudit.papers.jkt12.pairs.pol_bounds`). The
+    release is ``x~ = (x_1 + ... + x_T) / T`` with noise beta; the accountant's shift is the
+    worst case over tau with ``L' = L + alpha ||x*||``, divided by beta.
+
+    Parameters
+    ----------
+    p
+        The parameter point (epsilon_p, delta, T, L, epsilon_g, x_star_norm, d).
+    max_T
+        Largest horizon the budget tests empirically (streams and search pairs only up to it).
+
+    Returns
+    -------
+    Model
+        The model (``output="point"``; params gain ``alpha`` and ``tau``). Its claim is COLT's
+        (the audit's family sets each version's).
+    """
     eps, dl, T, L, eg, xs, d = (p["epsilon_p"], p["delta"], p["T"], p["L"], p["epsilon_g"],
                                 p["x_star_norm"], p["d"])
     D = xs / math.sqrt(d)  # box [-D, D]^d of radius ||x*||
@@ -510,6 +799,23 @@ def pol_model(p: dict[str, Any], max_T: int) -> Model:
 
 
 def privatesum_grid(grid: str) -> list[dict[str, Any]]:
+    """The audited points of PrivateSum (Theorem 11 COLT / 9 arXiv).
+
+    Parameters epsilon, delta, T, R, d and ``log_reading`` (the unprinted base of log T: ``"tree"``
+    log2, ``"natural"`` ln). Coarse: five points, one at the paper's T
+    (:data:`PAPER_PQFTL_T`, d = 10). Full: a product grid with both readings, and
+    :data:`NEAR_ONE_DELTAS` (natural reading only where ``ln T > delta``: the sigma is undefined).
+
+    Parameters
+    ----------
+    grid
+        ``"coarse"`` (the quick budget) or ``"full"``.
+
+    Returns
+    -------
+    list of dict
+        The parameter points.
+    """
     if grid == "coarse":
         return [dict(epsilon=1.0, delta=1e-5, T=2, R=1.0, d=1, log_reading="tree"),
                 dict(epsilon=1.0, delta=1e-5, T=64, R=1.0, d=2, log_reading="tree"),
@@ -528,6 +834,25 @@ def privatesum_grid(grid: str) -> list[dict[str, Any]]:
 
 
 def privatesum_model(version: Version) -> Callable[[dict[str, Any], int], TreeModel]:
+    """The point model of PrivateSum (Algorithm 5; Theorem 11 COLT / 9 arXiv), for one version.
+
+    The pair is ``w_1 = +-R e_1``, zero vectors after it; the released sequence's exact shift,
+    :func:`~dpaudit.papers.jkt12.exact.tree_mu` at the printed sigma, is the worst case too
+    (exact and accountant ``mu`` are equal). The evidence adds the per-step reading (the worst
+    single output) and, for ``T <= 256``, the shift from the whitened covariance (a cross-check).
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``.
+
+    Returns
+    -------
+    Callable
+        ``model(params, max_T)``: the :class:`TreeModel`, with an empirical test (the
+        likelihood-ratio weights of :func:`~dpaudit.papers.jkt12.exact.lr_weights_tree`) for
+        ``T <= max_T``.
+    """
     def model(p: dict[str, Any], max_T: int) -> TreeModel:
         eps, dl, T, R, d, lr = p["epsilon"], p["delta"], p["T"], p["R"], p["d"], p["log_reading"]
         sigma = private_sum_sigma(version, T, R, eps, dl, lr)
@@ -561,6 +886,24 @@ def privatesum_model(version: Version) -> Callable[[dict[str, Any], int], TreeMo
 
 
 def pqftl_grid(grid: str) -> list[dict[str, Any]]:
+    """The audited points of PQFTL (Theorem 3 COLT / 7 arXiv).
+
+    Parameters epsilon, delta, T, R, alpha, d, ``log_reading``. Coarse: six points, among them
+    the paper's synthetic regression (COLT App. G.1 / arXiv Sec. 5.1: T = :data:`PAPER_PQFTL_T`,
+    d = 10, ``setting="paper G.1"``) and one empirical pair (``alpha =``
+    :data:`PQFTL_EMPIRICAL_ALPHA`, d = 1). Full: a product grid with both readings,
+    :data:`NEAR_ONE_DELTAS`, five empirical pairs, and T = 2 (the stated range's lower end).
+
+    Parameters
+    ----------
+    grid
+        ``"coarse"`` (the quick budget) or ``"full"``.
+
+    Returns
+    -------
+    list of dict
+        The parameter points.
+    """
     # The points with alpha = PQFTL_EMPIRICAL_ALPHA and d = 1 carry the empirical tests.
     a_emp = PQFTL_EMPIRICAL_ALPHA
     if grid == "coarse":
@@ -591,6 +934,24 @@ def pqftl_grid(grid: str) -> list[dict[str, Any]]:
 
 
 def pqftl_model(version: Version) -> Callable[[dict[str, Any], int], TreeModel]:
+    """The point model of PQFTL (Algorithm 4; Theorem 3 COLT / 7 arXiv), for one version.
+
+    The release is a post-processing of the noisy state (V^_t, u^_t), so there is no exact value
+    (``mu = 0``); the accountant is the state's worst-case shift of
+    :func:`~dpaudit.papers.jkt12.exact.pqftl_state_mu`. Points with d = 1 and
+    ``alpha >= PQFTL_EMPIRICAL_ALPHA`` and ``T <= max_T`` get an empirical pair (the label flip
+    ``y_1 = +-R`` with ``v_1 = R``); the state's epsilon under the flip is its ``pair_upper``.
+
+    Parameters
+    ----------
+    version
+        ``"colt"`` or ``"arxiv"``.
+
+    Returns
+    -------
+    Callable
+        ``model(params, max_T)``: the :class:`TreeModel`.
+    """
     def model(p: dict[str, Any], max_T: int) -> TreeModel:
         eps, dl, T, R, alpha, d, lr = (p["epsilon"], p["delta"], p["T"], p["R"], p["alpha"], p["d"],
                                        p["log_reading"])

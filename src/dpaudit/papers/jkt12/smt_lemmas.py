@@ -3,27 +3,14 @@
 Jain, Kothari & Thakurta, *Differentially Private Online Learning* (COLT 2012 and arXiv
 versions). Each function below returns :class:`~dpaudit.formal.smt.SmtLemma` s whose
 counterexamples replay through the learners of :mod:`dpaudit.learners`; :func:`smt_evidence`
-returns the :class:`~dpaudit.claims.record.LemmaCheck` records a claim audit appends.
+returns the :class:`~dpaudit.claims.record.LemmaCheck` records a claim audit appends. Encoded:
+IGD's Lemma 4 and the PIGD accountant's bound, GIGA's Lemma 5 and its accountant's, PrivateSum's
+Lemma 6, PQFTL's tree bounds (Algorithm 4 lines 7-8), the node count (Theorem 11 COLT / 9 arXiv),
+POL's eq. (37) COLT / (35) arXiv, and QFTL's assumption (1). Not encoded: Lemma 1 and App. F's
+per-step privacy (Gaussian CDF, outside nonlinear real arithmetic; evaluated exactly by the
+auditor), and the logistic and hinge losses.
 
-Encoded (the statements the Hypothesis checks of the JKT12 auditor test):
-
-* IGD, Lemma 4 (COLT ``2L/(alpha t)``, arXiv ``2L/t``) and the bound the PIGD accountant uses,
-  ``2L/(alpha (t+2))``: the implicit step of :func:`~dpaudit.learners.implicit_step.implicit_step`
-  for the squared loss with ridge on ``C = [-D, D]`` (:func:`igd_step`);
-* GIGA, Lemma 5 (``2G/(alpha t)``) and the accountant's ``4G(tau-1)/(alpha (t-1) t)``: the
-  projected gradient step of :class:`~dpaudit.learners.giga.GIGA` for ``t >= t_q``;
-* PrivateSum, Lemma 6 (every node moves by ``<= R``; needed ``2R``), d = 1 and d = 2;
-* PQFTL, Algorithm 4 lines 7-8 (u-tree bound ``R``, V-tree bound ``R^2``; needed ``2R^2`` and
-  ``sqrt(2) R^2``), d = 1 and d = 2;
-* the node count (Theorem 11 COLT / 9 arXiv: "at most log T nodes"; the implementation's count
-  ``floor(log2 T) + 1``) over bit-vectors for ``T <= 2^20``;
-* POL, eq. (37) COLT / (35) arXiv (``||x~ - x~'|| <= 2 L' ln T / T``), unrolled for T = 2, 3;
-* QFTL assumption (1) for the generic POCP audits (``lambda_A / t``) over the aggregate sums.
-
-Not encoded, with the reason: Lemma 1 and App. F's per-step privacy (Gaussian CDF:
-transcendental, outside nonlinear real arithmetic; evaluated exactly by the auditor); the
-logistic loss (``exp``), and the hinge loss of IGD (not yet encoded: the squared loss already
-attains the bounds).
+Each encoding's statement, and why the rest is not encoded: docs/formal-notes.md#jkt12-smt-encodings
 """
 
 from __future__ import annotations

@@ -55,7 +55,18 @@ CLAIMS = {c.id: c for c in PFCOCO_CLAIMS}
 
 
 def gaussian_curve(mu_exact: float | None, mu_accountant: float | None) -> dict[str, Any]:
-    """Privacy-curve series of Gaussian releases with shifts ``mu`` (closed form)."""
+    """Privacy-curve series of Gaussian releases with shifts ``mu`` (closed form).
+
+    Parameters
+    ----------
+    mu_exact, mu_accountant
+        The exact and the accountant's Gaussian shifts (``inf``: epsilon inf; None: no series).
+
+    Returns
+    -------
+    dict
+        ``deltas`` (:data:`~dpaudit.claims.curve_deltas.EVEN_DECADES`) and the two series.
+    """
     def series(mu: float | None) -> list[float] | None:
         if mu is None:
             return None
@@ -65,8 +76,19 @@ def gaussian_curve(mu_exact: float | None, mu_accountant: float | None) -> dict[
 
 
 def pure_curve(epsilon0: float | None, count: int) -> dict[str, Any]:
-    """Privacy-curve series of ``count`` pure ``epsilon0``-DP nodes (optimal composition, an upper
-    value for l2-Laplace nodes; their exact curve for ``delta > 0`` has no closed form here)."""
+    """Privacy-curve series of ``count`` pure ``epsilon0``-DP nodes (optimal composition).
+
+    Parameters
+    ----------
+    epsilon0, count
+        Each node's pure epsilon (``None``: no series; a leaf inside an exact sum), node count.
+
+    Returns
+    -------
+    dict
+        ``deltas`` (:data:`~dpaudit.claims.curve_deltas.EVEN_DECADES`), the accountant series
+        (an upper value for l2-Laplace nodes) and ``epsilon_exact = None`` (no closed form).
+    """
     acc = (None if epsilon0 is None else
            [homogeneous_pure_composition_epsilon(epsilon0, count, d) for d in EVEN_DECADES])
     return {"deltas": list(EVEN_DECADES), "epsilon_exact": None, "epsilon_accountant": acc}
@@ -123,6 +145,19 @@ def node_llr_statistic(B: np.ndarray, leaf_nodes: list[int], exposure: np.ndarra
     costs little power on a correct tree (W = 8, eps = 1, 200k runs: lower bound 0.895 instead of
     0.927) and is what catches a tree that redraws its noise per release instead of reusing nodes
     (1.23 instead of 0.93 on that bug): the auditor is not tuned to the correct implementation.
+
+    Parameters
+    ----------
+    B, leaf_nodes, exposure
+        :func:`~dpaudit.papers.pfcoco.exact.release_structure`'s matrix, its columns containing
+        the leaf, the leaf's :func:`~dpaudit.papers.pfcoco.exact.leaf_exposure`.
+    shift, noise
+        The leaf's difference between the worlds (first coordinate); the node noise.
+
+    Returns
+    -------
+    Callable
+        ``score(y)``: one log-likelihood-ratio score per row, larger for world 0.
     """
     if noise.kind == "gaussian":
         w = np.linalg.pinv(B @ B.T) @ exposure
@@ -145,7 +180,13 @@ def node_llr_statistic(B: np.ndarray, leaf_nodes: list[int], exposure: np.ndarra
 
 def window_tree_mechanism(W: int | None, noise: NodeNoise, layout: str = "exact"
                           ) -> Callable[[np.ndarray, int, np.random.Generator], np.ndarray]:
-    """``mechanism(stream, n, rng)``: all releases, shape ``(n, T, d)`` (``W=None``: plain tree)."""
+    """``mechanism(stream, n, rng)``: all releases, shape ``(n, T, d)`` (``W=None``: plain tree).
+
+    Parameters
+    ----------
+    W, noise, layout
+        Window length (``None``: the standard tree of Sec. III-A), node noise, layout reading.
+    """
     def mechanism(data: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
         if W is None:
             return tree_prefix_sums(data, noise, n, rng)
@@ -187,7 +228,23 @@ def _learner_deltas(coarse: bool, largest_eps: bool, quick_here: bool) -> tuple[
 
 
 def grid(claim_id: str, budget: Any) -> list[dict[str, Any]]:
-    """The audited points of ``claim_id`` under ``budget`` (``grid``: coarse/full, ``max_T``)."""
+    """The audited points of ``claim_id`` under ``budget`` (``grid``: coarse/full, ``max_T``).
+
+    Window claims: T < W, T = W and T > W, both boundary readings of Def. 6, epsilon 0.1, 10 and
+    1 (full grid; WDP-COCOL always, first); Gaussian claims: ``log_power`` 2 and 1, deltas up to
+    :data:`NEAR_ONE_DELTAS`; learners: ``mu D / L`` up to the range's end 2 (full grid).
+    Duplicates are dropped, the order kept (the driver breaks ranking ties in grid order).
+
+    Parameters
+    ----------
+    claim_id, budget
+        A pfcoco claim id (:data:`CLAIMS`); ``budget.grid`` and ``max_T`` (default 256) are read.
+
+    Raises
+    ------
+    KeyError
+        If ``claim_id`` is not a pfcoco claim.
+    """
     coarse, max_T = is_coarse(budget), _max_T(budget)
     eps_set = (0.1, 10.0) if coarse else (0.1, 1.0, 10.0)
     WT = [(4, 2), (4, 4), (8, 8), (8, 20), (6, 6), (1, 5)] if coarse else \
@@ -576,7 +633,27 @@ def _plan_prop(claim_id: str, params: Mapping[str, Any]) -> PointPlan:
 
 
 def plan(claim_id: str, params: Mapping[str, Any]) -> PointPlan | Skip:
-    """The driver's plan of ``claim_id`` at ``params`` (a point of :func:`grid`)."""
+    """The driver's plan of ``claim_id`` at ``params`` (a point of :func:`grid`).
+
+    Window tree (Lemmas 1, 3): the oldest protected leaf's exact epsilon where known, the worst
+    case over the protected positions; learners (Theorems 1, 2, 5): the noisy sums' epsilon (the
+    exact value for WDP-COCOP Option I), the accountant at 2L; standard tree; Props. A1, A3, A6.
+
+    Parameters
+    ----------
+    claim_id, params
+        A pfcoco claim id (:data:`CLAIMS`); the parameter point.
+
+    Returns
+    -------
+    PointPlan or Skip
+        The plan; a learner point whose class is empty (``mu R > L``) is skipped.
+
+    Raises
+    ------
+    KeyError
+        If ``claim_id`` is not a pfcoco claim.
+    """
     if claim_id == "pfcoco/window-tree-gamma":
         return _plan_window_tree(params, gauss=False)
     if claim_id == "pfcoco/window-tree-gaussian":
@@ -593,7 +670,19 @@ def plan(claim_id: str, params: Mapping[str, Any]) -> PointPlan | Skip:
 
 
 def lemmas(claim_id: str, examples: int, seed: int = 0) -> list[LemmaCheck]:
-    """The lemma checks of ``claim_id`` (Hypothesis with ``examples`` examples where used)."""
+    """The lemma checks of ``claim_id`` (Hypothesis with ``examples`` examples where used).
+
+    Parameters
+    ----------
+    claim_id, examples, seed
+        A pfcoco claim id; Hypothesis examples; the seed of the search and data-access runs.
+
+    Returns
+    -------
+    list of LemmaCheck
+        Window claims: Lemmas 1 and 3's node count; learners also the ``L + mu D`` search and
+        the data-access check; the standard tree its node count; the propositions none.
+    """
     out: list[LemmaCheck] = []
     if claim_id.startswith("pfcoco/window-tree") or claim_id.startswith("pfcoco/wdp-"):
         out.append(lem.window_node_count_check())
@@ -615,10 +704,25 @@ def lemmas(claim_id: str, examples: int, seed: int = 0) -> list[LemmaCheck]:
 def expired_leakage(W: int, epsilon: float = 1.0, delta: float = 1e-5,
                     horizons: tuple[int, ...] = (1, 2, 4, 16), log_power: int = 1
                     ) -> list[dict[str, Any]]:
-    """What leaf 1 leaks once it has expired (never a violation): exact epsilon of the releases
-    ``s_1..s_T`` for ``T = W + h``, Gaussian nodes of Lemma 3 (``Delta_2 = 1``); and, for ``W`` a
-    power of two and ``T = W + 1``, the exact pure epsilon with Gamma nodes of Lemma 1, and an
-    upper value for them at every horizon (:func:`.exact.laplace_release_upper`)."""
+    """What leaf 1 leaks once it has expired (never a violation), at horizons ``T = W + h``.
+
+    The exact epsilon of the releases ``s_1..s_T``, Gaussian nodes of Lemma 3 (``Delta_2 = 1``);
+    and, for ``W`` a power of two and ``T = W + 1``, the exact pure epsilon with Gamma nodes of
+    Lemma 1, and an upper value for them at every horizon (:func:`.exact.laplace_release_upper`).
+
+    Parameters
+    ----------
+    W, epsilon, delta
+        Window length and the budget the nodes are calibrated to (delta: Gaussian nodes only).
+    horizons, log_power
+        The steps ``h`` after expiry; the reading of Lemma 3's ``ln^p(2/delta)`` (1: ln).
+
+    Returns
+    -------
+    list of dict
+        Per horizon: ``W``, ``T``, ``steps_after_expiry``, ``gaussian_epsilon``, ``gaussian_mu``,
+        ``gamma_epsilon`` (None where not certified), ``gamma_upper``, ``claimed_epsilon``.
+    """
     out = []
     sigma = paper_gaussian_noise(epsilon, delta, 1.0, W, log_power=log_power).scale
     s = option_noise("I", epsilon, 0.0, 1.0, W).scale
@@ -669,6 +773,18 @@ def learner_expired_leakage(gauss: bool, W: int = 8, epsilon: float = 1.0, delta
     one at distance ``2L`` (clipping's bound): Option II - exact epsilon(delta) of the sums
     ``s_1..s_T`` (ln reading); Option I - the shifted-node upper value. The learners' releases
     are post-processings of these sums, so these bound what the learners leak.
+
+    Parameters
+    ----------
+    gauss
+        Option II (Gaussian nodes) or Option I (Gamma nodes).
+    W, epsilon, delta, mu_D_over_L, horizons
+        Window, calibrated budget, ``mu D / L`` (sensitivity ``1 + mu_D_over_L``), horizons T.
+
+    Returns
+    -------
+    list of float or None
+        Per horizon (None where no upper value exists).
     """
     Dp, shift = 1.0 + mu_D_over_L, 2.0
     noise = option_noise("II" if gauss else "I", epsilon, delta if gauss else 0.0, Dp, W,
@@ -691,7 +807,18 @@ def _learner_expiry_finding(gauss: bool) -> str:
 
 
 def findings(claim_id: str, run: Any) -> list[str]:
-    """Paper-specific prose for a finished run (readings, expired leakage, power caveats)."""
+    """Paper-specific prose for a finished run (readings, expired leakage, power caveats).
+
+    Parameters
+    ----------
+    claim_id, run
+        A pfcoco claim id; the driver's finished run (its ``points``).
+
+    Returns
+    -------
+    list of str
+        Each reading's worst point, then the claim's fixed sentences (expiry, sensitivity gap).
+    """
     out: list[str] = []
     window = claim_id.startswith(("pfcoco/window-tree", "pfcoco/wdp-"))
     if window:
@@ -749,6 +876,18 @@ def mark_accountant_basis(claim_id: str, outcome: Any) -> Any:
     entry: proved statement, method, sensitivity, and the refuted paper lemma it replaces), and a
     finding says so; every other check is unchanged. A claim's verdict rule can then tell "the
     accountant rests on a lemma dpaudit proved" from "the accountant rests on the refuted lemma".
+    When that check holds by an SMT proof, the refuted lemma's checks that do not hold get a
+    ``proof_gap`` naming the proved sensitivity.
+
+    Parameters
+    ----------
+    claim_id, outcome
+        A pfcoco claim id; its :class:`~dpaudit.claims.evidence.LemmaOutcome`.
+
+    Returns
+    -------
+    LemmaOutcome
+        ``outcome`` itself when the claim has no basis or no check states it, else a new one.
     """
     basis = ACCOUNTANT_BASIS.get(claim_id)
     if basis is None:
@@ -786,24 +925,61 @@ class PfcocoDeclaration(Declaration):
 
     @property
     def claim(self) -> PrivacyClaim:
+        """The claim of ``claim_id`` (:data:`CLAIMS`)."""
         return CLAIMS[self.claim_id]
 
     def grid(self, ctx: AuditContext) -> list[dict[str, Any]]:
+        """:func:`grid` under ``ctx.budget``.
+
+        Parameters
+        ----------
+        ctx
+            The driver's audit context.
+        """
         return grid(self.claim_id, ctx.budget)
 
     def tested_points(self, budget: Budget) -> int:
+        """Empirical tests by budget name (:data:`TESTS`: 3, 6, 10; 6 for another name).
+
+        Parameters
+        ----------
+        budget
+            The audit budget.
+        """
         return TESTS.get(budget.name, 6)
 
     def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan | Skip:
+        """:func:`plan` at ``params``.
+
+        Parameters
+        ----------
+        params, ctx
+            The parameter point; the driver's audit context (not used).
+        """
         return plan(self.claim_id, params)
 
     def lemmas(self, ctx: AuditContext, parameters: Any) -> LemmaOutcome:
+        """:func:`lemmas`, then the SMT records, then :func:`mark_accountant_basis`.
+
+        Parameters
+        ----------
+        ctx, parameters
+            The context (budget's examples, seed ``seed_for(claim_id, "lemmas") mod 2^32``);
+            the audited points (not used).
+        """
         seed = ctx.seed_for(self.claim_id, "lemmas") % (2 ** 32)
         checks = lemmas(self.claim_id, ctx.budget.sensitivity_examples, seed)
         return mark_accountant_basis(self.claim_id,
                                      smt_evidence(self.claim_id, ctx, LemmaOutcome(tuple(checks))))
 
     def findings(self, run: ClaimRun) -> list[str]:
+        """:func:`findings` of the run.
+
+        Parameters
+        ----------
+        run
+            The driver's finished run.
+        """
         return findings(self.claim_id, run)
 
 

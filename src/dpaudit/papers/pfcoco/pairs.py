@@ -1,25 +1,16 @@
 """Neighbouring streams for the pfcoco audits: only at positions the claim protects.
 
-Window DP (Def. 6) protects entry ``i`` in the outputs up to horizon ``T`` only while
+Window DP (Def. 6; Web Intelligence 2020) protects entry ``i`` up to horizon ``T`` only while
 ``T - i < W`` (strict reading) or ``T - i <= W`` (inclusive). Every pair built here is checked
-against a :class:`~dpaudit.claims.WindowScope`: asking for a pair at an expired position raises
-``ValueError``, so an auditor cannot call the leakage of an expired entry a violation. Expired
-entries get their own constructor, :func:`expired_tree_pair`, used only to *measure* what the
-relaxation leaks.
+against a :class:`~dpaudit.claims.WindowScope`: a pair at an expired position raises
+``ValueError``, so the leakage of an expired entry is never called a violation; only
+:func:`expired_tree_pair` builds one, to *measure* what the relaxation leaks. The audited position
+is the oldest protected entry (:func:`oldest_protected`). Learner pairs (:func:`learner_pair`)
+follow ST13's construction, ``f_+-(x) = +-a <e_1, x> + mu/2 ||x - c||^2`` with ``a = L - mu R``,
+arranged so that the first stream's clean trajectory sits at the domain's centre after the
+replaced round; membership of every loss in the declared class is asserted.
 
-Audited position. At horizon ``T`` the protected entry in the most releases is the oldest one,
-``i = max(1, T - W + 1)`` (strict) or ``max(1, T - W)`` (inclusive): :func:`oldest_protected`.
-
-Learner pairs (:func:`learner_pair`), after ST13's construction
----------------------------------------------------------------
-On a domain with centre ``c`` and ``R = max_{x in C} ||x - c||``, with ``a = L - mu R``:
-``f_+-(x) = +-a <e_1, x> + mu/2 ||x - c||^2`` (L-Lipschitz and mu-strongly convex on ``C``; their
-gradients differ by ``2 a e_1`` at every point, ``2L - mu D`` on a ball, which is the largest gap
-the class allows at the centre), ``f_0(x) = mu/2 ||x - c||^2``. The replaced round ``i >= 2``
-gets ``f_+`` vs ``f_-`` and round ``i - 1`` gets ``f_-`` in both streams, so the sum of the
-first-order terms cancels in the first stream: its clean trajectory sits at the centre after
-round ``i`` (an interior point, so the projection cannot hide the worst-case event), all other
-rounds ``f_0``. Membership of every loss in the declared class is asserted.
+The construction in full: docs/paper-readings.md#pfcoco-neighbouring-streams
 """
 
 from __future__ import annotations

@@ -84,8 +84,24 @@ REGULARISED_SAMPLES = 400_000
 
 
 def regularised_samples(budget_samples: int) -> int:
-    """Samples per input used for the ``"regularised"`` reading: ``max(n, min(400000, 10 n))`` for
-    a budget of ``n`` samples (quick 200000, standard 400000, thorough 2000000)."""
+    """Samples per input of the ``"regularised"`` reading: ``max(n, min(400000, 10 n))``.
+
+    Parameters
+    ----------
+    budget_samples
+        The budget's samples per input ``n`` (quick 20000, standard 200000, thorough 2000000,
+        which give 200000, 400000 and 2000000).
+
+    Returns
+    -------
+    int
+        The samples per input.
+
+    Raises
+    ------
+    ValueError
+        If ``budget_samples`` is not an integer >= 1.
+    """
     n = check_int(budget_samples, "budget_samples", minimum=1)
     return max(n, min(REGULARISED_SAMPLES, 10 * n))
 
@@ -130,10 +146,26 @@ def _d_finding(points: Sequence[GridPoint]) -> list[str]:
 
 
 def group_finding(label: str, points: Sequence[GridPoint]) -> str:
-    """How many of ``points`` refute the claim and, for the undecided ones (accountant above the
-    claim, no counterexample), why: the audited pair's exact epsilon is within the claim (only a
-    worse pair could refute it), or the empirical test lacked power. Neither is evidence of
-    privacy, and the text says so."""
+    """A sentence: how many of ``points`` refute the claim, and why the undecided ones are open.
+
+    An undecided point has no counterexample and an accountant above the claim (or none). Either
+    the audited pair's exact epsilon is within the claim (only a worse pair could refute it), or,
+    without an exact value, the empirical test lacked power. Neither is evidence of privacy, and
+    the text says so; with no refuting and no undecided point it says every accountant is within
+    the claim.
+
+    Parameters
+    ----------
+    label
+        What the points are (e.g. a reading of the tree bound), the sentence's subject.
+    points
+        The audited grid points.
+
+    Returns
+    -------
+    str
+        The sentence(s).
+    """
     bad = [p for p in points if p.counterexample() is not None]
     text = (f"{label}: {len(bad)} of {len(points)} grid points refute the claim"
             + (f" (e.g. {format_parameters(bad[0].parameters)}: {bad[0].counterexample()})"
@@ -189,6 +221,23 @@ class TreeAggregationAudit(_Declaration):
     ``z_1 = +-mu e_1``."""
 
     def grid(self, ctx: AuditContext) -> list[dict[str, Any]]:
+        """The audited points (T, d, epsilon, mu = 1) of Algorithm 2.
+
+        Coarse: T in {1, 8, 9, 64} at epsilon 1, epsilon 0.1 and 4 at T = 8, and d = 3. Full:
+        T in {1, 2, 3, 8, 9, 64, 256}, epsilon from 0.1 to 4, and d = 3 at T = 8 and 64 (T = 8 and
+        9: the exact epsilon depends on ``floor`` and ``ceil`` of ``log2 T``).
+
+        Parameters
+        ----------
+        ctx
+            The driver's audit context: ``ctx.budget``'s grid (coarse or full) and ``max_T``
+            (horizons above it are dropped, the smallest kept).
+
+        Returns
+        -------
+        list of dict
+            The parameter points.
+        """
         if coarse(ctx.budget):
             pts = [(1, 1, 1.0), (8, 1, 1.0), (9, 1, 1.0), (64, 1, 1.0), (8, 1, 0.1), (8, 1, 4.0),
                    (8, 3, 1.0)]
@@ -200,6 +249,25 @@ class TreeAggregationAudit(_Declaration):
                 if T <= max(ctx.budget.max_T, 1)]
 
     def plan(self, prm: Mapping[str, Any], ctx: AuditContext) -> PointPlan:
+        """The exact, accountant and empirical plan of Algorithm 2 on the pair ``z_1 = +-mu e_1``.
+
+        Every released node containing leaf 1 (``max_nodes_per_leaf(T)`` of them, at the printed
+        node scale) moves by ``2 mu``: the exact epsilon is that count times ``2 mu / scale``, and
+        the accountant composes the same nodes at sensitivity ``2 mu``. The test is the l2-Laplace
+        log-likelihood ratio of those nodes.
+
+        Parameters
+        ----------
+        prm
+            The parameter point (a row of :meth:`grid`).
+        ctx
+            The driver's audit context (not used).
+
+        Returns
+        -------
+        PointPlan
+            The plan, with the calibration for the replace-one relation (L2-bound ``2 mu``).
+        """
         T, d, eps, mu = prm["T"], prm["d"], prm["epsilon"], prm["mu"]
         s = st13_node_scale(mu, eps, T)
         z0, z1 = tree_worst_pair(T, d, mu)
@@ -223,9 +291,36 @@ class TreeAggregationAudit(_Declaration):
             recommendation=_recommend("mu"), evidence=_d_note(evidence, d))
 
     def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]) -> LemmaOutcome:
+        """The tree's lemma checks and the SMT records.
+
+        Parameters
+        ----------
+        ctx
+            The driver's audit context.
+        parameters
+            The audited points (not used).
+
+        Returns
+        -------
+        LemmaOutcome
+            :func:`~dpaudit.papers.st13.lemmas.tree_lemmas`, then
+            :func:`~dpaudit.papers.st13.smt_lemmas.smt_evidence`'s records.
+        """
         return smt_evidence(self.claim.id, ctx, tree_lemmas(ctx, self.claim.id))
 
     def findings(self, run: ClaimRun) -> list[str]:
+        """Why the exact epsilon is up to 2 eps, the largest lower bound, and the d > 1 note.
+
+        Parameters
+        ----------
+        run
+            The driver's finished run.
+
+        Returns
+        -------
+        list of str
+            The sentences (the d > 1 note only when a point has ``d > 1``).
+        """
         lb = _largest_lower_bound(run.points)
         return ["Replace-one neighbours let one input change from mu e_1 to -mu e_1, so every node "
                 "containing it moves by 2 mu, not mu as the proof of App. B.1 assumes: each node "
@@ -257,6 +352,26 @@ class PFTALAudit(_Declaration):
     convex: bool = False
 
     def grid(self, ctx: AuditContext) -> list[dict[str, Any]]:
+        """The audited points of PFTAL (T, d, epsilon, tree_bound, L, R, H; Alg. 1 also rho).
+
+        Algorithm 1: L = R = 1 and ``H = rho`` (``rho = H R / L``); horizons 3, 9, 33 (coarse) or
+        3 to 256 (full) at epsilon 1, rho 0.05 and the ``"lipschitz"`` reading, and at the middle
+        horizon (33 where audited) other epsilons and rho, the ``"lipschitz+H|C|"`` reading and
+        d = 2 (full: also d = 3 at epsilon 4). App. C: L = 1 and Theorem 11's ``H`` at each point
+        (:func:`~dpaudit.learners.pftal.theorem11_regularisation`); both readings at R = 1 and
+        0.05 at the middle horizon, the other horizons, epsilons and d = 2 at R = 0.05.
+
+        Parameters
+        ----------
+        ctx
+            The driver's audit context: ``ctx.budget``'s grid (coarse or full) and ``max_T``
+            (horizons above it are dropped, the smallest kept).
+
+        Returns
+        -------
+        list of dict
+            The parameter points.
+        """
         crude = coarse(ctx.budget)
         if self.convex:
             Ts = _horizons(ctx, (9, 33), (3, 9, 33, 129, 256))
@@ -291,6 +406,27 @@ class PFTALAudit(_Declaration):
         return pts
 
     def plan(self, prm: Mapping[str, Any], ctx: AuditContext) -> PointPlan | Skip:
+        """The exact, accountant and empirical plan of PFTAL on its worst-case pair.
+
+        The exact value is the pure epsilon of the released points on the pair
+        (:func:`~dpaudit.papers.st13.exact.pftal_pair_exact_epsilon`); the accountant composes
+        ``max_nodes_per_leaf(T - 1)`` nodes of sensitivity ``2 min(L, mu)`` (``mu`` the learner's
+        tree bound under the point's reading) at the printed node scale; the test inverts the
+        released points to the noisy-sum nodes containing the replaced round.
+
+        Parameters
+        ----------
+        prm
+            The parameter point (a row of :meth:`grid`).
+        ctx
+            The driver's audit context (not used).
+
+        Returns
+        -------
+        PointPlan or Skip
+            The plan; a skip for App. C where Theorem 11's ``H`` has ``H R > L`` (the worst-case
+            pair needs ``H R <= L``).
+        """
         T, d, L, H, R, eps = prm["T"], prm["d"], prm["L"], prm["H"], prm["R"], prm["epsilon"]
         tb = prm["tree_bound"]
         if self.convex and H * R > L:
@@ -328,10 +464,38 @@ class PFTALAudit(_Declaration):
             recommendation=_recommend("L"), evidence=_d_note(evidence, d))
 
     def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]) -> LemmaOutcome:
+        """PFTAL's lemma checks (App. C's with ``convex``) and the SMT records.
+
+        Parameters
+        ----------
+        ctx
+            The driver's audit context.
+        parameters
+            The audited points (not used).
+
+        Returns
+        -------
+        LemmaOutcome
+            :func:`~dpaudit.papers.st13.lemmas.pftal_lemmas` or
+            :func:`~dpaudit.papers.st13.lemmas.pftal_convex_lemmas`, then
+            :func:`~dpaudit.papers.st13.smt_lemmas.smt_evidence`'s records.
+        """
         lemma_fn = pftal_convex_lemmas if self.convex else pftal_lemmas
         return smt_evidence(self.claim.id, ctx, lemma_fn(ctx, self.claim.id))
 
     def findings(self, run: ClaimRun) -> list[str]:
+        """Why a node moves by up to 2 L, then :func:`group_finding` per tree-bound reading.
+
+        Parameters
+        ----------
+        run
+            The driver's finished run.
+
+        Returns
+        -------
+        list of str
+            The sentences, the d > 1 note last where a point has ``d > 1``.
+        """
         if self.convex:
             out = ["The regulariser's gradient H w^_t is the same in both neighbouring runs given "
                    "the past, so a replaced f_t moves each node by up to 2 L under either reading "
@@ -382,6 +546,25 @@ class BanditFTALAudit(_Declaration):
     convex: bool = False
 
     def grid(self, ctx: AuditContext) -> list[dict[str, Any]]:
+        """The audited points of bandit FTAL (T, epsilon, d, B, R, and H or tree_bound).
+
+        Horizons 9, 17, 33, 64 (coarse) or 9 to 256 (full) at epsilon 1, d = 1, B = R = 1; at
+        the middle horizon other epsilons and d = 2 on the ball of radius 2. Algorithm 3: an
+        oblivious adversary and ``H = 0.04``, plus, at the middle horizon, an adaptive adversary
+        and a point with ``H = 1``. App. E.3: the ``"loss-bound"`` reading at those points and the
+        ``"regularised"`` one at the horizons ``2^k + 1`` (k >= 5) up to ``max_T`` (33 if none).
+
+        Parameters
+        ----------
+        ctx
+            The driver's audit context: ``ctx.budget``'s grid (coarse or full) and ``max_T``
+            (horizons above it are dropped, the smallest kept).
+
+        Returns
+        -------
+        list of dict
+            The parameter points.
+        """
         # T = 17 is in the coarse grid too: Theorem 17's T = 9 is skipped in d = 1 (beta = 0.577 >=
         # (1 - xi) r), and T = 17 is the most powerful short horizon of both claims
         Ts = _horizons(ctx, (9, 17, 33, 64), (9, 17, 33, 65, 129, 256))
@@ -411,6 +594,28 @@ class BanditFTALAudit(_Declaration):
         return pts
 
     def plan(self, prm: Mapping[str, Any], ctx: AuditContext) -> PointPlan | Skip:
+        """The accountant and empirical plan of bandit FTAL on its worst-case pair (no exact one).
+
+        The accountant composes ``max_nodes_per_leaf(T - 1)`` nodes of sensitivity
+        ``2 min(mu, p B / beta)`` at the printed node scale; the evidence records the exact
+        epsilon of the secret noisy sums on the pair (an upper bound for the release). The test
+        counts released nodes whose played point lies on the side the replaced input pushes to,
+        with :func:`regularised_samples` samples for the ``"regularised"`` reading.
+
+        Parameters
+        ----------
+        prm
+            The parameter point (a row of :meth:`grid`); the plan's parameters add the schedule's
+            ``r``, ``beta``, ``xi`` (and, for App. E.3, its ``H``).
+        ctx
+            The driver's audit context (the budget's samples).
+
+        Returns
+        -------
+        PointPlan or Skip
+            The plan; a skip where the schedule is undefined (the learner raises ValueError) or
+            where ``beta >= (1 - xi) r`` (the statistic has no power).
+        """
         try:
             learner = bandit_learner(prm, self.convex)
         except ValueError as err:
@@ -456,9 +661,37 @@ class BanditFTALAudit(_Declaration):
             recommendation=_recommend("p B / beta"), evidence=_d_note(evidence, d))
 
     def lemmas(self, ctx: AuditContext, parameters: Sequence[Mapping[str, Any]]) -> LemmaOutcome:
+        """Bandit FTAL's lemma checks and the SMT records.
+
+        Parameters
+        ----------
+        ctx
+            The driver's audit context.
+        parameters
+            The audited points (not used).
+
+        Returns
+        -------
+        LemmaOutcome
+            :func:`~dpaudit.papers.st13.lemmas.bandit_lemmas`, then
+            :func:`~dpaudit.papers.st13.smt_lemmas.smt_evidence`'s records.
+        """
         return smt_evidence(self.claim.id, ctx, bandit_lemmas(ctx, self.claim.id, self.convex))
 
     def findings(self, run: ClaimRun) -> list[str]:
+        """Why a node moves by up to 2 pB/beta, the largest lower bound, and each reading's verdict.
+
+        Parameters
+        ----------
+        run
+            The driver's finished run.
+
+        Returns
+        -------
+        list of str
+            The sentences; App. E.3 adds the ``"regularised"`` reading's and says when a reading
+            had no audited point; the d > 1 note last where a point has ``d > 1``.
+        """
         lb = _largest_lower_bound(run.points)
         out = ["Algorithm 3 passes L2-bound pB/beta, but replacing f_t changes its tree input "
                "(p/beta) f_t(w^_t) u_t by up to 2 pB/beta (values +B vs -B), so each node is up to "

@@ -4,24 +4,12 @@ Smith & Thakurta, *(Nearly) Optimal Algorithms for Private Online Learning in Fu
 Bandit Settings*, NeurIPS 2013, App. B.1 (proof of Theorem 3). Counterexamples replay through
 :class:`~dpaudit.learners.pftal.PFTAL` / :class:`~dpaudit.learners.pftal.PFTALConvex` and the tree
 functions of :mod:`dpaudit.mechanisms.tree_aggregation`; :func:`smt_evidence` returns the
-records a claim audit appends.
+records a claim audit appends. Encoded: App. B.1's per-node step for PFTAL (Algorithm 1) and
+PFTAL-convex (App. C, both tree-bound readings), with the needed ``2 mu``; the clipping bound; the
+leaf count over bit-vectors for ``T <= 2^20``. Not encoded: the bandit learners' node inputs (the
+replay needs the learner's secret direction), the node-noise law (KS tests) and post-processing.
 
-Encoded:
-
-* the per-node step of App. B.1 ("replacing one tree input moves every node containing it by at
-  most mu") for PFTAL (Algorithm 1: input ``clip(grad f_t(w_t), mu)``, squared loss + ridge
-  ``>= H``, L-Lipschitz) and PFTAL-convex (App. C: ``clip(g_t + H w_t, mu)``, linear losses,
-  both tree-bound readings), with the needed ``2 mu``. A node is ``(other inputs) + z_t`` and the
-  earlier released points are the same on both streams, so w_t is any point of C;
-* clipping enforces the bound on every input (``|clip(z, mu)| <= mu``);
-* the leaf count ("changing one entry affects only ceil(log2 T) + 1 nodes") over bit-vectors
-  for ``T <= 2^20``, the nodes being those of
-  :func:`~dpaudit.mechanisms.tree_aggregation.nodes_containing`.
-
-Not encoded, with the reason: the bandit learners' node inputs ``(p/beta) clip(f_t(w^_t)) u_t``
-(same clipped-difference arithmetic as above, but the replay needs the learner's secret random
-direction u_t); the node-noise law (a distributional statement, checked by KS tests); the
-post-processing statement (about information flow, not arithmetic).
+Each encoding, and why the rest is not encoded: docs/formal-notes.md#st13-smt-encodings
 """
 
 from __future__ import annotations
