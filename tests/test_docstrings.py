@@ -151,8 +151,7 @@ LONG_DOCSTRING_EDITED_ELSEWHERE = (
     "claims/claim_gate.py", "claims/driver.py", "claims/noise_site_check.py",
     "claims/pair_relation.py", "claims/primitive_check.py", "claims/record.py",
     "claims/registry.py", "claims/severity.py", "claims/user_claims.py",
-    "papers/afkt23/exact.py", "papers/afkt23/lower_bound.py",
-    "papers/afkt23/pairs.py", "papers/jkt12/__init__.py", "papers/jkt12/smt_lemmas.py",
+    "papers/jkt12/__init__.py", "papers/jkt12/smt_lemmas.py",
     "papers/pfcoco/pairs.py", "papers/st13/smt_lemmas.py",
 )
 
