@@ -371,38 +371,48 @@ def exact_epsilon_alg1(losses0: np.ndarray, losses1: np.ndarray, params: Algorit
     losses0, losses1
         The two ``(T, d)`` loss streams of the pair.
     params
-        Algorithm 1's parameters.
+        Algorithm 1's calibration (Theorem 1; e.g. from
+        :func:`~dpaudit.learners.sparse_vector_experts.algorithm1_parameters`).
     delta
         The delta of the epsilon, in [0, 1).
 
     Returns
     -------
     float
-        :func:`discrete_epsilon` of the two exact laws, outcomes below :data:`MIN_MASS` left out.
+        :func:`discrete_epsilon` of the two laws :func:`alg1_law` gives, outcomes below
+        :data:`MIN_MASS` left out.
     """
-    _, p, q = law_arrays(alg1_law(losses0, params), alg1_law(losses1, params))
-    return discrete_epsilon(p, q, delta, min_mass=MIN_MASS)
+    return _pair_epsilon(alg1_law(losses0, params), alg1_law(losses1, params), delta)
 
 
 def exact_epsilon_alg5(losses0: np.ndarray, losses1: np.ndarray, params: Algorithm5Parameters,
                        delta: float = 0.0) -> float:
     """Exact epsilon(delta) of AFKT23 Algorithm 5's released sequence on one neighbouring pair.
 
+    As :func:`exact_epsilon_alg1`, with the laws of :func:`alg5_law`.
+
     Parameters
     ----------
     losses0, losses1
-        The two ``(T, d)`` loss streams of the pair.
+        The pair's two ``(T, d)`` loss streams.
     params
-        Algorithm 5's parameters.
+        Algorithm 5's calibration (Theorem 6 or 7; e.g. from
+        :func:`~dpaudit.papers.afkt23.gamma.algorithm5_parameters_at_gamma`).
     delta
-        The delta of the epsilon, in [0, 1).
+        The delta, in [0, 1).
 
     Returns
     -------
     float
-        :func:`discrete_epsilon` of the two exact laws, outcomes below :data:`MIN_MASS` left out.
+        The exact epsilon(delta).
     """
-    _, p, q = law_arrays(alg5_law(losses0, params), alg5_law(losses1, params))
+    return _pair_epsilon(alg5_law(losses0, params), alg5_law(losses1, params), delta)
+
+
+def _pair_epsilon(law0: dict, law1: dict, delta: float) -> float:
+    """:func:`discrete_epsilon` of two index-sequence laws, outcomes below :data:`MIN_MASS` left
+    out at every delta."""
+    _, p, q = law_arrays(law0, law1)
     return discrete_epsilon(p, q, delta, min_mass=MIN_MASS)
 
 

@@ -91,9 +91,9 @@ def theorem5_bound(d: int, epsilon: float) -> float:
     Parameters
     ----------
     d
-        Number of experts (>= 2).
+        Number of experts of the adversary's mixture (>= 2; the proof needs ``d >= 32``).
     epsilon
-        The privacy parameter (> 0).
+        The privacy parameter the learner is claimed to meet (> 0).
 
     Returns
     -------

@@ -43,6 +43,12 @@ def is_replace_one(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.count_nonzero(np.any(np.asarray(a) != np.asarray(b), axis=1)) <= 1)
 
 
+def _pair_arguments(T: int, d: int, r: int) -> tuple[int, int, int]:
+    """``(T, d, r)`` checked as every pair family needs them: ``T, d >= 2``, ``r`` in ``[1, T]``."""
+    T = check_int(T, "T", minimum=2)
+    return T, check_int(d, "d", minimum=2), check_int(r, "r", minimum=1, maximum=T)
+
+
 def threshold_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
     """The realizable threshold pairs (kill-all, delay, advance, flip) at round ``r``.
 
@@ -65,11 +71,9 @@ def threshold_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
     Raises
     ------
     ValueError
-        If a parameter is out of its range.
+        If ``T < 2``, ``d < 2`` or ``r`` is outside ``[1, T]``.
     """
-    T = check_int(T, "T", minimum=2)
-    d = check_int(d, "d", minimum=2)
-    r = check_int(r, "r", minimum=1, maximum=T)
+    T, d, r = _pair_arguments(T, d, r)
     out = []
     a = np.zeros((T, d)); a[:, 1:] = 1.0
     b = a.copy(); b[r - 1, 1:] = 0.0
@@ -116,9 +120,7 @@ def losing_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
     ValueError
         If a parameter is out of its range.
     """
-    T = check_int(T, "T", minimum=2)
-    d = check_int(d, "d", minimum=2)
-    r = check_int(r, "r", minimum=1, maximum=T)
+    T, d, r = _pair_arguments(T, d, r)
     out = []
     a = np.full((T, d), 0.5)
     b = a.copy(); b[r - 1, :] = 1.0
