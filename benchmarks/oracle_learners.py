@@ -97,7 +97,7 @@ class LearnerRow:
 
 
 def _ftrl_row(reading: str, epsilon: float = 1.0) -> LearnerRow:
-    """AFKT23 Alg. 3 at the audit plan's pair (``afkt23.audit._ftrl_plan``): linear losses
+    """AFKT23 Alg. 3 at the audit plan's pair (``afkt23.mechanism_plans.ftrl_plan``): linear losses
     ``g = L e1`` every round against ``-L e1`` at round 1; ``mu = 2 L sqrt(#nodes containing
     leaf 1) / sigma`` (the noisy tree nodes over [1, 2^j] are the only ones the pair shifts)."""
     from dpaudit.learners.dp_ftrl import DpFtrl, dp_ftrl_parameters

@@ -94,7 +94,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "first_chunk = 0", (POWER,),
            "the event is counted on the runs it was chosen on (a train/test leak)"),
     # -- replace-one doublings and accountant sensitivities, every paper ------------------------
-    Mutant("afkt23-dp-ftrl-pair-shift-halved", "papers/afkt23/audit.py",
+    Mutant("afkt23-dp-ftrl-pair-shift-halved", "papers/afkt23/mechanism_plans.py",
            "mu_pair = 2.0 * p.L * math.sqrt(used) / p.sigma",
            "mu_pair = 1.0 * p.L * math.sqrt(used) / p.sigma", (EXPECTED,)),
     Mutant("afkt23-dp-ftrl-accountant-halved", "papers/afkt23/exact.py",
@@ -167,7 +167,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("afkt23-alg5-draw-cost-eta", "papers/afkt23/exact.py",
            "pieces = svt + [2.0 * params.eta]", "pieces = svt + [1.0 * params.eta]",
            (AFKT23_ALG5,), "the draw exp(-eta s) charged eta, not 2 eta, under replacement"),
-    Mutant("afkt23-binary-tree-scale-log2T", "papers/afkt23/audit.py",
+    Mutant("afkt23-binary-tree-scale-log2T", "papers/afkt23/mechanism_plans.py",
            "b = h / eps", "b = max(h - 1, 1) / eps", (EXPECTED,),
            "node noise for floor(log2 T) nodes while a leaf lies in floor(log2 T) + 1"),
     Mutant("svt-query-noise-halved", "mechanisms/sparse_vector.py",

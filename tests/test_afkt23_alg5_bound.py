@@ -78,7 +78,7 @@ def test_two_switch_path_probability_equals_the_enumerated_law():
     """exact.alg5_two_switch_log_probability (one path, log-space quadrature) against the exact law
     enumerated path by path (exact.alg5_law, linear-space quadrature, an independent code path) on
     alg5's best pair, at eps where the enumeration's probabilities are well inside its range."""
-    from dpaudit.papers.afkt23.audit import (LARGE_EPS_PATH, LARGE_EPS_REPLACEMENT,
+    from dpaudit.papers.afkt23.plans import (LARGE_EPS_PATH, LARGE_EPS_REPLACEMENT,
                                              LARGE_EPS_STREAM)
     from dpaudit.papers.afkt23.exact import alg5_law, alg5_two_switch_log_probability
 
@@ -97,7 +97,7 @@ def test_best_pair_log_ratio_at_large_eps_stays_below_the_claim():
     """At eps = 3000 (eps_0 = 3000/(2 ln 2)) the log-ratio is 1.203 eps_0 = 0.868 eps: below the
     claim, approaching the eps -> infinity rate 1.258 eps_0 (phase 1: 1/4, phase 2: 1, draws: the
     rest) from below; the claim needs 2 ln 2 eps_0 = 1.386 eps_0."""
-    from dpaudit.papers.afkt23.audit import (LARGE_EPS_PATH, LARGE_EPS_REPLACEMENT,
+    from dpaudit.papers.afkt23.plans import (LARGE_EPS_PATH, LARGE_EPS_REPLACEMENT,
                                              LARGE_EPS_STREAM)
     from dpaudit.papers.afkt23.exact import alg5_two_switch_log_probability
 

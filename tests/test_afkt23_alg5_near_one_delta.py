@@ -20,7 +20,7 @@ from scipy import stats
 from sparse_vector_law import halting_law
 
 from dpaudit.learners.potential_experts import PotentialExperts, algorithm5_parameters
-from dpaudit.papers.afkt23.audit import (NEAR_ONE_DELTA_J, NEAR_ONE_DELTA_POINT,
+from dpaudit.papers.afkt23.plans import (NEAR_ONE_DELTA_J, NEAR_ONE_DELTA_POINT,
                                          NEAR_ONE_DELTA_REPLACED, NEAR_ONE_DELTA_ROWS)
 from dpaudit.papers.afkt23.exact import alg5_first_switch_bound
 

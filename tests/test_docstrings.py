@@ -4,8 +4,7 @@ Checked on the source text (AST), not on any audit's output:
 
 * every public function and public-class method of ``dpaudit.papers`` has a docstring that
   opens with a one-line summary and, when it takes parameters, a numpydoc ``Parameters``
-  section (the convention of :func:`dpaudit.blackbox.audit`) that names each of them, except in
-  :data:`NOT_YET_DOCUMENTED`;
+  section (the convention of :func:`dpaudit.blackbox.audit`) that names each of them;
 * no file of ``src/`` or ``tests/`` refers to the tracker by number: a bare number means nothing
   to a maintainer without the tracker, so the text says what is pinned and why instead;
 * every module docstring of ``src/dpaudit`` states its idea and source in at most
@@ -22,12 +21,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS_DIR = ROOT / "src" / "dpaudit" / "papers"
-
-#: Paper modules whose public functions are not all documented yet: they were being refactored
-#: when the others were documented. The list may only shrink: an entry whose file has no
-#: undocumented function left fails :func:`test_the_exemptions_are_still_needed`.
-NOT_YET_DOCUMENTED = ("afkt23/audit.py",
-                      "afkt23/gamma.py", "afkt23/severity.py")
 
 #: A tracker reference: "issue" or "issues", a space, a number.
 TRACKER_NUMBER = re.compile(r"\b[Ii]ssues? [0-9]+")
@@ -89,17 +82,8 @@ def _undocumented(path: Path) -> list[str]:
 
 
 def test_every_public_papers_function_has_a_summary_and_documents_its_parameters() -> None:
-    missing = [line for path in sorted(PAPERS_DIR.rglob("*.py"))
-               if path.relative_to(PAPERS_DIR).as_posix() not in NOT_YET_DOCUMENTED
-               for line in _undocumented(path)]
+    missing = [line for path in sorted(PAPERS_DIR.rglob("*.py")) for line in _undocumented(path)]
     assert not missing, "docstrings short of the convention:\n" + "\n".join(missing)
-
-
-def test_the_exemptions_are_still_needed() -> None:
-    for rel in NOT_YET_DOCUMENTED:
-        path = PAPERS_DIR / rel
-        assert path.is_file(), f"{rel} is exempt but does not exist: remove it from the list"
-        assert _undocumented(path), f"{rel} is fully documented: remove it from the list"
 
 
 def test_the_section_parser_reads_numpydoc() -> None:
@@ -141,15 +125,12 @@ def test_the_tracker_pattern_catches_a_number_and_nothing_else() -> None:
 MODULE_DOCSTRING_LINES = 20
 SRC_DIR = ROOT / "src" / "dpaudit"
 
-#: Module docstrings still longer than :data:`MODULE_DOCSTRING_LINES`: afkt23's, which other work
-#: was changing when the others were moved, and ``user_claims``, whose runnable example alone is
-#: longer and is rendered on the API page from the docstring (``Claim``'s docstring points to it,
+#: Module docstrings still longer than :data:`MODULE_DOCSTRING_LINES`: ``user_claims``, whose
+#: runnable example alone is longer and is rendered on the API page from the docstring (``Claim``'s docstring points to it,
 #: tests/test_docs_api.py pins it). The list may only shrink: an entry whose docstring fits fails
 #: :func:`test_the_long_docstring_exemptions_are_still_needed`.
 LONG_DOCSTRING_EDITED_ELSEWHERE = (
     "claims/user_claims.py",
-    "papers/afkt23/__init__.py", "papers/afkt23/exact.py", "papers/afkt23/lower_bound.py",
-    "papers/afkt23/pairs.py",
 )
 
 

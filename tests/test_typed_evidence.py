@@ -199,11 +199,15 @@ def test_a_saved_origin_is_read_without_its_pair_and_written_back_as_saved() -> 
     assert list(part).index("exact_method") == list(USER_POINT).index("exact_method") - 1
 
 
-#: The engine and report modules that read a point's evidence: by attribute of its PointEvidence,
+#: The engine and report modules that read a point's evidence, and the paper modules that build
+#: and read it (a paper's own entries through ``details``): by attribute of its PointEvidence,
 #: never by a JSON key (a key retyped in a reader is how a typo turns into a silent "absent").
 TYPED_READERS = ("claims/driver.py", "claims/derived_law_check.py", "claims/primitive_check.py",
                  "claims/user_claims.py", "claims/verdict.py", "claims/severity.py",
-                 "reporting/view.py", "reporting/caveats.py")
+                 "reporting/view.py", "reporting/caveats.py",
+                 "papers/afkt23/audit.py", "papers/afkt23/plans.py",
+                 "papers/afkt23/mechanism_plans.py", "papers/afkt23/gamma.py",
+                 "papers/afkt23/severity.py")
 
 
 def _key_reads(path) -> list[str]:

@@ -1,6 +1,5 @@
 """Asi, Feldman, Koren & Talwar, *Near-Optimal Algorithms for Private Online Optimization in the
 Realizable Regime*, ICML 2023 (PMLR 202, appendices A-D; ``afkt23.txt``): nine privacy claims.
-
 Modules, in the order every paper package lists them (``README.md`` beside this file gives the
 claims, the reading choices, how each number is obtained, the verdicts and the limits):
 
@@ -12,15 +11,11 @@ claims, the reading choices, how each number is obtained, the verdicts and the l
 * ``smt_lemmas``: SMT encodings of the same lemmas; counterexamples replay through the code.
 * ``audit``: the declarations for the claim driver; importing the module registers the claims.
 
-Modules of this paper only:
-
-* ``gamma``: Algorithm 5's calibration at any gamma of Theorems 6 and 7, its phase jumps and the
-  'hypothesis pairs' reading (audit machinery for one parameter, not a range table).
+Modules of this paper only (why each is its own: docs/paper-readings.md#afkt23-package-modules):
+* ``plans``: the experts learners' grids and point plans (exact value, accountant, test, evidence).
+* ``mechanism_plans``: the same for DP-FTRL and the two mechanisms (closed forms of the noise).
+* ``gamma``: Algorithm 5's calibration at any gamma of Theorems 6 and 7, and its phase jumps.
 * ``lower_bound``: Theorem 5 as a utility-based privacy alarm (evidence from regret, no pair).
 * ``severity``: how much a verdict matters, from the same witnesses as the evidence.
 * ``statistics``: row-wise statistics of released index sequences for the empirical tests.
-
-``gamma`` keeps its own module because Algorithm 5 at ``gamma != 1/d`` needs calibration code
-(phases, eps_0, the hypothesis bound) that the audit and the severity both call; gamma's stated
-range itself is in ``ranges``, as every other parameter's.
 """

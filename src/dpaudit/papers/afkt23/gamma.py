@@ -93,9 +93,30 @@ HYPOTHESIS_POINTS: tuple[dict[str, Any], ...] = tuple(
 
 
 def l_star(losses: Any, gamma: float) -> float:
-    """Lemma C.3's ``L*(gamma)`` (the smallest one) for the uniform prior over the ``d`` columns of
-    ``losses`` (rows: rounds): the smallest ``L`` with ``#{x : sum_t l_t(x) <= L} >= gamma d``, the
-    ``ceil(gamma d)``-th smallest total loss."""
+    """AFKT23 Lemma C.3's ``L*(gamma)`` (the smallest one) under the uniform prior over experts.
+
+    The smallest ``L`` with ``#{x : sum_t l_t(x) <= L} >= gamma d`` (ICML 2023, App. C): the
+    ``ceil(gamma d)``-th smallest total loss of the ``d`` experts (``gamma d`` rounded up with a
+    1e-9 slack, at least the first).
+
+    Parameters
+    ----------
+    losses
+        A ``(T, d)`` loss stream (rows: rounds, columns: experts).
+    gamma
+        The prior mass, in ``(0, 1]``.
+
+    Returns
+    -------
+    float
+        ``L*(gamma)``.
+
+    Raises
+    ------
+    ValueError
+        If ``losses`` is not 2-D with at least one column, or ``gamma`` is outside ``(0, 1]`` (or
+        a bool).
+    """
     a = np.asarray(losses, dtype=float)
     if a.ndim != 2 or a.shape[1] < 1:
         raise ValueError(f"losses must be a (T, d) array, got shape {a.shape}")
@@ -106,7 +127,30 @@ def l_star(losses: Any, gamma: float) -> float:
 
 
 def hypothesis_bound(epsilon: float, gamma: float, T: int) -> float:
-    """Theorem 6's hypothesis bound ``log^2(1/gamma) log T / eps`` (natural logs)."""
+    """AFKT23 Theorem 6's hypothesis bound ``log^2(1/gamma) log T / eps`` (natural logs).
+
+    Theorem 6 (ICML 2023, App. C): "If ``L*(gamma) <= log^2 1/gamma log T/eps``, then this
+    algorithm satisfies eps-DP".
+
+    Parameters
+    ----------
+    epsilon
+        The privacy parameter (> 0).
+    gamma
+        The prior mass, in ``(0, 1)``.
+    T
+        Horizon (>= 2).
+
+    Returns
+    -------
+    float
+        The bound on ``L*(gamma)``.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is outside its range.
+    """
     if not epsilon > 0 or not 0.0 < gamma < 1.0 or T < 2:
         raise ValueError(f"need epsilon > 0, gamma in (0, 1), T >= 2; got {epsilon!r}, {gamma!r}, "
                          f"{T!r}")
@@ -115,9 +159,30 @@ def hypothesis_bound(epsilon: float, gamma: float, T: int) -> float:
 
 def pairs_meeting_hypothesis(pairs: Sequence[tuple[str, Any, Any]], epsilon: float, gamma: float,
                              T: int) -> list[tuple[str, Any, Any]]:
-    """``pairs`` (name, losses, neighbour's losses) restricted to Theorem 6's hypothesis: a pair
-    whose streams both have ``l_star <= hypothesis_bound`` is kept; otherwise both streams are
-    scaled by ``bound / max(l_star)`` (``L*`` scales with the losses, the pair stays neighbours)."""
+    """``pairs`` brought within AFKT23 Theorem 6's hypothesis (:data:`SCOPE_HYPOTHESIS` reading).
+
+    A pair whose streams both have :func:`l_star` at most :func:`hypothesis_bound` is kept as it
+    is; otherwise both streams are scaled by ``bound / max(L*)`` and the name says so (``L*``
+    scales with the losses, and the scaled streams still differ in one round only).
+
+    Parameters
+    ----------
+    pairs
+        ``(name, losses, neighbour's losses)`` triples of ``(T, d)`` streams.
+    epsilon, gamma, T
+        The point's parameters of :func:`hypothesis_bound`.
+
+    Returns
+    -------
+    list of tuple
+        One ``(name, losses, neighbour's losses)`` per input pair, in order, each meeting the
+        hypothesis.
+
+    Raises
+    ------
+    ValueError
+        If :func:`hypothesis_bound` or :func:`l_star` rejects a parameter.
+    """
     bound = hypothesis_bound(epsilon, gamma, T)
     out = []
     for name, a, b in pairs:
@@ -131,13 +196,26 @@ def pairs_meeting_hypothesis(pairs: Sequence[tuple[str, Any, Any]], epsilon: flo
 
 
 def hypothesis_finding(plans: Sequence[Any]) -> list[str]:
-    """One finding on the points of the other reading (:data:`SCOPE_HYPOTHESIS`); empty if none."""
+    """The finding on the points of AFKT23 Theorem 6's other reading (:data:`SCOPE_HYPOTHESIS`).
+
+    Parameters
+    ----------
+    plans
+        The claim's :class:`~dpaudit.claims.declaration.PointPlan` objects; those with
+        ``scope="hypothesis pairs"`` and an exact value are reported (their ``hypothesis`` and
+        ``exact_pair`` details).
+
+    Returns
+    -------
+    list of str
+        One sentence listing each such point's bound and exact epsilon, or ``[]`` if none.
+    """
     pts = [x for x in plans if x.parameters.get("scope") == SCOPE_HYPOTHESIS and x.exact is not None]
     if not pts:
         return []
     rows = [f"eps = {x.parameters['epsilon']:g}, gamma = {x.parameters['gamma']:g} (bound "
-            f"{x.evidence['hypothesis']['bound']:.3g}): exact epsilon {x.exact:.4g} = "
-            f"{x.exact / x.claimed_epsilon:.3g}x the claim on the {x.evidence['exact_pair']} pair"
+            f"{x.evidence.details['hypothesis']['bound']:.3g}): exact epsilon {x.exact:.4g} = "
+            f"{x.exact / x.claimed_epsilon:.3g}x the claim on the {x.evidence.details['exact_pair']} pair"
             for x in pts]
     return ["Other reading of Theorem 6 ('If L*(gamma) <= log^2 1/gamma log T/eps, then this "
             "algorithm satisfies eps-DP'): privacy only for pairs whose streams both satisfy the "
@@ -147,8 +225,25 @@ def hypothesis_finding(plans: Sequence[Any]) -> list[str]:
 
 
 def phase_jump_gamma(n: int) -> float:
-    """The gamma at which ``K = 2 ln(1/gamma)`` equals the integer ``n >= 1`` (``e^{-n/2}``): the
-    loop's ``ceil(K)`` phases jump from ``n`` (gamma above) to ``n + 1`` (gamma below)."""
+    """The gamma at which AFKT23 Theorem 6's ``K = 2 ln(1/gamma)`` equals the integer ``n``.
+
+    There the loop's ``ceil(K)`` phases jump from ``n`` (gamma above) to ``n + 1`` (gamma below).
+
+    Parameters
+    ----------
+    n
+        The number of phases, an integer >= 1.
+
+    Returns
+    -------
+    float
+        ``e^{-n/2}``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer >= 1 (a bool is refused).
+    """
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ValueError(f"n must be an integer >= 1, got {n!r}")
     return math.exp(-n / 2.0)
@@ -157,12 +252,42 @@ def phase_jump_gamma(n: int) -> float:
 def algorithm5_parameters_at_gamma(epsilon: float, d: int, T: int, gamma: float | None = None, *,
                                    delta: float = 0.0, eps0_reading: str = "eps0-formula"
                                    ) -> Algorithm5Parameters:
-    """Theorem 6 (``delta = 0``) or Theorem 7 calibration of Algorithm 5 over ``d`` experts
-    (uniform ``mu``) at prior mass ``gamma`` in ``(0, 1)``; ``None`` or ``1/d``: the DP-OPE corollary's
-    ``gamma = 1/d``, exactly :func:`~dpaudit.learners.potential_experts.algorithm5_parameters`.
+    """AFKT23 Algorithm 5's calibration by Theorem 6 or 7 at any prior mass gamma (App. C).
 
-    ``K = 2 ln(1/gamma)``, ``ceil(K)`` phases (``k < K``), ``eps_0 = eps/K`` (pure) or Theorem 7's
-    form, ``eta = eps_0/(56 ln T)``; ``alpha = 1``, ``beta = 1/T^2``."""
+    ``K = 2 ln(1/gamma)``, ``ceil(K)`` phases (the loop ``k < K`` as printed), ``eps_0 =
+    eps/K`` (Theorem 6, ``delta = 0``), ``eps/(sqrt(K) ln(1/delta))`` (Theorem 7, "eps0-formula")
+    or ``eps/sqrt(2 K ln(1/delta))`` ("eta-formula"), ``eta = eps_0/(56 ln T)``; the other fields
+    (``alpha``, ``beta``, log base) are those of
+    :func:`~dpaudit.learners.potential_experts.algorithm5_parameters` over ``d`` experts with a
+    uniform prior.
+
+    Parameters
+    ----------
+    epsilon
+        The privacy parameter (> 0).
+    d
+        Number of experts.
+    T
+        Horizon.
+    gamma
+        The prior mass of Lemma C.3, in ``(0, 1)``; ``None`` or the base's ``1/d`` returns the
+        DP-OPE corollary's calibration unchanged.
+    delta
+        0 for Theorem 6, else Theorem 7's delta.
+    eps0_reading
+        ``"eps0-formula"`` or ``"eta-formula"``: the two readings of Theorem 7's ``eps_0``.
+
+    Returns
+    -------
+    Algorithm5Parameters
+        The calibration at ``gamma``.
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` is not a number in ``(0, 1)``, or ``algorithm5_parameters`` rejects a
+        parameter.
+    """
     base = algorithm5_parameters(epsilon, d, T, delta=delta,
                                  eps0_reading=eps0_reading)  # type: ignore[arg-type]
     if gamma is None or gamma == base.gamma:
@@ -183,19 +308,33 @@ def algorithm5_parameters_at_gamma(epsilon: float, d: int, T: int, gamma: float 
 
 
 def gamma_finding(plans: Sequence[Any]) -> list[str]:
-    """One finding on the points audited at a gamma other than ``1/d`` (``plans``: the claim's
-    :class:`~dpaudit.claims.driver.PointPlan` objects), worst first; empty when there are none."""
+    """The finding on the points of AFKT23 Theorems 6-7 audited at a gamma other than ``1/d``.
+
+    Parameters
+    ----------
+    plans
+        The claim's :class:`~dpaudit.claims.declaration.PointPlan` objects; those with a
+        ``gamma`` parameter whose calibration's gamma is not ``1/d`` are reported, except the
+        first-switch-statistic follow-ups, the :data:`SCOPE_HYPOTHESIS` points and the
+        :data:`PAIR_EVERY_EXPERT_LOSES` points (their own findings).
+
+    Returns
+    -------
+    list of str
+        One sentence (gamma's range, then each point's K, phases, ``eps_0`` and accountant, and
+        its exact or certified epsilon, largest ratio to the claim first), or ``[]`` if none.
+    """
     pts = [x for x in plans if "gamma" in x.parameters and "statistic" not in x.parameters
            and "scope" not in x.parameters
            and x.parameters.get("pair") != PAIR_EVERY_EXPERT_LOSES
-           and x.evidence["calibration"]["gamma"] != 1.0 / x.parameters["d"]]
+           and x.evidence.details["calibration"]["gamma"] != 1.0 / x.parameters["d"]]
     if not pts:
         return []
     rows = []
     for x in sorted(pts, key=lambda x: -max(x.exact or 0.0, 0.0) / x.claimed_epsilon):
-        cal = x.evidence["calibration"]
+        cal = x.evidence.details["calibration"]
         lower = ("" if x.exact is None else
-                 f", {'certified' if 'path_bound' in x.evidence else 'exact'} epsilon "
+                 f", {'certified' if 'path_bound' in x.evidence.details else 'exact'} epsilon "
                  f"{x.exact:.4g}{' > ' if x.exact > x.claimed_epsilon else ' <= '}"
                  f"{x.claimed_epsilon:g}")
         rows.append(f"gamma = {gamma_text(cal['gamma'])} (eps = {x.parameters['epsilon']:g}, T = "
@@ -208,8 +347,23 @@ def gamma_finding(plans: Sequence[Any]) -> list[str]:
 
 
 def gamma_severity(params: Algorithm5Parameters) -> dict[str, Any]:
-    """The ``evidence["severity"]`` entry of a point at a gamma other than ``1/d`` (empty at
-    ``1/d``): what gamma does to the calibration there, for the headline of a violation."""
+    """The severity record of an AFKT23 Algorithm 5 point at a gamma other than ``1/d``.
+
+    What gamma does to the calibration there (Theorems 6-7's ``K = 2 ln(1/gamma)``, the phases
+    the loop runs, ``eps_0`` relative to eps), for the headline of a violation
+    (:func:`dpaudit.claims.severity.assess_severity`).
+
+    Parameters
+    ----------
+    params
+        The point's calibration (:func:`algorithm5_parameters_at_gamma`).
+
+    Returns
+    -------
+    dict
+        ``{"where": sentence}``, or ``{}`` at ``gamma = 1/d``: the point's ``severity``
+        (:class:`~dpaudit.evidence.PointEvidence`) when not empty.
+    """
     if params.gamma == 1.0 / params.d:
         return {}
     return {"where": (f"gamma = {gamma_text(params.gamma)} (Theorems 6-7 imply gamma in (0, 1); 1/d only for "
@@ -218,7 +372,18 @@ def gamma_severity(params: Algorithm5Parameters) -> dict[str, Any]:
 
 
 def gamma_text(gamma: float) -> str:
-    """``gamma`` in a sentence: ``%g``, or ``1 - 1e-07`` where ``%g`` would round it to 1."""
+    """``gamma`` in a sentence: ``%g``, or ``1 - 1e-07`` where ``%g`` would round it to 1.
+
+    Parameters
+    ----------
+    gamma
+        The prior mass of AFKT23 Lemma C.3.
+
+    Returns
+    -------
+    str
+        ``f"{gamma:g}"``, or ``"1 - x"`` with ``x = 1 - gamma`` to two significant digits.
+    """
     text = f"{gamma:g}"
     if text == "1" and gamma != 1.0:
         return f"1 - {1.0 - gamma:.2g}"
@@ -226,19 +391,32 @@ def gamma_text(gamma: float) -> str:
 
 
 def near_one_gamma_finding(plans: Sequence[Any]) -> list[str]:
-    """One finding on the points labelled :data:`PAIR_EVERY_EXPERT_LOSES` (empty if none): per
-    gamma, both families' best exact epsilon, and the set of audited gamma at which the claim is
-    refuted, as found."""
+    """The finding on AFKT23 Theorem 7 near gamma = 1 (the :data:`PAIR_EVERY_EXPERT_LOSES` points).
+
+    Parameters
+    ----------
+    plans
+        The claim's :class:`~dpaudit.claims.declaration.PointPlan` objects; those with
+        ``pair="every expert loses"`` and an exact value are reported, by increasing gamma.
+
+    Returns
+    -------
+    list of str
+        One sentence: per gamma, both pair families' best exact epsilon and pair and the ratio to
+        the claim, then the audited gammas at which the claim is refuted and those at which it
+        is not, as found; ``[]`` if there are no such points.
+    """
     pts = sorted((x for x in plans if x.parameters.get("pair") == PAIR_EVERY_EXPERT_LOSES
                   and x.exact is not None), key=lambda x: x.parameters["gamma"])
     if not pts:
         return []
     rows, bad, good = [], [], []
     for x in pts:
-        fam = x.evidence["pair_families"]
+        fam = x.evidence.details["pair_families"]
         g = gamma_text(x.parameters["gamma"])
         (bad if x.exact > x.claimed_epsilon else good).append(g)
-        rows.append(f"gamma = {g} (eps_0 = {x.evidence['calibration']['epsilon0'] / x.parameters['epsilon']:.4g}"
+        eps0 = x.evidence.details["calibration"]["epsilon0"] / x.parameters["epsilon"]
+        rows.append(f"gamma = {g} (eps_0 = {eps0:.4g}"
                     f" eps): zero-loss-expert pairs {fam['zero-loss expert']['exact']:.4g} "
                     f"({fam['zero-loss expert']['pair']}), every-expert-loses pairs "
                     f"{fam['every expert loses']['exact']:.4g} ({fam['every expert loses']['pair']}): "

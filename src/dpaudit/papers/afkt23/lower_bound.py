@@ -1,26 +1,13 @@
 """AFKT23 Theorem 5 as a utility-based privacy alarm.
 
 Theorem 5 (``afkt23.txt``, Sec. 5): for ``eps <= 1/10`` and ``delta <= eps/d``, every
-``(eps, delta)``-DP experts algorithm has, on some realizable oblivious adversary, expected regret
-``Omega(log(d)/eps)``. The proof is explicit: the adversary draws ``j`` uniformly from ``[d]`` and plays
-``S^j = (l^0 x (T - k), l^j x k)`` with ``k = log(d)/(2 eps)``, ``l^0 = 0`` and ``l^j(x) = 1{x != j}``;
-an algorithm with expected regret at most ``log(d)/(32 eps)`` on this mixture contradicts
-``(eps, delta)``-DP when ``d >= 32`` (group privacy over the ``k`` rounds that differ).
-
-**The alarm.** Run the learner on every ``S^j`` (``n_per_expert`` runs each), estimate its expected
-regret on the uniform mixture, and form a one-sided ``(1 - alpha)`` upper confidence bound (Hoeffding:
-regret lies in ``[0, k]``). If the upper bound is below ``log(d)/(32 eps)``, then with confidence
-``1 - alpha`` the learner's expected regret is below the bound, so it **cannot be (eps, delta)-DP**
-(by Theorem 5's proof, whose steps we re-derived: Markov's inequality, disjointness of the low-regret
-sets, group privacy). This is evidence of a different kind from a lower bound on epsilon: it uses
-utility, not a neighbouring pair, and it only applies where the theorem does.
-
-Reading choices: ``log`` is natural (group privacy gives ``e^{-k eps} = d^{-1/2}``); ``k`` is rounded up
-to an integer (``e^{-k eps} >= e^{-eps} d^{-1/2}``: the contradiction
-``(d/2 - 1) e^{-eps} / (4 sqrt d) > 1/2`` still holds for ``d >= 32``, ``eps <= 1/10``, which
-:func:`theorem5_applies` checks numerically); ``T >= k``. The proof's printed step
-``1/(2 sqrt d) - log(d) delta / (2 eps) >= 1/(4 sqrt d)`` needs ``2 ln d <= sqrt d`` when
-``delta = eps/d``, false for ``32 <= d <= 74``; the numerical check uses the exact quantities instead.
+``(eps, delta)``-DP experts algorithm has expected regret ``Omega(log(d)/eps)`` on the mixture of
+the adversaries ``S^j`` of its proof. The alarm runs the learner on every ``S^j``, bounds its
+expected regret from above with confidence ``1 - alpha`` (Hoeffding), and rings when that bound is
+below the proof's ``log(d)/(32 eps)``: the learner then cannot be ``(eps, delta)``-DP. Evidence
+from utility, not from a neighbouring pair, and only where the theorem applies
+(:func:`theorem5_applies`). The proof's steps, the reading choices (natural log, ``k`` rounded up)
+and the printed step that fails for ``32 <= d <= 74``: docs/paper-readings.md#afkt23-theorem-5-alarm.
 """
 
 from __future__ import annotations
@@ -104,9 +91,9 @@ def theorem5_bound(d: int, epsilon: float) -> float:
     Parameters
     ----------
     d
-        Number of experts (>= 2).
+        Number of experts of the adversary's mixture (>= 2; the proof needs ``d >= 32``).
     epsilon
-        The privacy parameter (> 0).
+        The privacy parameter the learner is claimed to meet (> 0).
 
     Returns
     -------

@@ -1,29 +1,12 @@
 """Realizable-regime neighbouring pairs for AFKT23 (replace one round's whole loss vector).
 
-The released sequences only move when a neighbour changes *when* the learner switches or *what* the
-exponential mechanism draws, so the pairs are built around the sparse vector's threshold and around
-the draw's scores, always with a zero-loss expert in both streams (realizable):
-
-* ``"delay"``: expert 1 accumulates loss from round 1, expert 0 never; the neighbour zeroes expert
-  1's loss at round ``r`` (its query crosses the threshold one round later);
-* ``"advance"``: the reverse, expert 1 idle except at round ``r``, where the neighbour adds a unit loss;
-* ``"flip"`` (``d >= 3``, expert 0 always at zero): round ``r``'s vector ``(0, 1, 0, ...)`` vs
-  ``(0, 0, 1, ...)``: moves both a query and the draw's scores the most a replacement can, in
-  opposite directions for two experts;
-* ``"kill-all"``: every expert but 0 loses 1 every round; the neighbour zeroes round ``r`` for all of
-  them (every instance's query moves by one).
-
-Near gamma = 1 (``eps_0`` and ``eta`` huge) those pairs stop revealing anything: with a zero-loss
-expert the potential stays near its start, no query comes near the threshold and both streams
-release the same sequence. :func:`losing_pairs` are the pairs in which every expert loses every
-round in both streams, so every query grows by at least the smallest loss a round:
-
-* ``"all lose, round r raised"``: every expert loses 1/2 every round; the neighbour raises round
-  ``r`` to 1 for all of them (the queries cross the threshold one round earlier);
-* ``"all lose, round r halved"``: every expert loses 1 every round; the neighbour halves round ``r``
-  for experts ``1..d-1``;
-* ``"all lose, round r swapped"``: expert 0 loses 1/2, the others 1; the neighbour swaps round
-  ``r``'s values of experts 0 and 1 (moves the draw's scores).
+Asi, Feldman, Koren & Talwar, ICML 2023 (``afkt23.txt``), Definition 2.1. A released sequence
+only moves when a neighbour changes *when* the learner switches or *what* the exponential
+mechanism draws, so :func:`threshold_pairs` ("delay", "advance", "flip", "kill-all") move a
+sparse-vector query across its threshold or the draw's scores, always with a zero-loss expert in
+both streams; near gamma = 1 those reveal nothing, and :func:`losing_pairs` ("all lose, round r
+raised / halved / swapped") make every expert lose every round. Each pair in words, and what it
+moves: docs/paper-readings.md#afkt23-neighbouring-pairs.
 """
 
 from __future__ import annotations
@@ -60,8 +43,16 @@ def is_replace_one(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.count_nonzero(np.any(np.asarray(a) != np.asarray(b), axis=1)) <= 1)
 
 
+def _pair_arguments(T: int, d: int, r: int) -> tuple[int, int, int]:
+    """``(T, d, r)`` checked as every pair family needs them: ``T, d >= 2``, ``r`` in ``[1, T]``."""
+    T = check_int(T, "T", minimum=2)
+    return T, check_int(d, "d", minimum=2), check_int(r, "r", minimum=1, maximum=T)
+
+
 def threshold_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
-    """The realizable pairs of the module docstring (kill-all, delay, advance, flip) at round ``r``.
+    """The realizable threshold pairs (kill-all, delay, advance, flip) at round ``r``.
+
+    Each in words: docs/paper-readings.md#afkt23-neighbouring-pairs.
 
     Parameters
     ----------
@@ -80,11 +71,9 @@ def threshold_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
     Raises
     ------
     ValueError
-        If a parameter is out of its range.
+        If ``T < 2``, ``d < 2`` or ``r`` is outside ``[1, T]``.
     """
-    T = check_int(T, "T", minimum=2)
-    d = check_int(d, "d", minimum=2)
-    r = check_int(r, "r", minimum=1, maximum=T)
+    T, d, r = _pair_arguments(T, d, r)
     out = []
     a = np.zeros((T, d)); a[:, 1:] = 1.0
     b = a.copy(); b[r - 1, 1:] = 0.0
@@ -107,9 +96,10 @@ def threshold_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
 
 
 def losing_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
-    """The every-expert-loses neighbour pairs of the module docstring at replaced round ``r``.
+    """The every-expert-loses neighbour pairs at replaced round ``r``.
 
-    Every expert has a positive loss at every round in both streams.
+    Every expert has a positive loss at every round in both streams (each pair in words:
+    docs/paper-readings.md#afkt23-neighbouring-pairs).
 
     Parameters
     ----------
@@ -130,9 +120,7 @@ def losing_pairs(T: int, d: int, r: int = 1) -> list[NeighbourPair]:
     ValueError
         If a parameter is out of its range.
     """
-    T = check_int(T, "T", minimum=2)
-    d = check_int(d, "d", minimum=2)
-    r = check_int(r, "r", minimum=1, maximum=T)
+    T, d, r = _pair_arguments(T, d, r)
     out = []
     a = np.full((T, d), 0.5)
     b = a.copy(); b[r - 1, :] = 1.0

@@ -34,7 +34,8 @@ def first_switch_round(outputs: np.ndarray) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        One float per run, shape ``(n,)``.
+        Per run, the 1-based round of the first change of expert (0 if none), as a float; shape
+        ``(n,)``.
 
     Raises
     ------
@@ -53,12 +54,13 @@ def switch_count(outputs: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     outputs
-        Released index sequences, shape ``(n, T)``.
+        Released index sequences, one run a row, shape ``(n, T)``.
 
     Returns
     -------
     numpy.ndarray
-        One float per run, shape ``(n,)``.
+        Per run, how many times the released expert changes between consecutive rounds, as a
+        float; shape ``(n,)``.
 
     Raises
     ------
