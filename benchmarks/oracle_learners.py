@@ -121,7 +121,7 @@ def _window_row(W: int, T: int, boundary: str) -> LearnerRow:
     from dpaudit.claims import WindowScope
     from dpaudit.mechanisms.window_tree import paper_gaussian_noise
     from dpaudit.papers.pfcoco import exact as ex
-    from dpaudit.papers.pfcoco.audit import window_tree_mechanism
+    from dpaudit.papers.pfcoco.plans import window_tree_mechanism
     from dpaudit.papers.pfcoco.pairs import tree_pair
 
     eps, delta = 10.0, 1e-2

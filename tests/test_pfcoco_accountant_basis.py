@@ -19,7 +19,7 @@ from scipy.special import log_ndtr
 
 from dpaudit.formal.smt import check_lemma
 from dpaudit.mechanisms.projections import clip_l2
-from dpaudit.papers.pfcoco import audit, claims, smt_lemmas
+from dpaudit.papers.pfcoco import audit, claims, plans, smt_lemmas
 
 
 def _tight(lemma, factor: float) -> z3.CheckSatResult:
@@ -77,7 +77,7 @@ def test_gaussian_accountant_is_computed_at_2L(claim_id, extra, log_power):
     L + mu D: sigma = sqrt(8) (L + mu D) ln(2/delta)^{p/2} / eps (ceil(log2 1) + 1 = 1). With
     L = 1, mu D = 0.5 L and eps = 1, delta = 1e-5."""
     eps, delta, muD = 1.0, 1e-5, 0.5
-    n = audit.plan(claim_id, dict(epsilon=eps, delta=delta, W=1, T=4, d=1, muD_over_L=muD,
+    n = plans.plan(claim_id, dict(epsilon=eps, delta=delta, W=1, T=4, d=1, muD_over_L=muD,
                                   boundary="strict", log_power=log_power, **extra))
     sigma = math.sqrt(8) * (1 + muD) * math.log(2 / delta) ** (log_power / 2) / eps
     assert n.evidence["noise_scale"] == pytest.approx(sigma, rel=1e-12)
@@ -112,7 +112,7 @@ def test_primary_readings_are_declared_and_on_the_grid():
     from dpaudit.claims.context import BUDGETS
 
     for cid, readings in claims.PRIMARY_READINGS.items():
-        pts = audit.grid(cid, BUDGETS["standard"])
+        pts = plans.grid(cid, BUDGETS["standard"])
         for param, value, why in readings:
             assert why and "'" in why  # quotes the paper
             swept = {p[param] for p in pts if param in p}

@@ -16,6 +16,7 @@ from dpaudit.learners.domains import Ball
 from dpaudit.mechanisms.tree_aggregation import NodeNoise
 from dpaudit.mechanisms.window_tree import window_nodes_for_prefix, window_tree_prefix_sums
 from dpaudit.papers.pfcoco import audit as A
+from dpaudit.papers.pfcoco import plans as P
 from dpaudit.papers.pfcoco import exact as ex
 from dpaudit.papers.pfcoco import lemmas as lem
 from dpaudit.papers.pfcoco.claims import PFCOCO_CLAIMS
@@ -160,7 +161,7 @@ def test_laplace_release_upper_matches_known_values_and_bounds_exposed_leaves():
     # reading's points now carry an accountant (worst case over the class) and an upper value
     assert ex.laplace_exact_epsilon(6, 7, 1, 1.0, 1.0) is None
     assert ex.laplace_release_upper(6, 7, 1, 1.0, 1.0) == pytest.approx(4.0)
-    pt = A.plan("pfcoco/window-tree-gamma", {"epsilon": 1.0, "W": 6, "T": 7, "d": 1,
+    pt = P.plan("pfcoco/window-tree-gamma", {"epsilon": 1.0, "W": 6, "T": 7, "d": 1,
                                              "boundary": "inclusive"})
     assert pt.exact is None and pt.exact_upper == pytest.approx(1.0) == pt.accountant
     gp = _driven("pfcoco/window-tree-gamma", pt)
@@ -172,7 +173,7 @@ def test_laplace_release_upper_matches_known_values_and_bounds_exposed_leaves():
 
 def test_standard_tree_exact_is_one_node_above_the_printed_count():
     for T in (2, 3, 8, 100):
-        pt = A.plan("pfcoco/standard-tree", {"epsilon": 1.0, "T": T, "d": 1})
+        pt = P.plan("pfcoco/standard-tree", {"epsilon": 1.0, "T": T, "d": 1})
         assert pt.exact == pytest.approx(T.bit_length() / math.log2(T))
         assert pt.exact > 1.0 and pt.recommendation
 
@@ -195,7 +196,7 @@ def test_learner_expired_leakage_is_finite_and_grows():
 
 def test_prop_a3_exact_is_gaussian_closed_form_and_below_claim():
     for e in (0.01, 0.5, 0.99):
-        pt = A.plan("pfcoco/prop-a3", {"epsilon": e, "delta": 1e-5})
+        pt = P.plan("pfcoco/prop-a3", {"epsilon": e, "delta": 1e-5})
         c = math.sqrt(2 * math.log(1.25 / 1e-5))
         assert pt.exact == pytest.approx(gaussian_epsilon(e / c, 1e-5))
         assert pt.exact <= e
@@ -203,7 +204,7 @@ def test_prop_a3_exact_is_gaussian_closed_form_and_below_claim():
 
 def test_prop_a6_exact_below_advanced_composition():
     for k in (1, 10, 100):
-        pt = A.plan("pfcoco/prop-a6", {"epsilon": 0.1, "delta_1": 1e-6, "delta_2": 1e-3, "k": k})
+        pt = P.plan("pfcoco/prop-a6", {"epsilon": 0.1, "delta_1": 1e-6, "delta_2": 1e-3, "k": k})
         assert pt.exact <= pt.claimed_epsilon
         assert pt.claimed_delta == pytest.approx(k * 1e-6 + 1e-3)
 
@@ -212,18 +213,18 @@ def test_grids_cover_range_extremes_and_both_sides_of_the_window():
     for cid in ("pfcoco/window-tree-gamma", "pfcoco/window-tree-gaussian",
                 "pfcoco/wdp-cocop-gamma", "pfcoco/wdp-cocop-gaussian", "pfcoco/wdp-cocol-gamma",
                 "pfcoco/wdp-cocol-gaussian"):
-        g = A.grid(cid, BUDGETS["quick"])
+        g = P.grid(cid, BUDGETS["quick"])
         assert any(p["T"] > p["W"] for p in g) and any(p["T"] < p["W"] for p in g)
         assert {p["boundary"] for p in g} == {"strict", "inclusive"}
         assert min(p["epsilon"] for p in g) <= 0.1 and max(p["epsilon"] for p in g) >= 10
     for cid in ("pfcoco/wdp-cocop-gaussian", "pfcoco/wdp-cocol-gamma",
                 "pfcoco/wdp-cocol-gaussian"):
-        assert {p["boundary"] for p in A.grid(cid, BUDGETS["quick"])} == {"strict", "inclusive"}
-    g = A.grid("pfcoco/window-tree-gaussian", BUDGETS["quick"])
+        assert {p["boundary"] for p in P.grid(cid, BUDGETS["quick"])} == {"strict", "inclusive"}
+    g = P.grid("pfcoco/window-tree-gaussian", BUDGETS["quick"])
     assert {p["log_power"] for p in g} == {1, 2}
     for cid in A.CLAIMS:
-        for p in A.grid(cid, BUDGETS["quick"]):
-            A.plan(cid, p)  # every point plans without error
+        for p in P.grid(cid, BUDGETS["quick"]):
+            P.plan(cid, p)  # every point plans without error
 
 
 # ------------------------------------------------------------------------------------------------
@@ -323,7 +324,7 @@ def _redrawn_per_query(W, noise):
 
 
 def test_correct_window_tree_is_not_flagged_and_bound_below_exact():
-    pt = A.plan("pfcoco/window-tree-gamma", POINT)
+    pt = P.plan("pfcoco/window-tree-gamma", POINT)
     gp = _driven("pfcoco/window-tree-gamma", pt)
     assert gp.epsilon_exact == pytest.approx(1.0)
     assert gp.counterexample() is None
@@ -331,16 +332,16 @@ def test_correct_window_tree_is_not_flagged_and_bound_below_exact():
 
 
 def test_window_tree_at_half_the_sensitivity_is_reported_violated():
-    pt = A.plan("pfcoco/window-tree-gamma", POINT)
+    pt = P.plan("pfcoco/window-tree-gamma", POINT)
     half = NodeNoise.l2_laplace(pt.evidence["noise_scale"] / 2)
     bug = dataclasses.replace(pt, empirical=dataclasses.replace(
-        pt.empirical, mechanism=A.window_tree_mechanism(8, half)))
+        pt.empirical, mechanism=P.window_tree_mechanism(8, half)))
     gp = _driven("pfcoco/window-tree-gamma", bug)
     assert gp.epsilon_lower_bound > 1.0 and gp.counterexample() is not None
 
 
 def test_window_tree_redrawing_noise_per_query_is_reported_violated():
-    pt = A.plan("pfcoco/window-tree-gamma", POINT)
+    pt = P.plan("pfcoco/window-tree-gamma", POINT)
     noise = NodeNoise.l2_laplace(pt.evidence["noise_scale"])
     bug = dataclasses.replace(pt, empirical=dataclasses.replace(
         pt.empirical, mechanism=_redrawn_per_query(8, noise)))
@@ -352,11 +353,11 @@ def test_window_tree_redrawing_noise_per_query_is_reported_violated():
 
 def test_standard_tree_and_wdp_cocop_real_violations_are_found_empirically_too():
     st = _driven("pfcoco/standard-tree",
-                 A.plan("pfcoco/standard-tree", {"epsilon": 1.0, "T": 2, "d": 1}))
+                 P.plan("pfcoco/standard-tree", {"epsilon": 1.0, "T": 2, "d": 1}))
     assert st.epsilon_exact == pytest.approx(2.0) and st.epsilon_lower_bound > 1.0
     prm = {"epsilon": 1.0, "W": 8, "T": 8, "d": 1, "muD_over_L": 0.01, "boundary": "strict",
            "update": "exact"}
-    pt = A.plan("pfcoco/wdp-cocop-gamma", prm)
+    pt = P.plan("pfcoco/wdp-cocop-gamma", prm)
     # exact: 3 nodes contain round 2 at T = 8, gap 2L - mu D vs the printed L + mu D
     assert pt.exact == pytest.approx(3 * 1.0 * (2 - 0.01) / (1.01 * 4))
     gp = _driven("pfcoco/wdp-cocop-gamma", pt)
@@ -366,12 +367,12 @@ def test_standard_tree_and_wdp_cocop_real_violations_are_found_empirically_too()
 def test_gaussian_window_tree_redrawn_per_query_is_found_by_its_statistic():
     prm = {"epsilon": 1.0, "delta": 1e-5, "W": 8, "T": 8, "d": 1, "boundary": "strict",
            "log_power": 1}
-    pt = A.plan("pfcoco/window-tree-gaussian", prm)
+    pt = P.plan("pfcoco/window-tree-gaussian", prm)
     # At delta = 1e-5 only large departures are visible with 20k runs (the events that decide
     # epsilon(1e-5) have probability ~1e-5): a tree calibrated to 1/20 of the printed sigma.
     tiny = NodeNoise.gaussian(pt.evidence["noise_scale"] / 20)
     bug = dataclasses.replace(pt, empirical=dataclasses.replace(
-        pt.empirical, mechanism=A.window_tree_mechanism(8, tiny)))
+        pt.empirical, mechanism=P.window_tree_mechanism(8, tiny)))
     gp = _driven("pfcoco/window-tree-gaussian", bug)
     assert gp.epsilon_lower_bound > 1.0
 
@@ -390,9 +391,9 @@ def _learner_with_noise(pt, factor):
         kw = dict(option="II" if gauss else "I", epsilon=prm["epsilon"],
                   delta=prm.get("delta", 0.0), log_power=prm.get("log_power", 2), noise=noise)
         if "domain" in prm:
-            learner = WDPCOCOL(A._domain(prm), evd["mu"], 1.0, evd["horizon"], prm["W"], **kw)
+            learner = WDPCOCOL(P._domain(prm), evd["mu"], 1.0, evd["horizon"], prm["W"], **kw)
         else:
-            learner = WDPCOCOP(A._domain(prm), evd["mu"], 1.0, evd["horizon"], prm["W"],
+            learner = WDPCOCOP(P._domain(prm), evd["mu"], 1.0, evd["horizon"], prm["W"],
                                update=prm["update"], **kw)
         return learner.release(losses, n, rng)
     return dataclasses.replace(pt, empirical=dataclasses.replace(pt.empirical,
@@ -417,7 +418,7 @@ _COCOL = {"epsilon": 1.0, "W": 8, "T": 8, "domain": "box", "d": 1, "muD_over_L":
     ("pfcoco/wdp-cocol-gaussian", {**_COCOL, "delta": 1e-5, "log_power": 1}, 40),
 ])
 def test_learner_with_undersized_noise_is_reported_violated(cid, prm, factor):
-    pt = A.plan(cid, prm)
+    pt = P.plan(cid, prm)
     correct = _driven(cid, pt)
     assert correct.counterexample() is None
     assert correct.epsilon_lower_bound <= pt.exact_upper  # the sums' value bounds the release
@@ -444,8 +445,8 @@ def test_prop_a1_with_half_the_noise_is_reported_violated():
     # l2-Laplace scale 1 instead of 1/eps = 2: exactly 1-DP against the claimed 0.5; measured 0.97
     from dpaudit.mechanisms.l2_laplace import sample_l2_laplace
 
-    pt = A.plan("pfcoco/prop-a1", {"epsilon": 0.5, "d": 1})
-    bug = _with_mechanism(pt, A._single_release(lambda n, rng: sample_l2_laplace(1.0, n, 1, rng)))
+    pt = P.plan("pfcoco/prop-a1", {"epsilon": 0.5, "d": 1})
+    bug = _with_mechanism(pt, P._single_release(lambda n, rng: sample_l2_laplace(1.0, n, 1, rng)))
     gp = _driven("pfcoco/prop-a1", bug)
     assert 0.5 < gp.epsilon_lower_bound <= 1.0
 
@@ -453,8 +454,8 @@ def test_prop_a1_with_half_the_noise_is_reported_violated():
 def test_prop_a3_without_the_log_factor_is_reported_violated():
     # sigma = 1/eps (the factor c = sqrt(2 ln(1.25/delta)) dropped): exact 1.99 at delta = 1e-5
     # against the claimed 0.5; measured 1.09
-    pt = A.plan("pfcoco/prop-a3", {"epsilon": 0.5, "delta": 1e-5})
-    bug = _with_mechanism(pt, A._single_release(lambda n, rng: rng.normal(0.0, 2.0, size=(n, 1))))
+    pt = P.plan("pfcoco/prop-a3", {"epsilon": 0.5, "delta": 1e-5})
+    bug = _with_mechanism(pt, P._single_release(lambda n, rng: rng.normal(0.0, 2.0, size=(n, 1))))
     gp = _driven("pfcoco/prop-a3", bug)
     assert 0.5 < gp.epsilon_lower_bound <= gaussian_epsilon(0.5, 1e-5)
 
@@ -463,7 +464,7 @@ def test_prop_a6_with_steps_at_three_times_epsilon_is_reported_violated():
     # 100 randomized-response steps at 0.3 instead of 0.1: the claimed eps' = 4.77 at delta 1e-3
     # is exceeded (three times the steps' composition 3.1); measured 6.2, correct steps 2.2
     prm = {"epsilon": 0.1, "delta_1": 0.0, "delta_2": 1e-3, "k": 100}
-    pt = A.plan("pfcoco/prop-a6", prm)
+    pt = P.plan("pfcoco/prop-a6", prm)
     p = 1.0 / (1.0 + math.exp(-0.3))
     bug = _with_mechanism(pt, lambda bit, n, rng: rng.binomial(100, p if bit else 1 - p, size=n))
     correct = _driven("pfcoco/prop-a6", pt)
@@ -481,7 +482,7 @@ def test_prop_a6_with_steps_at_three_times_epsilon_is_reported_violated():
 def test_no_inversion_on_correct_mechanisms(cid, prm):
     # Regression: unrounded Laplace log-likelihood ratios let an event of one ulp (the rounding
     # pattern of x + noise, Mironov 2012) give a lower bound of 4.4 on a 0.5-DP release.
-    pt = A.plan(cid, prm)
+    pt = P.plan(cid, prm)
     gp = _driven(cid, pt)
     assert gp.epsilon_lower_bound <= pt.exact_upper
 
