@@ -31,6 +31,7 @@ from dpaudit.blackbox.rng_probe import probe_rng
 from dpaudit.blackbox.sampling import (Stream, check_callables, check_comparable, check_pairs,
                                        harmonize_exact, is_discrete)
 from dpaudit.blackbox.sequential import BET_CAP, MAX_BETTING_EPSILON, SequentialResult
+from dpaudit.blackbox.statistic_protocol import Fitter
 from dpaudit.blackbox.statistics import LikelihoodRatioFitter, ThresholdEvent, flatten_outputs
 
 __all__ = ["sequential_gate", "GATE_FIRST_ROUND", "GATE_MAX_HISTORY"]
@@ -120,7 +121,7 @@ def _refit(bettors: list[_Bettor], history: list[list[np.ndarray]], discrete: bo
     fit = [h[j][: n // 2] for j in (0, 1)]
     sel = [h[j][n // 2: n] for j in (0, 1)]
     if discrete:
-        fitters: list[Any] = [LikelihoodRatioFitter()]
+        fitters: list[Fitter] = [LikelihoodRatioFitter()]
     else:
         fitters = [c.fitter for c in candidates_for(flatten_outputs(fit[0][:2]).shape[1],
                                                     statistics, default_atoms=False)]
@@ -128,12 +129,11 @@ def _refit(bettors: list[_Bettor], history: list[list[np.ndarray]], discrete: bo
         scores: list[np.ndarray] = []
         try:
             with _quiet_floats():
-                if hasattr(f, "prepare"):
-                    f.prepare(fit[0][:64], fit[1][:64])
+                f.prepare(fit[0][:64], fit[1][:64])
                 for j in (0, 1):
                     f.update(fit[j], j)
                 done = f.finish()
-                scorer = (done[0] if done else None) if isinstance(done, list) else done
+                scorer = done[0] if done else None
                 if scorer is not None:
                     scores = [np.asarray(scorer(sel[j]), float) for j in (0, 1)]
         except (ValueError, np.linalg.LinAlgError, FloatingPointError):
