@@ -24,20 +24,18 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from scipy.special import logsumexp
 
-from dpaudit._validation import check_alpha, check_delta, check_epsilon, check_int
 from dpaudit.blackbox.confidence import wilson_lower, wilson_upper
 from dpaudit.blackbox.learned_statistics import candidates_for, check_statistics
 from dpaudit.blackbox.rng_probe import probe_rng
 from dpaudit.blackbox.sampling import (Stream, check_callables, check_comparable, check_pairs,
                                        harmonize_exact, is_discrete)
-from dpaudit.blackbox.sequential import BET_CAP, MAX_BETTING_EPSILON, SequentialResult
+from dpaudit.blackbox.sequential import (BET_CAP, MAX_BETTING_EPSILON, SequentialResult,
+                                         check_sequential_arguments)
 from dpaudit.blackbox.statistic_protocol import Fitter
 from dpaudit.blackbox.statistics import LikelihoodRatioFitter, ThresholdEvent, flatten_outputs
 
 __all__ = ["sequential_gate", "GATE_FIRST_ROUND", "GATE_MAX_HISTORY"]
 
-#: Default training runs per input (fewer when ``max_samples < 4 * GATE_TRAIN_SAMPLES``).
-GATE_TRAIN_SAMPLES = 1_000
 #: First betting round (runs per input) and growth factor of the rounds.
 GATE_FIRST_ROUND = 1_000
 GATE_ROUND_GROWTH = 1.5
@@ -183,15 +181,8 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
         ``statistic`` lists the bettors (statistic, event, bet, log wealth) at the end.
     """
     t0 = time.perf_counter()
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    alpha = check_alpha(alpha)
-    max_samples = check_int(max_samples, "max_samples", minimum=100)
-    seed = check_int(seed, "seed", minimum=0)
-    if train_samples is None:
-        train_samples = min(GATE_TRAIN_SAMPLES, max(20, max_samples // 4))
-    train_samples = check_int(train_samples, "train_samples", minimum=20,
-                              maximum=max_samples - 10)
+    epsilon, delta, alpha, max_samples, seed, train_samples = check_sequential_arguments(
+        epsilon, delta, alpha, max_samples, seed, train_samples)
     check_callables(mechanism, None)
     check_pairs(data0, data1, None)
     stats_names = check_statistics(statistics)
