@@ -301,7 +301,7 @@ def test_linear_discriminant_matches_batch_formula() -> None:
         fit.update(chunk, 0)
     for chunk in np.array_split(x1, 4):
         fit.update(chunk, 1)
-    scorer = fit.finish()
+    (scorer,) = fit.finish()  # one scorer, as every fitter returns a list
     diff = x1.mean(0) - x0.mean(0)
     pooled = ((x0 - x0.mean(0)).T @ (x0 - x0.mean(0)) + (x1 - x1.mean(0)).T @ (x1 - x1.mean(0)))
     pooled /= x0.shape[0] + x1.shape[0] - 2
@@ -311,7 +311,7 @@ def test_linear_discriminant_matches_batch_formula() -> None:
     diag = LinearDiscriminantFitter(max_full_dim=2)
     diag.update(x0, 0)
     diag.update(x1, 1)
-    d = diag.finish()
+    (d,) = diag.finish()
     assert d.whitening == "diagonal"
     assert np.allclose(d.weights, diff / np.diag(pooled), rtol=1e-6)
 
@@ -320,7 +320,7 @@ def test_likelihood_ratio_scores_outcomes() -> None:
     fit = LikelihoodRatioFitter()
     fit.update(np.array([0, 0, 0, 1]), 0)
     fit.update(np.array([1, 1, 1, 2]), 1)
-    scorer = fit.finish()
+    (scorer,) = fit.finish()
     # K = 3 outcomes, N0 = N1 = 4: ln((n1 + 1/2) / (n0 + 1/2)).
     expected = np.log(np.array([0.5 / 3.5, 3.5 / 1.5, 1.5 / 0.5]))
     assert np.allclose(scorer(np.array([0, 1, 2, 7])), np.r_[expected, 0.0])

@@ -35,7 +35,7 @@ def test_training_scores_are_the_fitted_ratios_of_the_fitted_runs() -> None:
     f = InSampleOutcomeFitter()
     for i, x in enumerate(rows):
         f.update(x, i % 2)
-    scorer = f.finish()
+    (scorer,) = f.finish()
     s0, s1 = f.training_scores(scorer)
     want0 = np.sort(np.concatenate([scorer(rows[0]), scorer(rows[2])]))
     np.testing.assert_array_equal(np.sort(s0), want0)

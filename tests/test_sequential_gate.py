@@ -131,3 +131,17 @@ def test_false_alarm_campaign_300_correct_histogram_gates():
     lower = stats.beta.ppf(0.01, alarms, 300 - alarms + 1) if alarms else 0.0
     print(f"false alarms: {alarms} / 300")
     assert lower <= 0.05
+
+
+def test_both_sequential_tests_default_their_training_runs_alike() -> None:
+    # The gate documents min(1000, max(20, max_samples // 4)); sequential_audit documents
+    # min(1000, max_samples // 4). With max_samples >= 100 the floor of 20 never binds, so the
+    # one shared check gives both, for every budget (and 1000 from max_samples = 4000 on).
+    from dpaudit.blackbox.sequential import check_sequential_arguments
+    for m in list(range(100, 4100, 7)) + [10**6]:
+        got = check_sequential_arguments(1.0, 0.0, 0.05, m, 0, None)[5]
+        assert got == min(1000, max(20, m // 4)) == min(1000, m // 4)
+    with pytest.raises(ValueError):
+        check_sequential_arguments(1.0, 0.0, 0.05, 99, 0, None)
+    with pytest.raises(ValueError):
+        check_sequential_arguments(1.0, 0.0, 0.05, 1000, 0, 991)  # above max_samples - 10

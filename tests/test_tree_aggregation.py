@@ -320,3 +320,15 @@ def _clean(xs: np.ndarray, t: int, level: int) -> np.ndarray:
     if level:
         node = node + np.stack([_clean(xs, end, k) for k in range(level)]).sum(axis=0)
     return node
+
+
+def test_mirrored_leaf_streams_differ_at_one_leaf_by_twice_the_value() -> None:
+    from dpaudit.mechanisms.tree_aggregation import mirrored_leaf_streams
+    z0, z1 = mirrored_leaf_streams(3, 5, 2, 0.75)
+    assert z0.shape == z1.shape == (5, 2)
+    want = np.zeros((5, 2))
+    want[2, 0] = 0.75
+    np.testing.assert_array_equal(z0, want)
+    np.testing.assert_array_equal(z1, -want)
+    # The neighbouring streams' l2 distance is the replaced leaf's: 2 * value.
+    assert np.linalg.norm(z0 - z1) == 1.5

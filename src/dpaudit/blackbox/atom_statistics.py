@@ -23,6 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from dpaudit.blackbox.sorting import sort_scores
+from dpaudit.blackbox.statistic_protocol import Fitter, Scorer
 from dpaudit.blackbox.statistics import flatten_outputs
 
 __all__ = ["AtomFitter", "AtomScorer", "MIN_REPEATS", "MAX_OTHER_FRACTION", "MAX_VALUES",
@@ -92,7 +93,7 @@ def find_atoms(x0: np.ndarray, x1: np.ndarray, *, min_repeats: int = MIN_REPEATS
 
 
 @dataclass(frozen=True)
-class AtomScorer:
+class AtomScorer(Scorer):
     """``+1`` if a coordinate of the run equals one of its atoms of data1 and none one of data0,
     ``-1`` for the mirror case, else ``0`` (row-wise)."""
 
@@ -143,7 +144,7 @@ class AtomScorer:
 
 
 @dataclass
-class AtomFitter:
+class AtomFitter(Fitter):
     """Keeps the fit split's values (up to :data:`MAX_VALUES` per input); ``finish()`` gives one
     :class:`AtomScorer` when some coordinate has an atom on either input, else nothing."""
 

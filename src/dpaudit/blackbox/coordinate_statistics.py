@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.blackbox.fitters_location import LocationShiftFitter, LocationShiftScorer
+from dpaudit.blackbox.statistic_protocol import Fitter, Scorer
 from dpaudit.blackbox.statistics import flatten_outputs
 
 __all__ = ["PooledShiftFitter", "WhitenedShiftFitter", "WhitenedScorer", "SignEventScorer",
@@ -93,7 +94,7 @@ SIGN_MODEL_ALPHA = 0.05
 
 
 @dataclass(frozen=True)
-class SignEventScorer:
+class SignEventScorer(Scorer):
     """The indicator (1.0 or 0.0) of ``sum_j w_j sign(x_j - c_j) >= k`` (``upper``) or ``<= k``:
     one event of the weighted sign test, the limit of the Laplace location-shift log likelihood
     ratio ``(|x - m0| - |x - m1|) / b`` for shifts small against the scale."""
@@ -198,7 +199,7 @@ EVENT_LATTICE_STEPS = 64
 
 
 @dataclass(frozen=True)
-class ScoreEventScorer:
+class ScoreEventScorer(Scorer):
     """The indicator (1.0 or 0.0) of ``inner(x) >= cut`` (``upper``) or ``<= cut``: one event of a
     location-shift statistic, its cut chosen on the fit split (:func:`_laplace_form_event`)."""
 
@@ -319,7 +320,7 @@ def _pooled_scorers(fitter: LocationShiftFitter, base: LocationShiftScorer, pref
 
 
 @dataclass
-class PooledShiftFitter:
+class PooledShiftFitter(Fitter):
     """The weighted sign test with its shifts pooled across coordinates (module text).
 
     Streams the fit split into a :class:`LocationShiftFitter`; ``finish`` emits the Laplace-form
@@ -348,7 +349,7 @@ class PooledShiftFitter:
 
 
 @dataclass(frozen=True)
-class WhitenedScorer:
+class WhitenedScorer(Scorer):
     """``inner(z)`` with ``z = (y - center) @ transform`` (``transform = L^{-T}``)."""
 
     center: np.ndarray
@@ -374,7 +375,7 @@ class WhitenedScorer:
 
 
 @dataclass
-class WhitenedShiftFitter:
+class WhitenedShiftFitter(Fitter):
     """The location-shift statistic (plain and pooled) on Cholesky-whitened outputs (module
     text). ``prepare`` decides from the probes whether whitening applies; if not, ``update`` is a
     no-op and ``finish`` emits nothing."""

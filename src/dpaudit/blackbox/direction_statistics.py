@@ -26,6 +26,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from dpaudit.blackbox.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
+from dpaudit.blackbox.statistic_protocol import Fitter, Scorer
 from dpaudit.blackbox.statistics import (PooledEvent, RankedEvent, ThresholdEvent,
                                          flatten_outputs, projected_log_ratio)
 
@@ -179,7 +180,7 @@ def gaussian_shift_cut(mu: float, n_test: int, alpha: float, delta: float, poole
 
 
 @dataclass(frozen=True)
-class GaussianEventScorer:
+class GaussianEventScorer(Scorer):
     """``+1`` if ``inner(x) >= cut``, ``-1`` if ``inner(x) <= -cut``, else 0: the mirrored pair of
     halfspaces along a fitted direction, its cut fixed on the fit split from the Gaussian-shift
     model of the score (:func:`gaussian_shift_cut`); the engine's events on it are the two
@@ -259,7 +260,7 @@ class GaussianEventScorer:
 
 
 @dataclass(frozen=True)
-class DirectionScorer:
+class DirectionScorer(Scorer):
     """The linear score ``<weights, x - centre>`` of the flattened output ``x``: a direction in
     whitened coordinates mapped back to the output (``weights = D^{-1} L^{-T} w`` on the kept
     coordinates, 0 on the dropped ones)."""
@@ -287,7 +288,7 @@ class DirectionScorer:
 
 
 @dataclass
-class WhitenedDirectionFitter:
+class WhitenedDirectionFitter(Fitter):
     """The whitened mean-difference direction with a shrinkage covariance (module text).
 
     ``prepare`` decides from the probes whether the statistic applies (if not, ``update`` is a

@@ -14,6 +14,7 @@ import numpy as np
 from scipy import special, stats
 
 from dpaudit.blackbox.sorting import sort_scores
+from dpaudit.blackbox.statistic_protocol import Fitter, Scorer
 from dpaudit.blackbox.statistics import (flatten_outputs)
 
 
@@ -157,7 +158,7 @@ class _EdgeTable:
 # ----------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class BinnedRatioScorer:
+class BinnedRatioScorer(Scorer):
     """Scalar outputs: the estimated log ratio ``ln(P1 / P0)`` of the bin the output falls in."""
 
     binning: _Binning
@@ -195,7 +196,7 @@ class BinnedRatioScorer:
 
 
 @dataclass
-class HistogramRatioFitter:
+class HistogramRatioFitter(Fitter):
     """Keeps the (scalar) fit split; ``finish()`` gives one :class:`BinnedRatioScorer` per
     resolution in ``bins`` that has at least ``MIN_PER_BIN`` fit runs per bin and input."""
 
@@ -261,7 +262,7 @@ def _atom_free_counts(chunks: Sequence[np.ndarray], binning: _Binning) -> np.nda
 # ----------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class NaiveBayesScorer:
+class NaiveBayesScorer(Scorer):
     """Sum over the used coordinates of the estimated per-coordinate log ratio of the output's
     bin (atoms or quantile bins); ``transform`` maps outputs to the coordinates first."""
 
@@ -317,7 +318,7 @@ class NaiveBayesScorer:
 
 
 @dataclass
-class NaiveBayesFitter:
+class NaiveBayesFitter(Fitter):
     """Streaming per-coordinate histograms; bins from the pooled probes (the first fit runs).
 
     ``finish()`` gives the full naive-Bayes scorer and, when it keeps fewer coordinates, a screened

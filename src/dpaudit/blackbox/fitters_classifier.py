@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from dpaudit.blackbox.statistic_protocol import Fitter, Scorer
 from dpaudit.blackbox.statistics import (flatten_outputs)
 from dpaudit.blackbox.fitters_binned import NaiveBayesFitter, NaiveBayesScorer
 
@@ -35,7 +36,7 @@ def _fill_basis(x: np.ndarray, m0: np.ndarray, m1: np.ndarray, out: np.ndarray) 
 
 
 @dataclass(frozen=True)
-class FeatureLinearScorer:
+class FeatureLinearScorer(Scorer):
     """Score ``<w, (phi(x) - mean) / scale>`` with the basis ``phi`` of :class:`LogisticFitter`."""
 
     m0: np.ndarray
@@ -64,7 +65,7 @@ class FeatureLinearScorer:
 
 
 @dataclass
-class _RowKeeper:
+class _RowKeeper(Fitter):
     """Keeps the first ``cap`` fit rows of each input (for fitters that need rows)."""
 
     cap: int | None = None
@@ -116,7 +117,7 @@ class LogisticFitter(_RowKeeper):
 
 
 @dataclass(frozen=True)
-class ClassifierScorer:
+class ClassifierScorer(Scorer):
     """Score = the fitted scikit-learn classifier's probability of input 1."""
 
     model: Any
@@ -181,7 +182,7 @@ class SequenceFeatures:
 
 
 @dataclass
-class SequenceFeatureFitter:
+class SequenceFeatureFitter(Fitter):
     """Naive Bayes on :class:`SequenceFeatures` (all features discrete: every value an atom)."""
 
     _nb: NaiveBayesFitter | None = None

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.blackbox.statistic_protocol import Fitter, Scorer
 from dpaudit.blackbox.statistics import (flatten_outputs)
 from dpaudit.blackbox.fitters_binned import ATOM_FRACTION, smoothed_log_ratio, sorted_columns
 
@@ -23,7 +24,7 @@ LOCATION_GRID = 4096
 LOCATION_MIN_CONTINUOUS = 32
 
 @dataclass(frozen=True)
-class LocationShiftScorer:
+class LocationShiftScorer(Scorer):
     """Sum over coordinates of: the log ratio of the output's atom (count-based), or for a
     continuous value the log ratio of "continuous" plus ``(|x - m0| - |x - m1|) / b``."""
 
@@ -80,7 +81,7 @@ class LocationShiftScorer:
 
 
 @dataclass
-class LocationShiftFitter:
+class LocationShiftFitter(Fitter):
     """Streaming fit of :class:`LocationShiftScorer` over the fit split.
 
     ``prepare`` (the pooled probes, the first fit runs) fixes per coordinate the atoms (values

@@ -26,6 +26,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit.blackbox.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
+from dpaudit.blackbox.statistic_protocol import Fitter, Scorer
 from dpaudit.blackbox.statistics import flatten_outputs
 
 __all__ = ["TailEventScorer", "TailEventFitter", "fit_tail", "TAIL_FRACTION", "MIN_TAIL_RUNS"]
@@ -88,7 +89,7 @@ def fit_tail(sorted_values: np.ndarray, k: int) -> TailFit | None:
 
 
 @dataclass(frozen=True)
-class TailEventScorer:
+class TailEventScorer(Scorer):
     """``1`` if the scalar output is at or beyond ``threshold`` in the ``tail`` (``"lower"``:
     ``x <= threshold``; ``"upper"``: ``x >= threshold``), else ``0`` (row-wise)."""
 
@@ -99,6 +100,9 @@ class TailEventScorer:
     name: str = "tail event (generalised Pareto)"
     #: Its event was fixed on the fit split: the selection split ranks it at its observed rates.
     events_fixed_on_fit: bool = True
+
+    def fixed_numerator(self) -> int:
+        return self.numerator
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         x = flatten_outputs(outputs)[:, 0].astype(np.float64, copy=False)
@@ -115,7 +119,7 @@ class TailEventScorer:
 
 
 @dataclass
-class TailEventFitter:
+class TailEventFitter(Fitter):
     """Keeps the fit split's scalar values; ``finish()`` gives one :class:`TailEventScorer` when a
     tail of the denominator input is significantly bounded and the modelled rates project a
     positive bound, else nothing (docs/blackbox-notes.md#parametric-tail-events)."""

@@ -26,6 +26,7 @@ import numpy as np
 from dpaudit.blackbox.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
 from dpaudit.blackbox.fitters_binned import ATOM_FRACTION
 from dpaudit.blackbox.pattern_statistics import MAX_PATTERNS, numeric_probe_rows, void_keys
+from dpaudit.blackbox.statistic_protocol import Fitter, Scorer
 from dpaudit.blackbox.statistics import flatten_outputs
 
 __all__ = ["CELL_BINS", "PREFIX_LEVEL", "HaltingCellScorer", "HaltingCellFitter",
@@ -183,7 +184,7 @@ class _CellCoding:
 
 
 @dataclass(frozen=True)
-class HaltingCellScorer:
+class HaltingCellScorer(Scorer):
     """``1`` if the row's (halting pattern, value bin) cell is in the chosen union, else ``0``."""
 
     coding: _CellCoding
@@ -193,6 +194,9 @@ class HaltingCellScorer:
     name: str = "halting pattern x released-value cells"
     #: The event was fixed in training: the engine ranks and compares it at its rates.
     events_fixed_on_fit: bool = True
+
+    def fixed_numerator(self) -> int:
+        return self.numerator
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         x = flatten_outputs(outputs).astype(np.float64, copy=False)
@@ -215,7 +219,7 @@ class HaltingCellScorer:
 
 
 @dataclass
-class HaltingCellFitter:
+class HaltingCellFitter(Fitter):
     """Counts per (halting pattern, value bin) cell; ``finish()`` gives one
     :class:`HaltingCellScorer` or nothing (module docstring).
 

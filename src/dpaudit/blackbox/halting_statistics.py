@@ -27,6 +27,7 @@ import numpy as np
 
 from dpaudit.blackbox.fitters_binned import ATOM_FRACTION, smoothed_log_ratio
 from dpaudit.blackbox.pattern_statistics import MAX_PATTERNS, numeric_probe_rows, void_keys
+from dpaudit.blackbox.statistic_protocol import Fitter, Scorer
 from dpaudit.blackbox.statistics import flatten_outputs
 
 __all__ = ["VALUE_BINS", "HaltingValueScorer", "HaltingValueFitter"]
@@ -56,7 +57,7 @@ class _PooledCoding:
 
 
 @dataclass(frozen=True)
-class HaltingValueScorer:
+class HaltingValueScorer(Scorer):
     """``lr_pattern[pattern] + sum of lr_value[bin(v)]`` over the row's released values."""
 
     coding: _PooledCoding
@@ -86,7 +87,7 @@ class HaltingValueScorer:
 
 
 @dataclass
-class HaltingValueFitter:
+class HaltingValueFitter(Fitter):
     """Streaming counts per pattern and per pooled value bin (each resolution) on the fit split."""
 
     bins: tuple[int, ...] = VALUE_BINS

@@ -26,6 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from dpaudit.blackbox.statistic_protocol import Fitter, Scorer
 from dpaudit.blackbox.statistics import (HEDGE_SELECTION_LEVEL, IdentityScorer,
                                          LinearDiscriminantFitter, RankedEvent,
                                          projected_log_ratio, sweep_thresholds)
@@ -81,35 +82,16 @@ NOT_IN_GATE_DEFAULT = ("atoms", "whitened-direction", "tail", "halting-cells")
 # ----------------------------------------------------------------------------------------------
 
 @dataclass
-class _Fixed:
+class _Fixed(Fitter):
     """A statistic that needs no fitting (identity)."""
 
-    scorer: Any
-
-    def prepare(self, probe0: np.ndarray, probe1: np.ndarray) -> None:
-        pass
+    scorer: Scorer
 
     def update(self, outputs: np.ndarray, label: int) -> None:
         pass
 
-    def finish(self) -> list[Any]:
+    def finish(self) -> list[Scorer]:
         return [self.scorer]
-
-
-@dataclass
-class _Wrapped:
-    """A single-scorer streaming fitter of :mod:`dpaudit.blackbox.statistics`."""
-
-    fitter: Any
-
-    def prepare(self, probe0: np.ndarray, probe1: np.ndarray) -> None:
-        pass
-
-    def update(self, outputs: np.ndarray, label: int) -> None:
-        self.fitter.update(outputs, label)
-
-    def finish(self) -> list[Any]:
-        return [self.fitter.finish()]
 
 
 @dataclass
@@ -117,7 +99,7 @@ class Candidate:
     """One family member: its fitter and whether its scores depend on the fit split."""
 
     name: str
-    fitter: Any
+    fitter: Fitter
     fitted: bool = True
 
 
@@ -166,7 +148,7 @@ def candidates_for(dimension: int, statistics: tuple[str, ...] | None, *,
         elif s == "histogram" and scalar:
             out.append(Candidate(s, HistogramRatioFitter()))
         elif s == "linear" and not scalar:
-            out.append(Candidate(s, _Wrapped(LinearDiscriminantFitter())))
+            out.append(Candidate(s, LinearDiscriminantFitter()))
         elif s == "naive-bayes" and not scalar:
             out.append(Candidate(s, NaiveBayesFitter()))
         elif s == "location-shift" and not scalar:
@@ -215,7 +197,7 @@ class Choice:
     """The statistic chosen on the selection split, with every candidate's projected bound."""
 
     index: int
-    scorer: Any
+    scorer: Scorer
     fitted: bool
     table: tuple[dict[str, Any], ...]
 
@@ -309,7 +291,7 @@ def fixed_event_ranking(scores0: np.ndarray, scores1: np.ndarray, **sweep: Any) 
     return sweep_thresholds(scores0, scores1, **{**sweep, "selection_alpha": 0.5})
 
 
-def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.ndarray],
+def choose(scorers: Sequence[Scorer], fitted: Sequence[bool], select0: Sequence[np.ndarray],
            select1: Sequence[np.ndarray], *, n_test: int, alpha: float, delta: float,
            scalar: bool) -> Choice:
     """Pick the statistic whose best selection-split event promises the highest test bound.
@@ -354,12 +336,12 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
     # A statistic whose events were fixed on the fit split (the atom sets of atom_statistics) has
     # no threshold to pick on the selection split: its rates there are fresh estimates, not a
     # maximum over thresholds, so it is ranked and compared at them (level 1/2, the plug-in).
-    fixed = [bool(getattr(sc, "events_fixed_on_fit", False)) for sc in scorers]
+    fixed = [bool(sc.events_fixed_on_fit) for sc in scorers]
     for i in range(len(scorers)):
         if fixed[i]:
             tops[i] = fixed_event_ranking(select0[i], select1[i], n_test0=n_test, n_test1=n_test,
                                           alpha=alpha, delta=delta, objective="epsilon").best(1)
-            want = getattr(scorers[i], "numerator", None)
+            want = scorers[i].fixed_numerator()
             if want is not None and tops[i] and (tops[i][0].event.tail != "upper"
                                                  or tops[i][0].event.numerator != want):
                 # A 0/1 score whose event and direction were both fixed on the fit split (the
@@ -445,7 +427,7 @@ def choose(scorers: Sequence[Any], fitted: Sequence[bool], select0: Sequence[np.
             best_i = f
     table = []
     for i, sc in enumerate(scorers):
-        info = sc.to_dict() if hasattr(sc, "to_dict") else {"name": repr(sc)}
+        info = sc.to_dict()
         v, w = projected[i], values[i]
         table.append({"name": info.get("name", ""),
                       "projected_log_ratio_bound": v if math.isfinite(v)

@@ -35,7 +35,7 @@ class InSampleOutcomeFitter(LikelihoodRatioFitter):
     from the per-outcome counts)."""
 
     def training_scores(self, scorer: OutcomeScorer) -> tuple[np.ndarray, np.ndarray]:
-        """Scores of the fitted runs of data0 and data1 under ``scorer`` (from :meth:`finish`):
+        """Scores of the fitted runs of data0 and data1 under ``scorer`` (the one of :meth:`finish`):
         the fitted log ratio of each run's outcome, repeated by that outcome's count.
 
         The order of the runs is lost (each input's scores come grouped by outcome), which does
@@ -64,5 +64,5 @@ def fit_outcomes_in_sample(streams: Sequence[object], probes: Sequence[np.ndarra
         fitter.update(probes[j], j)
         for x in s.chunks(n_train - probes[j].shape[0], chunk_rows):  # type: ignore[attr-defined]
             fitter.update(x, j)
-    scorer = fitter.finish()
+    scorer = fitter.finish()[0]
     return scorer, list(fitter.training_scores(scorer))

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.blackbox.fitters_binned import ATOM_FRACTION, smoothed_log_ratio
+from dpaudit.blackbox.statistic_protocol import Fitter, Scorer
 from dpaudit.blackbox.statistics import flatten_outputs
 
 __all__ = ["MAX_PATTERNS", "PatternHistogramScorer", "PatternHistogramFitter"]
@@ -83,7 +84,7 @@ def void_keys(code: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class PatternHistogramScorer:
+class PatternHistogramScorer(Scorer):
     """``lr_pattern[p] + sum_j lr_value[p, j, bin_j]`` over the row's continuous coordinates."""
 
     coding: _Coding
@@ -115,7 +116,7 @@ class PatternHistogramScorer:
 
 
 @dataclass
-class PatternHistogramFitter:
+class PatternHistogramFitter(Fitter):
     """Streaming counts per (pattern) and (pattern, coordinate, bin) on the fit split.
 
     Applies to vector outputs with at least one coordinate that has an atom and at least one

@@ -44,6 +44,39 @@ MAX_ROUND = 1 << 20
 MAX_BETTING_EPSILON = 700.0
 
 
+#: Default training runs per input of both sequential tests (fewer when ``max_samples`` is
+#: below four times this).
+TRAIN_SAMPLES = 1_000
+
+
+def check_sequential_arguments(epsilon: float, delta: float, alpha: float, max_samples: int,
+                               seed: int, train_samples: int | None
+                               ) -> tuple[float, float, float, int, int, int]:
+    """The arguments :func:`sequential_audit` and the sequential gate share, checked.
+
+    Parameters
+    ----------
+    epsilon, delta, alpha, max_samples, seed, train_samples
+        As in :func:`sequential_audit`; ``max_samples >= 100``, and ``train_samples`` defaults to
+        ``min(TRAIN_SAMPLES, max_samples // 4)`` and must lie in ``[20, max_samples - 10]``.
+
+    Returns
+    -------
+    tuple
+        ``(epsilon, delta, alpha, max_samples, seed, train_samples)``, validated.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    alpha = check_alpha(alpha)
+    max_samples = check_int(max_samples, "max_samples", minimum=100)
+    seed = check_int(seed, "seed", minimum=0)
+    if train_samples is None:
+        train_samples = min(TRAIN_SAMPLES, max_samples // 4)
+    train_samples = check_int(train_samples, "train_samples", minimum=20,
+                              maximum=max_samples - 10)
+    return epsilon, delta, alpha, max_samples, seed, train_samples
+
+
 @dataclass(frozen=True)
 class SequentialResult:
     """Outcome of :func:`sequential_audit`.
@@ -120,15 +153,8 @@ def sequential_audit(mechanism: Callable[[Any, int, np.random.Generator], np.nda
     SequentialResult
     """
     t0 = time.perf_counter()
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    alpha = check_alpha(alpha)
-    max_samples = check_int(max_samples, "max_samples", minimum=100)
-    seed = check_int(seed, "seed", minimum=0)
-    if train_samples is None:
-        train_samples = min(1_000, max_samples // 4)
-    train_samples = check_int(train_samples, "train_samples", minimum=20,
-                              maximum=max_samples - 10)
+    epsilon, delta, alpha, max_samples, seed, train_samples = check_sequential_arguments(
+        epsilon, delta, alpha, max_samples, seed, train_samples)
     # The same argument checks as audit() (raw TypeErrors from inside the engine).
     check_callables(mechanism, statistic)
     check_pairs(data0, data1, None)  # both None: a vacuous audit

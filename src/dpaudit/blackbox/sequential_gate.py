@@ -24,19 +24,18 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from scipy.special import logsumexp
 
-from dpaudit._validation import check_alpha, check_delta, check_epsilon, check_int
 from dpaudit.blackbox.confidence import wilson_lower, wilson_upper
 from dpaudit.blackbox.learned_statistics import candidates_for, check_statistics
 from dpaudit.blackbox.rng_probe import probe_rng
 from dpaudit.blackbox.sampling import (Stream, check_callables, check_comparable, check_pairs,
                                        harmonize_exact, is_discrete)
-from dpaudit.blackbox.sequential import BET_CAP, MAX_BETTING_EPSILON, SequentialResult
+from dpaudit.blackbox.sequential import (BET_CAP, MAX_BETTING_EPSILON, SequentialResult,
+                                         check_sequential_arguments)
+from dpaudit.blackbox.statistic_protocol import Fitter
 from dpaudit.blackbox.statistics import LikelihoodRatioFitter, ThresholdEvent, flatten_outputs
 
 __all__ = ["sequential_gate", "GATE_FIRST_ROUND", "GATE_MAX_HISTORY"]
 
-#: Default training runs per input (fewer when ``max_samples < 4 * GATE_TRAIN_SAMPLES``).
-GATE_TRAIN_SAMPLES = 1_000
 #: First betting round (runs per input) and growth factor of the rounds.
 GATE_FIRST_ROUND = 1_000
 GATE_ROUND_GROWTH = 1.5
@@ -120,7 +119,7 @@ def _refit(bettors: list[_Bettor], history: list[list[np.ndarray]], discrete: bo
     fit = [h[j][: n // 2] for j in (0, 1)]
     sel = [h[j][n // 2: n] for j in (0, 1)]
     if discrete:
-        fitters: list[Any] = [LikelihoodRatioFitter()]
+        fitters: list[Fitter] = [LikelihoodRatioFitter()]
     else:
         fitters = [c.fitter for c in candidates_for(flatten_outputs(fit[0][:2]).shape[1],
                                                     statistics, default_atoms=False)]
@@ -128,12 +127,11 @@ def _refit(bettors: list[_Bettor], history: list[list[np.ndarray]], discrete: bo
         scores: list[np.ndarray] = []
         try:
             with _quiet_floats():
-                if hasattr(f, "prepare"):
-                    f.prepare(fit[0][:64], fit[1][:64])
+                f.prepare(fit[0][:64], fit[1][:64])
                 for j in (0, 1):
                     f.update(fit[j], j)
                 done = f.finish()
-                scorer = (done[0] if done else None) if isinstance(done, list) else done
+                scorer = done[0] if done else None
                 if scorer is not None:
                     scores = [np.asarray(scorer(sel[j]), float) for j in (0, 1)]
         except (ValueError, np.linalg.LinAlgError, FloatingPointError):
@@ -183,15 +181,8 @@ def sequential_gate(mechanism: Callable[[Any, int, np.random.Generator], np.ndar
         ``statistic`` lists the bettors (statistic, event, bet, log wealth) at the end.
     """
     t0 = time.perf_counter()
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
-    alpha = check_alpha(alpha)
-    max_samples = check_int(max_samples, "max_samples", minimum=100)
-    seed = check_int(seed, "seed", minimum=0)
-    if train_samples is None:
-        train_samples = min(GATE_TRAIN_SAMPLES, max(20, max_samples // 4))
-    train_samples = check_int(train_samples, "train_samples", minimum=20,
-                              maximum=max_samples - 10)
+    epsilon, delta, alpha, max_samples, seed, train_samples = check_sequential_arguments(
+        epsilon, delta, alpha, max_samples, seed, train_samples)
     check_callables(mechanism, None)
     check_pairs(data0, data1, None)
     stats_names = check_statistics(statistics)

@@ -27,6 +27,7 @@ from scipy import special
 from dpaudit._validation import check_delta, check_int, check_nonnegative, check_probability
 from dpaudit.blackbox.confidence import log_ratio_lower_bound, wilson_lower, wilson_upper
 from dpaudit.blackbox.sorting import SortedScores, unique_sorted
+from dpaudit.blackbox.statistic_protocol import Fitter, Scorer
 
 __all__ = [
     "Tail",
@@ -224,7 +225,7 @@ def outcome_keys(outputs: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class IdentityScorer:
+class IdentityScorer(Scorer):
     """Scalar continuous outputs: the score is the output itself."""
 
     name: str = "identity"
@@ -238,7 +239,7 @@ class IdentityScorer:
 
 
 @dataclass(frozen=True)
-class LinearScorer:
+class LinearScorer(Scorer):
     """Score ``<weights, x - centre>`` of the flattened output ``x`` (shape ``(D,)``)."""
 
     weights: np.ndarray
@@ -260,7 +261,7 @@ class LinearScorer:
 
 
 @dataclass(frozen=True)
-class OutcomeScorer:
+class OutcomeScorer(Scorer):
     """Discrete outputs: each outcome scored by its estimated log likelihood ratio.
 
     ``keys`` (sorted) are the outcomes seen on the fit split and ``log_ratios`` their estimated
@@ -318,7 +319,7 @@ ROW_WISE_PERMUTATION_SEED = 20240601
 
 
 @dataclass(frozen=True)
-class UserScorer:
+class UserScorer(Scorer):
     """A user-supplied ``statistic(outputs) -> scores`` with shape ``(n,)``.
 
     The statistic must act *row-wise*: the score of a run is a fixed, deterministic function of
@@ -414,11 +415,11 @@ class UserScorer:
 # ----------------------------------------------------------------------------------------------
 
 @dataclass
-class LinearDiscriminantFitter:
+class LinearDiscriminantFitter(Fitter):
     """Streaming linear discriminant: accumulates per-input means and pooled (co)variances.
 
     ``update(outputs, label)`` with ``outputs`` of shape ``(n, ...)`` and ``label`` 0 or 1;
-    ``finish()`` returns a :class:`LinearScorer` with weights ``(S + r I)^{-1} (m1 - m0)``, where
+    ``finish()`` returns ``[LinearScorer]`` with weights ``(S + r I)^{-1} (m1 - m0)``, where
     ``S`` is the pooled within-input covariance. ``S`` is the full matrix when the flattened
     dimension ``D <= max_full_dim`` and each input has at least ``10 D`` fit samples, and its
     diagonal otherwise; the ridge ``r = ridge * trace(S) / D`` (or ``ridge`` times the largest
@@ -451,7 +452,10 @@ class LinearDiscriminantFitter:
         self._sum[label] = s if self._sum[label] is None else self._sum[label] + s
         self._sq[label] = sq if self._sq[label] is None else self._sq[label] + sq
 
-    def finish(self) -> LinearScorer:
+    def finish(self) -> list[LinearScorer]:
+        return [self._discriminant()]
+
+    def _discriminant(self) -> LinearScorer:
         if self._shift is None or min(self._n) == 0:
             raise ValueError("the linear discriminant needs fit samples from both inputs")
         d = self._shift.size
@@ -482,8 +486,8 @@ class LinearDiscriminantFitter:
 
 
 @dataclass
-class LikelihoodRatioFitter:
-    """Counts outcomes per input on the fit split; ``finish()`` gives an :class:`OutcomeScorer`.
+class LikelihoodRatioFitter(Fitter):
+    """Counts outcomes per input on the fit split; ``finish()`` gives ``[OutcomeScorer]``.
 
     The log likelihood ratio of outcome ``o`` is estimated as
     ``ln((n1(o) + 1/2) / (N1 + K/2)) - ln((n0(o) + 1/2) / (N0 + K/2))`` (add-1/2 smoothing over
@@ -506,7 +510,7 @@ class LikelihoodRatioFitter:
         self._labels.append(np.full(uniq.size, label, dtype=np.int8))
         self._n[label] += keys.size
 
-    def finish(self) -> OutcomeScorer:
+    def finish(self) -> list[OutcomeScorer]:
         if min(self._n) == 0:
             raise ValueError("the likelihood-ratio statistic needs fit samples from both inputs")
         keys = np.concatenate(self._keys)
@@ -516,7 +520,7 @@ class LikelihoodRatioFitter:
         k = uniq.size
         lr = (np.log((c[1] + 0.5) / (self._n[1] + 0.5 * k))
               - np.log((c[0] + 0.5) / (self._n[0] + 0.5 * k)))
-        return OutcomeScorer(uniq, lr, row_dtype=self._row_dtype)
+        return [OutcomeScorer(uniq, lr, row_dtype=self._row_dtype)]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from dpaudit.blackbox.learned_statistics import best_events, candidates_for, cho
 from dpaudit.blackbox.outcome_selection import fit_outcomes_in_sample
 from dpaudit.blackbox.sampling import (PROBE_ROWS, Stream, callable_name, check_comparable,
                                        default_chunk_rows, harmonize_exact, is_discrete)
+from dpaudit.blackbox.statistic_protocol import Scorer
 from dpaudit.blackbox.statistics import (DISCRETE_SELECTION_LEVEL, HEDGE_SELECTION_LEVEL,
                                          SELECTION_PENALTY_EXPONENT, HistogramAccumulator,
                                          LikelihoodRatioFitter, RankedEvent, SortedScores,
@@ -46,7 +47,7 @@ class Trained:
     of candidate events compared, the histogram fixed on training runs, and both inputs'
     streams, positioned where the test split starts."""
 
-    scorer: Callable[[np.ndarray], np.ndarray]
+    scorer: Scorer
     kind: str
     n_fit: int
     n_select: int
@@ -100,7 +101,7 @@ def train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.ra
     fitter: LikelihoodRatioFitter | None = None
     family: list[Any] = []
     if cfg.statistic is not None:
-        scorer: Callable[[np.ndarray], np.ndarray] = UserScorer(cfg.statistic)
+        scorer: Scorer = UserScorer(cfg.statistic)  # the one adapter of a user's statistic
         kind = "user"
     elif is_discrete(probes[0], probes[1], cfg.output_kind):
         kind = "discrete"
@@ -149,7 +150,7 @@ def train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.ra
 
     bonf = Bonferroni(cfg.alpha, cfg.test_events)
     ss = SortedScores.of(sc[0], sc[1])  # sorted once for both sweeps and the histogram
-    fixed = bool(getattr(scorer, "events_fixed_on_fit", False))
+    fixed = scorer.events_fixed_on_fit
     eps_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
                                  alpha=bonf.per_interval_alpha, delta=cfg.delta,
                                  objective="epsilon", pooled=cfg.pooled, sorted_scores=ss,
@@ -159,14 +160,13 @@ def train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.ra
                                  # selection rates, as choose() compared them.
                                  **({"selection_alpha": 0.5} if fixed else {}))
     eps_best = eps_sweep.best(cfg.test_events)
-    mirrored = getattr(scorer, "mirrored_pair", None) if cfg.pooled else None
-    if mirrored is not None:
+    pair = (scorer.mirrored_pair(sc[0], sc[1], n_test=n_test, alpha=bonf.per_interval_alpha,
+                                 delta=cfg.delta) if cfg.pooled else None)
+    if pair is not None:
         # A score whose events and their pooled mirrored pair were fixed on the fit split, for a
         # law symmetric under swapping the inputs (the whitened direction's Gaussian-DP
         # halfspaces): the pair is the event; its halves and the hedges only add selection
         # noise and Bonferroni (direction_statistics.GaussianEventScorer says what it cost).
-        pair = mirrored(sc[0], sc[1], n_test=n_test, alpha=bonf.per_interval_alpha,
-                        delta=cfg.delta)
         eps_best = [pair] + [r for r in eps_best if r.event != pair.event][:cfg.test_events - 1]
     elif (kind == "continuous" and eps_best and not eps_best[0].rank_value > 0
             and flatten_outputs(probes[0]).shape[1] > 1):
@@ -175,7 +175,7 @@ def train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.ra
         eps_best = best_events(sc[0], sc[1], m=cfg.test_events, n_test0=n_test, n_test1=n_test,
                                alpha=bonf.per_interval_alpha, delta=cfg.delta,
                                objective="epsilon", pooled=cfg.pooled, sorted_scores=ss)
-    if hedges and _hedged(cfg, kind) and eps_best and mirrored is None:
+    if hedges and _hedged(cfg, kind) and eps_best and pair is None:
         # The hedge events: the best event of two more rankings of the same selection split, one
         # less conservative (selection rates at one standard error, HEDGE_SELECTION_LEVEL) and
         # one more (the delta = 0 multiplicity penalty, SELECTION_PENALTY_EXPONENT), each
@@ -193,7 +193,7 @@ def train(mechanism: Callable[..., Any], data0: Any, data1: Any, seed_seq: np.ra
     gdp_sweep = sweep_thresholds(sc[0], sc[1], n_test0=n_test, n_test1=n_test,
                                  alpha=Bonferroni(cfg.alpha).per_interval_alpha, objective="gdp",
                                  sorted_scores=ss)
-    info = scorer.to_dict() if hasattr(scorer, "to_dict") else {"name": repr(scorer)}
+    info = scorer.to_dict()
     if choice_table:
         info = {**info, "chosen_from": list(choice_table)}
     return Trained(scorer, kind, n_fit, n_select, chunk_rows, eps_best,
@@ -222,11 +222,10 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
     order_free = all(c.name in ("identity", "histogram", "atoms", "tail") for c in family)  # tail sorts its kept values itself
     with _quiet_floats():  # like the updates below (and the gate's _refit): huge outputs overflow
         for c in family:
-            if hasattr(c.fitter, "configure"):
-                # A fitter whose fixed event depends on the test it will face (its size, level,
-                # delta): the whitened direction's Gaussian-DP halfspaces. Power only.
-                c.fitter.configure(n_test=n_test, delta=cfg.delta, pooled=cfg.pooled,
-                                   alpha=Bonferroni(cfg.alpha, cfg.test_events).per_interval_alpha)
+            # A fitter whose fixed event depends on the test it will face (its size, level,
+            # delta): the whitened direction's Gaussian-DP halfspaces. Power only.
+            c.fitter.configure(n_test=n_test, delta=cfg.delta, pooled=cfg.pooled,
+                               alpha=Bonferroni(cfg.alpha, cfg.test_events).per_interval_alpha)
             c.fitter.prepare(probes[0], probes[1])
     unfitted = [i for i, c in enumerate(family) if not c.fitted]
     fixed_scores: dict[int, list[list[np.ndarray]]] = {i: [[], []] for i in unfitted}
@@ -285,7 +284,7 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
     # Fitters with ``in_sample`` (halting_cells) compete with the event they fix on the fit
     # split, scored on the selection split like any other; they are also fed the selection
     # split, and when chosen their event is re-fixed on all training runs (below).
-    in_sample = [i for i, c in enumerate(family) if getattr(c.fitter, "in_sample", False)]
+    in_sample = [i for i, c in enumerate(family) if c.fitter.in_sample]
     for i, c in enumerate(family):
         try:
             with _quiet_floats():
@@ -320,8 +319,7 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
             with _quiet_floats():
                 for k, scr in enumerate(scorers):
                     # (Scalars: a binned statistic gives its scores of the sorted runs sorted.)
-                    sel[k][j].append(scr.score_sorted(x) if scalar and hasattr(scr, "score_sorted")
-                                     else scr(x))
+                    sel[k][j].append(scr.score_sorted(x) if scalar else scr(x))
                 for i in in_sample:
                     family[i].fitter.update(x, j)
     # (One chunk of selection runs: its scores as they are, not copied; they are only read.)

@@ -33,7 +33,7 @@ __all__ = ["DEFAULT_TIMEOUT_S", "SOLVER", "Obligation", "Replay", "SmtLemma", "S
            "SmtStatus", "check_lemma", "clip", "absolute", "real", "evaluate", "to_float",
            "QuadraticLoss", "quadratic_loss_1d", "model_values", "statement_base",
            "agreement_findings", "with_smt_evidence", "smt_lemma_records",
-           "claim_smt_evidence"]
+           "claim_smt_evidence", "paper_smt_evidence", "tree_node_count_bv"]
 
 #: Wall-clock safety bound on each solver call, in seconds. Answers are decided by the work
 #: bounds below, not by the clock, so they do not depend on the machine's speed or load; only a
@@ -517,3 +517,65 @@ def claim_smt_evidence(outcome: LemmaOutcome, budget_name: str,
     ``thorough`` is true at the ``thorough`` budget, where papers add their symbolic-constant and
     longer unrolled encodings; the fixed-constant ones run at every budget (about a second each)."""
     return with_smt_evidence(outcome, smt_lemma_records(select(budget_name == "thorough")))
+
+
+def paper_smt_evidence(lemmas_for_claim: Callable[..., Iterable[SmtLemma]], paper: str
+                       ) -> Callable[[str, Any, LemmaOutcome], LemmaOutcome]:
+    """The ``smt_evidence(claim_id, ctx, outcome)`` hook of a paper that selects a claim's SMT
+    lemmas by ``lemmas_for_claim(claim_id, thorough=...)``.
+
+    Parameters
+    ----------
+    lemmas_for_claim : callable
+        The paper's ``lemmas_for_claim(claim_id, *, thorough)``.
+    paper : str
+        The paper's name, for the hook's docstring.
+
+    Returns
+    -------
+    callable
+        ``smt_evidence(claim_id, ctx, outcome)``: ``outcome`` (the claim's sampled lemma checks)
+        with the SMT records of its lemmas appended and compared (:func:`claim_smt_evidence`);
+        ``ctx`` is the claim driver's audit context, whose budget's name selects the thorough
+        encodings.
+    """
+    def smt_evidence(claim_id: str, ctx: Any, outcome: LemmaOutcome) -> LemmaOutcome:
+        return claim_smt_evidence(outcome, ctx.budget.name,
+                                  lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))
+
+    smt_evidence.__doc__ = (f"A {paper} claim's sampled lemma checks (``outcome``) with the SMT "
+                            f"records of ``lemmas_for_claim(claim_id)`` appended and compared at "
+                            f"the budget of ``ctx`` (:func:`{__name__}.paper_smt_evidence`).")
+    return smt_evidence
+
+
+def tree_node_count_bv(leaf: z3.BitVecRef, T: z3.BitVecRef, levels: int, bits: int
+                       ) -> z3.BitVecRef:
+    """The number of used binary-tree nodes containing a leaf, over bit-vectors.
+
+    ``len(nodes_containing(leaf, T))`` of :mod:`dpaudit.mechanisms.tree_aggregation` (the tree
+    of ST13 Algorithm 2 and of pfcoco's standard tree): at level ``j`` the node containing the
+    leaf has index ``m = ((leaf - 1) >> j) + 1`` and is used iff ``m`` is odd and ``m << j <= T``.
+
+    Parameters
+    ----------
+    leaf, T : z3.BitVecRef
+        The leaf (1-based) and the horizon, ``bits``-bit vectors.
+    levels : int
+        Tree levels counted (``j = 0 .. levels - 1``).
+    bits : int
+        Width of the bit-vectors.
+
+    Returns
+    -------
+    z3.BitVecRef
+        The number of used nodes containing ``leaf``.
+    """
+    one, zero = z3.BitVecVal(1, bits), z3.BitVecVal(0, bits)
+    total = zero
+    for j in range(levels):
+        jj = z3.BitVecVal(j, bits)
+        m = z3.LShR(leaf - one, jj) + one
+        used = z3.And((m & one) == one, z3.ULE(m << jj, T))
+        total = total + z3.If(used, one, zero)
+    return total

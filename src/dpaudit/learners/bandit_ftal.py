@@ -30,8 +30,8 @@ from dpaudit._validation import (
     check_nonnegative,
     check_positive,
 )
-from dpaudit.learners.base import OnlineLearner
 from dpaudit.learners.domains import Ball, Box, Domain
+from dpaudit.learners.ftal import FTALBase
 from dpaudit.learners.losses import Loss
 from dpaudit.learners.pftal import L2Regularised, Algorithm2Sum
 
@@ -221,7 +221,7 @@ def theorem6_regret_bound(T: int, d: int, lipschitz: float, strong_convexity: fl
             + 2.0 * d * G ** 2 * lt ** 2.5 / (beta * epsilon * H) + gamma)
 
 
-class BanditFTAL(OnlineLearner):
+class BanditFTAL(FTALBase):
     """Non-private bandit FTAL (ST13 Sec. 3.1, eq. (8)), vectorised over runs.
 
     Parameters
@@ -288,19 +288,6 @@ class BanditFTAL(OnlineLearner):
         self._t = 0
 
     @property
-    def dim(self) -> int:
-        return self._domain.dim
-
-    @property
-    def domain(self) -> Domain:
-        return self._domain
-
-    @property
-    def strong_convexity(self) -> float:
-        """``H``."""
-        return self._H
-
-    @property
     def loss_bound(self) -> float:
         """``B``."""
         return self._B
@@ -325,46 +312,20 @@ class BanditFTAL(OnlineLearner):
         """``w~_1`` (public: the secret part of ``w^_1`` is ``beta u_1`` only)."""
         return self._w1.copy()
 
-    @property
-    def t(self) -> int:
-        return self._t
-
-    # -- hooks -----------------------------------------------------------------------------------
-    def _start(self, n_runs: int, rng: np.random.Generator) -> None:
-        self._v = np.zeros((n_runs, self.dim))
-
-    def _accumulate(self, z: np.ndarray) -> np.ndarray:
-        self._v = self._v + z
-        return self._v
-
+    # -- hooks (and those of FTALBase) -----------------------------------------------------------
     def _observe(self, loss: Loss, played: np.ndarray) -> np.ndarray:
         """The bandit feedback at the played points, shape ``(n_runs,)``."""
         return loss.value(played)
 
     # -- OnlineLearner ---------------------------------------------------------------------------
     def reset(self, n_runs: int, rng: np.random.Generator) -> None:
-        n_runs = check_int(n_runs, "n_runs", minimum=1)
-        self._rng = check_generator(rng)
-        self._w = np.broadcast_to(self._w1, (n_runs, self.dim)).copy()
-        self._S = self._w.copy()
-        self._t = 1
-        self._start(n_runs, rng)
-        self._u = sample_unit_sphere(n_runs, self.dim, rng)
-
-    def _require_started(self) -> np.ndarray:
-        if self._w is None:
-            raise RuntimeError("call reset(n_runs, rng) before predict() or learn()")
-        return self._w
+        super().reset(n_runs, rng)  # checks n_runs and rng
+        self._rng = rng
+        self._u = sample_unit_sphere(self._require_started().shape[0], self.dim, rng)
 
     def predict(self) -> np.ndarray:
         w = self._require_started()
         return w + self._beta * self._u
-
-    def _check_loss(self, loss: Loss) -> None:
-        if not isinstance(loss, Loss):
-            raise TypeError(f"loss must be a Loss, got {type(loss).__name__}")
-        if loss.dim != self.dim:
-            raise ValueError(f"loss dimension {loss.dim} != domain dimension {self.dim}")
 
     def learn(self, loss: Loss) -> None:
         w = self._require_started()

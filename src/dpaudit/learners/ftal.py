@@ -21,11 +21,11 @@ from dpaudit._validation import (
     check_int,
     check_positive,
 )
-from dpaudit.learners.base import OnlineLearner
+from dpaudit.learners.base import RoundCounting
 from dpaudit.learners.domains import Domain
 from dpaudit.learners.losses import Loss
 
-__all__ = ["ftal_argmin", "FTAL"]
+__all__ = ["ftal_argmin", "FTALBase", "FTAL"]
 
 
 def ftal_argmin(point_sum: np.ndarray, gradient_sum: np.ndarray, t: int, strong_convexity: float,
@@ -72,7 +72,67 @@ def first_point(domain: Domain, initial_point: object | None) -> np.ndarray:
     return w
 
 
-class FTAL(OnlineLearner):
+class FTALBase(RoundCounting):
+    """What full-information and bandit FTAL share (ST13 eqs. (4) and (8)).
+
+    The set ``C`` (``_domain``), the curvature ``H`` (``_H``), the first point ``_w1``, the
+    current points ``_w`` (``None`` before :meth:`reset`) and their sum ``_S``, and the running
+    gradient sum ``v_t`` kept by two hooks, :meth:`_start` and :meth:`_accumulate`, which the
+    private variants replace with the noisy sums of Algorithm 2
+    (:class:`~dpaudit.learners.pftal.Algorithm2Sum`).
+    """
+
+    _domain: Domain
+    _H: float
+    _w1: np.ndarray
+    _w: np.ndarray | None = None
+    _S: np.ndarray | None = None
+
+    @property
+    def dim(self) -> int:
+        return self._domain.dim
+
+    @property
+    def domain(self) -> Domain:
+        return self._domain
+
+    @property
+    def strong_convexity(self) -> float:
+        """``H``."""
+        return self._H
+
+    def _start(self, n_runs: int, rng: np.random.Generator) -> None:
+        """Initialise the gradient-sum machinery for ``n_runs`` runs."""
+        self._v = np.zeros((n_runs, self.dim))
+
+    def _accumulate(self, z: np.ndarray) -> np.ndarray:
+        """Add ``z`` to the running sum and return the sum ``v_t`` (exact here)."""
+        self._v = self._v + z
+        return self._v
+
+    def reset(self, n_runs: int, rng: np.random.Generator) -> None:
+        """Start ``n_runs`` runs at ``w_1`` (``_w1``), with the point sum ``S`` (``_S``) at
+        ``w_1`` and a fresh gradient sum (:meth:`_start`)."""
+        n_runs = check_int(n_runs, "n_runs", minimum=1)
+        check_generator(rng)
+        self._w = np.broadcast_to(self._w1, (n_runs, self.dim)).copy()
+        self._S = self._w.copy()
+        self._t = 1
+        self._start(n_runs, rng)
+
+    def _require_started(self) -> np.ndarray:
+        if self._w is None:
+            raise RuntimeError("call reset(n_runs, rng) before predict() or learn()")
+        return self._w
+
+    def _check_loss(self, loss: Loss) -> None:
+        if not isinstance(loss, Loss):
+            raise TypeError(f"loss must be a Loss, got {type(loss).__name__}")
+        if loss.dim != self.dim:
+            raise ValueError(f"loss dimension {loss.dim} != domain dimension {self.dim}")
+
+
+class FTAL(FTALBase):
     """Non-private Follow the Approximate Leader (ST13 eq. (4)), vectorised over runs.
 
     Parameters
@@ -104,63 +164,17 @@ class FTAL(OnlineLearner):
         self._t = 0
 
     @property
-    def dim(self) -> int:
-        return self._domain.dim
-
-    @property
-    def domain(self) -> Domain:
-        return self._domain
-
-    @property
-    def strong_convexity(self) -> float:
-        """``H``."""
-        return self._H
-
-    @property
     def initial_point(self) -> np.ndarray:
         return self._w1.copy()
 
-    @property
-    def t(self) -> int:
-        """The current round (1 after :meth:`reset`)."""
-        return self._t
-
     # -- hooks for the private and regularised variants ------------------------------------------
-    def _start(self, n_runs: int, rng: np.random.Generator) -> None:
-        """Initialise the gradient-sum machinery for ``n_runs`` runs."""
-        self._v = np.zeros((n_runs, self.dim))
-
     def _tree_input(self, loss: Loss, w: np.ndarray) -> np.ndarray:
         """The vector whose running sum the learner keeps: ``grad f_t(w_t)``, shape (n_runs, d)."""
         return loss.grad(w)
 
-    def _accumulate(self, z: np.ndarray) -> np.ndarray:
-        """Add ``z`` to the running sum and return the sum ``v_t`` (exact here)."""
-        self._v = self._v + z
-        return self._v
-
     # -- OnlineLearner ---------------------------------------------------------------------------
-    def reset(self, n_runs: int, rng: np.random.Generator) -> None:
-        n_runs = check_int(n_runs, "n_runs", minimum=1)
-        check_generator(rng)
-        self._w = np.broadcast_to(self._w1, (n_runs, self.dim)).copy()
-        self._S = self._w.copy()
-        self._t = 1
-        self._start(n_runs, rng)
-
-    def _require_started(self) -> np.ndarray:
-        if self._w is None:
-            raise RuntimeError("call reset(n_runs, rng) before predict() or learn()")
-        return self._w
-
     def predict(self) -> np.ndarray:
         return self._require_started().copy()
-
-    def _check_loss(self, loss: Loss) -> None:
-        if not isinstance(loss, Loss):
-            raise TypeError(f"loss must be a Loss, got {type(loss).__name__}")
-        if loss.dim != self.dim:
-            raise ValueError(f"loss dimension {loss.dim} != domain dimension {self.dim}")
 
     def learn(self, loss: Loss) -> None:
         w = self._require_started()

@@ -48,6 +48,7 @@ __all__ = [
     "nodes_for_prefix",
     "nodes_containing",
     "max_nodes_per_leaf",
+    "mirrored_leaf_streams",
     "TreeAggregator",
     "tree_prefix_sums",
     "TreeAggregationMechanism",
@@ -290,6 +291,32 @@ def max_nodes_per_leaf(T: int) -> int:
     """
     T = check_int(T, "T", minimum=1)
     return T.bit_length()
+
+
+def mirrored_leaf_streams(position: int, T: int, d: int, value: float
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """Two leaf streams of shape ``(T, d)``, zero but for leaf ``position``: ``+value e_1`` in the
+    first, ``-value e_1`` in the second (the neighbouring tree inputs the papers' worst cases use).
+
+    Parameters
+    ----------
+    position : int
+        1-based leaf, in ``[1, T]`` (the caller checks it).
+    T, d : int
+        Number of leaves and their dimension.
+    value : float
+        The replaced leaf's first coordinate in the first stream (its negative in the second).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(z0, z1)``.
+    """
+    z0 = np.zeros((T, d))
+    z1 = np.zeros((T, d))
+    z0[position - 1, 0] = value
+    z1[position - 1, 0] = -value
+    return z0, z1
 
 
 def _as_leaf(x: object, n: int, d: int, name: str = "x") -> np.ndarray:

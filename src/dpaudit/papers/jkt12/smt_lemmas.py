@@ -22,11 +22,9 @@ from typing import Sequence
 import numpy as np
 import z3
 
-from dpaudit.claims.evidence import LemmaOutcome
-from dpaudit.claims.context import AuditContext
 from dpaudit.formal.smt import (Obligation, QuadraticLoss, Replay,
                                      SmtLemma, absolute, clip, quadratic_loss_1d, real,
-                                     claim_smt_evidence)
+                                     paper_smt_evidence)
 from dpaudit.learners.domains import Ball, Box
 from dpaudit.learners.giga import GIGA, giga_burn_in
 from dpaudit.learners.igd import IGD
@@ -921,22 +919,5 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
     return table[algo]()
 
 
-def smt_evidence(claim_id: str, ctx: AuditContext, outcome: LemmaOutcome) -> LemmaOutcome:
-    """A JKT12 claim's sampled lemma checks with its SMT records appended and compared.
-
-    Parameters
-    ----------
-    claim_id
-        The claim's id.
-    ctx
-        The claim driver's audit context (its budget's name selects the thorough encodings).
-    outcome
-        The sampled checks of the claim.
-
-    Returns
-    -------
-    LemmaOutcome
-        ``outcome`` with the SMT records appended (:func:`~dpaudit.formal.smt.claim_smt_evidence`).
-    """
-    return claim_smt_evidence(outcome, ctx.budget.name,
-                              lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))
+#: The claim audits' lemma hook: ``smt_evidence(claim_id, ctx, outcome)``.
+smt_evidence = paper_smt_evidence(lemmas_for_claim, "JKT12")

@@ -24,6 +24,7 @@ from dpaudit._validation import check_int, check_positive
 from dpaudit.claims import WindowScope
 from dpaudit.learners.domains import Ball, Box, Domain, Simplex
 from dpaudit.learners.losses import Loss
+from dpaudit.mechanisms.tree_aggregation import mirrored_leaf_streams
 
 __all__ = ["oldest_protected", "check_protected", "tree_pair", "expired_tree_pair",
            "CentredQuadratic", "domain_centre", "centre_radius", "LearnerPair", "learner_pair"]
@@ -83,11 +84,7 @@ def check_protected(scope: WindowScope, position: int, W: int, T: int) -> int:
 def _tree_streams(position: int, T: int, d: int, sensitivity: float
                   ) -> tuple[np.ndarray, np.ndarray]:
     s = check_positive(sensitivity, "sensitivity")
-    z0 = np.zeros((T, d))
-    z1 = np.zeros((T, d))
-    z0[position - 1, 0] = s / 2.0
-    z1[position - 1, 0] = -s / 2.0
-    return z0, z1
+    return mirrored_leaf_streams(position, T, d, s / 2.0)
 
 
 def tree_pair(scope: WindowScope, W: int, T: int, d: int, sensitivity: float,

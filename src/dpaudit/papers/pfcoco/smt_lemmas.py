@@ -17,9 +17,8 @@ from fractions import Fraction
 import numpy as np
 import z3
 
-from dpaudit.claims.evidence import LemmaOutcome
 from dpaudit.formal.smt import (Obligation, Replay, SmtLemma, real,
-                                     claim_smt_evidence)
+                                     paper_smt_evidence, tree_node_count_bv)
 from dpaudit.mechanisms.tree_aggregation import nodes_containing
 from dpaudit.mechanisms.window_tree import window_nodes_containing
 from dpaudit.papers.pfcoco.claims import (ACCOUNTANT_SENSITIVITY_STATEMENT, NODE_COUNT_LEMMA,
@@ -316,24 +315,14 @@ def window_count_lemma(layout: str = "exact") -> SmtLemma:
 def standard_tree_count_bv(leaf, T) -> z3.BitVecRef:
     """``len(nodes_containing(leaf, T))`` of the standard tree over bit-vectors, levels 0..20.
 
+    :func:`dpaudit.formal.smt.tree_node_count_bv` on 32-bit vectors.
+
     Parameters
     ----------
-    leaf
-        The leaf (1-based) as a bit-vector.
-    T
-        The horizon as a bit-vector.
-
-    Returns
-    -------
-    z3.BitVecRef
-        The number of tree nodes containing ``leaf``.
+    leaf, T
+        The leaf (1-based) and the horizon.
     """
-    one, total = _bv(1), _bv(0)
-    for j in range(_MAX_LOG2_T + 1):
-        jj = _bv(j)
-        m = z3.LShR(leaf - one, jj) + one
-        total = total + z3.If(z3.And((m & one) == one, z3.ULE(m << jj, T)), one, _bv(0))
-    return total
+    return tree_node_count_bv(leaf, T, _MAX_LOG2_T + 1, _BITS)
 
 
 def standard_tree_count_lemma() -> SmtLemma:
@@ -388,22 +377,5 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
     return out
 
 
-def smt_evidence(claim_id: str, ctx, outcome: LemmaOutcome) -> LemmaOutcome:
-    """A pfcoco claim's sampled lemma checks with its SMT records appended and compared.
-
-    Parameters
-    ----------
-    claim_id
-        The claim's id.
-    ctx
-        The claim driver's audit context (its budget's name selects the thorough encodings).
-    outcome
-        The sampled checks of the claim.
-
-    Returns
-    -------
-    LemmaOutcome
-        ``outcome`` with the SMT records appended (:func:`~dpaudit.formal.smt.claim_smt_evidence`).
-    """
-    return claim_smt_evidence(outcome, ctx.budget.name,
-                              lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))
+#: The claim audits' lemma hook: ``smt_evidence(claim_id, ctx, outcome)``.
+smt_evidence = paper_smt_evidence(lemmas_for_claim, "pfcoco")

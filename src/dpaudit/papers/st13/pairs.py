@@ -35,7 +35,7 @@ from dpaudit.learners.losses import AffineLoss, LinearLoss, Loss
 from dpaudit.learners.pftal import PFTAL, L2Regularised, PFTALConvex
 from dpaudit.mechanisms.projections import clip_l2
 from dpaudit.mechanisms.st13_tree_aggregation import ST13TreeAggregator, st13_node_scale
-from dpaudit.mechanisms.tree_aggregation import TreeNode, nodes_containing
+from dpaudit.mechanisms.tree_aggregation import TreeNode, mirrored_leaf_streams, nodes_containing
 
 __all__ = [
     "WorstPair",
@@ -139,7 +139,8 @@ def tree_worst_pair(T: int, d: int, bound: float) -> tuple[np.ndarray, np.ndarra
     Returns
     -------
     tuple
-        The two ``(T, d)`` leaf streams.
+        ``mirrored_leaf_streams(1, T, d, mu)``
+        (:func:`~dpaudit.mechanisms.tree_aggregation.mirrored_leaf_streams`).
 
     Raises
     ------
@@ -148,12 +149,7 @@ def tree_worst_pair(T: int, d: int, bound: float) -> tuple[np.ndarray, np.ndarra
     """
     T = check_int(T, "T", minimum=1)
     d = check_int(d, "d", minimum=1)
-    mu = check_positive(bound, "bound")
-    z0 = np.zeros((T, d))
-    z1 = np.zeros((T, d))
-    z0[0, 0] = mu
-    z1[0, 0] = -mu
-    return z0, z1
+    return mirrored_leaf_streams(1, T, d, check_positive(bound, "bound"))
 
 
 def e1(d: int) -> np.ndarray:

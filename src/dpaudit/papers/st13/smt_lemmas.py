@@ -19,10 +19,9 @@ from fractions import Fraction
 import numpy as np
 import z3
 
-from dpaudit.claims.evidence import LemmaOutcome
-from dpaudit.claims.context import AuditContext
 from dpaudit.formal.smt import (Obligation, Replay, SmtLemma, absolute,
-                                     claim_smt_evidence, clip, quadratic_loss_1d, real)
+                                     paper_smt_evidence, clip, quadratic_loss_1d, real,
+                                     tree_node_count_bv)
 from dpaudit.learners.domains import Ball
 from dpaudit.learners.losses import LinearLoss, SquaredLoss
 from dpaudit.learners.pftal import PFTAL, PFTALConvex, pftal_tree_bound
@@ -198,33 +197,18 @@ _MAX_LOG2_T = 20
 
 def count_nodes_containing_bv(leaf: z3.BitVecRef, T: z3.BitVecRef,
                               levels: int = _MAX_LOG2_T + 1) -> z3.BitVecRef:
-    """The number of ST13 tree nodes containing a leaf, over bit-vectors.
+    """The number of ST13 tree nodes containing a leaf, over 32-bit vectors.
 
-    ``len(nodes_containing(leaf, T))`` over bit-vectors: at level j the node containing the leaf
-    has index ``m = ((leaf - 1) >> j) + 1`` and is used iff m is odd and ``m << j <= T``.
+    :func:`dpaudit.formal.smt.tree_node_count_bv` (Algorithm 2's tree is the standard one).
 
     Parameters
     ----------
-    leaf
-        The leaf (1-based) as a bit-vector.
-    T
-        The horizon as a bit-vector.
+    leaf, T
+        The leaf (1-based) and the horizon.
     levels
         Tree levels counted (``j = 0 .. levels - 1``).
-
-    Returns
-    -------
-    z3.BitVecRef
-        The number of used nodes containing ``leaf``.
     """
-    one, zero = z3.BitVecVal(1, _BITS), z3.BitVecVal(0, _BITS)
-    total = zero
-    for j in range(levels):
-        jj = z3.BitVecVal(j, _BITS)
-        m = z3.LShR(leaf - one, jj) + one
-        used = z3.And((m & one) == one, z3.ULE(m << jj, T))
-        total = total + z3.If(used, one, zero)
-    return total
+    return tree_node_count_bv(leaf, T, levels, _BITS)
 
 
 def leaf_count_lemma() -> SmtLemma:
@@ -296,22 +280,5 @@ def lemmas_for_claim(claim_id: str, *, thorough: bool = False) -> list[SmtLemma]
     return table[claim_id]()
 
 
-def smt_evidence(claim_id: str, ctx: AuditContext, outcome: LemmaOutcome) -> LemmaOutcome:
-    """An ST13 claim's sampled lemma checks with its SMT records appended and compared.
-
-    Parameters
-    ----------
-    claim_id
-        The claim's id.
-    ctx
-        The claim driver's audit context (its budget's name selects the thorough encodings).
-    outcome
-        The sampled checks of the claim.
-
-    Returns
-    -------
-    LemmaOutcome
-        ``outcome`` with the SMT records appended (:func:`~dpaudit.formal.smt.claim_smt_evidence`).
-    """
-    return claim_smt_evidence(outcome, ctx.budget.name,
-                              lambda thorough: lemmas_for_claim(claim_id, thorough=thorough))
+#: The claim audits' lemma hook: ``smt_evidence(claim_id, ctx, outcome)``.
+smt_evidence = paper_smt_evidence(lemmas_for_claim, "ST13")
