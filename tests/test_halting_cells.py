@@ -310,9 +310,10 @@ def test_false_alarm_campaign_halting_cells() -> None:
     # "violated" with probability <= alpha = 0.05 per audit: more than
     # binom(1000, 0.05).ppf(0.999) = 73 false alarms has probability 6.5e-4 under the null; an
     # auditor at twice the level exceeds it with probability 0.998. The cell event must be the
-    # statistic chosen in at least 10% of the audits, so that the campaign exercises it.
-    # Measured (seeds 100000-100999): 4/1000 violated (95% Clopper-Pearson [0.0011, 0.0102]),
-    # the cell event chosen in 893, mean bound 0.931; docs/benchmarks.md.
+    # statistic tested in at least half of the audits, so that the campaign checks the cells'
+    # level rather than the other statistics'. Measured (seeds 100000-100999), with the
+    # empirical-Bayes gate of replaces_choice as with the gate before it: 4/1000 violated (95%
+    # Clopper-Pearson [0.0011, 0.0102]), the cell event tested in 893; docs/benchmarks.md.
     reps, alpha = 1_000, 0.05
     alarms = chosen = 0
     a0, a1 = np.zeros(2), np.array([1.0, 0.0])
@@ -320,7 +321,7 @@ def test_false_alarm_campaign_halting_cells() -> None:
         r = audit(_svt3, a0, a1, epsilon=1.0, samples=20_000, alpha=alpha, seed=100_000 + s)
         alarms += r.verdict == "violated"
         chosen += r.statistic["name"] == CELL_NAME
-    assert chosen >= reps // 10, chosen
+    assert chosen >= reps // 2, chosen
     assert alarms <= int(stats.binom(reps, alpha).ppf(0.999)), (alarms, chosen)
     print(f"halting-cells campaign: {alarms}/{reps} violated, cell event chosen in {chosen}")
 
