@@ -407,7 +407,7 @@ def replaces_choice(cell_row: dict[str, Any], winner_row: dict[str, Any],
     / -0.005, within one standard error (0.026 / 0.012 / 0.007 / 0.016) of bars of -0.008 /
     0.005 / 0.004 / -0.014. On SVT3 (41 cells, seeds 0-19) the third piece keeps 7 of the 9
     replacements (those worth +0.016 to +0.055) and stops two (seed 4, -0.018; seed 18,
-    +0.015). Without the margin seeds 6 and 16 still pass; the margin on the level-``1 / C``
+    +0.015). Without the margin seeds 6, 15 and 16 still pass; the margin on the level-``1 / C``
     value instead lets 11 and 15 pass (measured on the same seeds' counts).
     Only power is at stake, never validity: whichever event this picks was fixed on training
     runs, and the test split, drawn afterwards, counts it afresh.
