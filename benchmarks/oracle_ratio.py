@@ -372,6 +372,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{row.name}: oracle {_f(rec.get('oracle'))} joint {_f(rec.get('joint'))} "
               + ("" if args.oracle_only else f"dpaudit mean {_f(float(np.mean(rec['bounds'])))} "
                  f"({rec['seconds']:.0f} s)"), flush=True)
+        if not args.oracle_only:
+            print("  per seed: " + " ".join(f"{b:.4g}" for b in rec["bounds"]), flush=True)
     if args.oracle_only:
         if not args.exact_joint:
             raise SystemExit("--oracle-only writes the joint-test table: add --exact-joint")

@@ -20,9 +20,9 @@ from scipy import integrate, stats
 from dpaudit import audit
 from dpaudit.blackbox.confidence import wilson_lower, wilson_upper
 from dpaudit.blackbox.confidence import log_ratio_lower_bound
-from dpaudit.blackbox.halting_cells import (CELL_BINS, PREFIX_LEVEL, HaltingCellFitter,
-                                            best_prefix, replaces_choice,
-                                            shrunk_cell_log_ratios)
+from dpaudit.blackbox.halting_cells import (CELL_BINS, PREFIX_LEVEL, REPLACE_MARGIN_SE,
+                                            HaltingCellFitter, best_prefix, replaces_choice,
+                                            shrunk_cell_log_ratios, shrunk_event_value)
 
 BELOW, AFTER = -1000.0, -2000.0
 CELL_NAME = "halting pattern x released-value cells"
@@ -177,14 +177,80 @@ def test_conservative_value_is_the_projection_at_level_one_over_c() -> None:
                                                 n_test=50_000, alpha=0.05)[0]
 
 
-def test_replaces_choice_needs_both_pieces_of_evidence_above_the_bar() -> None:
+def test_replaces_choice_needs_all_three_pieces_of_evidence_above_the_bar() -> None:
+    # Bar: the winner's penalised projection 0.03 (its plug-in 0.09 plays no part). The shrunk
+    # value must clear it by REPLACE_MARGIN_SE = 1 standard error: 0.03 + 0.02 = 0.05.
+    assert REPLACE_MARGIN_SE == 1.0
     winner = {"projected_log_ratio_bound": 0.03, "plug_in_test_bound": 0.09}
-    assert replaces_choice({"plug_in_test_bound": 0.05}, winner, 0.04)
-    assert not replaces_choice({"plug_in_test_bound": 0.05}, winner, 0.02)
-    assert not replaces_choice({"plug_in_test_bound": "-inf"}, winner, 0.5)
-    assert not replaces_choice({"plug_in_test_bound": 0.02}, winner, 0.5)
-    assert replaces_choice({"plug_in_test_bound": 0.05},
-                           {"projected_log_ratio_bound": "-inf"}, 0.01)
+    cell = {"plug_in_test_bound": 0.05}
+    assert replaces_choice(cell, winner, 0.04, (0.06, 0.02))
+    assert not replaces_choice(cell, winner, 0.04, (0.045, 0.02))   # within one se of the bar
+    assert not replaces_choice(cell, winner, 0.04, (0.06, 0.04))    # 0.06 < 0.03 + 0.04
+    assert not replaces_choice(cell, winner, 0.02, (0.5, 0.01))     # level-1/C value below
+    assert not replaces_choice({"plug_in_test_bound": "-inf"}, winner, 0.5, (0.5, 0.01))
+    assert not replaces_choice({"plug_in_test_bound": 0.02}, winner, 0.5, (0.5, 0.01))
+    assert not replaces_choice(cell, winner, 0.5, (-math.inf, math.inf))
+    # A winner that projects nothing: any finite evidence clears it.
+    assert replaces_choice(cell, {"projected_log_ratio_bound": "-inf"}, 0.01, (0.0, 0.5))
+
+
+def test_shrunk_event_value_without_signal_is_the_pooled_rate_against_itself() -> None:
+    # Identical counts on both inputs: every add-1/2 log ratio is 0, so is the moment estimate
+    # tau^2 (max(0, -s^2)), and each cell's rates are its mean rate m on both inputs. The
+    # event {cells (0, 1), (1, 0)} has P = Q = (200 + 300) / 1000 = 0.5: the projection is
+    # ln(wilson_lower(0.5) / wilson_upper(0.5)) < 0.
+    c = np.array([[100.0, 200.0], [300.0, 400.0]])
+    mask = np.array([[False, True], [True, False]])
+    v, se = shrunk_event_value(c, c, mask, 1, n_test=10_000, alpha=0.05)
+    want = math.log(wilson_lower(0.5, 10_000, 0.05) / wilson_upper(0.5, 10_000, 0.05))
+    assert v == pytest.approx(want, rel=1e-12) and v < 0
+    # se: p = q = (500 + 1/2) / 1001 on N = 1000 runs each.
+    p = 500.5 / 1001
+    assert se == pytest.approx(math.sqrt(2 * (1 - p) / (1000 * p)), rel=1e-12)
+
+
+def test_shrunk_event_value_with_overwhelming_counts_keeps_the_raw_rates() -> None:
+    # Counts of 10^7 scale: sampling variances ~1e-7 against squared log-ratio differences of
+    # ~0.1, so w = tau^2 / (tau^2 + s^2) = 1 - O(1e-5) at both levels and each cell keeps its
+    # own (add-1/2) ratio; with the mean rate m kept, p1 = 2 m e^l / (1 + e^l) is then the raw
+    # rate k1 / N1 up to ~1e-5 (2 m e^l / (1 + e^l) = r1 exactly when e^l = r1 / r0).
+    c0 = np.array([[4e6, 1e6], [3e6, 2e6]])
+    c1 = np.array([[2e6, 2e6], [3.5e6, 2.5e6]])
+    n = 1e7
+    mask = np.array([[False, True], [False, True]])
+    v, se = shrunk_event_value(c0, c1, mask, 1, n_test=10**6, alpha=0.01)
+    p, q = (2e6 + 2.5e6) / n, (1e6 + 2e6) / n
+    want = math.log(wilson_lower(p, 10**6, 0.01) / wilson_upper(q, 10**6, 0.01))
+    assert v == pytest.approx(want, abs=1e-4)
+    # Numerator 0 on the complementary cells: the same law read the other way round.
+    v0, _ = shrunk_event_value(c0, c1, ~mask, 0, n_test=10**6, alpha=0.01)
+    want0 = math.log(wilson_lower(0.7, 10**6, 0.01) / wilson_upper(0.55, 10**6, 0.01))
+    assert v0 == pytest.approx(want0, abs=1e-4)
+    rp, rq = (4.5e6 + 0.5) / (n + 1), (3e6 + 0.5) / (n + 1)
+    assert se == pytest.approx(math.sqrt((1 - rp) / (n * rp) + (1 - rq) / (n * rq)), rel=1e-12)
+
+
+def test_shrunk_value_is_at_most_the_in_sample_plug_in_on_svt3() -> None:
+    # The in-sample event was sorted on these counts: its raw rates are the optimistic ones,
+    # and the empirical-Bayes rates pull its ratio towards the patterns' and 0. Law checked on
+    # one seeded fit (SVT3 rows, 2 x 10^4 runs per input).
+    rng = np.random.default_rng(7)
+    f = HaltingCellFitter()
+    f.configure(n_test=50_000, delta=0.0, pooled=False, alpha=0.05)
+    x0 = _svt3(np.zeros(2), 20_000, rng)
+    x1 = _svt3(np.array([1.0, 0.0]), 20_000, rng)
+    f.prepare(x0[:2000], x1[:2000])
+    f.update(x0, 0)
+    f.update(x1, 1)
+    (sc,) = f.finish()
+    v, se = f.shrunk_value()
+    k = [f._counts[j][sc.mask].sum() for j in (0, 1)]
+    num = sc.numerator
+    plug = math.log(wilson_lower(k[num] / 20_000, 50_000, 0.05)
+                    / wilson_upper(k[1 - num] / 20_000, 50_000, 0.05))
+    assert v <= plug
+    assert 0 < se < 1
+    assert HaltingCellFitter().shrunk_value() == (-math.inf, math.inf)
 
 
 def test_no_candidate_without_atoms_or_released_values() -> None:
@@ -244,9 +310,10 @@ def test_false_alarm_campaign_halting_cells() -> None:
     # "violated" with probability <= alpha = 0.05 per audit: more than
     # binom(1000, 0.05).ppf(0.999) = 73 false alarms has probability 6.5e-4 under the null; an
     # auditor at twice the level exceeds it with probability 0.998. The cell event must be the
-    # statistic chosen in at least 10% of the audits, so that the campaign exercises it.
-    # Measured (seeds 100000-100999): 4/1000 violated (95% Clopper-Pearson [0.0011, 0.0102]),
-    # the cell event chosen in 893, mean bound 0.931; docs/benchmarks.md.
+    # statistic tested in at least half of the audits, so that the campaign checks the cells'
+    # level rather than the other statistics'. Measured (seeds 100000-100999), with the
+    # empirical-Bayes gate of replaces_choice as with the gate before it: 4/1000 violated (95%
+    # Clopper-Pearson [0.0011, 0.0102]), the cell event tested in 893; docs/benchmarks.md.
     reps, alpha = 1_000, 0.05
     alarms = chosen = 0
     a0, a1 = np.zeros(2), np.array([1.0, 0.0])
@@ -254,7 +321,7 @@ def test_false_alarm_campaign_halting_cells() -> None:
         r = audit(_svt3, a0, a1, epsilon=1.0, samples=20_000, alpha=alpha, seed=100_000 + s)
         alarms += r.verdict == "violated"
         chosen += r.statistic["name"] == CELL_NAME
-    assert chosen >= reps // 10, chosen
+    assert chosen >= reps // 2, chosen
     assert alarms <= int(stats.binom(reps, alpha).ppf(0.999)), (alarms, chosen)
     print(f"halting-cells campaign: {alarms}/{reps} violated, cell event chosen in {chosen}")
 

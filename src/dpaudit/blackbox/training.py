@@ -344,14 +344,17 @@ def _fit_and_choose(family: list[Any], streams: list[Stream], probes: list[np.nd
         if origin[c] not in in_sample:
             continue
         # The event re-fixed on the fit and selection splits together, when its fit-split
-        # event was chosen on its selection counts, or when the cells' evidence beats the
-        # choice (halting_cells.replaces_choice); reported as no fit split, like the outcome
-        # ratio of discrete outputs.
+        # event was chosen on its selection counts, or when the cells' evidence (selection
+        # plug-in, level-1/C and empirical-Bayes values) beats the choice
+        # (halting_cells.replaces_choice); reported as no fit split, like the outcome ratio of
+        # discrete outputs.
         fitter = family[origin[c]].fitter
         with _quiet_floats():
             final = fitter.finish()
-        if final and (c == k or replaces_choice(choice.table[c], choice.table[k],
-                                                fitter.conservative_value())):
+            replace = bool(final) and c != k and replaces_choice(
+                choice.table[c], choice.table[k], fitter.conservative_value(),
+                fitter.shrunk_value())
+        if final and (c == k or replace):
             table = tuple({**row, "chosen": i == c} for i, row in enumerate(choice.table))
             return list(fitter.training_scores()), 0, n_train, final[0], table
     if not choice.fitted:
