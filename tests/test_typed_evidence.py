@@ -326,6 +326,12 @@ def test_each_nested_record_reads_and_writes_its_dict_in_order() -> None:
     assert ev.empirical == NESTED["empirical"] and ev.severity["where"] == "T = 1"
     with pytest.raises(TypeError):
         ev.severity["where"] = "x"  # type: ignore[index]
+    # a plan travels to process-pool and Dask workers pickled: the records come back whole
+    import pickle
+
+    back = pickle.loads(pickle.dumps(ev))
+    assert json.dumps(back.to_dict()) == json.dumps(NESTED) and back.derivation.of == 2
+    assert back.derivation.family is NoiseFamily.LAPLACE
 
 
 def test_records_and_dicts_given_for_a_nested_field_write_the_same_json() -> None:
