@@ -190,7 +190,7 @@ ALLOWED = {
     "exact": {"formal"},
 }
 BASE = {"", "_validation", "_rowwise", "_version", "neighbours", "hypothesis_seeding", "__main__",
-        "evidence", "release_outputs"}
+        "evidence", "evidence_records", "release_outputs"}
 
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
@@ -225,7 +225,7 @@ def test_the_layout_page_states_the_rule_this_file_enforces() -> None:
 def test_base_modules_import_nothing_of_the_engine() -> None:
     graph = _graph()
     for base in ("dpaudit._validation", "dpaudit._rowwise", "dpaudit.neighbours",
-                 "dpaudit.hypothesis_seeding", "dpaudit.evidence"):
+                 "dpaudit.hypothesis_seeding", "dpaudit.evidence", "dpaudit.evidence_records"):
         assert not {t for t in graph[base] if _layer(t) not in BASE}, base
 
 

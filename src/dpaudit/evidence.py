@@ -17,6 +17,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Literal, Mapping, Sequence
 
+from dpaudit.evidence_records import (DerivationRecord, EmpiricalRecord, EvidenceOrigins,
+                                      ExactKind, InvarianceRecord, JsonRecord, PrimitivesRecord,
+                                      SeverityEntry)
 
 
 Verdict = Literal["holds", "violated", "inconclusive"]
@@ -26,12 +29,22 @@ LemmaStatus = Literal["holds", "violated", "inconclusive", "not checked"]
 #: (or an exact composition) of the release on the pair; ``CERTIFIED``: a rigorous lower end of a
 #: numerical bracket (e.g. an optimistic privacy-loss distribution of a projected release). Both
 #: refute a claim they exceed; only the first is "the" epsilon of the pair.
-EXACT = "exact"
-CERTIFIED = "certified lower bound (numerical)"
+EXACT = ExactKind.EXACT
+CERTIFIED = ExactKind.CERTIFIED
 #: ``USER_SUPPLIED``: a number the user computed and handed in (``dpaudit.Claim(exact_value=...)``),
 #: not dpaudit's own evidence; it decides like an exact value but is labelled so everywhere.
-USER_SUPPLIED = "user-supplied"  # == EvidenceOrigin.USER_SUPPLIED.value (defined below)
+USER_SUPPLIED = ExactKind.USER_SUPPLIED  # == EvidenceOrigin.USER_SUPPLIED.value (below)
 EXACT_KINDS = (EXACT, CERTIFIED, USER_SUPPLIED)
+
+
+def exact_kind_of(kind: "ExactKind | str") -> ExactKind:
+    """``kind`` (an :class:`ExactKind` or its JSON word) as an :class:`ExactKind`; a
+    ``ValueError`` naming the kinds for any other word."""
+    try:
+        return ExactKind(kind)
+    except ValueError:
+        raise ValueError(f"exact_kind must be one of {tuple(k.value for k in EXACT_KINDS)}, "
+                         f"got {kind!r}") from None
 #: The one label of each number a user hands in, wherever it shows (verdict sentence, findings,
 #: report card, terminal table, JSON): the user's exact epsilon of a pair
 #: (``Claim.exact_value``), the user's accountant epsilon (``Claim.accountant`` returning a
@@ -199,6 +212,12 @@ _SOURCE_KEYS = {"exact_source": EXACT_SOURCE_KEYS,
                 "accountant_source": ("accountant_source", "accountant")}
 
 
+#: The typed fields that hold a nested record (a mapping given for one is read into it).
+_RECORDS: dict[str, type[JsonRecord]] = {
+    "origins": EvidenceOrigins, "derivation": DerivationRecord, "primitives": PrimitivesRecord,
+    "invariance": InvarianceRecord, "severity": SeverityEntry, "empirical": EmpiricalRecord}
+
+
 def _accepts(types: tuple[type, ...], value: Any) -> bool:
     return isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
 
@@ -227,32 +246,34 @@ class PointEvidence(Mapping[str, Any]):
     (dp-accounting 0.4, ``dp_event.py``) are immutable values serialised only where they leave
     the library, the words of the JSON are written only there. The record is also a read-only
     mapping over that JSON form, so code written against the dict (``point.evidence["empirical"]``)
-    reads the same values. Nested records (``empirical``, ``primitives``, ...) are their
-    producers' JSON records, held as given, not copied.
+    reads the same values. The nested records (``empirical``, ``primitives``, ``invariance``,
+    ``derivation``, ``origins``, ``severity``) are frozen records of
+    :mod:`dpaudit.evidence_records`; a plain dict given for one is read into it
+    (:meth:`~dpaudit.evidence_records.JsonRecord.of`) and written back as it was.
     """
 
     exact_source: ExactSource | None = None
     accountant_source: AccountantSource | None = None
     neighbours: str | None = None
-    origins: Mapping[str, str] | None = None
-    derivation: Mapping[str, Any] | None = None
+    origins: EvidenceOrigins | None = None
+    derivation: DerivationRecord | None = None
     declared_vs_derived: Sequence[Mapping[str, Any]] | None = None
     declared_exact: float | None = None
     user_supplied_exact: float | None = None
     code_findings: Sequence[str] | None = None
-    primitives: Mapping[str, Any] | None = None
+    primitives: PrimitivesRecord | None = None
     user_lower_bound: str | None = None
-    invariance: Mapping[str, Any] | None = None
+    invariance: InvarianceRecord | None = None
     rng_guard: str | None = None
     noise_transforms: Sequence[str] | None = None
     empirical_skipped: str | None = None
-    severity: Mapping[str, Any] | None = None
+    severity: SeverityEntry | None = None
     declared_law: Mapping[str, Any] | None = None
     law_verification: Mapping[str, Any] | None = None
     declared_exact_rejected: float | None = None
     derived_exact_rejected: float | None = None
     derived_exact_unconfirmed: float | None = None
-    empirical: Mapping[str, Any] | None = None
+    empirical: EmpiricalRecord | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
     key_order: tuple[str, ...] = field(default=(), repr=False)
 
@@ -264,6 +285,10 @@ class PointEvidence(Mapping[str, Any]):
             if value is not None and not isinstance(value, kind):
                 raise TypeError(f"{name} must be a {kind.__name__} or None, got "
                                 f"{type(value).__name__}")
+        for name, record in _RECORDS.items():  # a plain dict (a paper's, a user's) is read in
+            value = getattr(self, name)
+            if isinstance(value, Mapping) and not isinstance(value, record):
+                object.__setattr__(self, name, record.of(value))
         for name, (key, types) in _SINGLE_FIELDS.items():
             value = getattr(self, name)
             if value is not None and not _accepts(types, value):
@@ -290,7 +315,7 @@ class PointEvidence(Mapping[str, Any]):
         for name, (key, _) in _SINGLE_FIELDS.items():
             value = getattr(self, name)
             if value is not None:
-                out[key] = value
+                out[key] = value.to_dict() if isinstance(value, JsonRecord) else value
         return out
 
     @classmethod
@@ -412,13 +437,12 @@ class GridPoint:
     epsilon_accountant: float | None = None
     epsilon_lower_bound: float | None = None
     evidence: PointEvidence = field(default_factory=PointEvidence)
-    exact_kind: str = EXACT
+    exact_kind: ExactKind = EXACT
     epsilon_user_lower_bound: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "evidence", PointEvidence.of(self.evidence))
-        if self.exact_kind not in EXACT_KINDS:
-            raise ValueError(f"exact_kind must be one of {EXACT_KINDS}, got {self.exact_kind!r}")
+        object.__setattr__(self, "exact_kind", exact_kind_of(self.exact_kind))
 
     def counterexample(self, tol: float = EXACT_TOLERANCE) -> str | None:
         """Why this point refutes the claim, or None."""
@@ -464,7 +488,7 @@ class GridPoint:
         return {"parameters": dict(self.parameters), "claimed_epsilon": self.claimed_epsilon,
                 "claimed_delta": self.claimed_delta,
                 "epsilon_exact": json_float(self.epsilon_exact),
-                "exact_kind": None if self.epsilon_exact is None else self.exact_kind,
+                "exact_kind": None if self.epsilon_exact is None else self.exact_kind.value,
                 "epsilon_accountant": json_float(self.epsilon_accountant),
                 "epsilon_lower_bound": json_float(self.epsilon_lower_bound),
                 "evidence": self.evidence.to_dict()} | self.user_lower_bound_fields()

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from dpaudit.claims.context import AuditContext, Budget
-from dpaudit.claims.evidence import (EXACT, EXACT_KINDS, GridPoint, LemmaCheck, LemmaOutcome,
-                                     PointEvidence)
+from dpaudit.claims.evidence import (EXACT, ExactKind, GridPoint, LemmaCheck, LemmaOutcome,
+                                     PointEvidence, exact_kind_of)
 from dpaudit.claims.model import PrivacyClaim
 from dpaudit.claims.record import ClaimAudit
 from dpaudit.greybox.replay import Mechanism
@@ -80,7 +80,7 @@ class PointPlan:
     claimed_epsilon: float
     claimed_delta: float
     exact: float | None = None
-    exact_kind: str = EXACT
+    exact_kind: ExactKind = EXACT
     exact_upper: float | None = None
     accountant: float | None = None
     empirical: EmpiricalPlan | None = None
@@ -106,8 +106,7 @@ class PointPlan:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "evidence", PointEvidence.of(self.evidence))
-        if self.exact_kind not in EXACT_KINDS:
-            raise ValueError(f"exact_kind must be one of {EXACT_KINDS}, got {self.exact_kind!r}")
+        object.__setattr__(self, "exact_kind", exact_kind_of(self.exact_kind))
 
     def grid_point(self, lower_bound: float | None = None,
                    evidence: PointEvidence | Mapping[str, Any] | None = None) -> GridPoint:

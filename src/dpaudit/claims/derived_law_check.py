@@ -59,7 +59,7 @@ def drop_exact(plan: Any, ev: PointEvidence, why: str, *,
           else ev.with_details(**{rejected_field: None}))
     ev = ev.with_(exact_source=None)
     if ev.origins is not None:
-        ev = ev.with_(origins=dict(ev.origins, exact="none: " + why))
+        ev = ev.with_(origins=ev.origins.with_(exact="none: " + why))
     return replace(plan, exact=None, exact_upper=None, exact_kind=EXACT, evidence=ev,
                    recommendation=_without_derived(plan.recommendation))
 
@@ -156,18 +156,18 @@ def invariance(plans: Sequence[Any], findings: list[str]) -> list[LemmaCheck]:
     the same draws (``PointEvidence.invariance``), which blocks ``holds``; else none (a clean check
     is recorded in the point's evidence, like the guard's)."""
     checked = [p for p in plans if p.evidence.invariance is not None]
-    hit = [p for p in checked if not p.evidence.invariance.get("invariant", True)]
+    hit = [p for p in checked if p.evidence.invariance.invariant is False]
     if not hit:
         return []
     rec = hit[0].evidence.invariance
-    words = "; ".join(f["what"] for f in rec.get("findings", [])[:3])
+    words = "; ".join(f["what"] for f in (rec.findings or [])[:3])
     findings.append(f"At ({format_parameters(hit[0].parameters)}), replaying data0's draws on "
-                    f"data1 of declared pair {int(rec.get('pair', 0)) + 1}: {words}. A fixed "
+                    f"data1 of declared pair {int(rec.pair or 0) + 1}: {words}. A fixed "
                     "noise schedule does not describe such a release, so no holds can rest on "
                     "the accountant.")
     return [LemmaCheck(INVARIANCE_STATEMENT, "violated", counterexample={
         "parameters": dict(hit[0].parameters), "detail": words,
-        "findings": list(rec.get("findings", []))},
+        "findings": list(rec.findings or [])},
         details={"kind": "one input's draws replayed on its neighbour", "points": len(hit)})]
 
 

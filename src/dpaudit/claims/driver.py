@@ -25,8 +25,8 @@ from dpaudit.claims.declaration import (AddedPoints, ClaimRun, Declaration, Empi
 from dpaudit.claims.evidence import (CERTIFIED, DEFAULT_NOT_CHECKED, EXACT, NOT_CHECKED,
                                      EvidenceOrigin,
                                      NOT_COMPUTED, USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL,
-                                     USER_SUPPLIED, GridPoint, LemmaCheck, LemmaOutcome,
-                                     exact_label)
+                                     USER_SUPPLIED, BonferroniShare, EmpiricalRecord,
+                                     GridPoint, LemmaCheck, LemmaOutcome, exact_label)
 from dpaudit.claims.record import ClaimAudit
 from dpaudit.claims.formatting import fmt, format_parameters
 from dpaudit.claims.context import AuditContext, coarse
@@ -50,12 +50,11 @@ MIRONOV_CAVEAT = ("Floating-point samplers are not exactly differentially privat
 
 def mironov_caveat(points: Sequence[GridPoint]) -> str:
     """:data:`MIRONOV_CAVEAT`, naming the release's dtype when its outputs are floating point of
-    another width than float64 (``PointEvidence.empirical["release_dtype"]``: a float32 jax or torch
+    another width than float64 (``PointEvidence.empirical.release_dtype``: a float32 jax or torch
     release rounds its noise to a 24-bit significand, far coarser than the doubles Mironov's
     attack is usually stated for)."""
-    dtypes = sorted({str(p.evidence.empirical["release_dtype"]) for p in points
-                     if p.evidence.empirical is not None
-                     and p.evidence.empirical.get("release_dtype")})
+    dtypes = sorted({str(p.evidence.empirical.release_dtype) for p in points
+                     if p.evidence.empirical is not None and p.evidence.empirical.release_dtype})
     if not dtypes:
         return MIRONOV_CAVEAT
     return (f"Floating-point samplers are not exactly differentially private (Mironov, CCS 2012), "
@@ -74,11 +73,11 @@ INVERSION_RTOL = 1e-9
 
 
 def _bonferroni(ctx: AuditContext, n_tests: int, rank: int, what: str,
-                per_test_alpha: float) -> dict[str, Any]:
+                per_test_alpha: float) -> BonferroniShare:
     # per_test_alpha is the alpha the engine received (not recomputed here), so the record says
     # what was done even if the split above were wrong.
-    return {"family_alpha": ctx.alpha, "tests": n_tests, "per_test_alpha": per_test_alpha,
-            "test": rank + 1, "what": what, "note": BONFERRONI_NOTE}
+    return BonferroniShare(family_alpha=ctx.alpha, tests=n_tests, per_test_alpha=per_test_alpha,
+                           test=rank + 1, what=what, note=BONFERRONI_NOTE)
 
 
 def _run_test(plan: PointPlan, ctx: AuditContext, claim_id: str, key: tuple[Any, ...],
@@ -123,8 +122,9 @@ def _test_declared_laws(plans: list[PointPlan], points: list[GridPoint], indices
         res = plan.law_test(alpha, ctx.seed_for(claim_id, "law-test", i))
         runs += int(getattr(res, "runs", 0)) * int(getattr(res, "inputs", 0))
         record = dict(res.to_dict())
-        record["bonferroni"] = {"family_alpha": ctx.alpha, "tests": n_tests,
-                                "per_test_alpha": alpha, "note": BONFERRONI_NOTE}
+        record["bonferroni"] = BonferroniShare(family_alpha=ctx.alpha, tests=n_tests,
+                                               per_test_alpha=alpha,
+                                               note=BONFERRONI_NOTE).to_dict()
         ev = plan.evidence.with_(declared_law=record)
         if res.rejected:
             rejected_at.append((plan, res))
@@ -227,7 +227,7 @@ def _table_check(curve: Mapping[str, Any], wp: GridPoint) -> dict[str, Any]:
     """
     deltas = list(curve.get("deltas") or [])
     out: dict[str, Any] = {"delta": wp.claimed_delta, "epsilon_exact": wp.epsilon_exact,
-                           "exact_kind": wp.exact_kind,
+                           "exact_kind": wp.exact_kind.value,
                            "epsilon_accountant": wp.epsilon_accountant, "agrees": None,
                            "mismatches": []}
     idx = next((i for i, d in enumerate(deltas)
@@ -313,14 +313,14 @@ def _run_claim(decl: Declaration, ctx: AuditContext) -> ClaimAudit:
                                      f"({plan.empirical.what})")
         res = _run_test(plan, ctx, claim.id, key, a_test)
         done[0] += 1
-        emp = {k: v for k, v in res.to_dict().items() if k != "histogram"}
-        emp["statistic_name"] = plan.empirical.statistic_name
+        emp = EmpiricalRecord.of({k: v for k, v in res.to_dict().items() if k != "histogram"})
+        emp = emp.with_(statistic_name=plan.empirical.statistic_name)
         if plan.empirical.state_pair:  # the audited pair in one line (user claims)
-            emp["pair"] = res.chosen_pair
+            emp = emp.with_(pair=res.chosen_pair)
         if plan.empirical.statistic is not None:  # name it in words, not by its Python qualname
-            emp["statistic"] = dict(emp.get("statistic") or {},
-                                    description=plan.empirical.statistic_name)
-        emp["bonferroni"] = _bonferroni(ctx, n_tests, rank, plan.empirical.what, a_test)
+            emp = emp.with_(statistic=dict(emp.statistic or {},
+                                           description=plan.empirical.statistic_name))
+        emp = emp.with_(bonferroni=_bonferroni(ctx, n_tests, rank, plan.empirical.what, a_test))
         ev = plan.evidence.with_(empirical=emp)
         tested.append(TestedPoint(index, plan, res, rank))
         ref = plan.upper_reference()
@@ -396,7 +396,7 @@ def _run_claim(decl: Declaration, ctx: AuditContext) -> ClaimAudit:
             curve["lower_bound"] = (None if wp.epsilon_lower_bound is None
                                     else [wp.epsilon_lower_bound, wp.claimed_delta])
             curve["parameters"] = dict(wp.parameters)
-            curve["exact_kind"] = wp.exact_kind
+            curve["exact_kind"] = wp.exact_kind.value
             curve["table"] = _table_check(curve, wp)
             figures["privacy_curve"] = curve
         if (wplan.recommendation is not None and audit.verdict != "holds"

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.evidence_records import ExactKind
+
 __all__ = ["behaviour_fingerprint", "FINGERPRINT_RUNS", "FINGERPRINT_PAIRS"]
 
 #: Runs of the release per input, and audited pairs per grid point, the fingerprint draws.
@@ -111,9 +113,11 @@ def behaviour_fingerprint(declaration: Any) -> str:
     try:
         for params in declaration.grid(ctx):
             plan = declaration.plan(params, ctx)
+            # the kind by its JSON word (a plain str), so the key does not depend on the
+            # enum's repr
             digest.update(repr((sorted(plan.parameters.items()), plan.claimed_epsilon,
                                 plan.claimed_delta, plan.exact, plan.exact_upper,
-                                plan.exact_kind, plan.accountant,
+                                ExactKind(plan.exact_kind).value, plan.accountant,
                                 sorted((k, repr(v)) for k, v in plan.evidence.items()))).encode())
             if plan.user_lower_bound is not None:  # only when given: other keys stay as they were
                 digest.update(repr(("user_lower_bound", plan.user_lower_bound)).encode())

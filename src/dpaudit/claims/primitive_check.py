@@ -24,7 +24,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from dpaudit.claims.evidence import EvidenceOrigin, LemmaCheck, PointEvidence
+from dpaudit.claims.evidence import (EvidenceOrigin, EvidenceOrigins, LemmaCheck, NoiseFamily,
+                                     PointEvidence, PrimitivesRecord)
 from dpaudit.claims.verdict import format_parameters
 from dpaudit.greybox.primitives import Primitive, PrimitiveCall, Recording, record_release
 
@@ -212,18 +213,19 @@ def _pieces(calls: Sequence[PrimitiveCall], factor: float
         groups[(c.family, float(np.min(c.scale)), float(c.sensitivity))] += 1
     pieces, rows = [], []
     for (family, scale, sens), k in groups.items():
-        if family == "discrete laplace":  # accounted by accounted_epsilon, as its own event
+        if family == NoiseFamily.DISCRETE_LAPLACE:  # accounted by accounted_epsilon, as its own event
             s = math.ceil(sens - 1e-12)
             rows.append({"family": family, "scale": scale, "sensitivity": sens, "calls": k,
                          "integer_sensitivity": s, "per_call": s / scale,
                          "noise_multiplier": None})
             continue
-        kind = LaplaceNoise if family == "laplace" else GaussianNoise
-        arg = {"scale": scale} if family == "laplace" else {"sigma": scale}
+        kind = LaplaceNoise if family == NoiseFamily.LAPLACE else GaussianNoise
+        arg = {"scale": scale} if family == NoiseFamily.LAPLACE else {"sigma": scale}
         pieces.append(kind(**arg, sensitivity=sens / factor, releases=k))
         rows.append({"family": family, "scale": scale, "sensitivity": sens, "calls": k,
-                     "per_call": (sens / scale) if family == "laplace" else None,
-                     "noise_multiplier": (scale / sens) if family == "gaussian" else None})
+                     "per_call": (sens / scale) if family == NoiseFamily.LAPLACE else None,
+                     "noise_multiplier": (scale / sens) if family == NoiseFamily.GAUSSIAN
+                     else None})
     return pieces, rows
 
 
@@ -238,7 +240,7 @@ def accounted_epsilon(calls: Sequence[PrimitiveCall], delta: float, neighbours: 
         return math.inf, [], (f"a non-positive noise scale {_arr_text(bad[0].scale)} at "
                               f"{_short(bad[0].site)}: no privacy")
     pieces, rows = _pieces(calls, distance_factor(neighbours))
-    discrete = [r for r in rows if r["family"] == "discrete laplace"]
+    discrete = [r for r in rows if r["family"] == NoiseFamily.DISCRETE_LAPLACE]
     if not pieces and not discrete:
         return None, rows, "no primitive call carries a privacy cost"
     if not discrete:
@@ -277,17 +279,16 @@ def _with_discrete(pieces: list[Any], discrete: list[dict[str, Any]], delta: flo
 
 def primitive_evidence(primitives: Sequence[Primitive], mechanism: Any,
                        pairs: Sequence[tuple[Any, Any]], *, neighbours: str, delta: float,
-                       seed: int) -> dict[str, Any]:
+                       seed: int) -> PrimitivesRecord:
     """The record of one grid point (module docstring): ``pairs`` checked, ``calls`` recorded per
     input, ``called`` (indices of the named primitives reached), ``invariance`` / ``sensitivity`` /
     ``reach`` findings, ``worst_ratio`` (largest distance / declared sensitivity), ``epsilon``
     (accounted, or None), ``pieces`` and ``accountant`` (its description)."""
-    rec: dict[str, Any] = {"primitives": [p.describe() for p in primitives], "pairs": len(pairs),
-                           "origin": TRUSTED}
+    described = [p.describe() for p in primitives]
     if not pairs:
-        rec.update(epsilon=None, failure="no declared pairs: the values reaching the primitives "
-                   "cannot be compared, nothing is accounted from them")
-        return rec
+        return PrimitivesRecord(primitives=described, pairs=0, origin=TRUSTED, epsilon=None,
+                                failure="no declared pairs: the values reaching the primitives "
+                                "cannot be compared, nothing is accounted from them")
     inv: list[dict[str, Any]] = []
     sens: list[dict[str, Any]] = []
     reach: list[dict[str, Any]] = []
@@ -325,22 +326,26 @@ def primitive_evidence(primitives: Sequence[Primitive], mechanism: Any,
         sens += s
         post += pp
     missing = [p.path for j, p in enumerate(primitives) if j not in called]
-    rec.update(calls=calls_per_input, called=sorted(called), missing=missing,
-               invariance=inv[:MAX_FINDINGS], sensitivity=sens[:MAX_FINDINGS],
-               reach=reach[:MAX_FINDINGS], postprocessing=post[:MAX_FINDINGS],
-               worst_ratio=worst, epsilon=eps_max, pieces=rows,
-               accountant=text)
-    return rec
+    return PrimitivesRecord(primitives=described, pairs=len(pairs), origin=TRUSTED,
+                            calls=calls_per_input, called=sorted(called), missing=missing,
+                            invariance=inv[:MAX_FINDINGS], sensitivity=sens[:MAX_FINDINGS],
+                            reach=reach[:MAX_FINDINGS], postprocessing=post[:MAX_FINDINGS],
+                            worst_ratio=worst, epsilon=eps_max, pieces=rows, accountant=text)
 
 
-def with_primitives(acc: float | None, source: str, text: str, rec: Mapping[str, Any]
-                    ) -> tuple[float | None, str, str]:
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+def with_primitives(acc: float | None, source: str, text: str,
+                    rec: PrimitivesRecord | Mapping[str, Any]) -> tuple[float | None, str, str]:
     """The point's accountant given the primitives' record: theirs when the claim has none, else
     the larger of the two (each must be at or below the claim for ``holds``)."""
-    eps = rec.get("epsilon")
+    rec = PrimitivesRecord.of(rec)
+    eps = rec.epsilon
     if eps is None:
         return acc, source, text
-    mine = f"{TRUSTED}: {rec.get('accountant', '')}"
+    mine = f"{TRUSTED}: {rec.accountant or ''}"
     if acc is None or eps > acc:
         extra = (f" (the claim's accountant gives {acc:.4g})" if acc is not None else "")
         return float(eps), TRUSTED_SOURCE, mine + extra
@@ -354,17 +359,17 @@ def primitive_checks(plans: Sequence[Any], findings: list[str]) -> list[LemmaChe
     if not recs:
         return []
     kind = "named primitives recorded on both inputs of each declared pair (same seed)"
-    checked = [(p, r) for p, r in recs if r.get("pairs")]
+    checked = [(p, r) for p, r in recs if r.pairs]
     if not checked:
         findings.append("Named primitives were given but the claim declares no pairs: nothing "
                         "is checked or accounted from them.")
         return []
     out: list[LemmaCheck] = []
-    calls = sum(sum(r.get("calls", [])) for _, r in checked)
-    called = set().union(*(set(r.get("called", [])) for _, r in checked))
-    names = checked[0][1].get("primitives", [])
+    calls = sum(sum(r.calls or []) for _, r in checked)
+    called = set().union(*(set(r.called or []) for _, r in checked))
+    names = checked[0][1].primitives or []
     never = [names[j] for j in range(len(names)) if j not in called]
-    reach_hit = [(p, r) for p, r in checked if r.get("reach")]
+    reach_hit = [(p, r) for p, r in checked if r.reach]
     if never or reach_hit:
         if never:
             detail = (f"{len(never)} named primitive(s) never called at any audited point: "
@@ -373,7 +378,7 @@ def primitive_checks(plans: Sequence[Any], findings: list[str]) -> list[LemmaChe
             at: dict[str, Any] = {}
         else:
             p, r = reach_hit[0]
-            detail = "; ".join(f["what"] for f in r["reach"][:3])
+            detail = "; ".join(f["what"] for f in (r.reach or [])[:3])
             at = {"parameters": dict(p.parameters)}
         findings.append(f"Named primitives: {detail}. Nothing can be accounted from a primitive "
                         "that is not reached with numbers, so no holds can rest on them.")
@@ -390,22 +395,22 @@ def primitive_checks(plans: Sequence[Any], findings: list[str]) -> list[LemmaChe
              "not cover what the data moves, so their accounting certifies nothing."),
             (POSTPROCESSING_STATEMENT, "postprocessing", "The named primitives' laws account "
              "only what passes through them, so their accounting certifies nothing here.")):
-        hit = [(p, r) for p, r in checked if r.get(key)]
+        hit = [(p, r) for p, r in checked if getattr(r, key)]
         if not hit:
             out.append(LemmaCheck(statement, "holds", examples=calls,
-                                  worst_ratio=(max(r.get("worst_ratio", 0.0) for _, r in checked)
+                                  worst_ratio=(max(_or(r.worst_ratio, 0.0) for _, r in checked)
                                                if key == "sensitivity" else None),
                                   details={"kind": kind, "points": len(checked)}))
             continue
         p, r = hit[0]
-        words = "; ".join(f["what"] for f in r[key][:3])
+        found = getattr(r, key)
+        words = "; ".join(f["what"] for f in found[:3])
         findings.append(f"At ({format_parameters(p.parameters)}), declared pair "
-                        f"{int(r[key][0].get('pair', 0)) + 1}: {words}. {tail}")
+                        f"{int(found[0].get('pair', 0)) + 1}: {words}. {tail}")
         out.append(LemmaCheck(statement, "violated", examples=calls,
-                              worst_ratio=(r.get("worst_ratio") if key == "sensitivity"
-                                           else None),
+                              worst_ratio=(r.worst_ratio if key == "sensitivity" else None),
                               counterexample={"parameters": dict(p.parameters), "detail": words,
-                                              "findings": list(r[key])},
+                                              "findings": list(found)},
                               details={"kind": kind, "points": len(hit)}))
     return out
 
@@ -422,8 +427,8 @@ def point_primitives(primitives: Sequence[Primitive], mechanism: Any,
                              seed=seed)
     evidence = evidence.with_(primitives=rec)
     out = with_primitives(*accountant, rec)
-    if rec.get("epsilon") is not None:
-        origin = dict(evidence.origins or {})
-        origin["accountant" if out[1] == TRUSTED_SOURCE else "primitives"] = TRUSTED
-        evidence = evidence.with_(origins=origin)
+    if rec.epsilon is not None:
+        origins = evidence.origins or EvidenceOrigins()
+        which = "accountant" if out[1] == TRUSTED_SOURCE else "primitives"
+        evidence = evidence.with_(origins=origins.with_(**{which: TRUSTED}))
     return out, evidence

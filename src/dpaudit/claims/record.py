@@ -145,7 +145,7 @@ class ClaimAudit:
                 "claimed_epsilon": None if w is None else w.claimed_epsilon,
                 "claimed_delta": None if w is None else w.claimed_delta,
                 "epsilon_exact": None if w is None else json_float(w.epsilon_exact),
-                "exact_kind": None if w is None or w.epsilon_exact is None else w.exact_kind,
+                "exact_kind": None if w is None or w.epsilon_exact is None else w.exact_kind.value,
                 "epsilon_accountant": None if w is None else json_float(w.epsilon_accountant),
                 "epsilon_lower_bound": None if w is None else json_float(w.epsilon_lower_bound),
             } | ({} if w is None else w.user_lower_bound_fields()),
@@ -188,6 +188,6 @@ def _worst(points: list[GridPoint]) -> GridPoint | None:
 def _summary(p: GridPoint) -> dict[str, Any]:
     return {"parameters": dict(p.parameters), "claimed_epsilon": p.claimed_epsilon,
             "claimed_delta": p.claimed_delta, "epsilon_exact": json_float(p.epsilon_exact),
-            "exact_kind": None if p.epsilon_exact is None else p.exact_kind,
+            "exact_kind": None if p.epsilon_exact is None else p.exact_kind.value,
             "epsilon_accountant": json_float(p.epsilon_accountant),
             "epsilon_lower_bound": json_float(p.epsilon_lower_bound)} | p.user_lower_bound_fields()

@@ -24,7 +24,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 #: paper folder): the engine, the noise, the learners, claims-as-data and input checks.
 ENGINE_SOURCES = ("blackbox", "formal", "greybox", "claims", "execution", "mechanisms", "learners",
                    "neighbours.py", "hypothesis_seeding.py", "_validation.py", "_rowwise.py",
-                   "evidence.py", "release_outputs.py")
+                   "evidence.py", "evidence_records.py", "release_outputs.py")
 
 
 #: Cap on the files and bytes hashed for one claim module's own source (a plugin in a big folder).

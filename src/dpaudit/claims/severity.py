@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-from dpaudit.claims.evidence import GridPoint, json_float
+from dpaudit.claims.evidence import GridPoint, SeverityEntry, json_float
 from dpaudit.claims.model import RangeReading
 from dpaudit.claims.verdict import format_parameters, violation_region
 
@@ -145,7 +145,7 @@ def _other_readings_text(others: Sequence[Mapping[str, Any]]) -> str:
 def _event_log10(point: GridPoint) -> float | None:
     """The upper bound on log10 of the probability of ``point``'s witnessing event, if declared."""
     ev = point.evidence.severity
-    value = ev.get("event_log10_probability_upper") if ev is not None else None
+    value = ev.event_log10_probability_upper if ev is not None else None
     return None if value is None else float(value)
 
 
@@ -168,12 +168,12 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
     refuting = [p for p in points if p.counterexample() is not None]
     worst = max(refuting, key=lambda p: p.refutation_ratio())
     factor = worst.refutation_ratio()
-    ev = dict(worst.evidence.severity or {})
+    ev = worst.evidence.severity or SeverityEntry()
     region = violation_region(list(points))
     span = _delta_span(points)
     curve_deltas = curve_violation_deltas(curve, worst.claimed_epsilon)
-    log10_p = ev.get("event_log10_probability_upper")
-    delta_from = ev.get("delta_from")
+    log10_p = ev.event_log10_probability_upper
+    delta_from = ev.delta_from
     where = f"({format_parameters(worst.parameters)})"
     if log10_p is not None:
         ptext = probability_text(float(log10_p))
@@ -183,7 +183,7 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
         every = all(b is not None for b in bounds)
         top = max(b for b in bounds if b is not None) if every else float(log10_p)
         absorbed = "1e-300" if top < PURE_DP_NEGLIGIBLE_LOG10 else f"{10.0 ** top:.2g}"
-        sentence = (f"violated for pure DP through {ev.get('event') or 'one event'} of probability "
+        sentence = (f"violated for pure DP through {ev.event or 'one event'} of probability "
                     f"{ptext} (log10 P <= {float(log10_p):.4g}) at {where}; any delta >= "
                     f"{absorbed} absorbs this witness")
         if every:
@@ -196,30 +196,30 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
         others_bad = [p for p in refuting if p.claimed_delta < float(delta_from)]
         # refuting points below the witness's delta: never "only", and say where the worst is
         sentence = f"violated {'' if others_bad else 'only '}for delta >= {float(delta_from):.3g}"
-        if ev.get("where"):
-            sentence += f", where {ev['where']}"
-        if ev.get("holds_up_to_delta") is not None:
+        if ev.where:
+            sentence += f", where {ev.where}"
+        if ev.holds_up_to_delta is not None:
             sentence += (f"; the accountant is within the claim for delta <= "
-                         f"{float(ev['holds_up_to_delta']):.3g} at the same other parameters")
-        if ev.get("event") and ev.get("event_probability_lower") is not None:
-            sentence += (f"; the witness is one event, {ev['event']}, of probability >= "
-                         f"{float(ev['event_probability_lower']):.4g} at {where}")
+                         f"{float(ev.holds_up_to_delta):.3g} at the same other parameters")
+        if ev.event and ev.event_probability_lower is not None:
+            sentence += (f"; the witness is one event, {ev.event}, of probability >= "
+                         f"{float(ev.event_probability_lower):.4g} at {where}")
         if others_bad:
             wb = max(others_bad, key=lambda p: p.refutation_ratio())
             wev = wb.evidence.severity
             sentence += (f"; also refuted at {len(others_bad)} point(s) with smaller delta, worst "
                          f"by a factor of {wb.refutation_ratio():.3g} at "
                          f"({format_parameters(wb.parameters)})")
-            if wev is not None and wev.get("where"):
-                sentence += f", where {wev['where']}"
+            if wev is not None and wev.where:
+                sentence += f", where {wev.where}"
     elif span is not None:
         head = (region if region.startswith("only for delta") else
                 f"only for delta >= {span[0]:.3g} ({region})")
         sentence = f"violated {head}; strongest by a factor of {factor:.3g} at {where}"
     else:
         sentence = f"violated by a factor of {factor:.3g} at {where}, {region}"
-        if ev.get("where"):
-            sentence += f"; there {ev['where']}"
+        if ev.where:
+            sentence += f"; there {ev.where}"
         sentence += _at_smallest_delta(refuting, worst)
     if curve_deltas and log10_p is None:
         lo, hi = min(curve_deltas), max(curve_deltas)
@@ -236,10 +236,10 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
         "parameter_region": region,
         "claimed_delta_range": None if span is None else [span[0], span[1]],
         "delta_from": _num(delta_from),
-        "holds_up_to_delta": _num(ev.get("holds_up_to_delta")),
-        "where": ev.get("where", ""),
+        "holds_up_to_delta": _num(ev.holds_up_to_delta),
+        "where": ev.get("where", ""),  # as written (a null stays null)
         "event_log10_probability_upper": _num(log10_p),
-        "event_probability_lower": _num(ev.get("event_probability_lower")),
+        "event_probability_lower": _num(ev.event_probability_lower),
         "curve_violation_deltas": (None if not curve_deltas
                                    else [min(curve_deltas), max(curve_deltas)]),
         "other_readings": [{"name": r["name"], "verdict": r["verdict"],
@@ -249,9 +249,8 @@ def _violated(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]],
 
 def _holds_on_own_calibration(points: Sequence[GridPoint], others: Sequence[Mapping[str, Any]]
                               ) -> dict[str, Any] | None:
-    caveats = [p.evidence.severity["calibration_caveat"] for p in points
-               if p.evidence.severity is not None
-               and p.evidence.severity.get("calibration_caveat")]
+    caveats = [p.evidence.severity.calibration_caveat for p in points
+               if p.evidence.severity is not None and p.evidence.severity.calibration_caveat]
     if not caveats:
         return None
     ratio = max((p.worst_ratio() for p in points), default=float("nan"))

@@ -60,8 +60,8 @@ from dpaudit.claims.context import AuditContext
 from dpaudit.claims.declaration import Declaration, EmpiricalPlan, PointPlan
 from dpaudit.claims.evidence import (EXACT, EXACT_TOLERANCE, NOT_COMPUTED, USER_ACCOUNTANT_LABEL,
                                      USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL, USER_SUPPLIED,
-                                     AccountantSource, EvidenceOrigin, ExactSource, LemmaCheck,
-                                     LemmaOutcome, PointEvidence)
+                                     AccountantSource, EvidenceOrigin, ExactSource,
+                                     InvarianceRecord, LemmaCheck, LemmaOutcome, PointEvidence)
 from dpaudit.claims.pair_relation import ADD_REMOVE_SHAPE_HINT, neighbour_violation
 from dpaudit.claims.registry import check_namespace
 from dpaudit.claims.model import (NeighbourRelation, PrivacyClaim, Provenance, Release,
@@ -542,7 +542,7 @@ class UserDeclaration(Declaration):
                          user_lower_bound=user_lower)
 
     def _invariance(self, pairs: list[tuple[Any, Any]], mechanism: Any, ctx: AuditContext,
-                    params: Params) -> dict[str, Any] | None:
+                    params: Params) -> InvarianceRecord | None:
         """The invariance check on every declared pair (:mod:`dpaudit.greybox.invariance`):
         the record of the first pair with a finding, else of all pairs checked; None without
         pairs."""
@@ -554,13 +554,11 @@ class UserDeclaration(Declaration):
         results = [check_invariance(mechanism, d0, d1, seed=seed) for d0, d1 in pairs]
         bad = next((k for k, r in enumerate(results) if r.findings), None)
         if bad is None:
-            return {"invariant": True, "pairs": len(pairs),
-                    "calls": max(r.calls for r in results),
-                    "sources": sorted({s for r in results for s in r.sources}),
-                    "failures": [r.failure for r in results if r.failure]}
-        record = results[bad].to_dict()
-        record.update(pairs=len(pairs), pair=bad)
-        return record
+            return InvarianceRecord(invariant=True, pairs=len(pairs),
+                                    calls=max(r.calls for r in results),
+                                    sources=sorted({s for r in results for s in r.sources}),
+                                    failures=[r.failure for r in results if r.failure])
+        return InvarianceRecord.of(results[bad].to_dict()).with_(pairs=len(pairs), pair=bad)
 
     def _verification(self, code: Any, mechanism: Any, eps: float, delta: float,
                       ctx: AuditContext) -> Any:
@@ -708,7 +706,7 @@ def _origin_sentence(plans: Sequence[PointPlan]) -> list[str]:
         return []
     derived = sum(_exact_origin(pl) is EvidenceOrigin.DERIVED for pl in plans)
     tested = sum(pl.evidence.declared_law is not None for pl in plans)
-    reasons = [(pl.evidence.derivation or {}).get("reason") for pl in plans]
+    reasons = [pl.evidence.derivation.reason for pl in plans if pl.evidence.derivation is not None]
     reason = next((r for r in reasons if r), None)
     parts = [f"Evidence drawn from the code: the empirical runs at every tested point"
              + (f", the exact epsilon at {derived} of {len(plans)} point(s) (law derived by "

@@ -87,7 +87,7 @@ def deciding_number(point: GridPoint) -> str:
     text = (f"The one number that decides it: the implemented release's epsilon there, known to "
             f"be {bracket}; above {c:.4g} the claim fails, at or below it the claim holds there.")
     emp = point.evidence.empirical
-    power = emp.get("power") if emp is not None else None
+    power = emp.power if emp is not None else None
     if isinstance(power, Mapping) and power.get("detectable_epsilon") is not None:
         d = num(float(power["detectable_epsilon"]))
         if d is not None and math.isfinite(d):
@@ -160,19 +160,19 @@ def powerless_test(point: GridPoint) -> str | None:
     claim is weak, not powerless: its power statement says how weak.
     """
     emp = point.evidence.empirical
-    if emp is None or "verdict" not in emp:
+    if emp is None or emp.verdict is None:
         return None
-    lb = num(emp.get("epsilon_lower_bound"))
+    lb = num(emp.epsilon_lower_bound)
     if lb is None or lb > 0:
         return None
-    stat, split = emp.get("statistic"), emp.get("samples")
-    if (emp.get("output_kind") == "discrete" and isinstance(stat, Mapping)
+    stat, split = emp.statistic, emp.samples
+    if (emp.output_kind == "discrete" and isinstance(stat, Mapping)
             and isinstance(split, Mapping)):
         outcomes, runs = stat.get("outcomes"), 2 * int(split.get("select") or 0)
         if isinstance(outcomes, int) and runs and outcomes >= DISTINCT_OUTCOMES_NO_POWER * runs:
             return (f"{outcomes} distinct outcomes in {runs} training runs: outputs (almost) "
                     "never repeat, so no event could be told apart")
-    ev = emp.get("event")
+    ev = emp.event
     if not isinstance(ev, Mapping) or ev.get("event") is None:
         return "the scores never differed between the inputs"
     test = ev.get("test")

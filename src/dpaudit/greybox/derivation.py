@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dpaudit.evidence import EvidenceOrigin
+from dpaudit.evidence_records import NoiseFamily
 from dpaudit.formal.exact_laws import ExactValue, LinearGaussian, ProductLaplace
 from dpaudit.greybox.replay import (GUARD_SENTENCE, Draw, Mechanism, ReplayGenerator,
                                     describe_foreign)
@@ -87,7 +88,7 @@ class DerivedLaw:
     @property
     def covariance(self) -> np.ndarray:
         """The noise covariance (Gaussian: ``A A^T``; Laplace: ``2 A A^T``)."""
-        return (1.0 if self.family == "gaussian" else 2.0) * self.A @ self.A.T
+        return (1.0 if self.family == NoiseFamily.GAUSSIAN else 2.0) * self.A @ self.A.T
 
     def predict(self, Z: np.ndarray) -> np.ndarray:
         """The outputs the law gives standardised draws ``Z`` (one run per row)."""
@@ -194,7 +195,7 @@ def _batched_map(mechanism: Mechanism, data: Any, seed: int, k: int, mean: np.nd
             if batch.shape[1] != mean.size:
                 continue
             A = (batch - mean).T
-            law = DerivedLaw(mean, A, "gaussian", (), rtol=rtol)
+            law = DerivedLaw(mean, A, NoiseFamily.GAUSSIAN, (), rtol=rtol)
             out = replay_runs(mechanism, data, seed + 1, checks, draws, layout)
             calls += 1
         except Exception:  # misaligned calls, or the code refuses n runs: try the next layout
@@ -275,7 +276,8 @@ def _derive(mechanism: Mechanism, data: Any, seed: int, progress: Progress | Non
                                 "function of the noise draws alone")
     rng = np.random.default_rng(seed + 7)
     checks = [z_real] + [(10.0 if r % 2 else 1.0) *
-                         (rng.standard_normal(k) if family == "gaussian" else rng.laplace(size=k))
+                         (rng.standard_normal(k) if family == NoiseFamily.GAUSSIAN
+                          else rng.laplace(size=k))
                          for r in range(REPLAYS)]
     batched = _batched_map(mechanism, data, seed, k, mean, g.draws, np.stack(checks[1:]), rtol)
     layout = None
@@ -343,7 +345,7 @@ class PairLaw:
                               f"output has shape {self.law0.mean.shape} on data0 and "
                               f"{self.law1.mean.shape} on data1, so its shape reveals which ran")
         m = (self.law0.mean, self.law1.mean)
-        if self.family == "gaussian":
+        if self.family == NoiseFamily.GAUSSIAN:
             v = LinearGaussian(mean=lambda i: m[i], covariance=self.law0.A @ self.law0.A.T
                                ).epsilon(0, 1, delta)
             return ExactValue(v.value, v.kind, v.upper, "law derived from the code: " + v.method)
@@ -380,7 +382,7 @@ def derive_pair(mechanism: Mechanism, data0: Any, data1: Any, *, seed: int = 0,
         return NotDerivable("the noise reaches the output differently on the two inputs (the map "
                             "from draws to output depends on the data), a law dpaudit does not "
                             "derive")
-    if law0.family == "laplace":
+    if law0.family == NoiseFamily.LAPLACE:
         B = law0.A[:, np.abs(law0.A).max(axis=0) > 0]
         if B.size and np.linalg.matrix_rank(B) < B.shape[1]:
             return NotDerivable("the output mixes more Laplace draws than it has independent "

@@ -134,8 +134,8 @@ def _compare_calls(d0: list[Draw], d1: list[Draw]) -> list[InvarianceFinding]:
         if a.family != b.family or a.method != b.method:
             out.append(InvarianceFinding(
                 "family", a.site, f"noise call {i + 1} at {_short(a.site)} draws {a.family} "
-                f"({a.method}) on data0 and {b.family} ({b.method}) on data1", a.family,
-                b.family))
+                f"({a.method}) on data0 and {b.family} ({b.method}) on data1", str(a.family),
+                str(b.family)))
             break
         if a.shape != b.shape:
             out.append(InvarianceFinding(

@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.evidence_records import NoiseFamily
+
 from dpaudit.greybox.derivation import NotDerivable, PairLaw, derive_pair
 from dpaudit.greybox.replay import Draw, Mechanism, ReplayGenerator, describe_foreign
 from dpaudit.greybox.sources import run_release
@@ -58,7 +60,7 @@ class SiteDistance:
     source: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"site": self.site, "source": self.source, "family": self.family,
+        return {"site": self.site, "source": self.source, "family": str(self.family),
                 "draws": self.draws,
                 "distance": self.distance, "scale": self.scale, "assumed": self.assumed,
                 "ratio": self.ratio}
@@ -88,12 +90,12 @@ class WholeCalibration:
     @property
     def quantity(self) -> str:
         """``"mu"`` or ``"pure epsilon"``: what ``observed`` and ``allowed`` measure."""
-        return "mu" if self.family == "gaussian" else "pure epsilon"
+        return "mu" if self.family == NoiseFamily.GAUSSIAN else "pure epsilon"
 
     def to_dict(self) -> dict[str, Any]:
         def f(x: float) -> float | str:
             return "inf" if math.isinf(x) else float(x)
-        return {"ratio": f(self.ratio), "method": self.method, "family": self.family,
+        return {"ratio": f(self.ratio), "method": self.method, "family": str(self.family),
                 "quantity": self.quantity, "observed": f(self.observed),
                 "allowed": float(self.allowed), "how": self.how, "proven": self.proven}
 
@@ -113,7 +115,7 @@ def calibration_ratio(schedule: Any, factor: float) -> tuple[float, str] | None:
     sens = getattr(schedule, "sensitivity", None)
     if not isinstance(sens, (int, float)) or sens <= 0:
         return None
-    for attr, family in (("sigma", "gaussian"), ("scale", "laplace")):
+    for attr, family in (("sigma", NoiseFamily.GAUSSIAN), ("scale", NoiseFamily.LAPLACE)):
         s = getattr(schedule, attr, None)
         if isinstance(s, (int, float)) and s > 0:
             return float(s) / (factor * float(sens)), family

@@ -22,14 +22,18 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from dpaudit.evidence import USER_SUPPLIED, EvidenceOrigin
-from dpaudit.greybox.derivation import DERIVED, NotDerivable, PairLaw, derive_pair
+from dpaudit.evidence import USER_SUPPLIED, EvidenceOrigin, PointEvidence
+from dpaudit.evidence_records import DerivationRecord, EvidenceOrigins, ExactKind
+from dpaudit.greybox.derivation import NotDerivable, PairLaw, derive_pair
 
 __all__ = ["ExactChoice", "CodeEvidence", "exact_evidence", "DECLARED", "USER_SUPPLIED"]
 
 DECLARED = EvidenceOrigin.DECLARED.value
 #: Relative slack before a declared or user-supplied epsilon is said to differ from the derived one.
 RTOL = 1e-6
+#: The order the point's record of its exact evidence has always been written in.
+_CODE_EVIDENCE_ORDER = ("derivation", "declared_vs_derived", "declared_exact",
+                        "user_supplied_exact", "evidence_origin", "rng_guard")
 
 
 @dataclass(frozen=True)
@@ -38,20 +42,22 @@ class ExactChoice:
     ``pair`` it is attained on, ``method`` and ``source`` (derived, declared law, user-supplied)."""
 
     value: float
-    kind: str
+    kind: ExactKind
     upper: float | None
     pair: tuple[Any, Any]
     method: str
-    source: str
+    source: EvidenceOrigin
 
 
 @dataclass
 class CodeEvidence:
-    """What :func:`exact_evidence` found: ``exact`` (the chosen value, or None), ``evidence`` (for
-    the point's record), ``findings`` (sentences), ``derived`` (pair index -> PairLaw)."""
+    """What :func:`exact_evidence` found: ``exact`` (the chosen value, or None), ``evidence`` (the
+    point's record of it: ``derivation``, ``declared_vs_derived``, ``declared_exact``,
+    ``user_supplied_exact``, ``origins``, ``rng_guard``), ``findings`` (sentences), ``derived``
+    (pair index -> PairLaw)."""
 
     exact: ExactChoice | None
-    evidence: dict[str, Any]
+    evidence: PointEvidence
     findings: list[str] = field(default_factory=list)
     derived: dict[int, PairLaw] = field(default_factory=dict)
     #: The derived law of the pair the chosen exact value rests on (to verify on runs), if any.
@@ -87,70 +93,71 @@ def exact_evidence(mechanism: Callable[..., Any], pairs: Sequence[tuple[Any, Any
             derived[k] = pl
             replays += pl.law0.replays + pl.law1.replays
             v = pl.epsilon(delta)
-            d_by_pair[k] = ExactChoice(float(v.value), v.kind, float(v.upper), (d0, d1),
-                                       v.method, DERIVED)
+            d_by_pair[k] = ExactChoice(float(v.value), ExactKind(v.kind), float(v.upper),
+                                       (d0, d1), v.method, EvidenceOrigin.DERIVED)
     d_cands = list(d_by_pair.values())
     l_cands: list[ExactChoice] = []
     if law is not None:
         for d0, d1 in pairs:
             v = law.epsilon(d0, d1, delta)
-            l_cands.append(ExactChoice(float(v.value), v.kind, float(v.upper), (d0, d1),
-                                       v.method, DECLARED))
+            l_cands.append(ExactChoice(float(v.value), ExactKind(v.kind), float(v.upper),
+                                       (d0, d1), v.method, EvidenceOrigin.DECLARED))
     u_cands: list[ExactChoice] = []
     if user_value is not None:
         for d0, d1 in pairs:
             value = float(user_value(d0, d1))
             if math.isnan(value) or value < 0:
                 raise ValueError(f"Claim.exact_value must return a number >= 0, got {value}")
-            u_cands.append(ExactChoice(value, USER_SUPPLIED, None, (d0, d1),
-                                       "supplied by the user", USER_SUPPLIED))
+            u_cands.append(ExactChoice(value, ExactKind.USER_SUPPLIED, None, (d0, d1),
+                                       "supplied by the user", EvidenceOrigin.USER_SUPPLIED))
     findings: list[str] = []
-    ev: dict[str, Any] = {}
+    derivation: DerivationRecord | None = None
     if pairs and derive:
-        ev["derivation"] = ({"derivable": True, "pairs": len(derived), "of": len(pairs),
-                             "family": next(iter(derived.values())).family,
-                             "noise_draws": int(next(iter(derived.values())).law0.A.shape[1]),
-                             "replays": replays}
-                            if derived else {"derivable": False})
+        first = next(iter(derived.values()), None)
+        derivation = (DerivationRecord(derivable=False) if first is None else DerivationRecord(
+            derivable=True, pairs=len(derived), of=len(pairs), family=first.family,
+            noise_draws=int(first.law0.A.shape[1]), replays=replays))
         if reasons:
-            ev["derivation"]["reason"] = reasons[0]
-    for cands, name in ((l_cands, DECLARED), (u_cands, USER_SUPPLIED)):
+            derivation = derivation.with_(reason=reasons[0])
+    differ: list[dict[str, Any]] = []
+    for cands, origin in ((l_cands, EvidenceOrigin.DECLARED),
+                          (u_cands, EvidenceOrigin.USER_SUPPLIED)):
         for k, c in enumerate(cands):
             if k not in d_by_pair:
                 continue
             dv = d_by_pair[k]
             if abs(c.value - dv.value) > RTOL * max(abs(dv.value), 1e-12) and not (
                     math.isinf(c.value) and math.isinf(dv.value)):
-                ev.setdefault("declared_vs_derived", []).append(
-                    {"pair": k, "source": name, "declared": c.value, "derived": dv.value})
-                if name == USER_SUPPLIED:
+                differ.append({"pair": k, "source": origin.value, "declared": c.value,
+                               "derived": dv.value})
+                if origin is EvidenceOrigin.USER_SUPPLIED:
                     findings.append(
                         f"The user-supplied exact epsilon {c.value:.4g} of declared pair {k + 1} "
                         f"differs from the {dv.value:.4g} derived from the code: it does not "
                         "describe the code and certifies nothing (the derived value is used).")
     best_derived, best_law, best_user = _best(d_cands), _best(l_cands), _best(u_cands)
     chosen = best_derived or best_law or best_user
-    if best_law is not None:
-        ev["declared_exact"] = best_law.value
-    if best_user is not None and chosen is not best_user:
-        ev["user_supplied_exact"] = best_user.value
-    origin = {"empirical": "drawn from the code (runs of the release, black box)",
-              "accountant": "declared (the claim's noise schedule)"}
     if chosen is None:
-        origin["exact"] = "none"
-    elif chosen.source == DERIVED:
-        origin["exact"] = "drawn from the code (law derived by replaying the rng)"
-    elif chosen.source == DECLARED:
-        origin["exact"] = ("declared (the claim's law, tested against runs of the code)"
-                           + ("; no law derived from the code: " + reasons[0] if reasons else ""))
+        exact_origin = "none"
+    elif chosen.source is EvidenceOrigin.DERIVED:
+        exact_origin = "drawn from the code (law derived by replaying the rng)"
+    elif chosen.source is EvidenceOrigin.DECLARED:
+        exact_origin = ("declared (the claim's law, tested against runs of the code)"
+                        + ("; no law derived from the code: " + reasons[0] if reasons else ""))
     else:
-        origin["exact"] = "declared (user-supplied number)"
-    if law is not None and chosen is not best_law:
-        origin["declared_law"] = "declared, tested against runs of the code"
-    ev["evidence_origin"] = origin
-    if guarded:
-        ev["rng_guard"] = guarded
+        exact_origin = "declared (user-supplied number)"
+    origins = EvidenceOrigins(
+        empirical="drawn from the code (runs of the release, black box)",
+        accountant="declared (the claim's noise schedule)", exact=exact_origin,
+        declared_law=("declared, tested against runs of the code"
+                      if law is not None and chosen is not best_law else None))
+    ev = PointEvidence(
+        derivation=derivation, declared_vs_derived=differ or None,
+        declared_exact=None if best_law is None else best_law.value,
+        user_supplied_exact=(best_user.value if best_user is not None and chosen is not best_user
+                             else None),
+        origins=origins, rng_guard=guarded or None, key_order=_CODE_EVIDENCE_ORDER)
     chosen_law = None
-    if chosen is not None and chosen.source == DERIVED:
+    if chosen is not None and chosen.source is EvidenceOrigin.DERIVED:
         chosen_law = next(derived[k] for k, c in d_by_pair.items() if c is chosen)
     return CodeEvidence(chosen, ev, findings, derived, chosen_law, guarded)

@@ -31,17 +31,20 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from dpaudit.evidence_records import NoiseFamily
+
 from dpaudit.greybox.sources.base import PATCH_LOCK
 
 __all__ = ["Primitive", "PrimitiveCall", "Recording", "FAMILIES", "recording", "record_release"]
 
 #: The families a primitive may declare, and the norm its sensitivity is measured in.
-FAMILIES = {"laplace": "l1", "gaussian": "l2", "discrete laplace": "l1"}
+FAMILIES = {NoiseFamily.LAPLACE.value: "l1", NoiseFamily.GAUSSIAN.value: "l2",
+            NoiseFamily.DISCRETE_LAPLACE.value: "l1"}
 
 #: What ``scale`` means for each family.
-SCALE_MEANING = {"laplace": "the Laplace scale b (density exp(-|x|/b) / 2b)",
-                 "gaussian": "the Gaussian standard deviation sigma",
-                 "discrete laplace": "t of the discrete Laplace P(k) ~ exp(-|k| / t) on the "
+SCALE_MEANING = {NoiseFamily.LAPLACE.value: "the Laplace scale b (density exp(-|x|/b) / 2b)",
+                 NoiseFamily.GAUSSIAN.value: "the Gaussian standard deviation sigma",
+                 NoiseFamily.DISCRETE_LAPLACE.value: "t of the discrete Laplace P(k) ~ exp(-|k| / t) on the "
                                      "integers (the geometric mechanism)"}
 
 Spec = str | int | float | Callable[[Mapping[str, Any]], Any]

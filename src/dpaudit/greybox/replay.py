@@ -23,6 +23,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dpaudit.evidence_records import NoiseFamily
+
 __all__ = ["Draw", "ReplayGenerator", "TracedNoise", "StateToken", "STANDARD_FAMILY",
            "GUARD_SENTENCE", "GENERATOR_SOURCE", "INTERNAL_MODULES", "describe_foreign",
            "Mechanism"]
@@ -38,8 +40,8 @@ GENERATOR_SOURCE = "numpy Generator (the rng dpaudit passes)"
 INTERNAL_MODULES: set[str] = {__name__}
 
 #: The standardised law of each substitutable method's ``z`` (``loc + scale * z``).
-STANDARD_FAMILY = {"normal": "gaussian", "standard_normal": "gaussian", "laplace": "laplace",
-                   "multivariate_normal": "gaussian"}
+STANDARD_FAMILY = {"normal": NoiseFamily.GAUSSIAN, "standard_normal": NoiseFamily.GAUSSIAN,
+                   "laplace": NoiseFamily.LAPLACE, "multivariate_normal": NoiseFamily.GAUSSIAN}
 
 #: Generator methods that draw randomness dpaudit does not substitute (served, and listed).
 _FOREIGN = ("random", "uniform", "integers", "choice", "permutation", "permuted", "shuffle",
@@ -71,7 +73,7 @@ class Draw:
     and ``z`` (the standardised values returned)."""
 
     method: str
-    family: str
+    family: NoiseFamily
     offset: int
     shape: tuple[int, ...]
     loc: np.ndarray
@@ -545,15 +547,15 @@ class ReplayGenerator(np.random.Generator):
         lead = () if size is None else tuple(int(x) for x in np.atleast_1d(size))
         shape = lead + (mean_a.shape[-1],)
         site = _caller_site()
-        offset = self._place(int(np.prod(shape, dtype=np.int64)), "gaussian")
+        offset = self._place(int(np.prod(shape, dtype=np.int64)), NoiseFamily.GAUSSIAN)
         if self.supply is None:
             z = np.asarray(np.random.Generator.standard_normal(self, shape), dtype=np.float64)
         else:
-            z = np.asarray(self.supply(offset, shape, "gaussian"), dtype=np.float64)
+            z = np.asarray(self.supply(offset, shape, NoiseFamily.GAUSSIAN), dtype=np.float64)
             if z.shape != shape:
                 raise ValueError(f"supply returned shape {z.shape} for a draw of shape {shape}")
         value = mean_a + z @ factor
-        return self._log("multivariate_normal", "gaussian", shape,
+        return self._log("multivariate_normal", NoiseFamily.GAUSSIAN, shape,
                          np.broadcast_to(mean_a, shape),
                          np.broadcast_to(np.sqrt(np.diag(cov_a)), shape), site, z, value,
                          offset)

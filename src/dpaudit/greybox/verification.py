@@ -23,6 +23,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from dpaudit.evidence_records import NoiseFamily
+
 from dpaudit.greybox.derivation import DerivedLaw, PairLaw, Progress
 from dpaudit.greybox.replay import Mechanism, ReplayGenerator
 from dpaudit.greybox.run_layouts import Misaligned, as_runs, replay_runs
@@ -193,7 +195,8 @@ def verification_runs(epsilon: float, delta: float, alpha: float, floor: int,
 
 
 def _draws(rng: np.random.Generator, family: str, shape: tuple[int, int]) -> np.ndarray:
-    return rng.standard_normal(shape) if family == "gaussian" else rng.laplace(size=shape)
+    return (rng.standard_normal(shape) if family == NoiseFamily.GAUSSIAN
+            else rng.laplace(size=shape))
 
 
 def _single(mechanism: Mechanism, data: Any, law: DerivedLaw, z: np.ndarray, seed: int

@@ -30,8 +30,8 @@ CAVEATS: tuple[str, ...] = (
 def release_dtypes(record: Mapping[str, Any]) -> list[str]:
     """The floating-point dtypes other than float64 the audited release returned (from the
     points' empirical evidence, ``release_dtype``), sorted; empty for float64 releases."""
-    found = {str((PointEvidence.saved(p).empirical or {}).get("release_dtype") or "")
-             for p in record.get("points", []) or []}
+    found = {str(emp.release_dtype or "") for p in record.get("points", []) or []
+             if (emp := PointEvidence.saved(p).empirical) is not None}
     return sorted(d for d in found if d)
 
 

@@ -13,7 +13,6 @@ infinite epsilons are stored as the strings ``"inf"`` / ``"-inf"``.
 from __future__ import annotations
 
 import ast
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -22,6 +21,9 @@ from typing import Any, Mapping, Sequence
 from dpaudit.evidence import (CERTIFIED, EXACT, USER_EXACT_LABEL, USER_LOWER_BOUND_LABEL,
                               USER_SUPPLIED, EvidenceOrigin, PointEvidence)
 from dpaudit.reporting.caveats import CAVEATS, caveats_for, release_dtypes
+from dpaudit.reporting.cells import (as_float, compact_json, container_text, counterexample_rows,
+                                     format_delta, format_epsilon, format_parameters,
+                                     format_privacy, format_value, pretty_json, scalar_text)
 from dpaudit.reporting.commands import (index_reproduce_command, needed_plugins,
                                         recorded_command, reproduce_command)
 
@@ -81,71 +83,6 @@ _VERDICT_TEXT = {
     "holds": "holds",
     "inconclusive": "inconclusive",
 }
-
-
-def as_float(x: Any) -> float | None:
-    """A JSON number (or ``"inf"``/``"-inf"``/``None``) as a float or ``None``."""
-    if x is None:
-        return None
-    if isinstance(x, str):
-        try:
-            return float(x)
-        except ValueError:
-            return None
-    if isinstance(x, bool):
-        return float(x)
-    if isinstance(x, (int, float)):
-        return float(x)
-    return None
-
-
-def format_epsilon(x: Any, digits: int = 4) -> str:
-    """An epsilon for a table cell: 4 significant digits, ``inf`` as the infinity sign, None as a dash."""
-    v = as_float(x)
-    if v is None:
-        return "—"
-    if math.isinf(v):
-        return "∞" if v > 0 else "−∞"
-    if math.isnan(v):
-        return "nan"
-    return f"{v:.{digits}g}"
-
-
-def format_delta(x: Any) -> str:
-    """A delta: ``0`` stays ``0``, small values in scientific notation."""
-    v = as_float(x)
-    if v is None:
-        return "—"
-    if v == 0:
-        return "0"
-    return f"{v:.3g}"
-
-
-def format_value(x: Any) -> str:
-    """A parameter value: floats to 4 significant digits, everything else via ``str``."""
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, float):
-        if math.isinf(x):
-            return "∞" if x > 0 else "−∞"
-        text = f"{x:.4g}"
-        # 4 digits turn 0.99999 into "1", a value outside a range such as (0, 1): more digits
-        return f"{x:.12g}" if text in ("1", "-1") and x not in (1.0, -1.0) else text
-    if isinstance(x, (list, tuple)):
-        return "(" + ", ".join(format_value(v) for v in x) + ")"
-    return str(x)
-
-
-def format_parameters(params: Mapping[str, Any] | None) -> str:
-    """``{"T": 64, "alpha": 0.1}`` as ``T=64, alpha=0.1`` (empty mapping: a dash)."""
-    if not params:
-        return "—"
-    return ", ".join(f"{k}={format_value(v)}" for k, v in params.items())
-
-
-def format_privacy(epsilon: Any, delta: Any) -> str:
-    """``(epsilon, delta)`` as ``(3, 2e-05)``."""
-    return f"({format_epsilon(epsilon)}, {format_delta(delta)})"
 
 
 def _algorithm_name(claim_id: str) -> str:
@@ -450,27 +387,6 @@ def _worst_first(rows: Sequence[dict[str, Any]], ratios: Sequence[float | None],
             tuple(r for i, r in enumerate(rows) if i not in keep))
 
 
-def _scalar_text(value: Any) -> str | None:
-    """A JSON scalar as table text (``None`` for containers)."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        return format_epsilon(value, 6)
-    if isinstance(value, (int, str)):
-        return " ".join(str(value).split())
-    return None
-
-
-def _container_text(value: Any) -> str:
-    if isinstance(value, (list, tuple)):
-        return f"list of {len(value)} value{'' if len(value) == 1 else 's'} (in the JSON file)"
-    if isinstance(value, Mapping):
-        return f"{len(value)} field{'' if len(value) == 1 else 's'} (in the JSON file)"
-    return str(value)
-
-
 def evidence_rows(evidence: Mapping[str, Any] | None,
                   limit: int = 16) -> tuple[tuple[tuple[str, str], ...], int]:
     """A point's other evidence as readable ``(field, value)`` rows, never raw JSON.
@@ -482,16 +398,16 @@ def evidence_rows(evidence: Mapping[str, Any] | None,
     """
     rows: list[tuple[str, str]] = []
     for key, value in (evidence or {}).items():
-        text = _scalar_text(value)
+        text = scalar_text(value)
         if text is not None:
             rows.append((str(key), text))
         elif isinstance(value, Mapping):
             for sub, inner in value.items():
-                inner_text = _scalar_text(inner)
+                inner_text = scalar_text(inner)
                 rows.append((f"{key}.{sub}", inner_text if inner_text is not None
-                             else _container_text(inner)))
+                             else container_text(inner)))
         else:
-            rows.append((str(key), _container_text(value)))
+            rows.append((str(key), container_text(value)))
     return tuple(rows[:limit]), max(0, len(rows) - limit)
 
 
@@ -618,7 +534,7 @@ def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
         where = ", ".join(x for x in (prov.get("theorem", ""), prov.get("paper", ""),
                                       prov.get("version", "")) if x)
         ce = lem.get("counterexample")
-        ce_text = _compact(ce, 0) if ce else ""
+        ce_text = compact_json(ce, 0) if ce else ""
         ce_note = ""
         if len(ce_text) > COUNTEREXAMPLE_CHARS:  # shown whole or not at all: never cut JSON
             ce_note = (f"The counterexample is {len(ce_text)} characters of JSON; it is the field "
@@ -653,37 +569,6 @@ def lemma_rows(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-#: Items of a list shown in a counterexample cell before "... (N in all)"; the JSON has them all.
-COUNTEREXAMPLE_ITEMS = 8
-
-
-def _readable(value: Any, depth: int = 0) -> str:
-    """A JSON value as short readable text: numbers to 6 significant digits, lists in brackets
-    (the first :data:`COUNTEREXAMPLE_ITEMS` items), objects as ``key=value, ...``."""
-    if isinstance(value, Mapping):
-        if depth >= 2:
-            return f"{{{len(value)} fields}}"
-        return ", ".join(f"{k}={_readable(v, depth + 1)}" for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        if depth >= 3:
-            return f"[{len(value)} items]"
-        shown = [_readable(v, depth + 1) for v in value[:COUNTEREXAMPLE_ITEMS]]
-        inner = "; " if any(isinstance(v, Mapping) for v in value) else ", "
-        more = f"{inner}... ({len(value)} in all)" if len(value) > COUNTEREXAMPLE_ITEMS else ""
-        return "[" + inner.join(shown) + more + "]"
-    text = _scalar_text(value)
-    return text if text is not None else str(value)
-
-
-def counterexample_rows(counterexample: Any) -> tuple[tuple[str, str], ...]:
-    """A lemma's counterexample as ``(field, readable value)`` rows for a two-column table, never
-    raw JSON (a JSON block widened the lemma table to 990-1186 px inside a 746 px
-    column). Long lists are cut to their first items; the saved JSON keeps the whole."""
-    if isinstance(counterexample, Mapping):
-        return tuple((str(k), _readable(v)) for k, v in counterexample.items())
-    return (("value", _readable(counterexample)),)
-
-
 def _lemma_how(lem: Mapping[str, Any]) -> str:
     """How an SMT lemma was checked (solver, encoding, time, outcome), in one line."""
     d = lem.get("details") or {}
@@ -693,38 +578,6 @@ def _lemma_how(lem: Mapping[str, Any]) -> str:
              f"{d.get('seconds', 0):.2f} s (each call <= {d.get('timeout_s', 0):g} s)",
              str(d.get("reason", ""))]
     return "; ".join(p for p in parts if p)
-
-
-def _compact(value: Any, indent: int) -> str:
-    pad, inner = " " * indent, " " * (indent + 2)
-    flat = json.dumps(value, default=str, ensure_ascii=False)
-    if len(flat) + indent <= 100 or not isinstance(value, (dict, list)) or not value:
-        return flat
-    if isinstance(value, dict):
-        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_compact(v, indent + 2)}"
-                 for k, v in value.items()]
-        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
-    if all(not isinstance(v, (dict, list)) for v in value):
-        # A long list of scalars: wrap it in lines of about 100 characters, not one per line.
-        lines, line = [], ""
-        for v in value:
-            token = json.dumps(v, default=str, ensure_ascii=False)
-            if line and len(line) + len(token) + indent > 96:
-                lines.append(line.rstrip())
-                line = ""
-            line += token + ", "
-        lines.append(line.rstrip().rstrip(","))
-        return "[\n" + ",\n".join(inner + ln.rstrip(",") for ln in lines) + "\n" + pad + "]"
-    items = [inner + _compact(v, indent + 2) for v in value]
-    return "[\n" + ",\n".join(items) + "\n" + pad + "]"
-
-
-def pretty_json(value: Any, max_chars: int = 6000) -> str:
-    """Readable JSON for a code block (short containers on one line), truncated to ``max_chars``."""
-    text = _compact(value, 0)
-    if len(text) > max_chars:
-        text = text[:max_chars] + f"\n... ({len(text) - max_chars} more characters in the JSON file)"
-    return text
 
 
 _REQUIRED = ("id", "paper", "theorem", "claimed", "verdict", "worst_case", "lemmas", "claim",
