@@ -15,11 +15,11 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Literal, Mapping, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 from dpaudit.evidence_records import (DerivationRecord, EmpiricalRecord, EvidenceOrigins,
-                                      ExactKind, InvarianceRecord, JsonRecord, PrimitivesRecord,
-                                      SeverityEntry)
+                                      ExactKind, InvarianceRecord, JsonRecord, JsonView,
+                                      PrimitivesRecord, SeverityEntry)
 
 
 Verdict = Literal["holds", "violated", "inconclusive"]
@@ -223,7 +223,7 @@ def _accepts(types: tuple[type, ...], value: Any) -> bool:
 
 
 @dataclass(frozen=True, eq=False)
-class PointEvidence(Mapping[str, Any]):
+class PointEvidence(JsonView):
     """Everything a grid point's numbers rest on, as a frozen record (``GridPoint.evidence``).
 
     The fields the engine writes and reads are typed: ``exact_source`` / ``accountant_source``
@@ -397,15 +397,6 @@ class PointEvidence(Mapping[str, Any]):
     def accountant_origin(self) -> EvidenceOrigin | None:
         """Where the accountant comes from (``accountant_source.origin``), or ``None``."""
         return None if self.accountant_source is None else self.accountant_source.origin
-
-    def __getitem__(self, key: str) -> Any:
-        return self._view[key]  # type: ignore[attr-defined]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._view)  # type: ignore[attr-defined]
-
-    def __len__(self) -> int:
-        return len(self._view)  # type: ignore[attr-defined]
 
 
 

@@ -19,7 +19,7 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator, Mapping, Sequence
 
-__all__ = ["ExactKind", "NoiseFamily", "JsonRecord", "BonferroniShare", "EmpiricalRecord",
+__all__ = ["ExactKind", "NoiseFamily", "JsonView", "JsonRecord", "BonferroniShare", "EmpiricalRecord",
            "DerivationRecord", "EvidenceOrigins", "InvarianceRecord", "PrimitivesRecord",
            "SeverityEntry"]
 
@@ -65,8 +65,24 @@ def _json(value: Any) -> Any:
     return value
 
 
+class JsonView(Mapping[str, Any]):
+    """A read-only mapping over a record's JSON dict, held as ``_view`` (set once, when the
+    frozen record is built): a record reads as the dict it is written to."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        return self._view[key]  # type: ignore[attr-defined]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._view)  # type: ignore[attr-defined]
+
+    def __len__(self) -> int:
+        return len(self._view)  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
-class JsonRecord(Mapping[str, Any]):
+class JsonRecord(JsonView):
     """A frozen record with a JSON dict form (the base of this module's records).
 
     A subclass declares its typed fields (``None``: absent) and ``_TYPES`` (field -> the JSON
@@ -147,15 +163,6 @@ class JsonRecord(Mapping[str, Any]):
         """This record with the typed fields in ``changes`` set: a field set for the first time
         goes last in the JSON, one already set keeps its place (as a dict update does)."""
         return dataclasses.replace(self, **changes)
-
-    def __getitem__(self, key: str) -> Any:
-        return self._view[key]  # type: ignore[attr-defined]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._view)  # type: ignore[attr-defined]
-
-    def __len__(self) -> int:
-        return len(self._view)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
