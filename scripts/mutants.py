@@ -1,4 +1,4 @@
-"""Mutation testing of the lines a verdict rests on (issue 28): ``make mutants``.
+"""Mutation testing of the lines a verdict rests on: ``make mutants``.
 
 Each mutant is one named source edit (an exact, unique substring of one file replaced by another).
 For each mutant the script copies ``src/`` to a temporary directory, applies the edit there (the
@@ -9,8 +9,8 @@ earlier output). A mutant is *killed* when that run fails. Every killing test is
 suite, so ``make test`` kills every mutant listed here too.
 
 Why no maintained tool: mutmut and cosmic-ray mutate every line (thousands of mutants, hours on
-two cores) and neither is in the pinned environment; the named edits below are the ones the
-issue asks about, and adding one is one line.
+two cores) and neither is in the pinned environment; the named edits below target the lines a
+verdict rests on, and adding one is one line.
 
 Usage: ``python scripts/mutants.py [--list] [--only NAME ...] [--baseline]``; exit status 1 when a
 mutant survives (or, with ``--baseline``, when the unmutated selection fails).
@@ -89,7 +89,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "hi = special.betaincinv(k + 1.0, np.maximum(n - k, 1.0), 1.0 - alpha)",
            "hi = special.betaincinv(k + 1.0, np.maximum(n - k, 1.0), 1.0 - 2 * alpha)",
            ("tests/test_confidence.py",)),
-    Mutant("test-split-reuses-training-runs", "blackbox/empirical_audit.py",
+    Mutant("test-split-reuses-training-runs", "blackbox/counting.py",
            "first_chunk = s.seed_seq.n_children_spawned",
            "first_chunk = 0", (POWER,),
            "the event is counted on the runs it was chosen on (a train/test leak)"),
@@ -362,11 +362,11 @@ MUTANTS: tuple[Mutant, ...] = (
            "bonf = Bonferroni(alpha, len(eps_events) or 1)", "bonf = Bonferroni(alpha)",
            (ENGINE + "::test_multiple_test_events_are_bonferroni_corrected",),
            "several test events each at the full alpha"),
-    Mutant("engine-event-intervals-at-event-alpha", "blackbox/empirical_audit.py",
+    Mutant("engine-event-intervals-at-event-alpha", "blackbox/evaluation.py",
            "    a = bonf.per_interval_alpha\n    components = None",
            "    a = bonf.per_event_alpha\n    components = None",
            (ENGINE + "::test_reported_bound_is_recomputable_from_reported_counts",)),
-    Mutant("engine-evaluate-ignores-delta", "blackbox/empirical_audit.py",
+    Mutant("engine-evaluate-ignores-delta", "blackbox/evaluation.py",
            "raw = float(log_ratio_lower_bound(p.lower, q.upper, delta))",
            "raw = float(log_ratio_lower_bound(p.lower, q.upper, 0.0))",
            (ENGINE + "::test_delta_false_alarm_rate_matches_exact_calculation",)),
@@ -386,7 +386,7 @@ MUTANTS: tuple[Mutant, ...] = (
            ("tests/test_st13_learners.py::"
             "test_one_point_gradient_is_p_over_beta_f_u_in_three_dimensions",),
            "the one-point estimate loses its factor p (biased by 1/p for d > 1)"),
-    # -- the user-evidence layer: dpaudit.noise, dpaudit.exact (issue 34) -----------------------
+    # -- the user-evidence layer: dpaudit.noise, dpaudit.exact ----------------------------------
     Mutant("noise-replace-one-factor-1", "formal/noise_schedules.py",
            'return 2.0 if value == "replace-one" else 1.0', "return 1.0", (NOISE_LAWS,),
            "replace-one no longer doubles a record's contribution"),
@@ -425,7 +425,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "            z[i - offset] = 1.0", "            z[(i + 1 - offset) % z.size] = 1.0",
            (GREYBOX,)),
     Mutant("greybox-affinity-check-skipped", "greybox/derivation.py",
-           "np.abs(out - law.predict(Zj)[0]) <= law.tolerance(Zj)[0] + RTOL * np.abs(out)):",
+           "np.abs(out - law.predict(Zj)[0]) <= law.tolerance(Zj)[0] + rtol * np.abs(out)):",
            "np.abs(out - law.predict(Zj)[0]) <= np.inf):",
            (GREYBOX,), "a clip after the noise would be read as a linear-Gaussian law"),
     Mutant("greybox-laplace-injectivity-ignored", "greybox/derivation.py",
@@ -494,7 +494,8 @@ MUTANTS: tuple[Mutant, ...] = (
            "n_tests = len(candidates) + len(followups) + len(law_tested)",
            "n_tests = len(candidates) + len(followups)", (GREYBOX,)),
     Mutant("rejected-law-keeps-its-exact-value", "claims/driver.py",
-           "plan = replace(plan, exact=None, exact_upper=None, exact_kind=EXACT, evidence=ev)",
+           "plan = drop_exact(plan, ev, \"the declared law was rejected by runs of the code\",\n"
+           "                                  rejected_field=\"declared_exact_rejected\")",
            "plan = replace(plan, evidence=ev)", (GREYBOX,)),
     Mutant("noise-sites-rescaling-ignored", "greybox/noise_sites.py",
            "scale = float(np.abs(d.scale).max()) * f0", "scale = float(np.abs(d.scale).max())",
@@ -508,7 +509,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("verification-residual-not-split-over-inputs", "greybox/verification.py",
            "a = self.alpha / max(1, self.inputs)", "a = self.alpha", (HOSTILE,)),
     Mutant("verification-rejection-keeps-the-derived-exact", "claims/derived_law_check.py",
-           "plan = (_drop_exact(plan, ev, \"the law derived from the code departs from runs of \"\n"
+           "plan = (drop_exact(plan, ev, \"the law derived from the code departs from runs of \"\n"
            "                                \"the code\") if from_code else replace(plan, evidence=ev))",
            "plan = replace(plan, evidence=ev)", (HOSTILE,)),
     Mutant("verification-robust-check-skipped", "claims/derived_law_check.py",
