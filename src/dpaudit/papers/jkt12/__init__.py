@@ -15,6 +15,6 @@ claims, the reading choices, how each number is obtained, the verdicts and the l
 
 Modules of this paper only (in full: docs/paper-readings.md#jkt12-modules):
 
-* ``models``: the model of one audited grid point per claim family, split from ``audit``.
+* ``plans``: the audited grid and the model of one point per claim family, split from ``audit``.
 * ``regime``: the proof's regime of COLT's POCP exponent c, and the verdict restricted to c >= 0.
 """
