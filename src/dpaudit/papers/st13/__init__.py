@@ -12,4 +12,8 @@ claims, the reading choices, how each number is obtained, the verdicts and the l
 * ``lemmas``: sampled checks (Hypothesis, exact evaluation) of the lemmas the proofs rely on.
 * ``smt_lemmas``: SMT encodings of the same lemmas; counterexamples replay through the code.
 * ``audit``: the declarations for the claim driver; importing the module registers the claims.
+
+Modules of this paper only:
+
+* ``plans``: the audited grid and the point plans the claim driver runs (as afkt23's ``plans``).
 """
