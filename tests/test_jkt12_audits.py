@@ -13,7 +13,7 @@ from scipy import integrate, optimize, stats
 
 from types import SimpleNamespace
 
-from dpaudit.papers.jkt12 import audit, exact, models, pairs, regime
+from dpaudit.papers.jkt12 import audit, exact, pairs, plans, regime
 from dpaudit.claims import registry
 from dpaudit.formal.accounting import gaussian_epsilon, heterogeneous_gaussian_mu
 from dpaudit.papers.jkt12.exact import release_epsilon, release_epsilon_curve
@@ -24,7 +24,7 @@ from dpaudit.learners.igd import IGD
 from dpaudit.papers.jkt12.claims import CLAIM_IDS
 
 # The JKT12 folder's modules under one name (the tests predate the split by concern).
-jkt12 = SimpleNamespace(**{k: v for m in (pairs, exact, models, regime, audit)
+jkt12 = SimpleNamespace(**{k: v for m in (pairs, exact, plans, regime, audit)
                            for k, v in vars(m).items() if not k.startswith("__")})
 from dpaudit.learners.pocp import pocp_c
 from dpaudit.learners.qftl import QFTL
@@ -260,7 +260,7 @@ def test_colt_pigd_worst_point_is_decided_by_the_tight_accountant():
     # one-step bound 2L/(alpha (tau+2)) the worst case over every pair, C and d is below the
     # claim, and above the unclipped epsilon of the audited pair (the bracket's upper end).
     p = dict(epsilon=1000.0, delta=0.01, T=1024, alpha=0.01, L=1.0, d=1)
-    model = models.pigd_model("colt")(p, 64)
+    model = plans.pigd_model("colt")(p, 64)
     eps_c, dl_c = model.claimed
     acc = gaussian_epsilon(model.accountant_mu, dl_c)
     ex = release_epsilon(model.m0, model.m1, model.sigmas, dl_c, model.half_width)
@@ -425,7 +425,7 @@ def test_colt_pigd_holds_at_eps_1000_and_fails_beyond(tiny_audits):
     # below that of its own unprojected release (post-processing), a closed-form Gaussian
     # crossing computed here by bisection on eps.
     assert acc["epsilon_below"] < ex["epsilon_above"]
-    fam_model = models.pigd_model("colt")
+    fam_model = plans.pigd_model("colt")
     base = dict(delta=0.01, T=1024, alpha=1.0, L=1.0, d=1)
 
     def unprojected_excess(eps: float) -> float:

@@ -26,7 +26,7 @@ import pytest
 PAPERS_DIR = Path(__file__).resolve().parents[1] / "src" / "dpaudit" / "papers"
 PAPERS = ("afkt23", "jkt12", "pfcoco", "st13")
 #: The modules every paper package has, in the order its docstring lists them.
-COMMON = ("claims", "ranges", "pairs", "exact", "lemmas", "smt_lemmas", "audit")
+COMMON = ("claims", "ranges", "pairs", "exact", "lemmas", "smt_lemmas", "plans", "audit")
 #: The README sections of every paper, in order.
 SECTIONS = ("Claims", "Modules", "Reading choices", "Readings: one primary reading per claim",
             "Evidence: how each number is obtained", "Verdicts", "Limits of the evidence")

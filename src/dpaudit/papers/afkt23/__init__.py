@@ -9,11 +9,11 @@ claims, the reading choices, how each number is obtained, the verdicts and the l
 * ``exact``: the exact or certified epsilon of the release on those pairs, and the accountants.
 * ``lemmas``: sampled checks (Hypothesis, exact evaluation) of the lemmas the proofs rely on.
 * ``smt_lemmas``: SMT encodings of the same lemmas; counterexamples replay through the code.
+* ``plans``: the audited grid of every claim and what the claim driver runs at each point.
 * ``audit``: the declarations for the claim driver; importing the module registers the claims.
 
 Modules of this paper only (why each is its own: docs/paper-readings.md#afkt23-package-modules):
-* ``plans``: the experts learners' grids and point plans (exact value, accountant, test, evidence).
-* ``mechanism_plans``: the same for DP-FTRL and the two mechanisms (closed forms of the noise).
+* ``mechanism_plans``: ``plans`` for DP-FTRL and the two mechanisms (closed forms of the noise).
 * ``gamma``: Algorithm 5's calibration at any gamma of Theorems 6 and 7, and its phase jumps.
 * ``lower_bound``: Theorem 5 as a utility-based privacy alarm (evidence from regret, no pair).
 * ``severity``: how much a verdict matters, from the same witnesses as the evidence.

@@ -11,10 +11,10 @@ claims, the reading choices, how each number is obtained, the verdicts and the l
 * ``exact``: the exact or certified epsilon of the release on those pairs, and the accountants.
 * ``lemmas``: sampled checks (Hypothesis, exact evaluation) of the lemmas the proofs rely on.
 * ``smt_lemmas``: SMT encodings of the same lemmas; counterexamples replay through the code.
+* ``plans``: the audited grid of every claim and what the claim driver runs at each point.
 * ``audit``: the declarations for the claim driver; importing the module registers the claims.
 
 Modules of this paper only (in full: docs/paper-readings.md#jkt12-modules):
 
-* ``models``: the model of one audited grid point per claim family, split from ``audit``.
 * ``regime``: the proof's regime of COLT's POCP exponent c, and the verdict restricted to c >= 0.
 """

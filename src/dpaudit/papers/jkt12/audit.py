@@ -11,7 +11,7 @@ this folder for the reasoning):
    rigorous lower bound (with the unprojected Gaussian as upper bound) when the noisy points are
    projected onto a box. Above the claim it is a proof that the claim fails.
 2. **Accountant**: the epsilon of the implemented noise schedule under the worst-case sensitivity
-   (derived per claim in :mod:`~dpaudit.papers.jkt12.models`), an upper bound over the class.
+   (derived per claim in :mod:`~dpaudit.papers.jkt12.plans`), an upper bound over the class.
 3. **Empirical**: :func:`dpaudit.audit` with the likelihood-ratio statistic at the one ("coarse")
    or two points with the largest exact/accountant ratio and ``T <= max_T``, plus, at the first
    of them, a candidate-pair search with the engine's own statistic and (arXiv PIGD) a run with
@@ -50,11 +50,11 @@ from dpaudit.papers.jkt12.smt_lemmas import smt_evidence
 from dpaudit.papers.jkt12.lemmas import (instance_step_check, lemma1_ratio, pgiga_lemmas,
                                          pigd_lemmas, pocp_lemmas, pol_lemmas, exact_step_check,
                                          tree_lemmas)
-from dpaudit.papers.jkt12.models import (audit_point, pigd_accountant_only, doubling_grid, doubling_model, Family,
-                                         Model, pgiga_grid, pgiga_model, pigd_grid,
-                                         pigd_model, pocp_grid, pocp_model, pol_grid,
-                                         pol_model, privatesum_grid, privatesum_model,
-                                         pqftl_grid, pqftl_model, tree_point, TreeModel)
+from dpaudit.papers.jkt12.plans import (audit_point, pigd_accountant_only, doubling_grid, doubling_model, Family,
+                                        Model, pgiga_grid, pgiga_model, pigd_grid,
+                                        pigd_model, pocp_grid, pocp_model, pol_grid,
+                                        pol_model, privatesum_grid, privatesum_model,
+                                        pqftl_grid, pqftl_model, tree_point, TreeModel)
 from dpaudit.papers.jkt12.regime import THRESHOLD_REL_TOLS, regime_analysis, regime_points
 from dpaudit.learners.pocp_doubling import doubling_beta
 from dpaudit.learners.pocp import pocp_beta
@@ -360,7 +360,7 @@ class FamilyDeclaration(Declaration):
         Returns
         -------
         list of dict
-            The points of ``family.grid`` (e.g. :func:`~dpaudit.papers.jkt12.models.pocp_grid`).
+            The points of ``family.grid`` (e.g. :func:`~dpaudit.papers.jkt12.plans.pocp_grid`).
         """
         return self.family.grid(ctx.budget.grid)
 
@@ -382,8 +382,8 @@ class FamilyDeclaration(Declaration):
     def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan | Skip:
         """The exact, accountant and empirical plan of one point, or a skip where no model exists.
 
-        Builds the point's :class:`~dpaudit.papers.jkt12.models.Model` and its exact and
-        accountant evidence with :func:`~dpaudit.papers.jkt12.models.audit_point` (horizon
+        Builds the point's :class:`~dpaudit.papers.jkt12.plans.Model` and its exact and
+        accountant evidence with :func:`~dpaudit.papers.jkt12.plans.audit_point` (horizon
         ``ctx.budget.max_T``, ``family.max_clipped`` clipped steps for the grid). The plan's
         exact value is kind ``EXACT`` on C = R^d and ``CERTIFIED`` (the lower end of a numerical
         bracket) when the noisy points are projected onto a box; its empirical test is the
@@ -591,8 +591,8 @@ class TreeDeclaration(Declaration):
         -------
         list of dict
             The points of ``grid_fn``
-            (:func:`~dpaudit.papers.jkt12.models.privatesum_grid` or
-            :func:`~dpaudit.papers.jkt12.models.pqftl_grid`).
+            (:func:`~dpaudit.papers.jkt12.plans.privatesum_grid` or
+            :func:`~dpaudit.papers.jkt12.plans.pqftl_grid`).
         """
         return self.grid_fn(ctx.budget.grid)
 
@@ -614,9 +614,9 @@ class TreeDeclaration(Declaration):
     def plan(self, params: Mapping[str, Any], ctx: AuditContext) -> PointPlan:
         """The exact (PrivateSum only), accountant and empirical plan of one tree point.
 
-        Builds the point's :class:`~dpaudit.papers.jkt12.models.TreeModel` (``model_fn`` with
+        Builds the point's :class:`~dpaudit.papers.jkt12.plans.TreeModel` (``model_fn`` with
         horizon ``ctx.budget.max_T``) and its evidence with
-        :func:`~dpaudit.papers.jkt12.models.tree_point`; the empirical test, where the model
+        :func:`~dpaudit.papers.jkt12.plans.tree_point`; the empirical test, where the model
         has one, is a whitened projection of the released outputs on the mean shift; the
         consistency bound ``exact_upper`` is the model's ``pair_upper`` (PQFTL's empirical
         pairs: the state's epsilon under the label flip).

@@ -28,7 +28,7 @@ from dpaudit.learners.pocp import Version, pgiga_beta, pigd_beta, pocp_c
 from dpaudit.learners.pol import pol_alpha, pol_printed_sensitivity
 from dpaudit.mechanisms.private_sum import tree_depth
 from dpaudit.learners.qftl import QFTL
-from dpaudit.papers.jkt12.models import pol_grid
+from dpaudit.papers.jkt12.plans import pol_grid
 from dpaudit.papers.jkt12.pairs import pol_bounds, pocp_qftl_lambda
 
 

@@ -16,7 +16,7 @@ Worst-case pairs, built from the structure of each algorithm (one loss replaced,
 * POL: the same near-linear loss without ridge, shifted by a constant so that it is >= 0 on C with
   l(0) <= 1 (COLT Sec. 5 / arXiv Sec. 4.2; the shift changes no iterate);
 * PrivateSum: ``w_1 = +-R e_1`` and zero vectors; PQFTL: the label flip ``y_1 = +-R`` with
-  ``v_1 = R e_1`` (see :mod:`dpaudit.papers.jkt12.models`).
+  ``v_1 = R e_1`` (see :mod:`dpaudit.papers.jkt12.plans`).
 """
 
 from __future__ import annotations

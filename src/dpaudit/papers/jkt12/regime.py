@@ -21,8 +21,8 @@ from dpaudit.claims.evidence import EXACT_TOLERANCE, GridPoint, LemmaCheck
 from dpaudit.claims.verdict import decide_verdict, format_parameters
 from dpaudit.papers.jkt12.exact import release_epsilon
 from dpaudit.papers.jkt12.exact import PLD_REL_ERROR, REFINED_CLIPPED_STEPS, c_zero_epsilon
-from dpaudit.papers.jkt12.models import audit_point, exact_point, with_evidence
-from dpaudit.papers.jkt12.models import Family
+from dpaudit.papers.jkt12.plans import audit_point, exact_point, with_evidence
+from dpaudit.papers.jkt12.plans import Family
 
 
 #: Epsilons scanned (log-spaced) between the c = 0 boundary and the failing point before bisecting.

@@ -11,9 +11,6 @@ claims, the reading choices, how each number is obtained, the verdicts and the l
 * ``exact``: the exact or certified epsilon of the release on those pairs, and the accountants.
 * ``lemmas``: sampled checks (Hypothesis, exact evaluation) of the lemmas the proofs rely on.
 * ``smt_lemmas``: SMT encodings of the same lemmas; counterexamples replay through the code.
+* ``plans``: the audited grid of every claim and what the claim driver runs at each point.
 * ``audit``: the declarations for the claim driver; importing the module registers the claims.
-
-Modules of this paper only:
-
-* ``plans``: the audited grid and the point plans the claim driver runs (as afkt23's ``plans``).
 """

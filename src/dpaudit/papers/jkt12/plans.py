@@ -1,11 +1,13 @@
-"""The model of one audited grid point of a JKT12 claim: grid, pair, noise schedule, exact values.
+"""The JKT12 grids and point plans: the audited points of each claim and the model of one point.
 
 A :class:`Model` (Gaussian-release claims: POCP, PIGD, PGIGA, POL, the doubling variant) holds the
 noisy rounds, their noise scales, the noise-free first coordinates on both streams of the pair of
 :mod:`dpaudit.papers.jkt12.pairs`, the box C and the worst-case accountant shift; a
 :class:`TreeModel` (PrivateSum, PQFTL) the tree's exact and accountant shifts. The grids list the
 audited points of each claim (``"coarse"``: extremes and the paper's settings; ``"full"``: a
-product grid). :mod:`dpaudit.papers.jkt12.audit` turns each model into the driver's ``PointPlan``.
+product grid). :mod:`dpaudit.papers.jkt12.audit` holds the declarations, which turn each model
+into the driver's ``PointPlan`` (as afkt23's and pfcoco's ``plans``; the module list:
+docs/paper-readings.md#jkt12-modules).
 """
 
 from __future__ import annotations
