@@ -8,7 +8,7 @@ claimed ``(epsilon, delta)``, the exact epsilon of the worst realisable pair whe
 (:mod:`.exact`), an upper value for it, the accountant at the class's worst-case sensitivity, a
 black-box test with a likelihood-ratio-shaped statistic (built here) and the calibration that
 would deliver the claim. The declarations, lemma checks and findings are in
-:mod:`dpaudit.papers.pfcoco.audit`, as in afkt23.
+:mod:`dpaudit.papers.pfcoco.audit`, as in every paper package.
 """
 
 from __future__ import annotations
